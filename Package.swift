@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Flagstaff",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "FlagCore", targets: ["FlagCore"]),
+    ],
+    targets: [
+        // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
+        .target(name: "FlagCore"),
+        // The system SQLite (libsqlite3-dev on Debian); Apple platforms use their own `SQLite3` module.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
