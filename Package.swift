@@ -10,6 +10,7 @@ let package = Package(
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
         .target(name: "FlagCore"),
+        .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
         // The system SQLite (libsqlite3-dev on Debian); Apple platforms use their own `SQLite3` module.
         .systemLibrary(
             name: "CSQLite",
