@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "FlagCore", targets: ["FlagCore"]),
+        .executable(name: "flagbench", targets: ["flagbench"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -17,6 +18,7 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .executableTarget(name: "flagbench", dependencies: ["FlagCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

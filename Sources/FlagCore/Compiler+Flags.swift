@@ -1,0 +1,193 @@
+import Foundation
+
+extension Compiler {
+    /// Checks one flag and builds its plan; any problem of its own, or a broken cohort it uses, breaks only it.
+    mutating func compile(_ flag: Flag) -> CompiledFlag {
+        let path = "flags.\(flag.key)"
+        let start = problems.count
+        flagBreakage = nil
+        if !isValidKey(flag.key) { report(path, "'\(flag.key)' is not a valid flag key: \(keyRule)") }
+        if case .unknown(let name) = flag.type {
+            report("\(path).type", "unknown type '\(name)' (one of bool, int, double, string, json)")
+        }
+        if case .unknown(let name) = flag.kind {
+            report(
+                "\(path).kind",
+                "unknown kind '\(name)' (one of \(FlagKind.known.map(\.name).joined(separator: ", ")))")
+        }
+        check(flag.defaultValue, of: flag.type, at: "\(path).default")
+        if let killValue = flag.killValue { check(killValue, of: flag.type, at: "\(path).killValue") }
+        if let expiredValue = flag.expiredValue { check(expiredValue, of: flag.type, at: "\(path).expiredValue") }
+        if let salt = flag.salt, salt.isEmpty { report("\(path).salt", "must not be empty; leave it out to use the key") }
+
+        var unitOverrides: [String: FlagPlan.Forced] = [:]
+        var cohortOverrides: [FlagPlan.CohortForced] = []
+        for (index, override) in flag.overrides.enumerated() {
+            let overridePath = "\(path).overrides[\(index)]"
+            check(override.value, of: flag.type, at: "\(overridePath).value")
+            let until = override.until?.timeIntervalSince1970
+            switch override.target {
+            case .unit(let unit):
+                if unit.isEmpty { report("\(overridePath).unit", "must not be empty") }
+                if unitOverrides[unit] == nil {
+                    unitOverrides[unit] = FlagPlan.Forced(value: override.value, until: until)
+                }
+            case .cohort(let name):
+                if let cohort = cohort(name, path: "\(overridePath).cohort") {
+                    cohortOverrides.append(
+                        FlagPlan.CohortForced(cohort: cohort, name: name, value: override.value, until: until))
+                }
+            }
+        }
+
+        var rules: [FlagPlan.Rule] = []
+        var ruleNames: Set<String> = []
+        for (index, rule) in flag.rules.enumerated() {
+            let rulePath = "\(path).rules[\(index)]"
+            if rule.name.isEmpty {
+                report("\(rulePath).name", "missing; every rule needs a name, reported as the variant")
+            } else if !ruleNames.insert(rule.name).inserted {
+                report("\(rulePath).name", "another rule of this flag is already named '\(rule.name)'")
+            }
+            if let compiled = compile(rule, of: flag, path: rulePath) { rules.append(compiled) }
+        }
+
+        var rollout: CompiledRollout?
+        if let flagRollout = flag.rollout {
+            rollout = compile(flagRollout, of: flag, path: "\(path).rollout")
+        }
+
+        if problems.count > start { return .broken(problems[start].description) }
+        if let flagBreakage { return .broken(flagBreakage) }
+        if flag.archived { return .archived }
+        let plan = FlagPlan(
+            type: flag.type,
+            killed: flag.killed,
+            killValue: flag.killValue ?? flag.defaultValue,
+            expiresAt: flag.expiresAt?.timeIntervalSince1970,
+            expiredValue: flag.expiredValue ?? flag.defaultValue,
+            unitOverrides: unitOverrides.isEmpty ? nil : unitOverrides,
+            cohortOverrides: cohortOverrides,
+            rules: rules,
+            rollout: rollout,
+            defaultValue: flag.defaultValue,
+            defaultReason: flag.hasTargeting ? .default : .static)
+        return .ready(plan)
+    }
+
+    private mutating func compile(_ rule: Rule, of flag: Flag, path: String) -> FlagPlan.Rule? {
+        let target: FlagPlan.Rule.Target
+        switch rule.target {
+        case .cohort(let name):
+            guard let index = cohort(name, path: "\(path).cohort") else { return nil }
+            target = .cohort(index)
+        case .conditions(let conditions):
+            var matchers: [Matcher] = []
+            for (index, condition) in conditions.enumerated() {
+                if let matcher = compile(condition, path: "\(path).conditions[\(index)]") {
+                    if case .inCohort(let cohorts) = matcher.test {
+                        for cohort in cohorts {
+                            if let why = brokenCohorts[cohort], flagBreakage == nil {
+                                flagBreakage = "cohort '\(cohortNames[cohort])': \(why)"
+                            }
+                        }
+                    }
+                    matchers.append(matcher)
+                }
+            }
+            target = .conditions(matchers)
+        }
+        switch rule.serve {
+        case .value(let value):
+            check(value, of: flag.type, at: "\(path).value")
+            return FlagPlan.Rule(name: rule.name, target: target, serve: .value(value))
+        case .rollout(let rollout):
+            guard let compiled = compile(rollout, of: flag, path: "\(path).rollout") else { return nil }
+            return FlagPlan.Rule(name: rule.name, target: target, serve: .rollout(compiled))
+        case .split(let variants):
+            guard let split = compile(variants, of: flag, path: "\(path).split") else { return nil }
+            return FlagPlan.Rule(name: rule.name, target: target, serve: .split(split))
+        case .unknown(let fields):
+            report(path, "serves something this build does not know (\(fields.joined(separator: ", ")))")
+            return nil
+        }
+    }
+
+    private mutating func compile(_ rollout: Rollout, of flag: Flag, path: String) -> CompiledRollout? {
+        let start = problems.count
+        check(rollout.value, of: flag.type, at: "\(path).value")
+        if let salt = rollout.salt, salt.isEmpty { report("\(path).salt", "must not be empty; leave it out") }
+        var fixed: Int?
+        var steps: [(at: Double, threshold: Int)] = []
+        switch rollout.stage {
+        case .percent(let percent):
+            checkPercent(percent, at: "\(path).percent")
+            if rollout.pausedAt != nil { report("\(path).pausedAt", "only a schedule can be paused") }
+            fixed = RolloutMath.threshold(percent: percent)
+        case .schedule(let schedule):
+            if schedule.isEmpty { report("\(path).schedule", "a schedule needs at least one step") }
+            for (index, step) in schedule.enumerated() {
+                checkPercent(step.percent, at: "\(path).schedule[\(index)].percent")
+                if index > 0 && step.at <= schedule[index - 1].at {
+                    report(
+                        "\(path).schedule[\(index)].at",
+                        "steps must be sorted by time: \(ISO8601.format(step.at)) is not after "
+                            + ISO8601.format(schedule[index - 1].at))
+                }
+                steps.append((step.at.timeIntervalSince1970, RolloutMath.threshold(percent: step.percent)))
+            }
+        }
+        guard problems.count == start else { return nil }
+        return CompiledRollout(
+            bucketer: Bucketer(salt: rollout.salt ?? flag.effectiveSalt), value: rollout.value, fixed: fixed,
+            steps: steps, pausedAt: rollout.pausedAt?.timeIntervalSince1970)
+    }
+
+    private mutating func compile(_ variants: [Variant], of flag: Flag, path: String) -> CompiledSplit? {
+        let start = problems.count
+        if variants.isEmpty { report(path, "a split needs at least one variant") }
+        var names: Set<String> = []
+        var bounds: [Int] = []
+        var arms: [(name: String, value: JSONValue)] = []
+        var total = 0.0
+        for (index, variant) in variants.enumerated() {
+            let variantPath = "\(path)[\(index)]"
+            check(variant.value, of: flag.type, at: "\(variantPath).value")
+            if !(0...100).contains(variant.weight) {
+                report("\(variantPath).weight", "\(variant.weight) is outside 0–100")
+            }
+            let name = variant.name ?? "variant-\(index)"
+            if !names.insert(name).inserted {
+                report("\(variantPath).name", "another variant of this split is already named '\(name)'")
+            }
+            total += variant.weight
+            bounds.append(RolloutMath.threshold(percent: total))
+            arms.append((name, variant.value))
+        }
+        if !variants.isEmpty && abs(total - 100) > 1e-9 {
+            report(path, "split weights sum to \(JSONWriter.text(total)), not 100")
+        }
+        guard problems.count == start else { return nil }
+        return CompiledSplit(bucketer: Bucketer(salt: flag.effectiveSalt), bounds: bounds, arms: arms)
+    }
+
+    private mutating func checkPercent(_ percent: Double, at path: String) {
+        if !(0...100).contains(percent) { report(path, "\(JSONWriter.text(percent)) is outside 0–100") }
+    }
+
+    private mutating func check(_ value: JSONValue, of type: FlagType, at path: String) {
+        if case .unknown = type { return }
+        if !value.conforms(to: type) {
+            report(path, "expected a \(type.name) value, found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
+        }
+    }
+}
+
+extension JSONWriter {
+    /// A number as people read it: `50`, `33.5`.
+    static func text(_ number: Double) -> String {
+        var writer = JSONWriter()
+        writer.number(number)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+/// Who a flag is evaluated for: the unit that is bucketed and its string attributes.
+public struct EvaluationContext: Sendable, Hashable {
+    /// The bucketed unit: a user id, device id or account id. Addressable in conditions as the attribute `unitID`.
+    public var unitID: String
+    /// Attributes such as `country`, `appVersion`, `email`.
+    public var attributes: [String: String] {
+        didSet { pairs = Self.pairs(attributes) }
+    }
+    /// The attributes as a small array: a linear scan over a few short keys beats hashing each lookup
+    /// (SipHash cost ~40 ns a lookup, most of an evaluation, when kept as a dictionary).
+    private var pairs: [(name: String, value: String)]?
+
+    /// Creates a context.
+    public init(unitID: String, attributes: [String: String] = [:]) {
+        self.unitID = unitID
+        self.attributes = attributes
+        self.pairs = Self.pairs(attributes)
+    }
+
+    private static func pairs(_ attributes: [String: String]) -> [(name: String, value: String)]? {
+        attributes.count <= 16 ? attributes.map { ($0.key, $0.value) } : nil
+    }
+
+    /// The attribute's value; `unitID` is the unit id.
+    public subscript(attribute name: String) -> String? {
+        name == "unitID" ? unitID : attribute(name)
+    }
+
+    /// A named attribute from `attributes` (no `unitID` special case).
+    @inline(__always)
+    func attribute(_ name: String) -> String? {
+        guard let pairs else { return attributes[name] }
+        for pair in pairs where pair.name == name { return pair.value }
+        return nil
+    }
+
+    public static func == (lhs: EvaluationContext, rhs: EvaluationContext) -> Bool {
+        lhs.unitID == rhs.unitID && lhs.attributes == rhs.attributes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(unitID)
+        hasher.combine(attributes)
+    }
+}
+
+/// Why an evaluation produced its value, in the OpenFeature vocabulary (an open set over the spec's strings).
+public struct Reason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The string on the wire, e.g. `TARGETING_MATCH`.
+    public let rawValue: String
+    /// Creates a reason from its wire string.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The flag has no targeting: its default (or its expired value) is the value for everyone.
+    public static let `static` = Reason(rawValue: "STATIC")
+    /// Nothing matched, or the flag is missing: a default was served.
+    public static let `default` = Reason(rawValue: "DEFAULT")
+    /// An override or a rule matched.
+    public static let targetingMatch = Reason(rawValue: "TARGETING_MATCH")
+    /// The unit's bucket put it inside a rollout or a split arm.
+    public static let split = Reason(rawValue: "SPLIT")
+    /// The flag is killed.
+    public static let disabled = Reason(rawValue: "DISABLED")
+    /// A local override (env file, environment, debug menu) decided.
+    public static let override = Reason(rawValue: "OVERRIDE")
+    /// Something went wrong; see the error code. The caller's default was served.
+    public static let error = Reason(rawValue: "ERROR")
+
+    public var description: String { rawValue }
+}
+
+/// What went wrong in an evaluation, in the OpenFeature vocabulary.
+public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The string on the wire, e.g. `FLAG_NOT_FOUND`.
+    public let rawValue: String
+    /// Creates an error code from its wire string.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The set has no such flag, or it is archived.
+    public static let flagNotFound = ErrorCode(rawValue: "FLAG_NOT_FOUND")
+    /// The flag's type is not the one the caller asked for.
+    public static let typeMismatch = ErrorCode(rawValue: "TYPE_MISMATCH")
+    /// The flag uses a construct this build does not know, or is malformed.
+    public static let parseError = ErrorCode(rawValue: "PARSE_ERROR")
+    /// No flag set is available yet.
+    public static let providerNotReady = ErrorCode(rawValue: "PROVIDER_NOT_READY")
+    /// Anything else.
+    public static let general = ErrorCode(rawValue: "GENERAL")
+
+    public var description: String { rawValue }
+}
+
+/// The result of evaluating one flag: the value, why, and which variant or rule decided.
+public struct EvaluationDetail<Value: Sendable>: Sendable {
+    /// The value to use.
+    public var value: Value
+    /// Why this value.
+    public var reason: Reason
+    /// The rule, split arm or step that decided: a rule's name, a variant's name, `override`, `override:COHORT`,
+    /// `rollout`, `kill`, `expired` or `default`. `nil` on errors and for local overrides.
+    public var variant: String?
+    /// What went wrong, when something did.
+    public var errorCode: ErrorCode?
+    /// A message for people, when something went wrong.
+    public var errorMessage: String?
+    /// The flag-set version the value came from; `nil` when no set was used.
+    public var version: Int?
+
+    /// Creates a detail.
+    public init(
+        value: Value, reason: Reason, variant: String? = nil, errorCode: ErrorCode? = nil,
+        errorMessage: String? = nil, version: Int? = nil
+    ) {
+        self.value = value
+        self.reason = reason
+        self.variant = variant
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.version = version
+    }
+
+    /// The same detail with the value mapped.
+    public func map<Other: Sendable>(_ transform: (Value) -> Other) -> EvaluationDetail<Other> {
+        EvaluationDetail<Other>(
+            value: transform(value), reason: reason, variant: variant, errorCode: errorCode,
+            errorMessage: errorMessage, version: version)
+    }
+}
+
+extension EvaluationDetail: Equatable where Value: Equatable {}
+
+/// A Swift type a flag can have: `Bool`, `Int`, `Double`, `String`, or `JSONValue` for `json` flags.
+public protocol FlagValue: Sendable {
+    /// The flag type holding values of this Swift type.
+    static var flagType: FlagType { get }
+    /// Converts a served value; `nil` if it is not of this type.
+    init?(flagValue: JSONValue)
+    /// The value as JSON.
+    var flagValue: JSONValue { get }
+}
+
+extension Bool: FlagValue {
+    public static var flagType: FlagType { .bool }
+    public init?(flagValue: JSONValue) {
+        guard case .bool(let value) = flagValue else { return nil }
+        self = value
+    }
+    public var flagValue: JSONValue { .bool(self) }
+}
+
+extension Int: FlagValue {
+    public static var flagType: FlagType { .int }
+    public init?(flagValue: JSONValue) {
+        guard case .int(let value) = flagValue, let int = Int(exactly: value) else { return nil }
+        self = int
+    }
+    public var flagValue: JSONValue { .int(Int64(self)) }
+}
+
+extension Double: FlagValue {
+    public static var flagType: FlagType { .double }
+    public init?(flagValue: JSONValue) {
+        switch flagValue {
+        case .double(let value): self = value
+        case .int(let value): self = Double(value)
+        default: return nil
+        }
+    }
+    public var flagValue: JSONValue { .double(self) }
+}
+
+extension String: FlagValue {
+    public static var flagType: FlagType { .string }
+    public init?(flagValue: JSONValue) {
+        guard case .string(let value) = flagValue else { return nil }
+        self = value
+    }
+    public var flagValue: JSONValue { .string(self) }
+}
+
+extension JSONValue: FlagValue {
+    public static var flagType: FlagType { .json }
+    public init?(flagValue: JSONValue) { self = flagValue }
+    public var flagValue: JSONValue { self }
+}
+
+extension JSONValue {
+    /// Whether this value can be served by a flag of `type`.
+    public func conforms(to type: FlagType) -> Bool {
+        switch (type, self) {
+        case (.bool, .bool), (.int, .int), (.double, .double), (.double, .int), (.string, .string): true
+        case (.json, _): true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,471 @@
+import Foundation
+
+extension FlagSet {
+    /// Reads a flag-set document leniently (SPEC §3).
+    ///
+    /// Unknown fields are ignored and unknown enum values kept. A field of the wrong shape inside one flag or
+    /// cohort makes only that item unreadable (listed in `unreadableFlags` / `unreadableCohorts` and
+    /// `readProblems`); every other item keeps working.
+    /// - Throws: `JSONError` (with line and column) for malformed JSON or a document that is not an object.
+    public static func decode(_ bytes: [UInt8]) throws -> FlagSet {
+        try JSONReader.read(bytes) { reader in
+            guard try reader.peek() == .object else {
+                throw reader.error("a flag set must be a JSON object, found \(try reader.peek().described)")
+            }
+            var wire = WireReader()
+            var set = FlagSet(name: "", schema: 1)
+            var sawSchema = false
+            var itemProblems: [Problem] = []
+            try reader.readObject { reader, field in
+                switch field {
+                case "schema":
+                    sawSchema = true
+                    set.schema = try wire.int(&reader, "schema") ?? FlagSet.currentSchema
+                case "set": set.name = try wire.string(&reader, "set") ?? ""
+                case "version": set.version = try wire.int(&reader, "version") ?? 0
+                case "updatedAt": set.updatedAt = try wire.date(&reader, "updatedAt")
+                case "cohorts":
+                    try wire.members(&reader, "cohorts") { reader, name in
+                        let path = "cohorts.\(name)"
+                        var item = WireReader()
+                        let cohort = try item.cohort(&reader, path)
+                        if set.cohorts[name] != nil || set.unreadableCohorts[name] != nil {
+                            item.problem(path, "cohort '\(name)' is defined twice")
+                        }
+                        if let cohort, item.problems.isEmpty {
+                            set.cohorts[name] = cohort
+                        } else {
+                            set.cohorts[name] = nil
+                            set.unreadableCohorts[name] = item.problems
+                        }
+                        itemProblems += item.problems
+                    }
+                case "flags":
+                    try wire.members(&reader, "flags") { reader, key in
+                        let path = "flags.\(key)"
+                        var item = WireReader()
+                        let flag = try item.flag(&reader, key: key, path)
+                        if set.flags[key] != nil || set.unreadableFlags[key] != nil {
+                            item.problem(path, "flag '\(key)' is defined twice")
+                        }
+                        if let flag, item.problems.isEmpty {
+                            set.flags[key] = flag
+                        } else {
+                            set.flags[key] = nil
+                            set.unreadableFlags[key] = item.problems
+                        }
+                        itemProblems += item.problems
+                    }
+                default: try reader.skipValue()
+                }
+            }
+            if !sawSchema { wire.problem("schema", "missing; this build writes schema \(FlagSet.currentSchema)") }
+            set.readProblems = wire.problems + itemProblems
+            return set
+        }
+    }
+}
+
+extension Flag {
+    /// Reads one flag object (as sent to the admin API), leniently; `problems` lists what could not be read.
+    public static func decode(_ bytes: [UInt8], key: String) throws -> (flag: Flag?, problems: [Problem]) {
+        try JSONReader.read(bytes) { reader in
+            var wire = WireReader()
+            let flag = try wire.flag(&reader, key: key, "")
+            return (wire.problems.isEmpty ? flag : nil, wire.relativeProblems)
+        }
+    }
+}
+
+extension Cohort {
+    /// Reads one cohort object (as sent to the admin API), leniently; `problems` lists what could not be read.
+    public static func decode(_ bytes: [UInt8]) throws -> (cohort: Cohort?, problems: [Problem]) {
+        try JSONReader.read(bytes) { reader in
+            var wire = WireReader()
+            let cohort = try wire.cohort(&reader, "")
+            return (wire.problems.isEmpty ? cohort : nil, wire.relativeProblems)
+        }
+    }
+}
+
+/// Reads the parts of a flag-set document, collecting shape problems with their paths instead of stopping.
+/// Paths are autoclosures so that a document without problems never builds a path string.
+struct WireReader {
+    var problems: [Problem] = []
+
+    /// Problems of an item read on its own, with paths relative to it (`rules[0].value`, not `.rules[0].value`).
+    var relativeProblems: [Problem] {
+        problems.map { Problem(path: $0.path.hasPrefix(".") ? String($0.path.dropFirst()) : $0.path, message: $0.message) }
+    }
+
+    mutating func problem(_ path: String, _ message: String) {
+        problems.append(Problem(path: path, message: message))
+    }
+
+    /// Checks the kind of the next value; on a mismatch records a problem and skips the value.
+    mutating func expect(
+        _ reader: inout JSONReader, _ kind: JSONReader.Kind, _ what: String, _ path: @autoclosure () -> String
+    ) throws -> Bool {
+        let found = try reader.peek()
+        if found == kind { return true }
+        problem(path(), "expected \(what), found \(found.described)")
+        try reader.skipValue()
+        return false
+    }
+
+    mutating func string(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> String? {
+        guard try expect(&reader, .string, "a string", path()) else { return nil }
+        return try reader.readString()
+    }
+
+    /// A string or `null` (absent).
+    mutating func optionalString(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> String? {
+        if try reader.readNull() { return nil }
+        return try string(&reader, path())
+    }
+
+    mutating func bool(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Bool? {
+        guard try expect(&reader, .bool, "true or false", path()) else { return nil }
+        return try reader.readBool()
+    }
+
+    mutating func int(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Int? {
+        guard try expect(&reader, .number, "an integer", path()) else { return nil }
+        guard case .int(let value) = try reader.readNumber(), let int = Int(exactly: value) else {
+            problem(path(), "expected an integer")
+            return nil
+        }
+        return int
+    }
+
+    mutating func double(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Double? {
+        guard try expect(&reader, .number, "a number", path()) else { return nil }
+        switch try reader.readNumber() {
+        case .int(let value): return Double(value)
+        case .double(let value): return value
+        default: return nil
+        }
+    }
+
+    /// An ISO-8601 date-time or `null` (absent).
+    mutating func date(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Date? {
+        if try reader.readNull() { return nil }
+        guard let text = try string(&reader, path()) else { return nil }
+        guard let date = ISO8601.parse(text) else {
+            problem(path(), "'\(text)' is not an ISO-8601 date-time such as 2026-11-29T10:00:00Z")
+            return nil
+        }
+        return date
+    }
+
+    mutating func strings(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> [String] {
+        guard try expect(&reader, .array, "an array of strings", path()) else { return [] }
+        var result: [String] = []
+        try reader.readArray { reader, index in
+            if let text = try string(&reader, "\(path())[\(index)]") { result.append(text) }
+        }
+        return result
+    }
+
+    mutating func array(
+        _ reader: inout JSONReader, _ path: @autoclosure () -> String,
+        _ element: (inout WireReader, inout JSONReader, Int) throws -> Void
+    ) throws {
+        guard try expect(&reader, .array, "an array", path()) else { return }
+        try reader.readArray { reader, index in try element(&self, &reader, index) }
+    }
+
+    mutating func members(
+        _ reader: inout JSONReader, _ path: @autoclosure () -> String,
+        _ member: (inout JSONReader, String) throws -> Void
+    ) throws {
+        guard try expect(&reader, .object, "an object", path()) else { return }
+        try reader.readObject(member)
+    }
+
+    // MARK: - Items
+
+    mutating func flag(_ reader: inout JSONReader, key: String, _ path: @autoclosure () -> String) throws -> Flag? {
+        guard try expect(&reader, .object, "a flag object", path()) else { return nil }
+        var type: FlagType?
+        var defaultValue: JSONValue?
+        var flag = Flag(key: key, type: .bool, defaultValue: .null)
+        let start = problems.count
+        try reader.readObject { reader, field in
+            switch field {
+            case "type": type = try string(&reader, "\(path()).type").map(FlagType.init(name:))
+            case "kind": flag.kind = try string(&reader, "\(path()).kind").map(FlagKind.init(name:)) ?? flag.kind
+            case "description": flag.description = try optionalString(&reader, "\(path()).description")
+            case "owner": flag.owner = try optionalString(&reader, "\(path()).owner")
+            case "default": defaultValue = try reader.readValue()
+            case "killValue": flag.killValue = try reader.readValue()
+            case "killed": flag.killed = try bool(&reader, "\(path()).killed") ?? false
+            case "expiresAt": flag.expiresAt = try date(&reader, "\(path()).expiresAt")
+            case "expiredValue": flag.expiredValue = try reader.readValue()
+            case "archived": flag.archived = try bool(&reader, "\(path()).archived") ?? false
+            case "salt": flag.salt = try optionalString(&reader, "\(path()).salt")
+            case "overrides":
+                try array(&reader, "\(path()).overrides") { wire, reader, index in
+                    if let item = try wire.override(&reader, "\(path()).overrides[\(index)]") {
+                        flag.overrides.append(item)
+                    }
+                }
+            case "rules":
+                try array(&reader, "\(path()).rules") { wire, reader, index in
+                    if let rule = try wire.rule(&reader, "\(path()).rules[\(index)]") { flag.rules.append(rule) }
+                }
+            case "rollout":
+                if try reader.readNull() { break }
+                flag.rollout = try rollout(&reader, "\(path()).rollout")
+            default: try reader.skipValue()
+            }
+        }
+        if type == nil { problem("\(path()).type", "missing; one of bool, int, double, string, json") }
+        if defaultValue == nil { problem("\(path()).default", "missing; every flag needs a default value") }
+        guard let type, let defaultValue, problems.count == start else { return nil }
+        flag.type = type
+        flag.defaultValue = defaultValue
+        if type == .double { flag.normalizeNumbers() }
+        return flag
+    }
+
+    mutating func override(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Override? {
+        guard try expect(&reader, .object, "an override object", path()) else { return nil }
+        var unit: String?
+        var cohort: String?
+        var value: JSONValue?
+        var until: Date?
+        try reader.readObject { reader, field in
+            switch field {
+            case "unit": unit = try string(&reader, "\(path()).unit")
+            case "cohort": cohort = try string(&reader, "\(path()).cohort")
+            case "value": value = try reader.readValue()
+            case "until": until = try date(&reader, "\(path()).until")
+            default: try reader.skipValue()
+            }
+        }
+        guard let value else {
+            problem("\(path()).value", "missing; an override forces a value")
+            return nil
+        }
+        switch (unit, cohort) {
+        case (let unit?, nil): return Override(target: .unit(unit), value: value, until: until)
+        case (nil, let cohort?): return Override(target: .cohort(cohort), value: value, until: until)
+        default:
+            problem(path(), "an override names exactly one of 'unit' or 'cohort'")
+            return nil
+        }
+    }
+
+    mutating func rule(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Rule? {
+        guard try expect(&reader, .object, "a rule object", path()) else { return nil }
+        var name: String?
+        var cohort: String?
+        var conditions: [Condition]?
+        var serves: [Rule.Serve] = []
+        var unknownFields: [String] = []
+        try reader.readObject { reader, field in
+            switch field {
+            case "name": name = try string(&reader, "\(path()).name")
+            case "cohort": cohort = try string(&reader, "\(path()).cohort")
+            case "conditions": conditions = try self.conditions(&reader, "\(path()).conditions")
+            case "value": serves.append(.value(try reader.readValue()))
+            case "rollout":
+                if let rollout = try rollout(&reader, "\(path()).rollout") { serves.append(.rollout(rollout)) }
+            case "split":
+                if let split = try split(&reader, "\(path()).split") { serves.append(.split(split)) }
+            case "description": _ = try optionalString(&reader, "\(path()).description")
+            default:
+                unknownFields.append(field)
+                try reader.skipValue()
+            }
+        }
+        let target: Rule.Target
+        switch (cohort, conditions) {
+        case (let cohort?, nil): target = .cohort(cohort)
+        case (nil, let conditions?): target = .conditions(conditions)
+        case (nil, nil):
+            problem(path(), "a rule needs 'cohort' or 'conditions' (an empty list matches everyone)")
+            return nil
+        case (_?, _?):
+            problem(path(), "a rule has either 'cohort' or 'conditions', not both")
+            return nil
+        }
+        let serve: Rule.Serve
+        switch serves.count {
+        case 1: serve = serves[0]
+        case 0 where !unknownFields.isEmpty: serve = .unknown(unknownFields)
+        case 0:
+            problem(path(), "a rule serves one of 'value', 'rollout' or 'split'")
+            return nil
+        default:
+            problem(path(), "a rule serves only one of 'value', 'rollout' or 'split'")
+            return nil
+        }
+        return Rule(name: name ?? "", target: target, serve: serve)
+    }
+
+    mutating func rollout(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Rollout? {
+        guard try expect(&reader, .object, "a rollout object", path()) else { return nil }
+        var value: JSONValue?
+        var salt: String?
+        var percent: Double?
+        var schedule: [Rollout.Step]?
+        var pausedAt: Date?
+        let start = problems.count
+        try reader.readObject { reader, field in
+            switch field {
+            case "value": value = try reader.readValue()
+            case "salt": salt = try optionalString(&reader, "\(path()).salt")
+            case "percent": percent = try double(&reader, "\(path()).percent")
+            case "pausedAt": pausedAt = try date(&reader, "\(path()).pausedAt")
+            case "schedule":
+                var steps: [Rollout.Step] = []
+                try array(&reader, "\(path()).schedule") { wire, reader, index in
+                    if let step = try wire.step(&reader, "\(path()).schedule[\(index)]") { steps.append(step) }
+                }
+                schedule = steps
+            default: try reader.skipValue()
+            }
+        }
+        guard problems.count == start else { return nil }
+        guard let value else {
+            problem("\(path()).value", "missing; a rollout serves a value")
+            return nil
+        }
+        switch (percent, schedule) {
+        case (let percent?, nil): return Rollout(value: value, stage: .percent(percent), salt: salt, pausedAt: pausedAt)
+        case (nil, let schedule?):
+            return Rollout(value: value, stage: .schedule(schedule), salt: salt, pausedAt: pausedAt)
+        default:
+            problem(path(), "a rollout has exactly one of 'percent' or 'schedule'")
+            return nil
+        }
+    }
+
+    mutating func step(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Rollout.Step? {
+        guard try expect(&reader, .object, "a step object", path()) else { return nil }
+        var at: Date?
+        var percent: Double?
+        try reader.readObject { reader, field in
+            switch field {
+            case "at": at = try date(&reader, "\(path()).at")
+            case "percent": percent = try double(&reader, "\(path()).percent")
+            default: try reader.skipValue()
+            }
+        }
+        guard let at, let percent else {
+            problem(path(), "a step needs 'at' (a date-time) and 'percent'")
+            return nil
+        }
+        return Rollout.Step(at: at, percent: percent)
+    }
+
+    mutating func split(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> [Variant]? {
+        var variants: [Variant] = []
+        var readable = true
+        try array(&reader, path()) { wire, reader, index in
+            guard try wire.expect(&reader, .object, "a variant object", "\(path())[\(index)]") else {
+                readable = false
+                return
+            }
+            var name: String?
+            var value: JSONValue?
+            var weight: Double?
+            try reader.readObject { reader, field in
+                switch field {
+                case "name": name = try wire.optionalString(&reader, "\(path())[\(index)].name")
+                case "value": value = try reader.readValue()
+                case "weight": weight = try wire.double(&reader, "\(path())[\(index)].weight")
+                default: try reader.skipValue()
+                }
+            }
+            guard let value, let weight else {
+                wire.problem("\(path())[\(index)]", "a variant needs 'value' and 'weight' (percent)")
+                readable = false
+                return
+            }
+            variants.append(Variant(name: name, value: value, weight: weight))
+        }
+        return readable ? variants : nil
+    }
+
+    mutating func cohort(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Cohort? {
+        guard try expect(&reader, .object, "a cohort object", path()) else { return nil }
+        var cohort = Cohort()
+        try reader.readObject { reader, field in
+            switch field {
+            case "description": cohort.description = try optionalString(&reader, "\(path()).description")
+            case "include": cohort.include = try strings(&reader, "\(path()).include")
+            case "exclude": cohort.exclude = try strings(&reader, "\(path()).exclude")
+            case "groups":
+                try array(&reader, "\(path()).groups") { wire, reader, index in
+                    if let group = try wire.conditions(&reader, "\(path()).groups[\(index)]") {
+                        cohort.groups.append(group)
+                    }
+                }
+            default: try reader.skipValue()
+            }
+        }
+        return cohort
+    }
+
+    mutating func conditions(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> [Condition]? {
+        var result: [Condition] = []
+        let start = problems.count
+        try array(&reader, path()) { wire, reader, index in
+            if let condition = try wire.condition(&reader, "\(path())[\(index)]") { result.append(condition) }
+        }
+        return problems.count == start ? result : nil
+    }
+
+    mutating func condition(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Condition? {
+        guard try expect(&reader, .object, "a condition object", path()) else { return nil }
+        var attribute: String?
+        var op: Operator?
+        var values: [String] = []
+        try reader.readObject { reader, field in
+            switch field {
+            case "attribute": attribute = try string(&reader, "\(path()).attribute")
+            case "op": op = try string(&reader, "\(path()).op").map(Operator.init(name:))
+            case "values": values = try strings(&reader, "\(path()).values")
+            default: try reader.skipValue()
+            }
+        }
+        guard let attribute, let op else {
+            problem(path(), "a condition needs 'attribute' and 'op'")
+            return nil
+        }
+        return Condition(attribute: attribute, op: op, values: values)
+    }
+}
+
+extension Flag {
+    /// A `double` flag written as `1` on the wire reads as the double 1.0 everywhere.
+    mutating func normalizeNumbers() {
+        func normalized(_ value: JSONValue) -> JSONValue {
+            if case .int(let int) = value { return .double(Double(int)) }
+            return value
+        }
+        defaultValue = normalized(defaultValue)
+        killValue = killValue.map(normalized)
+        expiredValue = expiredValue.map(normalized)
+        for index in overrides.indices { overrides[index].value = normalized(overrides[index].value) }
+        for index in rules.indices {
+            switch rules[index].serve {
+            case .value(let value): rules[index].serve = .value(normalized(value))
+            case .rollout(var rollout):
+                rollout.value = normalized(rollout.value)
+                rules[index].serve = .rollout(rollout)
+            case .split(var variants):
+                for variant in variants.indices { variants[variant].value = normalized(variants[variant].value) }
+                rules[index].serve = .split(variants)
+            case .unknown: break
+            }
+        }
+        if var flagRollout = rollout {
+            flagRollout.value = normalized(flagRollout.value)
+            rollout = flagRollout
+        }
+    }
+}

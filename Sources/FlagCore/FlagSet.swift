@@ -1,0 +1,386 @@
+import Foundation
+
+/// A named, versioned collection of flags and cohorts: the document of SPEC §3 (`schema: 1`).
+public struct FlagSet: Sendable, Equatable {
+    /// The schema this build writes. A reader meeting a higher one keeps working with what it understands.
+    public static let currentSchema = 1
+
+    /// The document's schema number.
+    public var schema: Int
+    /// The set's name, e.g. `ios-prod`.
+    public var name: String
+    /// The version; every change creates version n+1, starting at 1. 0 means "not stored yet".
+    public var version: Int
+    /// When this version was made.
+    public var updatedAt: Date?
+    /// Cohorts by name.
+    public var cohorts: [String: Cohort]
+    /// Flags by key.
+    public var flags: [String: Flag]
+    /// Flags this reader could not read (wrong shape), with why. They evaluate to the caller's default with
+    /// `PARSE_ERROR`; every other flag keeps working. Never encoded.
+    public var unreadableFlags: [String: [Problem]]
+    /// Cohorts this reader could not read, with why. Flags that use them evaluate with `PARSE_ERROR`.
+    public var unreadableCohorts: [String: [Problem]]
+    /// Everything met while reading the document that was not as this build writes it. Never encoded.
+    public var readProblems: [Problem]
+
+    /// Creates a set.
+    public init(
+        name: String, version: Int = 0, updatedAt: Date? = nil, schema: Int = FlagSet.currentSchema,
+        cohorts: [String: Cohort] = [:], flags: [String: Flag] = [:]
+    ) {
+        self.schema = schema
+        self.name = name
+        self.version = version
+        self.updatedAt = updatedAt
+        self.cohorts = cohorts
+        self.flags = flags
+        self.unreadableFlags = [:]
+        self.unreadableCohorts = [:]
+        self.readProblems = []
+    }
+}
+
+/// A flag: a key, a type, a kind, a default value, and targeting.
+public struct Flag: Sendable, Equatable {
+    /// The flag's key, `^[a-z0-9][a-z0-9._-]{0,127}$`.
+    public var key: String
+    /// The type of every value the flag serves.
+    public var type: FlagType
+    /// What the flag is for; sets its default lifetime.
+    public var kind: FlagKind
+    /// What the flag does, for people.
+    public var description: String?
+    /// Who owns the flag (a team or a person).
+    public var owner: String?
+    /// The value served when nothing else applies.
+    public var defaultValue: JSONValue
+    /// The value served to everyone while killed; `nil` serves `defaultValue`.
+    public var killValue: JSONValue?
+    /// Whether the flag is killed (an emergency stop).
+    public var killed: Bool
+    /// The end of the flag's life.
+    public var expiresAt: Date?
+    /// The value served to everyone from `expiresAt` on; `nil` serves `defaultValue`.
+    public var expiredValue: JSONValue?
+    /// An archived flag is gone for clients (they get their compiled-in default) but kept in history.
+    public var archived: Bool
+    /// The salt for bucketing; `nil` uses the key. Flags sharing a salt share one population.
+    public var salt: String?
+    /// Values forced for one unit or one cohort.
+    public var overrides: [Override]
+    /// Targeting rules, first match wins.
+    public var rules: [Rule]
+    /// The flag-level rollout, after the rules.
+    public var rollout: Rollout?
+
+    /// Creates a flag with no targeting.
+    public init(
+        key: String, type: FlagType, kind: FlagKind = .release, defaultValue: JSONValue,
+        description: String? = nil, owner: String? = nil, killValue: JSONValue? = nil, killed: Bool = false,
+        expiresAt: Date? = nil, expiredValue: JSONValue? = nil, archived: Bool = false, salt: String? = nil,
+        overrides: [Override] = [], rules: [Rule] = [], rollout: Rollout? = nil
+    ) {
+        self.key = key
+        self.type = type
+        self.kind = kind
+        self.description = description
+        self.owner = owner
+        self.defaultValue = defaultValue
+        self.killValue = killValue
+        self.killed = killed
+        self.expiresAt = expiresAt
+        self.expiredValue = expiredValue
+        self.archived = archived
+        self.salt = salt
+        self.overrides = overrides
+        self.rules = rules
+        self.rollout = rollout
+    }
+
+    /// Whether the flag has any targeting; without it the default is served with reason `STATIC`.
+    public var hasTargeting: Bool { !overrides.isEmpty || !rules.isEmpty || rollout != nil }
+
+    /// The salt bucketing uses for this flag.
+    public var effectiveSalt: String { salt ?? key }
+}
+
+/// The type of a flag's values. Unknown names from a newer writer are kept, not rejected.
+public enum FlagType: Sendable, Hashable {
+    case bool, int, double, string, json
+    case unknown(String)
+
+    /// Every type this build knows.
+    public static let known: [FlagType] = [.bool, .int, .double, .string, .json]
+
+    /// Reads a type name.
+    public init(name: String) {
+        self = Self.known.first { $0.name == name } ?? .unknown(name)
+    }
+
+    /// The name on the wire.
+    public var name: String {
+        switch self {
+        case .bool: "bool"
+        case .int: "int"
+        case .double: "double"
+        case .string: "string"
+        case .json: "json"
+        case .unknown(let name): name
+        }
+    }
+}
+
+/// What a flag is for. The kind sets the default lifetime (SPEC §1).
+public enum FlagKind: Sendable, Hashable {
+    case release, experiment, ops, killSwitch, permission
+    case unknown(String)
+
+    /// Every kind this build knows.
+    public static let known: [FlagKind] = [.release, .experiment, .ops, .killSwitch, .permission]
+
+    /// Reads a kind name.
+    public init(name: String) {
+        self = Self.known.first { $0.name == name } ?? .unknown(name)
+    }
+
+    /// The name on the wire.
+    public var name: String {
+        switch self {
+        case .release: "release"
+        case .experiment: "experiment"
+        case .ops: "ops"
+        case .killSwitch: "kill-switch"
+        case .permission: "permission"
+        case .unknown(let name): name
+        }
+    }
+
+    /// The default lifetime in days: release 42, experiment 90, the others none.
+    public var lifetimeDays: Int? {
+        switch self {
+        case .release: 42
+        case .experiment: 90
+        default: nil
+        }
+    }
+}
+
+/// A value forced for one unit or one cohort, optionally until a time.
+public struct Override: Sendable, Equatable {
+    /// Who the override is for.
+    public enum Target: Sendable, Hashable {
+        case unit(String)
+        case cohort(String)
+    }
+
+    /// Who the override is for.
+    public var target: Target
+    /// The forced value.
+    public var value: JSONValue
+    /// When the override ends by itself; `nil` keeps it until removed.
+    public var until: Date?
+
+    /// Creates an override.
+    public init(target: Target, value: JSONValue, until: Date? = nil) {
+        self.target = target
+        self.value = value
+        self.until = until
+    }
+}
+
+/// A targeting rule: who it matches and what it serves.
+public struct Rule: Sendable, Equatable {
+    /// Who a rule matches.
+    public enum Target: Sendable, Equatable {
+        case cohort(String)
+        /// Inline conditions, all of which must match; an empty list matches everyone.
+        case conditions([Condition])
+    }
+
+    /// What a rule serves.
+    public enum Serve: Sendable, Equatable {
+        case value(JSONValue)
+        case rollout(Rollout)
+        case split([Variant])
+        /// A serve kind from a newer writer (its field names); the flag falls back with `PARSE_ERROR`.
+        case unknown([String])
+    }
+
+    /// The rule's name, unique within the flag; reported as the result's variant.
+    public var name: String
+    /// Who the rule matches.
+    public var target: Target
+    /// What it serves.
+    public var serve: Serve
+
+    /// Creates a rule.
+    public init(name: String, target: Target, serve: Serve) {
+        self.name = name
+        self.target = target
+        self.serve = serve
+    }
+}
+
+/// A rollout: a value served to a percentage of units, fixed or on a phased schedule.
+public struct Rollout: Sendable, Equatable {
+    /// How much of the population is in.
+    public enum Stage: Sendable, Equatable {
+        case percent(Double)
+        case schedule([Step])
+    }
+
+    /// One step of a phased schedule.
+    public struct Step: Sendable, Equatable {
+        /// When the step starts.
+        public var at: Date
+        /// The percent from then on, 0–100.
+        public var percent: Double
+
+        /// Creates a step.
+        public init(at: Date, percent: Double) {
+            self.at = at
+            self.percent = percent
+        }
+    }
+
+    /// The value served to units inside the rollout.
+    public var value: JSONValue
+    /// The salt; `nil` uses the flag's.
+    public var salt: String?
+    /// The percent or the schedule.
+    public var stage: Stage
+    /// A paused schedule stays at the percent it had at this time.
+    public var pausedAt: Date?
+
+    /// Creates a rollout.
+    public init(value: JSONValue, stage: Stage, salt: String? = nil, pausedAt: Date? = nil) {
+        self.value = value
+        self.stage = stage
+        self.salt = salt
+        self.pausedAt = pausedAt
+    }
+}
+
+/// One arm of a multi-variant split.
+public struct Variant: Sendable, Equatable {
+    /// The variant's name, reported as the result's variant; `nil` reports `variant-<index>`.
+    public var name: String?
+    /// The value served to this arm.
+    public var value: JSONValue
+    /// The share in percent; a split's weights sum to 100.
+    public var weight: Double
+
+    /// Creates a variant.
+    public init(name: String? = nil, value: JSONValue, weight: Double) {
+        self.name = name
+        self.value = value
+        self.weight = weight
+    }
+}
+
+/// A named group of units: explicit ids and/or attribute conditions.
+public struct Cohort: Sendable, Equatable {
+    /// What the cohort is, for people.
+    public var description: String?
+    /// Units always in the cohort.
+    public var include: [String]
+    /// Units never in the cohort through its conditions (`include` still wins).
+    public var exclude: [String]
+    /// Condition groups: the cohort matches if all conditions of any group match.
+    public var groups: [[Condition]]
+
+    /// Creates a cohort.
+    public init(description: String? = nil, include: [String] = [], exclude: [String] = [], groups: [[Condition]] = []) {
+        self.description = description
+        self.include = include
+        self.exclude = exclude
+        self.groups = groups
+    }
+}
+
+/// A test on one attribute of the evaluation context (SPEC §2.3).
+public struct Condition: Sendable, Equatable {
+    /// The attribute's name; `unitID` addresses the unit id.
+    public var attribute: String
+    /// The operator.
+    public var op: Operator
+    /// The operands, as strings.
+    public var values: [String]
+
+    /// Creates a condition.
+    public init(attribute: String, op: Operator, values: [String]) {
+        self.attribute = attribute
+        self.op = op
+        self.values = values
+    }
+}
+
+/// A condition's operator (SPEC §2.3). Unknown names from a newer writer are kept, not rejected.
+public enum Operator: Sendable, Hashable {
+    case eq, neq, `in`, notIn, contains, startsWith, endsWith, matches
+    case lt, lte, gt, gte
+    case semverEq, semverLt, semverLte, semverGt, semverGte
+    case before, after, exists, notExists, inCohort
+    case unknown(String)
+
+    /// Every operator this build knows.
+    public static let known: [Operator] = [
+        .eq, .neq, .in, .notIn, .contains, .startsWith, .endsWith, .matches, .lt, .lte, .gt, .gte,
+        .semverEq, .semverLt, .semverLte, .semverGt, .semverGte, .before, .after, .exists, .notExists, .inCohort,
+    ]
+
+    private static let byName: [String: Operator] = Dictionary(uniqueKeysWithValues: known.map { ($0.name, $0) })
+
+    /// Reads an operator name.
+    public init(name: String) {
+        self = Self.byName[name] ?? .unknown(name)
+    }
+
+    /// The name on the wire.
+    public var name: String {
+        switch self {
+        case .eq: "eq"
+        case .neq: "neq"
+        case .in: "in"
+        case .notIn: "not_in"
+        case .contains: "contains"
+        case .startsWith: "starts_with"
+        case .endsWith: "ends_with"
+        case .matches: "matches"
+        case .lt: "lt"
+        case .lte: "lte"
+        case .gt: "gt"
+        case .gte: "gte"
+        case .semverEq: "semver_eq"
+        case .semverLt: "semver_lt"
+        case .semverLte: "semver_lte"
+        case .semverGt: "semver_gt"
+        case .semverGte: "semver_gte"
+        case .before: "before"
+        case .after: "after"
+        case .exists: "exists"
+        case .notExists: "not_exists"
+        case .inCohort: "in_cohort"
+        case .unknown(let name): name
+        }
+    }
+}
+
+/// One thing wrong with a document, at a JSON path such as `flags.new-checkout.rules[1].cohort`.
+public struct Problem: Sendable, Hashable, CustomStringConvertible {
+    /// Where: a JSON path from the document's root.
+    public var path: String
+    /// What is wrong, and what would be right.
+    public var message: String
+
+    /// Creates a problem.
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    /// `flags.x.rules[0].cohort: unknown cohort 'beta'`
+    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+}

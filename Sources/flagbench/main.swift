@@ -1,0 +1,37 @@
+import FlagCore
+import Foundation
+
+// flagbench: speed figures for BENCHMARKS.md, one line per figure: `name value unit`.
+// Run in release mode: `swift run -c release flagbench [eval|decode|all] [--quick]`.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let quick = arguments.contains("--quick")
+let command = arguments.first { !$0.hasPrefix("--") } ?? "all"
+let clock = ContinuousClock()
+
+func report(_ name: String, _ value: Double, _ unit: String) {
+    print(name, String(format: value < 10 ? "%.3f" : "%.1f", value), unit)
+}
+
+/// The best of several runs of `body`, in seconds: the figure least disturbed by other work on the machine.
+func best(runs: Int, _ body: () -> Void) -> Double {
+    var fastest = Double.infinity
+    for _ in 0..<runs {
+        let elapsed = clock.measure(body)
+        fastest = min(fastest, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+    }
+    return fastest
+}
+
+switch command {
+case "eval":
+    benchmarkEvaluation()
+case "decode":
+    benchmarkDecoding()
+case "all":
+    benchmarkEvaluation()
+    benchmarkDecoding()
+default:
+    FileHandle.standardError.write(Data("usage: flagbench [eval|decode|all] [--quick]\n".utf8))
+    exit(2)
+}

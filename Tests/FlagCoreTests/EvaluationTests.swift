@@ -1,0 +1,225 @@
+import Foundation
+import Testing
+@testable import FlagCore
+
+@Suite("Evaluation order (SPEC §2)")
+struct EvaluationTests {
+    static let now = Fixtures.date("2026-11-29T12:00:00Z")
+
+    /// A flag that exercises every step: kill, expiry, unit and cohort overrides, two rules, a rollout.
+    static func precedenceSet(killed: Bool = false, expiresAt: String = "2027-01-01T00:00:00Z") throws -> CompiledFlagSet {
+        try Fixtures.compile(
+            Fixtures.set(
+                flag: """
+                    {"type":"string","default":"default","killValue":"killed","killed":\(killed),
+                     "expiresAt":"\(expiresAt)","expiredValue":"expired",
+                     "overrides":[{"unit":"u-over","value":"unit-override"},
+                                  {"unit":"u-past","value":"old","until":"2026-11-01T00:00:00Z"},
+                                  {"cohort":"vip","value":"cohort-override"}],
+                     "rules":[{"name":"de","conditions":[{"attribute":"country","op":"eq","values":["DE"]}],"value":"rule-de"},
+                              {"name":"half","cohort":"everyone-fr","rollout":{"value":"rule-rollout","percent":50}}],
+                     "rollout":{"value":"flag-rollout","percent":30}}
+                    """,
+                cohorts: #"""
+                    {"vip":{"include":["u-over","u-vip"]},
+                     "everyone-fr":{"groups":[[{"attribute":"country","op":"eq","values":["FR"]}]]}}
+                    """#))
+    }
+
+    private func detail(_ set: CompiledFlagSet, _ unit: String, _ attributes: [String: String] = [:], at: Date = now)
+        -> EvaluationDetail<String>
+    {
+        set.evaluate("f", default: "caller", context: EvaluationContext(unitID: unit, attributes: attributes), at: at)
+    }
+
+    @Test func missingFlagServesTheCallersDefault() throws {
+        let result = try Self.precedenceSet().evaluate(
+            "nope", default: true, context: EvaluationContext(unitID: "u"), at: Self.now)
+        #expect(result.value == true)
+        #expect(result.reason == .default)
+        #expect(result.errorCode == .flagNotFound)
+        #expect(result.version == 7)
+    }
+
+    @Test func typeMismatchServesTheCallersDefault() throws {
+        let result = try Self.precedenceSet().evaluate(
+            "f", default: false, context: EvaluationContext(unitID: "u-over"), at: Self.now)
+        #expect(result.value == false)
+        #expect(result.reason == .error)
+        #expect(result.errorCode == .typeMismatch)
+    }
+
+    @Test func archivedFlagIsGoneForClients() throws {
+        let set = try Fixtures.compile(Fixtures.set(flag: #"{"type":"bool","default":true,"archived":true}"#))
+        let result = set.evaluate("f", default: false, context: EvaluationContext(unitID: "u"), at: Self.now)
+        #expect(result.value == false)
+        #expect(result.errorCode == .flagNotFound)
+    }
+
+    @Test func killBeatsEverythingBelowIt() throws {
+        let result = detail(try Self.precedenceSet(killed: true), "u-over", ["country": "DE"])
+        #expect((result.value, result.reason, result.variant) == ("killed", .disabled, "kill"))
+    }
+
+    @Test func expiryBeatsOverridesAndRules() throws {
+        let set = try Self.precedenceSet(expiresAt: "2026-11-29T12:00:00Z")
+        let result = detail(set, "u-over", ["country": "DE"])
+        #expect((result.value, result.reason, result.variant) == ("expired", .static, "expired"))
+        let before = detail(set, "u-over", at: Fixtures.date("2026-11-29T11:59:59Z"))
+        #expect(before.value == "unit-override")
+    }
+
+    @Test func unitOverrideBeatsCohortOverride() throws {
+        let result = detail(try Self.precedenceSet(), "u-over", ["country": "DE"])
+        #expect((result.value, result.reason, result.variant) == ("unit-override", .targetingMatch, "override"))
+    }
+
+    @Test func endedOverrideIsSkipped() throws {
+        let result = detail(try Self.precedenceSet(), "u-past", ["country": "DE"])
+        #expect(result.value == "rule-de")
+    }
+
+    @Test func cohortOverrideBeatsRules() throws {
+        let result = detail(try Self.precedenceSet(), "u-vip", ["country": "DE"])
+        #expect((result.value, result.reason, result.variant) == ("cohort-override", .targetingMatch, "override:vip"))
+    }
+
+    @Test func firstMatchingRuleWins() throws {
+        let result = detail(try Self.precedenceSet(), "u-1", ["country": "DE"])
+        #expect((result.value, result.reason, result.variant) == ("rule-de", .targetingMatch, "de"))
+    }
+
+    @Test func ruleRolloutServesInsideAndFallsThroughOutside() throws {
+        let set = try Self.precedenceSet()
+        let bucketer = Bucketer(salt: "f")
+        let units = (0..<200).map { "unit-\($0)" }
+        let inside = try #require(units.first { bucketer.bucket($0) < 5_000 })
+        let outside = try #require(units.first { bucketer.bucket($0) >= 5_000 })
+        let insideResult = detail(set, inside, ["country": "FR"])
+        #expect((insideResult.value, insideResult.reason, insideResult.variant) == ("rule-rollout", .split, "half"))
+        let outsideResult = detail(set, outside, ["country": "FR"])
+        #expect(outsideResult.value != "rule-rollout")
+        #expect(["flag-rollout", "default"].contains(outsideResult.value))
+    }
+
+    @Test func flagRolloutThenDefault() throws {
+        let set = try Self.precedenceSet()
+        let bucketer = Bucketer(salt: "f")
+        let units = (0..<200).map { "unit-\($0)" }
+        let inside = try #require(units.first { bucketer.bucket($0) < 3_000 })
+        let outside = try #require(units.first { bucketer.bucket($0) >= 3_000 })
+        let insideResult = detail(set, inside)
+        #expect((insideResult.value, insideResult.reason, insideResult.variant) == ("flag-rollout", .split, "rollout"))
+        let outsideResult = detail(set, outside)
+        #expect((outsideResult.value, outsideResult.reason, outsideResult.variant) == ("default", .default, "default"))
+    }
+
+    @Test func flagWithoutTargetingIsStatic() throws {
+        let set = try Fixtures.compile(Fixtures.set(flag: #"{"type":"int","default":5}"#))
+        let result = set.evaluate("f", default: 0, context: EvaluationContext(unitID: "u"), at: Self.now)
+        #expect((result.value, result.reason, result.variant) == (5, .static, "default"))
+    }
+
+    @Test func splitAssignsCumulativeRangesInListOrder() throws {
+        let set = try Fixtures.compile(
+            Fixtures.set(
+                flag: #"""
+                    {"type":"string","default":"none","rules":[{"name":"exp","conditions":[],"split":[
+                      {"name":"a","value":"A","weight":34},{"name":"b","value":"B","weight":33},{"value":"C","weight":33}]}]}
+                    """#))
+        let bucketer = Bucketer(salt: "f")
+        var counts: [String: Int] = [:]
+        for index in 0..<3_000 {
+            let unit = "user-\(index)"
+            let result = detail(set, unit)
+            let bucket = bucketer.bucket(unit)
+            let expected = bucket < 3_400 ? ("A", "a") : bucket < 6_700 ? ("B", "b") : ("C", "variant-2")
+            #expect(result.value == expected.0 && result.variant == expected.1 && result.reason == .split)
+            counts[result.value, default: 0] += 1
+        }
+        #expect(counts.count == 3)
+    }
+
+    @Test func saltSharesOnePopulationAcrossFlags() throws {
+        let json = #"""
+            {"schema":1,"set":"s","version":1,"flags":{
+              "a":{"type":"bool","default":false,"salt":"shared","rollout":{"value":true,"percent":20}},
+              "b":{"type":"bool","default":false,"rollout":{"value":true,"percent":20,"salt":"shared"}}}}
+            """#
+        let set = try Fixtures.compile(json)
+        for index in 0..<500 {
+            let context = EvaluationContext(unitID: "u\(index)")
+            #expect(
+                set.evaluate("a", default: false, context: context, at: Self.now).value
+                    == set.evaluate("b", default: false, context: context, at: Self.now).value)
+        }
+    }
+
+    @Test func phasedScheduleFollowsTheClockAndPause() throws {
+        let flag = #"""
+            {"type":"bool","default":false,"rollout":{"value":true,"schedule":[
+              {"at":"2026-11-29T00:00:00Z","percent":0},{"at":"2026-11-30T00:00:00Z","percent":100}]PAUSED}}
+            """#
+        let running = try Fixtures.compile(Fixtures.set(flag: flag.replacingOccurrences(of: "PAUSED", with: "")))
+        let paused = try Fixtures.compile(
+            Fixtures.set(flag: flag.replacingOccurrences(of: "PAUSED", with: #","pausedAt":"2026-11-29T12:00:00Z""#)))
+        let context = EvaluationContext(unitID: "u-1")
+        let later = Fixtures.date("2026-12-01T00:00:00Z")
+        #expect(running.evaluate("f", default: false, context: context, at: Self.now).value == false)
+        #expect(running.evaluate("f", default: false, context: context, at: later).value == true)
+        #expect(paused.evaluate("f", default: false, context: context, at: later).value == false)
+    }
+
+    @Test func explainListsTheRulePath() throws {
+        let set = try Self.precedenceSet()
+        let (result, steps) = set.explain("f", context: EvaluationContext(unitID: "u-1", attributes: ["country": "DE"]), at: Self.now)
+        #expect(result.value == .string("rule-de"))
+        #expect(steps == ["not in cohort 'vip' (override)", "rule 'de': match"])
+    }
+
+    @Test func schemaTwoDocumentWithUnknownOperatorKeepsOtherFlagsWorking() throws {
+        let json = #"""
+            {"schema":2,"set":"future","version":3,"newTopLevel":{"a":1},
+             "cohorts":{"geo":{"groups":[[{"attribute":"loc","op":"within_km","values":["52.5,13.4","10"]}]]},
+                        "plain":{"include":["u-1"]}},
+             "flags":{
+               "uses-new-op":{"type":"bool","default":false,"rules":[
+                  {"name":"near","conditions":[{"attribute":"loc","op":"within_km","values":["1"]}],"value":true}]},
+               "uses-new-cohort":{"type":"bool","default":false,"rules":[{"name":"geo","cohort":"geo","value":true}]},
+               "uses-new-serve":{"type":"bool","default":false,"rules":[{"name":"b","conditions":[],"bandit":{"arms":2}}]},
+               "plain":{"type":"bool","default":false,"rules":[{"name":"p","cohort":"plain","value":true}],
+                        "someNewField":true}}}
+            """#
+        let set = try Fixtures.compile(json)
+        let context = EvaluationContext(unitID: "u-1", attributes: ["loc": "52.5,13.4"])
+        for key in ["uses-new-op", "uses-new-cohort", "uses-new-serve"] {
+            let result = set.evaluate(key, default: true, context: context, at: Self.now)
+            #expect(result.value == true, "\(key) serves the caller's default")
+            #expect(result.reason == .error)
+            #expect(result.errorCode == .parseError)
+        }
+        let plain = set.evaluate("plain", default: false, context: context, at: Self.now)
+        #expect((plain.value, plain.reason, plain.variant) == (true, .targetingMatch, "p"))
+    }
+
+    @Test func demoSetEvaluatesAsDocumented() throws {
+        let set = CompiledFlagSet(try FlagSet.decode(try Fixtures.demoBytes))
+        func value<V: FlagValue>(_ key: String, _ fallback: V, _ unit: String, _ attributes: [String: String] = [:])
+            -> EvaluationDetail<V>
+        {
+            set.evaluate(key, default: fallback, context: EvaluationContext(unitID: unit, attributes: attributes), at: Self.now)
+        }
+        #expect(value("new-checkout", false, "u-1").variant == "beta-first")
+        #expect(value("new-checkout", false, "qa-1").variant == "override:qa")
+        #expect(value("new-checkout", false, "x", ["appVersion": "5.3.0", "country": "AT"]).value == true)
+        #expect(value("new-checkout", false, "u-13", ["appVersion": "5.3.0", "country": "AT"]).variant != "beta-first")
+        #expect(value("ios-widgets", false, "u-2", ["platform": "ios"]).value == true)
+        #expect(value("ios-widgets", false, "u-2", ["platform": "android"]).value == false)
+        #expect(value("dark-mode", false, "anyone").reason == .static)
+        #expect(value("dark-mode", false, "anyone").value == true)
+        #expect(value("api-rate-limit", 0, "acct-load-test").value == 100_000)
+        #expect(value("home-layout", JSONValue.null, "x", ["screenWidth": "1280"]).variant == "large-screens")
+        #expect(value("checkout-button", "", "x", ["email": "ann@flagstaff.dev"]).value == "orange")
+        #expect(value("payments-enabled", false, "x").value == true)
+    }
+}
