@@ -300,7 +300,7 @@ struct Compiler {
         case .lt, .lte, .gt, .gte:
             test = .number(comparison(condition.op), parsed("a number") { Double($0).flatMap { $0.isFinite ? $0 : nil } })
         case .semverEq, .semverLt, .semverLte, .semverGt, .semverGte:
-            test = .semver(comparison(condition.op), parsed("a semantic version such as 5.2.0") { SemanticVersion($0) })
+            test = .semver(comparison(condition.op), parsed("a semantic version such as 5.2.0") { SemanticVersion($0).map(VersionOperand.init) })
         case .before, .after:
             let instants = parsed("an ISO-8601 date-time such as 2026-11-29T10:00:00Z") {
                 ISO8601.parse($0)?.timeIntervalSince1970

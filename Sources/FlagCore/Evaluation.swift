@@ -32,7 +32,7 @@ public struct EvaluationContext: Sendable, Hashable {
     @inline(__always)
     func attribute(_ name: String) -> String? {
         guard let pairs else { return attributes[name] }
-        for pair in pairs where pair.name == name { return pair.value }
+        for pair in pairs where quickEquals(pair.name, name) { return pair.value }
         return nil
     }
 

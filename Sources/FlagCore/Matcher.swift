@@ -33,7 +33,7 @@ final class Matcher: Sendable {
         case endsWith([String])
         case matches([Pattern])
         case number(Comparison, [Double])
-        case semver(Comparison, [SemanticVersion])
+        case semver(Comparison, [VersionOperand])
         /// `before` (`.lt`) and `after` (`.gt`), in seconds since 1970.
         case instant(Comparison, [Double])
         case exists
@@ -65,10 +65,10 @@ final class Matcher: Sendable {
         }
         switch test {
         case .equals(let operands):
-            for operand in operands where operand == value { return true }
+            for operand in operands where quickEquals(operand, value) { return true }
             return false
         case .equalsNone(let operands):
-            for operand in operands where operand == value { return false }
+            for operand in operands where quickEquals(operand, value) { return false }
             return true
         case .contains(let operands):
             for operand in operands where utf8Contains(value, operand) { return true }
@@ -87,8 +87,20 @@ final class Matcher: Sendable {
             for operand in operands where comparison.holds(number, operand) { return true }
             return false
         case .semver(let comparison, let operands):
+            // Most app versions are plain MAJOR.MINOR.PATCH: compare those as numbers without building a
+            // SemanticVersion; anything else (pre-releases, huge numbers) takes the general path.
+            if let plain = PlainVersion(value) {
+                for operand in operands {
+                    let order = operand.plain.map { plain.compare(to: $0) } ?? SemanticVersion.compare(
+                        plain.semanticVersion(value), operand.version)
+                    if comparison.holds(order) { return true }
+                }
+                return false
+            }
             guard let version = SemanticVersion(value) else { return false }
-            for operand in operands where comparison.holds(SemanticVersion.compare(version, operand)) { return true }
+            for operand in operands where comparison.holds(SemanticVersion.compare(version, operand.version)) {
+                return true
+            }
             return false
         case .instant(let comparison, let operands):
             guard let instant = ISO8601.parse(value)?.timeIntervalSince1970 else { return false }
@@ -101,31 +113,121 @@ final class Matcher: Sendable {
     }
 }
 
+/// A semver operand, with its plain numeric form when it has one.
+struct VersionOperand: Sendable {
+    let version: SemanticVersion
+    let plain: PlainVersion?
+
+    init(_ version: SemanticVersion) {
+        self.version = version
+        self.plain = PlainVersion(version.description)
+    }
+}
+
+/// A version of the form MAJOR.MINOR.PATCH with no pre-release or build part and numbers below 10^18.
+struct PlainVersion: Sendable {
+    let major: UInt64
+    let minor: UInt64
+    let patch: UInt64
+
+    init?(_ text: String) {
+        var text = text
+        guard let parsed = text.withUTF8({ Self.parse($0) }) else { return nil }
+        (major, minor, patch) = parsed
+    }
+
+    private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64)? {
+        var parts: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var index = 0
+        var current: UInt64 = 0
+        var digits = 0
+        var leadingZero = false
+        for byte in utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, index < 2 else { return nil }
+                if index == 0 { parts.0 = current } else { parts.1 = current }
+                index += 1
+                current = 0
+                digits = 0
+                continue
+            }
+            let digit = byte &- UInt8(ascii: "0")
+            // A leading zero followed by more digits is invalid SemVer; leave it to the strict parser.
+            guard digit < 10, digits < 18, !(leadingZero && digits == 1) else { return nil }
+            leadingZero = digits == 0 && digit == 0
+            current = current * 10 + UInt64(digit)
+            digits += 1
+        }
+        guard index == 2, digits > 0 else { return nil }
+        parts.2 = current
+        return parts
+    }
+
+    func compare(to other: PlainVersion) -> Int {
+        if major != other.major { return major < other.major ? -1 : 1 }
+        if minor != other.minor { return minor < other.minor ? -1 : 1 }
+        if patch != other.patch { return patch < other.patch ? -1 : 1 }
+        return 0
+    }
+
+    /// The full version, for comparing against an operand that is not plain.
+    func semanticVersion(_ text: String) -> SemanticVersion {
+        // `text` parsed as plain, so it is a valid SemVer version; the fallback cannot be reached.
+        SemanticVersion(text) ?? SemanticVersion("0.0.0")!
+    }
+}
+
+/// String equality that rules out different lengths before Swift's full comparison, which is slow for
+/// unequal small strings.
+@inline(__always)
+func quickEquals(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.count == rhs.utf8.count && lhs == rhs
+}
+
 // String tests compare UTF-8 bytes, as clients in other languages do, without Unicode canonical equivalence:
 // Swift's `hasSuffix` and `contains` are grapheme-aware and several times slower on the hot path.
 
 @inline(__always)
 func utf8HasPrefix(_ value: String, _ prefix: String) -> Bool {
-    value.utf8.starts(with: prefix.utf8)
+    var value = value
+    var prefix = prefix
+    return value.withUTF8 { haystack in
+        prefix.withUTF8 { needle in
+            needle.isEmpty
+                || (needle.count <= haystack.count
+                    && memcmp(haystack.baseAddress!, needle.baseAddress!, needle.count) == 0)
+        }
+    }
 }
 
 @inline(__always)
 func utf8HasSuffix(_ value: String, _ suffix: String) -> Bool {
-    let valueCount = value.utf8.count
-    let suffixCount = suffix.utf8.count
-    guard suffixCount <= valueCount else { return false }
-    return value.utf8.dropFirst(valueCount - suffixCount).elementsEqual(suffix.utf8)
+    var value = value
+    var suffix = suffix
+    return value.withUTF8 { haystack in
+        suffix.withUTF8 { needle in
+            needle.isEmpty
+                || (needle.count <= haystack.count
+                    && memcmp(
+                        haystack.baseAddress! + (haystack.count - needle.count), needle.baseAddress!, needle.count)
+                        == 0)
+        }
+    }
 }
 
 func utf8Contains(_ value: String, _ needle: String) -> Bool {
-    let haystack = Array(value.utf8)
-    let pattern = Array(needle.utf8)
-    guard !pattern.isEmpty else { return true }
-    guard pattern.count <= haystack.count else { return false }
-    for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
-        if haystack[start..<(start + pattern.count)].elementsEqual(pattern) { return true }
+    var value = value
+    var needle = needle
+    return value.withUTF8 { haystack in
+        needle.withUTF8 { pattern in
+            guard !pattern.isEmpty else { return true }
+            guard pattern.count <= haystack.count else { return false }
+            for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
+                if memcmp(haystack.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 { return true }
+            }
+            return false
+        }
     }
-    return false
 }
 
 /// A compiled regular expression (ICU syntax, unanchored search: `matches` is true if the pattern is found

@@ -42,6 +42,10 @@ struct OperatorTests {
         ("after", ["2026-12-01T00:00:00Z"], "2026-12-01T01:00:00+00:30", true),
         ("after", ["2026-12-01T00:00:00Z"], "not a date", false),
         ("exists", [], "", true), ("not_exists", [], "x", false),
+        ("starts_with", [""], "", true), ("ends_with", [""], "", true), ("contains", [""], "", true),
+        ("ends_with", ["é"], "café", true), ("starts_with", ["ca"], "", false), ("contains", ["fé"], "café", true),
+        ("semver_gt", ["1.0.0-rc.1"], "1.0.0", true), ("semver_lt", ["1.0.0"], "01.0.0", false),
+        ("semver_gte", ["10.0.0"], "9.99.99", false),
     ] as [(String, [String], String, Bool)])
     func operatorOnPresentAttribute(op: String, values: [String], attribute: String, expected: Bool) throws {
         #expect(try holds(op, values, attribute) == expected)
