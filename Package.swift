@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "FlagCore", targets: ["FlagCore"]),
+        .library(name: "FlagSQLite", targets: ["FlagSQLite"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -16,7 +17,10 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // A small SQLite wrapper shared by the server's store and the client's cache.
+        .target(name: "FlagSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
+        .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )
