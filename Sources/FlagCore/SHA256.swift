@@ -131,7 +131,8 @@ extension SHA256 {
         constants k: UnsafeBufferPointer<UInt32>
     ) {
         for t in 0..<16 {
-            w[t] = UInt32(block[4 * t]) << 24 | UInt32(block[4 * t + 1]) << 16
+            w[t] =
+                UInt32(block[4 * t]) << 24 | UInt32(block[4 * t + 1]) << 16
                 | UInt32(block[4 * t + 2]) << 8 | UInt32(block[4 * t + 3])
         }
         for t in 16..<64 {
@@ -140,8 +141,14 @@ extension SHA256 {
             w[t] = w[t - 16] &+ sigma0 &+ w[t - 7] &+ sigma1
         }
 
-        var a = hash[0], b = hash[1], c = hash[2], d = hash[3]
-        var e = hash[4], f = hash[5], g = hash[6], h = hash[7]
+        var a = hash[0]
+        var b = hash[1]
+        var c = hash[2]
+        var d = hash[3]
+        var e = hash[4]
+        var f = hash[5]
+        var g = hash[6]
+        var h = hash[7]
         for t in 0..<64 {
             let bigSigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
             let choose = (e & f) ^ (~e & g)

@@ -1,7 +1,7 @@
 #if canImport(CSQLite)
-import CSQLite
+    import CSQLite
 #else
-import SQLite3
+    import SQLite3
 #endif
 
 /// An open SQLite connection, lent to the closures of `SQLiteDatabase.read` and `write`.

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(CSQLite)
-import CSQLite
+    import CSQLite
 #else
-import SQLite3
+    import SQLite3
 #endif
 
 /// One SQLite connection behind a lock: the only way in is `read { }` or `write { }`, one caller at a time.

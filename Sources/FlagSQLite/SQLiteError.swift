@@ -1,7 +1,7 @@
 #if canImport(CSQLite)
-import CSQLite
+    import CSQLite
 #else
-import SQLite3
+    import SQLite3
 #endif
 
 /// A failure reported by SQLite or by this wrapper, with the statement that failed but never its arguments.

@@ -1,7 +1,7 @@
 #if canImport(CSQLite)
-import CSQLite
+    import CSQLite
 #else
-import SQLite3
+    import SQLite3
 #endif
 
 /// The current row of a query, valid only inside the closure it is passed to.

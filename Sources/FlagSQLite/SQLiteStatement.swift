@@ -1,7 +1,7 @@
 #if canImport(CSQLite)
-import CSQLite
+    import CSQLite
 #else
-import SQLite3
+    import SQLite3
 #endif
 
 /// One prepared statement of a connection, finalized when it is released.

@@ -52,7 +52,10 @@ struct SQLiteIntegrityTests {
             for id in 0..<2000 {
                 try db.execute(
                     "INSERT INTO item (id, name, body) VALUES (?, ?, ?)",
-                    [.init(id), .text("item-\(id * 7919 % 2000)"), .blob(Array(repeating: UInt8(id % 256), count: 100))]
+                    [
+                        .init(id), .text("item-\(id * 7919 % 2000)"),
+                        .blob(Array(repeating: UInt8(id % 256), count: 100)),
+                    ]
                 )
             }
         }
