@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "FlagCore", targets: ["FlagCore"]),
         .library(name: "FlagSQLite", targets: ["FlagSQLite"]),
+        .library(name: "FlagServer", targets: ["FlagServer"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -19,8 +20,11 @@ let package = Package(
         ),
         // A small SQLite wrapper shared by the server's store and the client's cache.
         .target(name: "FlagSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
+        // The server's logic: HTTP, routes, the versioned store, auth. Its executable stays a thin main.
+        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
+        .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore"]),
     ],
     swiftLanguageModes: [.v6]
 )
