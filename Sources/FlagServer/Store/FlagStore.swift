@@ -1,0 +1,50 @@
+import Foundation
+
+/// The server's durable state: versioned flag sets, the audit log, and API tokens.
+///
+/// A version stores only what changed against the one before, so writing costs the size of the change, not of the
+/// set, and any version can be rebuilt. Version numbers run 1, 2, 3, … per set without gaps. Every write is atomic
+/// and durable when the call returns. Errors are `StoreError`s.
+public protocol FlagStore: Sendable {
+    /// Every set with its current version, sorted by name.
+    func sets() throws -> [SetSummary]
+
+    /// Creates a set at version 1 with the given items, atomically with its audit record.
+    ///
+    /// Removals (`nil` items) are ignored: nothing exists before version 1. Throws `alreadyExists` for a set that
+    /// exists.
+    @discardableResult
+    func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws -> VersionInfo
+
+    /// Appends version `base + 1` if the set's current version is `base`, else throws a conflict carrying the
+    /// current version. The items, the version, its audit record and the current-version pointer commit together.
+    func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+        -> VersionInfo
+
+    /// The set's items as of `version`, or as of its current version when `version` is `nil`.
+    func snapshot(set: String, version: Int?) throws -> Snapshot
+
+    /// What version `version` of the set changed, and who made it.
+    func version(set: String, _ version: Int) throws -> VersionInfo
+
+    /// The set's versions, newest first, at most `limit`. With a `subject`, only the versions that changed an item
+    /// with that key or whose audit record names that subject.
+    func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo]
+
+    /// Audit records, newest first, at most `limit`: those of one set, or the whole log when `set` is `nil`.
+    func audit(set: String?, limit: Int) throws -> [AuditRecord]
+
+    /// Records an action that makes no version (an SDK key created, a token revoked), under a set or none.
+    func recordAudit(_ record: AuditRecord, set: String?) throws
+
+    /// Every token, revoked ones included, oldest first.
+    func tokens() throws -> [StoredToken]
+
+    /// Stores a new token, atomically with its audit record; throws `alreadyExists` for a name or hash in use,
+    /// `notFound` for an SDK key of a set that does not exist.
+    func addToken(_ token: StoredToken, audit: AuditRecord) throws
+
+    /// Revokes the token `name` as of `at`, atomically with its audit record. Returns `false`, recording nothing,
+    /// when there is no such token or it is already revoked.
+    func revokeToken(name: String, at: Date, audit: AuditRecord) throws -> Bool
+}

@@ -1,0 +1,180 @@
+import Foundation
+
+/// A `FlagStore` in plain memory with the same semantics as `SQLiteFlagStore`, for tests that want no database.
+///
+/// Rebuilding a snapshot replays every change up to the version: fine for tests, not for production.
+public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
+    // @unchecked Sendable is safe: `state` is read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var state = State()
+
+    private struct StoredVersion {
+        var info: VersionInfo
+        var change: [ItemKey: [UInt8]?]
+    }
+
+    private struct State {
+        var sets: [String: [StoredVersion]] = [:]
+        var audit: [(set: String?, record: AuditRecord)] = []
+        var tokens: [StoredToken] = []
+    }
+
+    /// An empty store.
+    public init() {}
+
+    public func sets() throws -> [SetSummary] {
+        locked { state in
+            state.sets.map { name, versions in
+                SetSummary(name: name, version: versions.count, updatedAt: versions[versions.count - 1].info.createdAt)
+            }.sorted { $0.name < $1.name }
+        }
+    }
+
+    @discardableResult
+    public func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+        -> VersionInfo
+    {
+        try locked { state in
+            guard state.sets[name] == nil else {
+                throw StoreError.alreadyExists("flag set \"\(name)\"")
+            }
+            state.sets[name] = []
+            let initial = change.items.filter { $0.value != nil }
+            return Self.appendVersion(&state, set: name, change: initial, digest: digest, audit: audit)
+        }
+    }
+
+    public func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+        -> VersionInfo
+    {
+        try locked { state in
+            let current = try Self.versions(of: set, state).count
+            guard current == base else {
+                throw StoreError.conflict(set: set, base: base, current: current)
+            }
+            return Self.appendVersion(&state, set: set, change: change.items, digest: digest, audit: audit)
+        }
+    }
+
+    public func snapshot(set: String, version: Int?) throws -> Snapshot {
+        try locked { state in
+            let versions = try Self.versions(of: set, state)
+            let wanted = version ?? versions.count
+            guard wanted >= 1, wanted <= versions.count else {
+                throw StoreError.notFound(set: set, version: wanted)
+            }
+            var items: [ItemKey: [UInt8]] = [:]
+            for stored in versions[0..<wanted] {
+                for (key, body) in stored.change {
+                    items[key] = body
+                }
+            }
+            let info = versions[wanted - 1].info
+            return Snapshot(set: set, version: wanted, createdAt: info.createdAt, items: items, digest: info.digest)
+        }
+    }
+
+    public func version(set: String, _ version: Int) throws -> VersionInfo {
+        try locked { state in
+            let versions = try Self.versions(of: set, state)
+            guard version >= 1, version <= versions.count else {
+                throw StoreError.notFound(set: set, version: version)
+            }
+            return versions[version - 1].info
+        }
+    }
+
+    public func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
+        try locked { state in
+            let infos = try Self.versions(of: set, state).reversed().map(\.info).filter { info in
+                guard let subject else { return true }
+                return info.audit.subject == subject || info.changed.contains { $0.key == subject }
+            }
+            return Array(infos.prefix(max(0, limit)))
+        }
+    }
+
+    public func audit(set: String?, limit: Int) throws -> [AuditRecord] {
+        try locked { state in
+            if let set {
+                _ = try Self.versions(of: set, state)
+            }
+            let records = state.audit.reversed().filter { set == nil || $0.set == set }.map(\.record)
+            return Array(records.prefix(max(0, limit)))
+        }
+    }
+
+    public func recordAudit(_ record: AuditRecord, set: String?) throws {
+        try locked { state in
+            if let set {
+                _ = try Self.versions(of: set, state)
+            }
+            state.audit.append((set, record))
+        }
+    }
+
+    public func tokens() throws -> [StoredToken] {
+        locked { state in state.tokens.sorted { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) } }
+    }
+
+    public func addToken(_ token: StoredToken, audit: AuditRecord) throws {
+        try locked { state in
+            if case .sdk(let set) = token.role {
+                _ = try Self.versions(of: set, state)
+            }
+            guard !state.tokens.contains(where: { $0.name == token.name || $0.hash == token.hash }) else {
+                throw StoreError.alreadyExists("a token named \(token.name) or with the same secret")
+            }
+            state.tokens.append(token)
+            state.audit.append((Self.set(of: token), audit))
+        }
+    }
+
+    public func revokeToken(name: String, at time: Date, audit: AuditRecord) throws -> Bool {
+        locked { state in
+            guard let index = state.tokens.firstIndex(where: { $0.name == name && $0.revokedAt == nil }) else {
+                return false
+            }
+            state.tokens[index].revokedAt = time
+            state.audit.append((Self.set(of: state.tokens[index]), audit))
+            return true
+        }
+    }
+
+    private func locked<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+
+    private static func versions(of set: String, _ state: State) throws -> [StoredVersion] {
+        guard let versions = state.sets[set] else {
+            throw StoreError.notFound(set: set)
+        }
+        return versions
+    }
+
+    private static func set(of token: StoredToken) -> String? {
+        if case .sdk(let set) = token.role { return set }
+        return nil
+    }
+
+    private static func appendVersion(
+        _ state: inout State,
+        set: String,
+        change: [ItemKey: [UInt8]?],
+        digest: [UInt8],
+        audit: AuditRecord
+    ) -> VersionInfo {
+        let version = (state.sets[set]?.count ?? 0) + 1
+        var record = audit
+        record.version = version
+        let info = VersionInfo(
+            set: set, version: version, createdAt: audit.time, digest: digest, audit: record,
+            changed: change.keys.sorted()
+        )
+        state.sets[set, default: []].append(StoredVersion(info: info, change: change))
+        state.audit.append((set, record))
+        return info
+    }
+}

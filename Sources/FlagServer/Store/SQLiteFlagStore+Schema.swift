@@ -1,0 +1,73 @@
+import FlagSQLite
+
+extension SQLiteFlagStore {
+    /// The store's schema history. Never edit a migration that has shipped; add one.
+    static let migrator = SQLiteMigrator([
+        SQLiteMigration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1)
+    ])
+
+    // Times are INTEGER microseconds since 1970-01-01 UTC, the precision PostgreSQL's timestamp keeps too.
+    private static let schemaV1 = """
+        CREATE TABLE flag_set (
+            name TEXT PRIMARY KEY,
+            current_version INTEGER NOT NULL CHECK (current_version >= 1),
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        -- set_name is NULL for actions outside any set (admin tokens).
+        CREATE TABLE audit (
+            id INTEGER PRIMARY KEY,
+            set_name TEXT REFERENCES flag_set (name),
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            reason TEXT,
+            subject TEXT,
+            time INTEGER NOT NULL,
+            version INTEGER
+        );
+        CREATE INDEX audit_by_set ON audit (set_name, id);
+        CREATE INDEX audit_by_subject ON audit (set_name, subject);
+
+        CREATE TABLE set_version (
+            set_name TEXT NOT NULL REFERENCES flag_set (name),
+            version INTEGER NOT NULL CHECK (version >= 1),
+            created_at INTEGER NOT NULL,
+            digest BLOB NOT NULL,
+            audit_id INTEGER NOT NULL UNIQUE REFERENCES audit (id),
+            PRIMARY KEY (set_name, version)
+        ) WITHOUT ROWID;
+
+        -- The primary key forbids a version twice; this forbids gaps, whatever the code above does.
+        CREATE TRIGGER set_version_without_gaps BEFORE INSERT ON set_version
+        WHEN NEW.version <> 1 + coalesce((SELECT max(version) FROM set_version WHERE set_name = NEW.set_name), 0)
+        BEGIN
+            SELECT RAISE(ABORT, 'set_version: the versions of a set must run 1, 2, 3, ... without gaps');
+        END;
+
+        -- One row per item a version changed; body NULL means the version removed the item. A rowid table with a
+        -- separate key index, because bodies are large: lookups walk the narrow index, not the bodies.
+        CREATE TABLE item_change (
+            id INTEGER PRIMARY KEY,
+            set_name TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('flag', 'cohort')),
+            item_key TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            body BLOB,
+            UNIQUE (set_name, kind, item_key, version),
+            FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version)
+        );
+        -- What one version changed, answered from the index alone.
+        CREATE INDEX item_change_by_version ON item_change (set_name, version, kind, item_key);
+
+        CREATE TABLE token (
+            name TEXT PRIMARY KEY,
+            hash BLOB NOT NULL UNIQUE,
+            role TEXT NOT NULL CHECK (role IN ('admin', 'sdk')),
+            role_set TEXT REFERENCES flag_set (name),
+            created_at INTEGER NOT NULL,
+            revoked_at INTEGER,
+            CHECK ((role = 'sdk') = (role_set IS NOT NULL))
+        ) WITHOUT ROWID;
+        """
+}

@@ -1,0 +1,110 @@
+import FlagSQLite
+import Foundation
+
+/// The `FlagStore` on one SQLite file, for a single server: WAL and `synchronous=FULL`, so that a write is on disk
+/// when the call returns.
+///
+/// ```swift
+/// let store = try SQLiteFlagStore(path: dataDirectory.appendingPathComponent("flags.sqlite").path)
+/// ```
+public struct SQLiteFlagStore: FlagStore {
+    let database: SQLiteDatabase
+
+    /// Opens (creating if needed) the store at `path`, checks the file's integrity, and brings its schema up to date.
+    ///
+    /// A damaged file throws a `StoreError` that `isCorrupt` and says how to restore it.
+    public init(path: String) throws {
+        let database: SQLiteDatabase
+        do {
+            database = try SQLiteDatabase(path: path, configuration: .server)
+        } catch let error as SQLiteError where Self.isDamage(error) {
+            throw Self.damaged(path: path, problems: [error.message], underlying: error)
+        } catch {
+            throw StoreError.underlying(error, while: "opening \(path)")
+        }
+        try self.init(database: database)
+    }
+
+    /// A store on an open database: checks its integrity and brings its schema up to date.
+    ///
+    /// Use `SQLiteDatabase.Configuration.server` so that an acknowledged write survives a power loss.
+    public init(database: SQLiteDatabase) throws {
+        self.database = database
+        do {
+            let problems = try database.integrityCheck()
+            guard problems.isEmpty else {
+                throw Self.damaged(path: database.path, problems: problems, underlying: nil)
+            }
+            try Self.migrator.migrate(database)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError where Self.isDamage(error) {
+            throw Self.damaged(path: database.path, problems: [error.message], underlying: error)
+        } catch {
+            throw StoreError.underlying(error, while: "opening \(database.path)")
+        }
+    }
+
+    /// A store in memory, empty, gone when released: for tests and throwaway servers.
+    public static func inMemory() throws -> SQLiteFlagStore {
+        do {
+            return try SQLiteFlagStore(database: SQLiteDatabase.inMemory())
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.underlying(error, while: "opening an in-memory store")
+        }
+    }
+
+    /// Runs `body` in a read transaction, translating storage errors into `StoreError`s.
+    func read<T>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        try translatingErrors(action) { try database.read(body) }
+    }
+
+    /// Runs `body` in a write transaction, translating storage errors into `StoreError`s.
+    func write<T>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        try translatingErrors(action) { try database.write(body) }
+    }
+
+    private func translatingErrors<T>(_ action: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError where Self.isDamage(error) {
+            throw Self.damaged(path: database.path, problems: [error.message], underlying: error)
+        } catch {
+            throw StoreError.underlying(error, while: action)
+        }
+    }
+
+    /// Corruption, or a row the schema forbids: the file was damaged or written by something else.
+    private static func isDamage(_ error: SQLiteError) -> Bool {
+        error.isCorruption || error.resultCode == 20  // SQLITE_MISMATCH
+    }
+
+    private static func damaged(path: String, problems: [String], underlying: (any Error)?) -> StoreError {
+        let shown = problems.prefix(5).joined(separator: "; ") + (problems.count > 5 ? "; …" : "")
+        return StoreError.corrupt(
+            "the flag store \(path) is damaged (\(shown)). To restore it: stop the server; move \(path) and its "
+                + "-wal and -shm files aside (keep them for diagnosis); then copy the last backup to \(path), or start "
+                + "the server without the file so that it imports the seed flag sets again (config/flagsets/*.json; "
+                + "the version history is then lost).",
+            underlying: underlying
+        )
+    }
+}
+
+extension SQLiteFlagStore {
+    /// A time as stored: whole microseconds since 1970.
+    static func microseconds(_ date: Date) -> SQLiteValue {
+        // Clamped, not trapped: no clock yields a time this far out, and a bad one must not crash the server.
+        let value = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        return .integer(Int64(min(max(value, -9.0e18), 9.0e18)))
+    }
+
+    /// A stored time.
+    static func date(microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+    }
+}

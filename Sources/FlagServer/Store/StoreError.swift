@@ -1,0 +1,80 @@
+/// Why a `FlagStore` call failed.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    private enum Code: Sendable {
+        case notFound(set: String, version: Int?)
+        case conflict(current: Int)
+        case alreadyExists
+        case corrupt(details: String)
+        case underlying
+    }
+
+    private let code: Code
+    /// What went wrong and, where there is one, what to do about it.
+    public let message: String
+    /// The error of the storage engine that caused this one, if any.
+    public let underlying: (any Error)?
+
+    private init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    /// No set of that name, or no such version of it.
+    public static func notFound(set: String, version: Int? = nil) -> StoreError {
+        let message = version.map { "flag set \"\(set)\" has no version \($0)" } ?? "no flag set \"\(set)\""
+        return StoreError(.notFound(set: set, version: version), message)
+    }
+
+    /// The write was based on a version that is no longer current.
+    public static func conflict(set: String, base: Int, current: Int) -> StoreError {
+        StoreError(
+            .conflict(current: current),
+            "flag set \"\(set)\" is at version \(current), not \(base): fetch it again and reapply the change"
+        )
+    }
+
+    /// Something of that name already exists.
+    public static func alreadyExists(_ what: String) -> StoreError {
+        StoreError(.alreadyExists, "\(what) already exists")
+    }
+
+    /// The stored data is damaged; `message` says how to restore it.
+    public static func corrupt(_ message: String, underlying: (any Error)? = nil) -> StoreError {
+        StoreError(.corrupt(details: message), message, underlying: underlying)
+    }
+
+    /// The storage engine failed (I/O, a lock held too long, a full disk).
+    public static func underlying(_ error: any Error, while action: String) -> StoreError {
+        StoreError(.underlying, "storage failed while \(action): \(error)", underlying: error)
+    }
+
+    /// Whether no set or version of that name exists.
+    public var isNotFound: Bool {
+        if case .notFound = code { return true }
+        return false
+    }
+
+    /// Whether the write lost a race: see `currentVersion`.
+    public var isConflict: Bool { currentVersion != nil }
+
+    /// The set's current version, for a conflict.
+    public var currentVersion: Int? {
+        if case .conflict(let current) = code { return current }
+        return nil
+    }
+
+    /// Whether a set or token of that name already exists.
+    public var isAlreadyExists: Bool {
+        if case .alreadyExists = code { return true }
+        return false
+    }
+
+    /// Whether the stored data is damaged.
+    public var isCorrupt: Bool {
+        if case .corrupt = code { return true }
+        return false
+    }
+
+    public var description: String { message }
+}

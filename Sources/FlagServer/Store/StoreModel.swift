@@ -1,0 +1,174 @@
+import Foundation
+
+/// What kind of item of a flag set a stored item is.
+public enum ItemKind: String, Sendable, Hashable, CaseIterable, Comparable {
+    case flag
+    case cohort
+
+    public static func < (lhs: ItemKind, rhs: ItemKind) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// One stored item of a set: a flag or a cohort, named by its key. The store keeps its canonical JSON bytes
+/// and never parses them.
+public struct ItemKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Flag or cohort.
+    public var kind: ItemKind
+    /// The flag's or cohort's key.
+    public var key: String
+
+    /// The item `key` of the given kind.
+    public init(_ kind: ItemKind, _ key: String) {
+        self.kind = kind
+        self.key = key
+    }
+
+    /// A flag's item key.
+    public static func flag(_ key: String) -> ItemKey { ItemKey(.flag, key) }
+    /// A cohort's item key.
+    public static func cohort(_ key: String) -> ItemKey { ItemKey(.cohort, key) }
+
+    public static func < (lhs: ItemKey, rhs: ItemKey) -> Bool { (lhs.kind, lhs.key) < (rhs.kind, rhs.key) }
+
+    public var description: String { "\(kind.rawValue) \(key)" }
+}
+
+/// What one version changes against the version before it: new bytes for an item, or `nil` when it is removed.
+public struct VersionChange: Sendable, Hashable {
+    /// The changed items; a `nil` value removes the item.
+    public var items: [ItemKey: [UInt8]?]
+
+    /// A change of the given items.
+    public init(items: [ItemKey: [UInt8]?] = [:]) {
+        self.items = items
+    }
+}
+
+/// One entry of the audit log: who did what, when, why, and the version it produced if any.
+public struct AuditRecord: Sendable, Hashable {
+    /// The token name of whoever made the change.
+    public var actor: String
+    /// What was done, e.g. `flag.kill` or `key.create`.
+    public var action: String
+    /// The reason the actor gave.
+    public var reason: String?
+    /// What the action was about, e.g. a flag key or an SDK key name.
+    public var subject: String?
+    /// When it happened.
+    public var time: Date
+    /// The version the action produced; filled in by the store for `createSet` and `append`.
+    public var version: Int?
+
+    /// A record of one action.
+    public init(
+        actor: String,
+        action: String,
+        reason: String? = nil,
+        subject: String? = nil,
+        time: Date,
+        version: Int? = nil
+    ) {
+        self.actor = actor
+        self.action = action
+        self.reason = reason
+        self.subject = subject
+        self.time = time
+        self.version = version
+    }
+}
+
+/// One version of a set: when it was made, by whom, its document digest, and which items it changed.
+public struct VersionInfo: Sendable, Hashable {
+    /// The set's name.
+    public var set: String
+    /// The version number: 1, 2, 3, …
+    public var version: Int
+    /// When the version was made (its audit record's time).
+    public var createdAt: Date
+    /// SHA-256 of the set's document at this version, as the caller computed it.
+    public var digest: [UInt8]
+    /// The audit record of the action that made the version.
+    public var audit: AuditRecord
+    /// The items this version added, replaced or removed, sorted.
+    public var changed: [ItemKey]
+
+    /// A version record.
+    public init(set: String, version: Int, createdAt: Date, digest: [UInt8], audit: AuditRecord, changed: [ItemKey]) {
+        self.set = set
+        self.version = version
+        self.createdAt = createdAt
+        self.digest = digest
+        self.audit = audit
+        self.changed = changed
+    }
+}
+
+/// A set's items as of one version, rebuilt from the changes up to it.
+public struct Snapshot: Sendable, Hashable {
+    /// The set's name.
+    public var set: String
+    /// The version the snapshot shows.
+    public var version: Int
+    /// When that version was made.
+    public var createdAt: Date
+    /// Every item present at that version, as its canonical JSON bytes.
+    public var items: [ItemKey: [UInt8]]
+    /// SHA-256 of the set's document at that version, as stored with the version.
+    public var digest: [UInt8]
+
+    /// A snapshot of the given items.
+    public init(set: String, version: Int, createdAt: Date, items: [ItemKey: [UInt8]], digest: [UInt8]) {
+        self.set = set
+        self.version = version
+        self.createdAt = createdAt
+        self.items = items
+        self.digest = digest
+    }
+}
+
+/// A flag set's name, current version and last change, as listed by `FlagStore.sets()`.
+public struct SetSummary: Sendable, Hashable {
+    /// The set's name.
+    public var name: String
+    /// Its current version.
+    public var version: Int
+    /// When its current version was made.
+    public var updatedAt: Date
+
+    /// A set's summary.
+    public init(name: String, version: Int, updatedAt: Date) {
+        self.name = name
+        self.version = version
+        self.updatedAt = updatedAt
+    }
+}
+
+/// What a token may do.
+public enum TokenRole: Sendable, Hashable {
+    /// Everything.
+    case admin
+    /// Read one flag set.
+    case sdk(set: String)
+}
+
+/// An API token as stored: its SHA-256 hash, never the token itself.
+public struct StoredToken: Sendable, Hashable {
+    /// The token's unique name, used as the actor in the audit log.
+    public var name: String
+    /// SHA-256 of the token.
+    public var hash: [UInt8]
+    /// What the token may do.
+    public var role: TokenRole
+    /// When the token was made.
+    public var createdAt: Date
+    /// When the token was revoked, if it was.
+    public var revokedAt: Date?
+
+    /// A token record.
+    public init(name: String, hash: [UInt8], role: TokenRole, createdAt: Date, revokedAt: Date? = nil) {
+        self.name = name
+        self.hash = hash
+        self.role = role
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+}

@@ -1,0 +1,257 @@
+import FlagServer
+import Foundation
+import Testing
+
+@Suite("FlagStore contract")
+struct StoreTests {
+    /// Five versions: replace, add, remove, change a cohort, and re-add what was removed.
+    private static let changes: [[ItemKey: [UInt8]?]] = [
+        [.flag("a"): body("a1"), .flag("b"): body("b1"), .cohort("beta"): body("beta1")],
+        [.flag("a"): body("a2"), .flag("d"): body("d1")],
+        [.flag("b"): nil],
+        [.cohort("beta"): body("beta2"), .flag("d"): nil],
+        [.flag("b"): body("b2")],
+    ]
+
+    /// What each version must contain, written out by hand.
+    private static let expectedItems: [[ItemKey: [UInt8]]] = [
+        [.flag("a"): body("a1"), .flag("b"): body("b1"), .cohort("beta"): body("beta1")],
+        [.flag("a"): body("a2"), .flag("b"): body("b1"), .cohort("beta"): body("beta1"), .flag("d"): body("d1")],
+        [.flag("a"): body("a2"), .cohort("beta"): body("beta1"), .flag("d"): body("d1")],
+        [.flag("a"): body("a2"), .cohort("beta"): body("beta2")],
+        [.flag("a"): body("a2"), .cohort("beta"): body("beta2"), .flag("b"): body("b2")],
+    ]
+
+    /// Creates `ios` from `changes[0]` and appends the others, version n at step n.
+    private static func fill(_ store: any FlagStore) throws {
+        try store.createSet(
+            "ios", change: VersionChange(items: changes[0]), digest: digest(1), audit: audit("set.create", 1)
+        )
+        for (offset, change) in changes.enumerated().dropFirst() {
+            let version = offset + 1
+            let subject = change.keys.sorted().first?.key
+            let info = try store.append(
+                set: "ios", base: version - 1, change: VersionChange(items: change), digest: digest(version),
+                audit: audit("flag.update", version, subject: subject, reason: "step \(version)")
+            )
+            #expect(info.version == version)
+            #expect(info.audit.version == version)
+            #expect(info.changed == change.keys.sorted())
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func everyVersionIsRebuiltExactly(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try Self.fill(store)
+            for (offset, items) in Self.expectedItems.enumerated() {
+                let version = offset + 1
+                let snapshot = try store.snapshot(set: "ios", version: version)
+                let expected = Snapshot(
+                    set: "ios", version: version, createdAt: time(version), items: items, digest: digest(version)
+                )
+                #expect(snapshot == expected)
+            }
+            #expect(try store.snapshot(set: "ios", version: nil) == store.snapshot(set: "ios", version: 5))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aVersionTellsWhatItChangedAndWhoDidIt(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try Self.fill(store)
+            let third = try store.version(set: "ios", 3)
+            #expect(third.changed == [.flag("b")])
+            #expect(third.createdAt == time(3))
+            #expect(third.digest == digest(3))
+            let expected = AuditRecord(
+                actor: "alice", action: "flag.update", reason: "step 3", subject: "b", time: time(3), version: 3
+            )
+            #expect(third.audit == expected)
+            #expect(try store.version(set: "ios", 1).changed == [.cohort("beta"), .flag("a"), .flag("b")])
+            #expect(try store.version(set: "ios", 4).changed == [.cohort("beta"), .flag("d")])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRemovedItemCanComeBack(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try store.createSet(
+                "s", change: .init(items: [.flag("x"): body("x1")]), digest: digest(1), audit: audit("c", 1)
+            )
+            _ = try store.append(
+                set: "s", base: 1, change: .init(items: [.flag("x"): nil]), digest: digest(2),
+                audit: audit("flag.delete", 2))
+            _ = try store.append(
+                set: "s", base: 2, change: .init(items: [.flag("x"): body("x2")]), digest: digest(3),
+                audit: audit("flag.create", 3))
+            #expect(try store.snapshot(set: "s", version: 1).items == [.flag("x"): body("x1")])
+            #expect(try store.snapshot(set: "s", version: 2).items == [:])
+            #expect(try store.snapshot(set: "s", version: 3).items == [.flag("x"): body("x2")])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aStaleBaseConflictsWithTheCurrentVersion(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try Self.fill(store)
+            for base in [4, 1, 9] {
+                let error = #expect(throws: StoreError.self) {
+                    try store.append(
+                        set: "ios", base: base, change: .init(items: [.flag("z"): body("z")]),
+                        digest: digest(6), audit: audit("flag.create", 6))
+                }
+                #expect(error?.isConflict == true)
+                #expect(error?.currentVersion == 5)
+            }
+            // Nothing of the refused writes was kept.
+            #expect(try store.sets().map(\.version) == [5])
+            #expect(try store.audit(set: "ios", limit: 100).count == 5)
+            #expect(try store.snapshot(set: "ios", version: nil).items[.flag("z")] == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func missingSetsAndVersionsAreNotFound(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try Self.fill(store)
+            let calls: [() throws -> Void] = [
+                { _ = try store.snapshot(set: "android", version: nil) },
+                { _ = try store.snapshot(set: "ios", version: 6) },
+                { _ = try store.snapshot(set: "ios", version: 0) },
+                { _ = try store.version(set: "ios", 6) },
+                { _ = try store.history(set: "android", subject: nil, limit: 10) },
+                { _ = try store.audit(set: "android", limit: 10) },
+                { try store.recordAudit(audit("key.create", 9), set: "android") },
+                {
+                    _ = try store.append(
+                        set: "android", base: 1, change: .init(), digest: digest(2), audit: audit("x", 9)
+                    )
+                },
+            ]
+            for call in calls {
+                let error = #expect(throws: StoreError.self) { try call() }
+                #expect(error?.isNotFound == true, "\(String(describing: error))")
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aSetIsCreatedOnce(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            let created = try store.createSet(
+                "web", change: .init(items: [.flag("a"): body("a"), .flag("gone"): nil]), digest: digest(1),
+                audit: audit("set.create", 1, subject: "web")
+            )
+            #expect(created.version == 1)
+            #expect(created.changed == [.flag("a")])
+            let error = #expect(throws: StoreError.self) {
+                try store.createSet("web", change: .init(), digest: digest(1), audit: audit("set.create", 2))
+            }
+            #expect(error?.isAlreadyExists == true)
+            try store.createSet("api", change: .init(), digest: digest(1), audit: audit("set.create", 3))
+            let expected = [
+                SetSummary(name: "api", version: 1, updatedAt: time(3)),
+                SetSummary(name: "web", version: 1, updatedAt: time(1)),
+            ]
+            #expect(try store.sets() == expected)
+            #expect(try store.snapshot(set: "api", version: nil).items == [:])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func historyIsNewestFirstAndFiltersBySubject(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try Self.fill(store)
+            #expect(try store.history(set: "ios", subject: nil, limit: 10).map(\.version) == [5, 4, 3, 2, 1])
+            #expect(try store.history(set: "ios", subject: nil, limit: 2).map(\.version) == [5, 4])
+            // "b" changed in versions 1, 3 and 5; "d" in 2 and 4 (the audit subject of version 4 is "beta").
+            #expect(try store.history(set: "ios", subject: "b", limit: 10).map(\.version) == [5, 3, 1])
+            #expect(try store.history(set: "ios", subject: "d", limit: 10).map(\.version) == [4, 2])
+            #expect(try store.history(set: "ios", subject: "b", limit: 1).map(\.version) == [5])
+            #expect(try store.history(set: "ios", subject: "nothing", limit: 10) == [])
+            // A subject named only by an audit record also selects its version.
+            _ = try store.append(
+                set: "ios", base: 5, change: .init(), digest: digest(6),
+                audit: audit("set.touch", 6, subject: "release-2"))
+            #expect(try store.history(set: "ios", subject: "release-2", limit: 10).map(\.version) == [6])
+            let newest = try #require(try store.history(set: "ios", subject: nil, limit: 1).first)
+            #expect(newest == (try store.version(set: "ios", 6)))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theAuditLogKeepsEveryActionNewestFirst(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try Self.fill(store)
+            try store.createSet("web", change: .init(), digest: digest(1), audit: audit("set.create", 6))
+            try store.recordAudit(audit("key.create", 7, subject: "ios-key"), set: "ios")
+            try store.recordAudit(audit("server.start", 8), set: nil)
+
+            let ios = try store.audit(set: "ios", limit: 100)
+            #expect(ios.map(\.action) == ["key.create"] + Array(repeating: "flag.update", count: 4) + ["set.create"])
+            #expect(ios.map(\.version) == [nil, 5, 4, 3, 2, 1])
+            #expect(try store.audit(set: "web", limit: 100).map(\.action) == ["set.create"])
+            let all = try store.audit(set: nil, limit: 3)
+            #expect(
+                all == [
+                    audit("server.start", 8), audit("key.create", 7, subject: "ios-key"),
+                    AuditRecord(actor: "alice", action: "set.create", time: time(6), version: 1),
+                ])
+            #expect(try store.audit(set: nil, limit: 100).count == 8)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func tokensAreAddedListedAndRevoked(kind: StoreKind) throws {
+        try withTemporaryDirectory { directory in
+            let store = try kind.make(in: directory)
+            try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
+            let admin = StoredToken(name: "bootstrap", hash: digest(100), role: .admin, createdAt: time(2))
+            let sdk = StoredToken(name: "ios-app", hash: digest(101), role: .sdk(set: "ios"), createdAt: time(3))
+            try store.addToken(admin, audit: audit("token.create", 2, subject: "bootstrap"))
+            try store.addToken(sdk, audit: audit("key.create", 3, subject: "ios-app"))
+            #expect(try store.tokens() == [admin, sdk])
+
+            let sameName = #expect(throws: StoreError.self) {
+                try store.addToken(
+                    StoredToken(name: "ios-app", hash: digest(102), role: .admin, createdAt: time(4)),
+                    audit: audit("key.create", 4))
+            }
+            #expect(sameName?.isAlreadyExists == true)
+            let sameSecret = #expect(throws: StoreError.self) {
+                try store.addToken(
+                    StoredToken(name: "other", hash: digest(100), role: .admin, createdAt: time(4)),
+                    audit: audit("key.create", 4))
+            }
+            #expect(sameSecret?.isAlreadyExists == true)
+            let noSet = #expect(throws: StoreError.self) {
+                try store.addToken(
+                    StoredToken(name: "web", hash: digest(103), role: .sdk(set: "web"), createdAt: time(4)),
+                    audit: audit("key.create", 4)
+                )
+            }
+            #expect(noSet?.isNotFound == true)
+
+            #expect(try store.revokeToken(name: "ios-app", at: time(5), audit: audit("key.revoke", 5)))
+            #expect(try !store.revokeToken(name: "ios-app", at: time(6), audit: audit("key.revoke", 6)))
+            #expect(try !store.revokeToken(name: "nobody", at: time(6), audit: audit("key.revoke", 6)))
+            var revoked = sdk
+            revoked.revokedAt = time(5)
+            #expect(try store.tokens() == [admin, revoked])
+            // Only the actions that happened are in the log: two creations and one revocation.
+            #expect(try store.audit(set: "ios", limit: 10).map(\.action) == ["key.revoke", "key.create", "set.create"])
+            #expect(
+                try store.audit(set: nil, limit: 10).map(\.action)
+                    == ["key.revoke", "key.create", "token.create", "set.create"])
+        }
+    }
+}
