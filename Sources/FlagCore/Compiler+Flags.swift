@@ -85,11 +85,9 @@ extension Compiler {
             var matchers: [Matcher] = []
             for (index, condition) in conditions.enumerated() {
                 if let matcher = compile(condition, path: "\(path).conditions[\(index)]") {
-                    if case .inCohort(let cohorts) = matcher.test {
-                        for cohort in cohorts {
-                            if let why = brokenCohorts[cohort], flagBreakage == nil {
-                                flagBreakage = "cohort '\(cohortNames[cohort])': \(why)"
-                            }
+                    for cohort in matcher.cohorts {
+                        if let why = brokenCohorts[cohort], flagBreakage == nil {
+                            flagBreakage = "cohort '\(cohortNames[cohort])': \(why)"
                         }
                     }
                     matchers.append(matcher)

@@ -216,7 +216,7 @@ struct Compiler {
             for (conditionIndex, condition) in group.enumerated() {
                 let conditionPath = "\(path).groups[\(groupIndex)][\(conditionIndex)]"
                 if let matcher = compile(condition, path: conditionPath) {
-                    if case .inCohort(let cohorts) = matcher.test { uses += cohorts }
+                    uses += matcher.cohorts
                     matchers.append(matcher)
                 }
             }

@@ -6,21 +6,23 @@ public struct EvaluationContext: Sendable, Hashable {
     public var unitID: String
     /// Attributes such as `country`, `appVersion`, `email`.
     public var attributes: [String: String] {
-        didSet { pairs = Self.pairs(attributes) }
+        didSet { (names, values) = Self.columns(attributes) }
     }
-    /// The attributes as a small array: a linear scan over a few short keys beats hashing each lookup
-    /// (SipHash cost ~40 ns a lookup, most of an evaluation, when kept as a dictionary).
-    private var pairs: [(name: String, value: String)]?
+    // The attributes as two small arrays: a linear scan over a few short keys beats hashing each lookup
+    // (SipHash costs ~40 ns a lookup, most of an evaluation, with a dictionary). `nil` above 16 attributes.
+    private var names: [String]?
+    private var values: [String] = []
 
     /// Creates a context.
     public init(unitID: String, attributes: [String: String] = [:]) {
         self.unitID = unitID
         self.attributes = attributes
-        self.pairs = Self.pairs(attributes)
+        (names, values) = Self.columns(attributes)
     }
 
-    private static func pairs(_ attributes: [String: String]) -> [(name: String, value: String)]? {
-        attributes.count <= 16 ? attributes.map { ($0.key, $0.value) } : nil
+    private static func columns(_ attributes: [String: String]) -> ([String]?, [String]) {
+        guard attributes.count <= 16 else { return (nil, []) }
+        return (Array(attributes.keys), Array(attributes.values))
     }
 
     /// The attribute's value; `unitID` is the unit id.
@@ -31,8 +33,8 @@ public struct EvaluationContext: Sendable, Hashable {
     /// A named attribute from `attributes` (no `unitID` special case).
     @inline(__always)
     func attribute(_ name: String) -> String? {
-        guard let pairs else { return attributes[name] }
-        for pair in pairs where quickEquals(pair.name, name) { return pair.value }
+        guard let names else { return attributes[name] }
+        for index in names.indices where quickEquals(names[index], name) { return values[index] }
         return nil
     }
 

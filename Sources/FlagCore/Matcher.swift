@@ -41,56 +41,94 @@ final class Matcher: Sendable {
         case inCohort([Int])
     }
 
+    /// What `matches` does, without payloads: the operands live in typed arrays below. Switching over a
+    /// payload enum copied (and retained) its arrays on every evaluation.
+    enum Kind: Sendable {
+        case equals, equalsNone, contains, startsWith, endsWith, matches, number, semver, instant
+        case exists, notExists, inCohort
+    }
+
     let attribute: String
-    let test: Test
     /// `unitID` is read from the context's unit, not from its attributes.
     let isUnitID: Bool
+    let kind: Kind
+    let comparison: Comparison
+    let strings: [String]
+    let numbers: [Double]
+    let versions: [VersionOperand]
+    let patterns: [Pattern]
+    /// The cohorts of an `in_cohort` condition.
+    let cohorts: [Int]
 
     init(attribute: String, test: Test) {
         self.attribute = attribute
-        self.test = test
         self.isUnitID = attribute == "unitID"
+        var strings: [String] = []
+        var numbers: [Double] = []
+        var versions: [VersionOperand] = []
+        var patterns: [Pattern] = []
+        var cohorts: [Int] = []
+        var comparison = Comparison.eq
+        switch test {
+        case .equals(let operands): (kind, strings) = (.equals, operands)
+        case .equalsNone(let operands): (kind, strings) = (.equalsNone, operands)
+        case .contains(let operands): (kind, strings) = (.contains, operands)
+        case .startsWith(let operands): (kind, strings) = (.startsWith, operands)
+        case .endsWith(let operands): (kind, strings) = (.endsWith, operands)
+        case .matches(let operands): (kind, patterns) = (.matches, operands)
+        case .number(let order, let operands): (kind, comparison, numbers) = (.number, order, operands)
+        case .semver(let order, let operands): (kind, comparison, versions) = (.semver, order, operands)
+        case .instant(let order, let operands): (kind, comparison, numbers) = (.instant, order, operands)
+        case .exists: kind = .exists
+        case .notExists: kind = .notExists
+        case .inCohort(let operands): (kind, cohorts) = (.inCohort, operands)
+        }
+        self.comparison = comparison
+        self.strings = strings
+        self.numbers = numbers
+        self.versions = versions
+        self.patterns = patterns
+        self.cohorts = cohorts
     }
 
     /// Whether the condition holds. A missing attribute makes every operator false except `not_exists`
     /// (and `in_cohort`, which looks at the unit, not at an attribute).
     func matches(_ context: EvaluationContext, in set: CompiledFlagSet) -> Bool {
-        if case .inCohort(let cohorts) = test {
+        if kind == .inCohort {
             for cohort in cohorts where set.matches(cohort: cohort, context) { return true }
             return false
         }
         guard let value = isUnitID ? context.unitID : context.attribute(attribute) else {
-            if case .notExists = test { return true }
-            return false
+            return kind == .notExists
         }
-        switch test {
-        case .equals(let operands):
-            for operand in operands where quickEquals(operand, value) { return true }
+        switch kind {
+        case .equals:
+            for operand in strings where quickEquals(operand, value) { return true }
             return false
-        case .equalsNone(let operands):
-            for operand in operands where quickEquals(operand, value) { return false }
+        case .equalsNone:
+            for operand in strings where quickEquals(operand, value) { return false }
             return true
-        case .contains(let operands):
-            for operand in operands where utf8Contains(value, operand) { return true }
+        case .contains:
+            for operand in strings where utf8Contains(value, operand) { return true }
             return false
-        case .startsWith(let operands):
-            for operand in operands where utf8HasPrefix(value, operand) { return true }
+        case .startsWith:
+            for operand in strings where utf8HasPrefix(value, operand) { return true }
             return false
-        case .endsWith(let operands):
-            for operand in operands where utf8HasSuffix(value, operand) { return true }
+        case .endsWith:
+            for operand in strings where utf8HasSuffix(value, operand) { return true }
             return false
-        case .matches(let patterns):
+        case .matches:
             for pattern in patterns where pattern.matches(value) { return true }
             return false
-        case .number(let comparison, let operands):
+        case .number:
             guard let number = Double(value), number.isFinite else { return false }
-            for operand in operands where comparison.holds(number, operand) { return true }
+            for operand in numbers where comparison.holds(number, operand) { return true }
             return false
-        case .semver(let comparison, let operands):
+        case .semver:
             // Most app versions are plain MAJOR.MINOR.PATCH: compare those as numbers without building a
             // SemanticVersion; anything else (pre-releases, huge numbers) takes the general path.
             if let plain = PlainVersion(value) {
-                for operand in operands {
+                for operand in versions {
                     let order = operand.plain.map { plain.compare(to: $0) } ?? SemanticVersion.compare(
                         plain.semanticVersion(value), operand.version)
                     if comparison.holds(order) { return true }
@@ -98,17 +136,16 @@ final class Matcher: Sendable {
                 return false
             }
             guard let version = SemanticVersion(value) else { return false }
-            for operand in operands where comparison.holds(SemanticVersion.compare(version, operand.version)) {
+            for operand in versions where comparison.holds(SemanticVersion.compare(version, operand.version)) {
                 return true
             }
             return false
-        case .instant(let comparison, let operands):
+        case .instant:
             guard let instant = ISO8601.parse(value)?.timeIntervalSince1970 else { return false }
-            for operand in operands where comparison.holds(instant, operand) { return true }
+            for operand in numbers where comparison.holds(instant, operand) { return true }
             return false
         case .exists: return true
-        case .notExists: return false
-        case .inCohort: return false
+        case .notExists, .inCohort: return false
         }
     }
 }
