@@ -23,17 +23,17 @@ extension Compiler {
         var unitOverrides: [String: FlagPlan.Forced] = [:]
         var cohortOverrides: [FlagPlan.CohortForced] = []
         for (index, override) in flag.overrides.enumerated() {
-            let overridePath = "\(path).overrides[\(index)]"
-            check(override.value, of: flag.type, at: "\(overridePath).value")
+            func overridePath() -> String { "\(path).overrides[\(index)]" }
+            check(override.value, of: flag.type, at: "\(overridePath()).value")
             let until = override.until?.timeIntervalSince1970
             switch override.target {
             case .unit(let unit):
-                if unit.isEmpty { report("\(overridePath).unit", "must not be empty") }
+                if unit.isEmpty { report("\(overridePath()).unit", "must not be empty") }
                 if unitOverrides[unit] == nil {
                     unitOverrides[unit] = FlagPlan.Forced(value: override.value, until: until)
                 }
             case .cohort(let name):
-                if let cohort = cohort(name, path: "\(overridePath).cohort") {
+                if let cohort = cohort(name, path: "\(overridePath()).cohort") {
                     cohortOverrides.append(
                         FlagPlan.CohortForced(cohort: cohort, name: name, value: override.value, until: until))
                 }
@@ -43,13 +43,13 @@ extension Compiler {
         var rules: [FlagPlan.Rule] = []
         var ruleNames: Set<String> = []
         for (index, rule) in flag.rules.enumerated() {
-            let rulePath = "\(path).rules[\(index)]"
+            func rulePath() -> String { "\(path).rules[\(index)]" }
             if rule.name.isEmpty {
-                report("\(rulePath).name", "missing; every rule needs a name, reported as the variant")
+                report("\(rulePath()).name", "missing; every rule needs a name, reported as the variant")
             } else if !ruleNames.insert(rule.name).inserted {
-                report("\(rulePath).name", "another rule of this flag is already named '\(rule.name)'")
+                report("\(rulePath()).name", "another rule of this flag is already named '\(rule.name)'")
             }
-            if let compiled = compile(rule, of: flag, path: rulePath) { rules.append(compiled) }
+            if let compiled = compile(rule, of: flag, path: rulePath()) { rules.append(compiled) }
         }
 
         var rollout: CompiledRollout?
@@ -75,16 +75,16 @@ extension Compiler {
         return .ready(plan)
     }
 
-    private mutating func compile(_ rule: Rule, of flag: Flag, path: String) -> FlagPlan.Rule? {
+    private mutating func compile(_ rule: Rule, of flag: Flag, path: @autoclosure () -> String) -> FlagPlan.Rule? {
         let target: FlagPlan.Rule.Target
         switch rule.target {
         case .cohort(let name):
-            guard let index = cohort(name, path: "\(path).cohort") else { return nil }
+            guard let index = cohort(name, path: "\(path()).cohort") else { return nil }
             target = .cohort(index)
         case .conditions(let conditions):
             var matchers: [Matcher] = []
             for (index, condition) in conditions.enumerated() {
-                if let matcher = compile(condition, path: "\(path).conditions[\(index)]") {
+                if let matcher = compile(condition, path: "\(path()).conditions[\(index)]") {
                     for cohort in matcher.cohorts {
                         if let why = brokenCohorts[cohort], flagBreakage == nil {
                             flagBreakage = "cohort '\(cohortNames[cohort])': \(why)"
@@ -97,38 +97,38 @@ extension Compiler {
         }
         switch rule.serve {
         case .value(let value):
-            check(value, of: flag.type, at: "\(path).value")
+            check(value, of: flag.type, at: "\(path()).value")
             return FlagPlan.Rule(name: rule.name, target: target, serve: .value(value))
         case .rollout(let rollout):
-            guard let compiled = compile(rollout, of: flag, path: "\(path).rollout") else { return nil }
+            guard let compiled = compile(rollout, of: flag, path: "\(path()).rollout") else { return nil }
             return FlagPlan.Rule(name: rule.name, target: target, serve: .rollout(compiled))
         case .split(let variants):
-            guard let split = compile(variants, of: flag, path: "\(path).split") else { return nil }
+            guard let split = compile(variants, of: flag, path: "\(path()).split") else { return nil }
             return FlagPlan.Rule(name: rule.name, target: target, serve: .split(split))
         case .unknown(let fields):
-            report(path, "serves something this build does not know (\(fields.joined(separator: ", ")))")
+            report(path(), "serves something this build does not know (\(fields.joined(separator: ", ")))")
             return nil
         }
     }
 
-    private mutating func compile(_ rollout: Rollout, of flag: Flag, path: String) -> CompiledRollout? {
+    private mutating func compile(_ rollout: Rollout, of flag: Flag, path: @autoclosure () -> String) -> CompiledRollout? {
         let start = problems.count
-        check(rollout.value, of: flag.type, at: "\(path).value")
-        if let salt = rollout.salt, salt.isEmpty { report("\(path).salt", "must not be empty; leave it out") }
+        check(rollout.value, of: flag.type, at: "\(path()).value")
+        if let salt = rollout.salt, salt.isEmpty { report("\(path()).salt", "must not be empty; leave it out") }
         var fixed: Int?
         var steps: [(at: Double, threshold: Int)] = []
         switch rollout.stage {
         case .percent(let percent):
-            checkPercent(percent, at: "\(path).percent")
-            if rollout.pausedAt != nil { report("\(path).pausedAt", "only a schedule can be paused") }
+            checkPercent(percent, at: "\(path()).percent")
+            if rollout.pausedAt != nil { report("\(path()).pausedAt", "only a schedule can be paused") }
             fixed = RolloutMath.threshold(percent: percent)
         case .schedule(let schedule):
-            if schedule.isEmpty { report("\(path).schedule", "a schedule needs at least one step") }
+            if schedule.isEmpty { report("\(path()).schedule", "a schedule needs at least one step") }
             for (index, step) in schedule.enumerated() {
-                checkPercent(step.percent, at: "\(path).schedule[\(index)].percent")
+                checkPercent(step.percent, at: "\(path()).schedule[\(index)].percent")
                 if index > 0 && step.at <= schedule[index - 1].at {
                     report(
-                        "\(path).schedule[\(index)].at",
+                        "\(path()).schedule[\(index)].at",
                         "steps must be sorted by time: \(ISO8601.format(step.at)) is not after "
                             + ISO8601.format(schedule[index - 1].at))
                 }
@@ -141,42 +141,42 @@ extension Compiler {
             steps: steps, pausedAt: rollout.pausedAt?.timeIntervalSince1970)
     }
 
-    private mutating func compile(_ variants: [Variant], of flag: Flag, path: String) -> CompiledSplit? {
+    private mutating func compile(_ variants: [Variant], of flag: Flag, path: @autoclosure () -> String) -> CompiledSplit? {
         let start = problems.count
-        if variants.isEmpty { report(path, "a split needs at least one variant") }
+        if variants.isEmpty { report(path(), "a split needs at least one variant") }
         var names: Set<String> = []
         var bounds: [Int] = []
         var arms: [(name: String, value: JSONValue)] = []
         var total = 0.0
         for (index, variant) in variants.enumerated() {
-            let variantPath = "\(path)[\(index)]"
-            check(variant.value, of: flag.type, at: "\(variantPath).value")
+            func variantPath() -> String { "\(path())[\(index)]" }
+            check(variant.value, of: flag.type, at: "\(variantPath()).value")
             if !(0...100).contains(variant.weight) {
-                report("\(variantPath).weight", "\(variant.weight) is outside 0–100")
+                report("\(variantPath()).weight", "\(variant.weight) is outside 0–100")
             }
             let name = variant.name ?? "variant-\(index)"
             if !names.insert(name).inserted {
-                report("\(variantPath).name", "another variant of this split is already named '\(name)'")
+                report("\(variantPath()).name", "another variant of this split is already named '\(name)'")
             }
             total += variant.weight
             bounds.append(RolloutMath.threshold(percent: total))
             arms.append((name, variant.value))
         }
         if !variants.isEmpty && abs(total - 100) > 1e-9 {
-            report(path, "split weights sum to \(JSONWriter.text(total)), not 100")
+            report(path(), "split weights sum to \(JSONWriter.text(total)), not 100")
         }
         guard problems.count == start else { return nil }
         return CompiledSplit(bucketer: Bucketer(salt: flag.effectiveSalt), bounds: bounds, arms: arms)
     }
 
-    private mutating func checkPercent(_ percent: Double, at path: String) {
-        if !(0...100).contains(percent) { report(path, "\(JSONWriter.text(percent)) is outside 0–100") }
+    private mutating func checkPercent(_ percent: Double, at path: @autoclosure () -> String) {
+        if !(0...100).contains(percent) { report(path(), "\(JSONWriter.text(percent)) is outside 0–100") }
     }
 
-    private mutating func check(_ value: JSONValue, of type: FlagType, at path: String) {
+    private mutating func check(_ value: JSONValue, of type: FlagType, at path: @autoclosure () -> String) {
         if case .unknown = type { return }
         if !value.conforms(to: type) {
-            report(path, "expected a \(type.name) value, found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
+            report(path(), "expected a \(type.name) value, found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
         }
     }
 }

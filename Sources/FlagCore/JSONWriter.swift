@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes JSON bytes directly, in the order the caller gives, without an intermediate tree.
 ///
 /// Compact output is Flagstaff's canonical form (used for ETags, digests and diffs); `pretty` adds newlines and
@@ -180,9 +182,16 @@ public struct JSONWriter: Sendable {
 }
 
 /// Orders strings by their UTF-8 bytes: the same order on every platform and in every language's client.
-@inlinable
 public func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
-    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    var lhs = lhs
+    var rhs = rhs
+    return lhs.withUTF8 { a in
+        rhs.withUTF8 { b in
+            let common = min(a.count, b.count)
+            let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+            return order != 0 ? order < 0 : a.count < b.count
+        }
+    }
 }
 
 extension JSONValue {
