@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "FlagCore", targets: ["FlagCore"]),
         .executable(name: "flagbench", targets: ["flagbench"]),
+        .executable(name: "flagctl", targets: ["flagctl"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -19,6 +20,10 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .executableTarget(name: "flagbench", dependencies: ["FlagCore"]),
+        // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
+        // the process.
+        .target(name: "FlagCLI", dependencies: ["FlagCore"]),
+        .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )
