@@ -21,9 +21,10 @@ let package = Package(
         ),
         .executableTarget(name: "flagbench", dependencies: ["FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
-        // the process.
+        // the process. The tests depend on the executable so that it is built, and run it.
         .target(name: "FlagCLI", dependencies: ["FlagCore"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
+        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
     ],
     swiftLanguageModes: [.v6]
 )
