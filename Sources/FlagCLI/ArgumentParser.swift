@@ -42,7 +42,7 @@ private struct State {
     var optionsEnded = false
     var helpRequested = false
     var globalValues: [String: String] = [:]
-    var json = false
+    var globalFlags: Set<String> = []
     var values: [String: [String]] = [:]
     var flags: Set<String> = []
     var positionals: [String] = []
@@ -104,7 +104,7 @@ private struct State {
         switch option.kind {
         case .flag:
             if inline != nil { return fail("--\(name) takes no value") }
-            if global != nil { json = true } else { flags.insert(name) }
+            if global != nil { globalFlags.insert(name) } else { flags.insert(name) }
             return
         case .value, .repeated:
             if let inline {
@@ -201,6 +201,7 @@ private struct State {
                 throw .usage("--server needs an http:// or https:// URL, not '\(server)'", of: configuration)
             }
         }
-        return GlobalOptions(server: setting("server"), token: setting("token"), set: setting("set"), json: json)
+        return GlobalOptions(
+            server: setting("server"), token: setting("token"), set: setting("set"), json: globalFlags.contains("json"))
     }
 }

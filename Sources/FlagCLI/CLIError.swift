@@ -14,6 +14,7 @@ public struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConver
     /// Someone changed the flag set meanwhile (online commands).
     public static let conflict = ExitCode(rawValue: 3)
 
+    /// The status as a number.
     public var description: String { String(rawValue) }
 }
 
@@ -68,5 +69,6 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The diagnostic lines joined.
     public var description: String { diagnostic.joined(separator: "\n") }
 }

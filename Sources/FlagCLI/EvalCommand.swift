@@ -7,6 +7,7 @@ import Foundation
 /// would pass. Unlike a client, an unknown key is an error: it is almost always a typo. Without `--file` this is
 /// the online form, which needs a server and is not available yet.
 public struct EvalCommand: Command {
+    /// `eval KEY --file SET.json (--unit ID | --units-file FILE) …`
     public static let configuration = CommandConfiguration(
         name: "eval", abstract: "Evaluate a flag as a client would: value, reason, variant; offline with --file.",
         synopsis: "KEY --file SET.json (--unit ID | --units-file FILE) [--attr NAME=VALUE]... [--at TIME] [--explain]",
@@ -42,6 +43,7 @@ public struct EvalCommand: Command {
     /// Whether to print the steps.
     public let explain: Bool
 
+    /// Checks the key, exactly one of `--unit`/`--units-file`, each `--attr NAME=VALUE` and `--at`.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         guard let key = arguments.positional(0), !key.isEmpty else { throw arguments.usageError("missing KEY") }
         self.key = key
@@ -88,6 +90,7 @@ public struct EvalCommand: Command {
         return attributes
     }
 
+    /// Evaluates for every unit and prints a table, or one JSON object per unit with `--json`.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         guard let file else {
             throw .failure(

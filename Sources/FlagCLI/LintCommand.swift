@@ -6,6 +6,7 @@ import FlagCore
 /// `{"file", "ok", "problems": [{"path", "message"}]}`. Exit 0 when clean, 1 when there is any problem
 /// (malformed JSON included, reported as `FILE:LINE:COLUMN: message`).
 public struct LintCommand: Command {
+    /// `lint SET.json`
     public static let configuration = CommandConfiguration(
         name: "lint", abstract: "Validate a flag-set file offline; every problem with its JSON path, exit 1 if any.",
         synopsis: "SET.json [--json]",
@@ -15,6 +16,7 @@ public struct LintCommand: Command {
     /// The file to check.
     public let path: String
 
+    /// Takes the file's path.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         guard let path = arguments.positional(0), !path.isEmpty else {
             throw arguments.usageError("missing SET.json")
@@ -22,6 +24,7 @@ public struct LintCommand: Command {
         self.path = path
     }
 
+    /// Checks the file and prints the report; exit 1 when there is any problem.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let findings: [Finding]
         let summary: String
