@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "FlagSQLite", targets: ["FlagSQLite"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .executable(name: "flagbench", targets: ["flagbench"]),
+        .executable(name: "flagctl", targets: ["flagctl"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -25,6 +26,11 @@ let package = Package(
         .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite"]),
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore"]),
+        // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
+        // the process. The tests depend on the executable so that it is built, and run it.
+        .target(name: "FlagCLI", dependencies: ["FlagCore"]),
+        .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
+        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore"]),

@@ -1,0 +1,141 @@
+/// An option a command declares: `--name`, `--name VALUE` (also `--name=VALUE`), or one given any number of times.
+public struct Option: Sendable, Hashable {
+    /// How an option takes values.
+    public enum Kind: Sendable, Hashable {
+        /// `--explain`: present or not; `--explain=x` is a usage error.
+        case flag
+        /// `--file SET.json`: exactly one value; giving the option twice is a usage error.
+        case value
+        /// `--attr k=v --attr k2=v2`: one value per occurrence, kept in order.
+        case repeated
+    }
+
+    /// The long name without the dashes, e.g. `units-file`.
+    public let name: String
+    /// How the option takes values.
+    public let kind: Kind
+    /// The placeholder shown in help, e.g. `FILE`; empty for flags.
+    public let valueName: String
+    /// One line for the help screen.
+    public let help: String
+
+    /// A flag: present or absent.
+    public static func flag(_ name: String, help: String) -> Option {
+        Option(name: name, kind: .flag, valueName: "", help: help)
+    }
+
+    /// An option with exactly one value.
+    public static func value(_ name: String, _ valueName: String, help: String) -> Option {
+        Option(name: name, kind: .value, valueName: valueName, help: help)
+    }
+
+    /// An option that may be given any number of times.
+    public static func repeated(_ name: String, _ valueName: String, help: String) -> Option {
+        Option(name: name, kind: .repeated, valueName: valueName, help: help)
+    }
+
+    /// `--file SET.json`, `--explain`, `--attr NAME=VALUE...`: how the option reads in help.
+    var synopsis: String {
+        switch kind {
+        case .flag: "--\(name)"
+        case .value: "--\(name) \(valueName)"
+        case .repeated: "--\(name) \(valueName)..."
+        }
+    }
+}
+
+/// A positional argument a command declares, e.g. the `KEY` of `eval KEY`.
+public struct Positional: Sendable, Hashable {
+    /// The placeholder, e.g. `KEY`.
+    public let name: String
+    /// One line for the help screen.
+    public let help: String
+    /// Whether the command runs without it.
+    public let isOptional: Bool
+    /// Whether it takes every remaining positional argument (only the last one may).
+    public let isRepeating: Bool
+
+    /// Creates a positional argument.
+    public init(_ name: String, help: String, isOptional: Bool = false, isRepeating: Bool = false) {
+        self.name = name
+        self.help = help
+        self.isOptional = isOptional
+        self.isRepeating = isRepeating
+    }
+}
+
+/// What the command line gave one command, already checked against the options and positionals it declares:
+/// the command only converts values to their types and checks combinations.
+public struct ParsedArguments: Sendable {
+    /// The command the arguments are for.
+    public let configuration: CommandConfiguration
+    /// Values by option name, in command-line order.
+    var values: [String: [String]] = [:]
+    /// The flags given.
+    var flags: Set<String> = []
+    /// Positional arguments after the command's name, in order.
+    public internal(set) var positionals: [String] = []
+
+    /// Creates empty arguments for a command; the parser fills them.
+    init(configuration: CommandConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Whether the flag `--name` was given.
+    public func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// The value of `--name`, if given.
+    public func value(_ name: String) -> String? { values[name]?.last }
+
+    /// Every value of a repeated `--name`, in order.
+    public func values(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// The positional argument at `index`, if given.
+    public func positional(_ index: Int) -> String? {
+        positionals.indices.contains(index) ? positionals[index] : nil
+    }
+
+    /// A usage error about these arguments, carrying the command's usage line.
+    public func usageError(_ message: String) -> CLIError {
+        .usage(message, of: configuration)
+    }
+}
+
+/// The options every command accepts, anywhere on the line; each defaults to an environment variable (SPEC §5).
+public struct GlobalOptions: Sendable, Equatable {
+    /// The server's base URL: `--server`, else `FLAGCTL_SERVER`.
+    public var server: String?
+    /// The admin token: `--token`, else `FLAGCTL_TOKEN`. Never printed.
+    public var token: String?
+    /// The flag set to work on: `--set`, else `FLAGCTL_SET`.
+    public var set: String?
+    /// JSON output for scripts instead of tables for people.
+    public var json: Bool
+
+    /// Creates global options.
+    public init(server: String? = nil, token: String? = nil, set: String? = nil, json: Bool = false) {
+        self.server = server
+        self.token = token
+        self.set = set
+        self.json = json
+    }
+
+    /// The declarations, for the parser and the help screens.
+    static let options: [Option] = [
+        .value("server", "URL", help: "FlagServer base URL (default: $FLAGCTL_SERVER)"),
+        .value("token", "TOKEN", help: "admin token (default: $FLAGCTL_TOKEN)"),
+        .value("set", "NAME", help: "flag set to work on (default: $FLAGCTL_SET)"),
+        .flag("json", help: "print JSON for scripts instead of tables for people"),
+    ]
+
+    /// The environment variable each valued global option falls back to.
+    static let environmentNames = ["server": "FLAGCTL_SERVER", "token": "FLAGCTL_TOKEN", "set": "FLAGCTL_SET"]
+}
+
+/// What a command line asks for.
+public enum Invocation {
+    /// Run a command with its arguments.
+    case run(any Command.Type, ParsedArguments, GlobalOptions)
+    /// Print the help of a command, or of `flagctl` itself when `nil`.
+    case help(CommandConfiguration?)
+}

@@ -1,0 +1,74 @@
+/// How `flagctl` ends (SPEC §5): 0 done, 1 failed, 2 usage error, 3 conflict.
+public struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The process exit status.
+    public let rawValue: Int32
+    /// Creates an exit code from a process status.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// The command did what was asked.
+    public static let success = ExitCode(rawValue: 0)
+    /// The command ran and failed, or found problems (`lint`); stderr names what to fix.
+    public static let failure = ExitCode(rawValue: 1)
+    /// The command line is wrong: unknown command or option, a missing value, a value of the wrong form.
+    public static let usage = ExitCode(rawValue: 2)
+    /// Someone changed the flag set meanwhile (online commands).
+    public static let conflict = ExitCode(rawValue: 3)
+
+    /// The status as a number.
+    public var description: String { String(rawValue) }
+}
+
+/// Why a command could not do what it was asked: the message for stderr and the exit code it ends with.
+///
+/// A usage error also carries the usage line of the command it concerns, so that the user sees at once what the
+/// command accepts.
+public struct CLIError: Error, Sendable, CustomStringConvertible {
+    private enum Code: Sendable {
+        /// The command line is wrong; the usage line and the command whose help to suggest.
+        case usage(usage: String, helpCommand: String)
+        /// The command ran and failed.
+        case failure
+    }
+
+    private let code: Code
+    /// What is wrong, in one line, naming the argument, file or flag at fault.
+    public let message: String
+
+    private init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// A usage error for `configuration`'s command, or for `flagctl` itself when `nil`.
+    public static func usage(_ message: String, of configuration: CommandConfiguration?) -> CLIError {
+        let usage = configuration?.usage ?? FlagCTL.usage
+        let helpCommand = configuration.map { "flagctl \($0.name) --help" } ?? "flagctl --help"
+        return CLIError(.usage(usage: usage, helpCommand: helpCommand), message)
+    }
+
+    /// A failure: the command line was fine but the command could not do its work.
+    public static func failure(_ message: String) -> CLIError {
+        CLIError(.failure, message)
+    }
+
+    /// The exit code the process ends with.
+    public var exitCode: ExitCode {
+        switch code {
+        case .usage: .usage
+        case .failure: .failure
+        }
+    }
+
+    /// The lines written to stderr: the message, and for usage errors the usage line and where to find help.
+    public var diagnostic: [String] {
+        switch code {
+        case .usage(let usage, let helpCommand):
+            ["error: \(message)", "usage: \(usage)", "See '\(helpCommand)'."]
+        case .failure:
+            ["error: \(message)"]
+        }
+    }
+
+    /// The diagnostic lines joined.
+    public var description: String { diagnostic.joined(separator: "\n") }
+}
