@@ -176,7 +176,7 @@ extension Compiler {
     private mutating func check(_ value: JSONValue, of type: FlagType, at path: @autoclosure () -> String) {
         if case .unknown = type { return }
         if !value.conforms(to: type) {
-            report(path(), "expected a \(type.name) value, found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
+            report(path(), "expected a value of type \(type.name), found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
         }
     }
 }

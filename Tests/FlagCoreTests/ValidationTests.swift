@@ -140,6 +140,6 @@ struct ValidationTests {
 
     @Test func problemsReadMessagesNameTheFix() throws {
         let found = try problems(Fixtures.set(flag: #"{"type":"bool","default":"yes"}"#))
-        #expect(found.first?.description == #"flags.f.default: expected a bool value, found "yes""#)
+        #expect(found.first?.description == #"flags.f.default: expected a value of type bool, found "yes""#)
     }
 }
