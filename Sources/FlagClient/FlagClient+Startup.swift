@@ -1,0 +1,57 @@
+import FlagCore
+import Foundation
+
+extension FlagClient {
+    /// Opens the cache, or returns `nil` (logged) when there is none configured or it cannot be created.
+    static func openCache(
+        _ configuration: Configuration, now: Date, log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
+    ) -> FlagCache? {
+        guard let directory = configuration.cacheDirectory else { return nil }
+        do {
+            return try FlagCache.open(directory: directory, now: now, log: log)
+        } catch {
+            log(.error, "no flag cache: \(error); serving defaults and the network only")
+            return nil
+        }
+    }
+
+    /// The set to start with: the cached document (indexed, decoded per flag on first use), else the bootstrap
+    /// document (validated, then cached), else nothing.
+    static func loadSet(
+        _ configuration: Configuration, cache: FlagCache?, now: Date,
+        log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
+    ) -> (cached: FlagCache.Document?, source: (any EvaluationSource)?, state: ClientState, model: FlagSet?) {
+        if let cache {
+            do {
+                if let document = try cache.document(set: configuration.set) {
+                    let index = try DocumentIndex(document.bytes)
+                    if index.name == configuration.set, index.version >= 1 {
+                        return (document, LazySource(index: index), .cached(version: index.version), nil)
+                    }
+                    log(.warning, "the cached document is not a document of set '\(configuration.set)'; ignored")
+                }
+            } catch {
+                log(.warning, "could not read the cached document (\(error)); serving defaults until a download")
+            }
+        }
+        if let bootstrap = configuration.bootstrap {
+            do {
+                let compiled = try Documents.validate(bootstrap, set: configuration.set)
+                if let cache {
+                    do {
+                        try cache.store(
+                            set: configuration.set,
+                            document: FlagCache.Document(version: compiled.version, etag: nil, bytes: bootstrap),
+                            now: now)
+                    } catch {
+                        log(.warning, "could not cache the bootstrap document: \(error)")
+                    }
+                }
+                return (nil, CompiledSource(compiled), .cached(version: compiled.version), compiled.flagSet)
+            } catch {
+                log(.error, "the bootstrap document is unusable: \(error)")
+            }
+        }
+        return (nil, nil, .defaultsOnly, nil)
+    }
+}
