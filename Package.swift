@@ -30,7 +30,7 @@ let package = Package(
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
         // Speed figures for BENCHMARKS.md.
-        .executableTarget(name: "flagbench", dependencies: ["FlagCore"]),
+        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
         .testTarget(name: "FlagClientTests", dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite"]),

@@ -20,13 +20,16 @@ public struct FlagKey<Value: Sendable>: Sendable {
     /// The default as JSON, for evaluation (`.null` for Decodable values, whose default is never converted).
     let defaultJSON: JSONValue
     /// Converts a served JSON value to `Value`; `nil` when it is not one.
-    let convert: @Sendable (JSONValue) -> Value?
+    @usableFromInline let convert: @Sendable (JSONValue) -> Value?
+    /// `name.hashValue`, computed once: a frozen read then hashes one integer instead of the whole name.
+    @usableFromInline let nameHash: Int
     /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue).
-    let isPrimitive: Bool
+    @usableFromInline let isPrimitive: Bool
 
     init(name: String, default value: Value, type: FlagType, defaultJSON: JSONValue, isPrimitive: Bool,
          convert: @escaping @Sendable (JSONValue) -> Value?) {
         self.name = name
+        self.nameHash = name.hashValue
         self.defaultValue = value
         self.type = type
         self.defaultJSON = defaultJSON

@@ -51,6 +51,9 @@ final class OverrideStore: Sendable {
         return OverrideStore(fileAndEnvironment: overrides, api: api, log: log)
     }
 
+    /// Whether any override is set (valid or not).
+    var isActive: Bool { table.withLockedValue { !$0.merged.isEmpty } }
+
     /// The overriding detail for `key`, or `nil` when it has none (or a bad one).
     func detail<Value>(for key: FlagKey<Value>) -> EvaluationDetail<Value>? {
         guard let raw = table.withLockedValue({ $0.merged.isEmpty ? nil : $0.merged[key.name] }) else { return nil }

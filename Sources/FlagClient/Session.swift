@@ -17,18 +17,60 @@ public final class FlagSession: FeatureFlags, Sendable {
         var killed = false
     }
 
+    /// A flag name with its hash computed once (by its `FlagKey`), for the frozen-read table.
+    @usableFromInline
+    struct HashedName: Hashable, Sendable {
+        let name: String
+        let hash: Int
+
+        @usableFromInline
+        init(_ name: String, hash: Int) {
+            self.name = name
+            self.hash = hash
+        }
+
+        @usableFromInline
+        static func == (lhs: HashedName, rhs: HashedName) -> Bool { lhs.hash == rhs.hash && lhs.name == rhs.name }
+
+        @usableFromInline
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    }
+
+    /// The frozen details, and beside them just the values, so that a frozen read copies one small enum.
+    struct FrozenTable: Sendable {
+        private(set) var details: [String: Frozen] = [:]
+        private(set) var values: [HashedName: FrozenLookup] = [:]
+
+        init(_ details: [String: EvaluationDetail<JSONValue>]) {
+            for (name, detail) in details { self[name] = Frozen(detail: detail, killed: detail.reason == .disabled) }
+        }
+
+        subscript(name: String) -> Frozen? {
+            get { details[name] }
+            set {
+                details[name] = newValue
+                let key = HashedName(name, hash: name.hashValue)
+                guard let newValue else {
+                    values[key] = nil
+                    return
+                }
+                values[key] = newValue.detail.errorCode == nil ? .value(newValue.detail.value) : .fallback
+            }
+        }
+    }
+
     /// The persisted session's id, or `nil` for a session that lives in memory only.
     public let id: String?
     /// Who the flags are evaluated for.
     public let context: EvaluationContext
     private let core: ClientCore
-    private let frozen: LockedBox<[String: Frozen]>
+    private let frozen: LockedBox<FrozenTable>
 
     init(core: ClientCore, id: String?, context: EvaluationContext, frozen: [String: EvaluationDetail<JSONValue>]) {
         self.core = core
         self.id = id
         self.context = context
-        self.frozen = LockedBox(frozen.mapValues { Frozen(detail: $0, killed: $0.reason == .disabled) })
+        self.frozen = LockedBox(FrozenTable(frozen))
         core.register(self)
     }
 
@@ -37,15 +79,42 @@ public final class FlagSession: FeatureFlags, Sendable {
     }
 
     /// The flag's value: its local override, its frozen value, or (at the first read) its evaluation. Never throws.
+    @inlinable
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
-        if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden.value }
+        // Inlined into the caller so that a frozen read of a Bool, Int, Double or String touches no generic
+        // metadata: the lookup itself is not generic.
         if key.isPrimitive {
-            let entry = frozen.withLockedValue { $0[key.name] }
-            if let entry {
-                if entry.detail.errorCode == nil, let value = key.convert(entry.detail.value) { return value }
-                return key.defaultValue
+            switch frozenValue(HashedName(key.name, hash: key.nameHash)) {
+            case .value(let json): return key.convert(json) ?? key.defaultValue
+            case .fallback: return key.defaultValue
+            case .missing: break
             }
         }
+        return readValue(key)
+    }
+
+    /// What a frozen read found.
+    @usableFromInline
+    enum FrozenLookup: Sendable {
+        /// The frozen value.
+        case value(JSONValue)
+        /// The frozen evaluation failed: the caller's default.
+        case fallback
+        /// Not frozen yet, or a local override may apply: take the full path.
+        case missing
+    }
+
+    /// The frozen value of the flag `name`, without copying the rest of its detail.
+    @usableFromInline
+    func frozenValue(_ name: HashedName) -> FrozenLookup {
+        if let overrides = core.overrides, overrides.isActive { return .missing }
+        return frozen.withLockedValue { $0.values[name] ?? .missing }
+    }
+
+    /// The full path of `value(_:)`: overrides, then the frozen detail or a first evaluation.
+    @usableFromInline
+    func readValue<Value>(_ key: FlagKey<Value>) -> Value {
+        if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden.value }
         return freeze(key).value
     }
 
