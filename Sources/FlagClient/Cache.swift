@@ -22,6 +22,8 @@ final class FlagCache: Sendable {
         var version: Int
         var etag: String?
         var bytes: [UInt8]
+        /// `DocumentIndex.encoded()` of `bytes`, when known.
+        var index: [UInt8]?
     }
 
     static let migrator = SQLiteMigrator([
@@ -40,6 +42,9 @@ final class FlagCache: Sendable {
                 CREATE TABLE local_override (set_name TEXT NOT NULL, flag TEXT NOT NULL, value TEXT NOT NULL,
                     PRIMARY KEY (set_name, flag));
                 """),
+        SQLiteMigration(
+            version: 2, name: "byte ranges of each cached flag",
+            script: "ALTER TABLE flag_set_cache ADD COLUMN flag_index BLOB"),
     ])
 
     /// Opens the cache in `directory`, checking it with `quick_check`. A file that cannot be opened, fails the
@@ -83,9 +88,11 @@ final class FlagCache: Sendable {
     func document(set: String) throws -> Document? {
         try database.read { db in
             try db.queryFirst(
-                "SELECT version, etag, document FROM flag_set_cache WHERE set_name = ?", [.text(set)]
+                "SELECT version, etag, document, flag_index FROM flag_set_cache WHERE set_name = ?", [.text(set)]
             ) { row in
-                Document(version: try row.int(0), etag: try row.optionalText(1), bytes: try row.blob(2))
+                Document(
+                    version: try row.int(0), etag: try row.optionalText(1), bytes: try row.blob(2),
+                    index: try row.optionalBlob(3))
             }
         }
     }
@@ -95,12 +102,13 @@ final class FlagCache: Sendable {
         try database.write { db in
             try db.execute(
                 """
-                INSERT INTO flag_set_cache (set_name, version, etag, document, stored_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO flag_set_cache (set_name, version, etag, document, stored_at, flag_index)
+                VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (set_name) DO UPDATE SET version = excluded.version, etag = excluded.etag,
-                    document = excluded.document, stored_at = excluded.stored_at
+                    document = excluded.document, stored_at = excluded.stored_at, flag_index = excluded.flag_index
                 """,
                 [.text(set), .init(document.version), .init(document.etag), .blob(document.bytes),
-                 .real(now.timeIntervalSince1970)])
+                 .real(now.timeIntervalSince1970), .init(document.index)])
         }
     }
 }

@@ -93,7 +93,7 @@ final class LazySource: EvaluationSource {
     func compiled(for key: String) -> CompiledFlagSet {
         if let done = compiledFlags.withLockedValue({ $0[key] }) { return done }
         var set = cohorts()
-        if let bytes = index.flags[key] {
+        if let bytes = index.flag(key) {
             do {
                 let (flag, problems) = try Flag.decode(bytes, key: key)
                 if let flag { set.flags[key] = flag } else { set.unreadableFlags[key] = problems }
@@ -109,12 +109,13 @@ final class LazySource: EvaluationSource {
     private func cohorts() -> FlagSet {
         if let done = cohortSet.withLockedValue({ $0 }) { return done }
         var set = FlagSet(name: index.name, version: index.version, updatedAt: nil, schema: index.schema)
-        var writer = JSONWriter(reservingCapacity: index.cohorts.count + 64)
+        let cohorts = index.cohorts
+        var writer = JSONWriter(reservingCapacity: cohorts.count + 64)
         writer.beginObject()
         writer.key("schema")
         writer.int(index.schema)
         writer.key("cohorts")
-        writer.raw(index.cohorts)
+        writer.raw(cohorts)
         writer.endObject()
         do {
             let decoded = try FlagSet.decode(writer.bytes)
@@ -127,39 +128,5 @@ final class LazySource: EvaluationSource {
         }
         cohortSet.withLockedValue { $0 = set }
         return set
-    }
-}
-
-/// The header of a flag-set document and the raw bytes of each flag and of the cohorts, found in one pass.
-struct DocumentIndex: Sendable {
-    var schema = FlagSet.currentSchema
-    var name = ""
-    var version = 0
-    var cohorts: [UInt8] = Array("{}".utf8)
-    var flags: [String: [UInt8]] = [:]
-
-    /// Indexes `bytes`. Throws `JSONError` when the document is not a JSON object.
-    init(_ bytes: [UInt8]) throws {
-        try JSONReader.read(bytes) { reader in
-            guard try reader.peek() == .object else { throw reader.error("a flag set must be a JSON object") }
-            try reader.readObject { reader, field in
-                switch field {
-                case "schema":
-                    if case .int(let value) = try reader.readValue() { schema = Int(clamping: value) }
-                case "set":
-                    if case .string(let value) = try reader.readValue() { name = value }
-                case "version":
-                    if case .int(let value) = try reader.readValue() { version = Int(clamping: value) }
-                case "cohorts": cohorts = try reader.readRawValue()
-                case "flags":
-                    guard try reader.peek() == .object else {
-                        try reader.skipValue()
-                        return
-                    }
-                    try reader.readObject { reader, key in flags[key] = try reader.readRawValue() }
-                default: try reader.skipValue()
-                }
-            }
-        }
     }
 }

@@ -24,8 +24,10 @@ extension FlagClient {
         if let cache {
             do {
                 if let document = try cache.document(set: configuration.set) {
-                    let index = try DocumentIndex(document.bytes)
-                    if index.name == configuration.set, index.version >= 1 {
+                    // The stored ranges spare scanning the JSON; a missing or damaged index is rebuilt by a scan.
+                    let stored = document.index.flatMap { DocumentIndex(bytes: document.bytes, encodedIndex: $0) }
+                    let index = try stored ?? DocumentIndex(scanning: document.bytes)
+                    if index.name == configuration.set, index.version == document.version, index.version >= 1 {
                         return (document, LazySource(index: index), .cached(version: index.version), nil)
                     }
                     log(.warning, "the cached document is not a document of set '\(configuration.set)'; ignored")
@@ -41,7 +43,9 @@ extension FlagClient {
                     do {
                         try cache.store(
                             set: configuration.set,
-                            document: FlagCache.Document(version: compiled.version, etag: nil, bytes: bootstrap),
+                            document: FlagCache.Document(
+                                version: compiled.version, etag: nil, bytes: bootstrap,
+                                index: try DocumentIndex(scanning: bootstrap).encoded()),
                             now: now)
                     } catch {
                         log(.warning, "could not cache the bootstrap document: \(error)")

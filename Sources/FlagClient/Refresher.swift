@@ -129,8 +129,10 @@ actor Refresher {
     func store(_ bytes: [UInt8], version: Int) {
         guard let cache = core.cache else { return }
         do {
+            let index = try DocumentIndex(scanning: bytes).encoded()
             try cache.store(
-                set: setName, document: FlagCache.Document(version: version, etag: etag, bytes: bytes), now: core.now())
+                set: setName, document: FlagCache.Document(version: version, etag: etag, bytes: bytes, index: index),
+                now: core.now())
         } catch {
             core.log(.warning, "could not cache set '\(setName)' v\(version): \(error)")
         }

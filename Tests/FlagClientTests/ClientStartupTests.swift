@@ -103,7 +103,7 @@ import Testing
     @Test func lazyCachedSetEvaluatesLikeTheCompiledSet() async throws {
         let set = try FlagSet.decode(Array(Self.targetedSet.utf8))
         let bytes = set.encoded()
-        let lazy = LazySource(index: try DocumentIndex(bytes))
+        let lazy = LazySource(index: try DocumentIndex(scanning: bytes))
         let compiled = CompiledSource(CompiledFlagSet(set))
         let now = Docs.start
         for unit in ["u-1", "u-2", "beta-1", "qa-1"] {
@@ -118,6 +118,45 @@ import Testing
             }
         }
         #expect(lazy.version == 3)
+    }
+
+    @Test func storedIndexReadsBackTheSameRanges() throws {
+        let bytes = try FlagSet.decode(Array(Self.targetedSet.utf8)).encoded()
+        let scanned = try DocumentIndex(scanning: bytes)
+        let stored = try #require(DocumentIndex(bytes: bytes, encodedIndex: scanned.encoded()))
+        #expect(stored.name == "ios-prod")
+        #expect(stored.version == 3)
+        #expect(stored.schema == 1)
+        #expect(stored.cohorts == scanned.cohorts)
+        for key in ["new-checkout", "limit"] {
+            #expect(stored.flag(key) == scanned.flag(key))
+            let flag = try Flag.decode(try #require(stored.flag(key)), key: key)
+            #expect(flag.flag != nil)
+        }
+        #expect(stored.flag("missing") == nil)
+    }
+
+    @Test(arguments: [0, 1, 5, 20])
+    func damagedStoredIndexIsRejected(_ cut: Int) throws {
+        let bytes = try FlagSet.decode(Array(Self.targetedSet.utf8)).encoded()
+        let encoded = try DocumentIndex(scanning: bytes).encoded()
+        #expect(DocumentIndex(bytes: bytes, encodedIndex: Array(encoded.dropLast(cut + 1))) == nil)
+        // Ranges beyond the document are rejected too.
+        #expect(DocumentIndex(bytes: Array(bytes.prefix(10)), encodedIndex: encoded) == nil)
+    }
+
+    @Test func launchUsesTheStoredIndex() async throws {
+        try await withTemporaryDirectory { directory in
+            let bytes = try FlagSet.decode(Array(Self.targetedSet.utf8)).encoded()
+            let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
+            let index = try DocumentIndex(scanning: bytes).encoded()
+            try cache.store(
+                set: "ios-prod", document: .init(version: 3, etag: nil, bytes: bytes, index: index), now: Docs.start)
+            let client = try makeClient(directory: directory, transport: ScriptedTransport(), refresh: .off)
+            #expect(client.state == .cached(version: 3))
+            #expect(client.session(unitID: "qa-1").detail(.newCheckout).variant == "override:qa")
+            client.shutdown()
+        }
     }
 
     @Test func invalidConfigurationThrows() {
