@@ -1,45 +1,41 @@
 #if canImport(Darwin)
     import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
+#else
+    import Synchronization
 #endif
 
 /// A value behind a lock, for the hot synchronous paths (a session's frozen values, the current flag set).
 ///
-/// `Synchronization.Mutex` would do, but needs macOS 15 / iOS 18 and the package supports macOS 13 / iOS 16; this is
-/// `os_unfair_lock` on Apple platforms and a `pthread_mutex_t` elsewhere, as swift-nio's `NIOLock` does.
-final class LockedBox<Value>: @unchecked Sendable {
-    // @unchecked Sendable is safe: `value` is only touched inside `withLockedValue`, which holds `lock`; the lock
-    // lives in memory allocated once and never moved.
+/// On Linux this is `Synchronization.Mutex` (a futex: one atomic operation to lock when uncontended). On Apple
+/// platforms `Mutex` needs macOS 15 / iOS 18 while the package supports macOS 13 / iOS 16, so it is
+/// `os_unfair_lock`, as swift-nio's `NIOLock` does.
+final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable is safe: the value is only reachable inside `withLockedValue`, which holds the lock; on
+    // Apple platforms the lock lives in memory allocated once and never moved.
     #if canImport(Darwin)
         private let lock: UnsafeMutablePointer<os_unfair_lock>
+        private var value: Value
     #else
-        private let lock: UnsafeMutablePointer<pthread_mutex_t>
+        private let mutex: Mutex<Value>
     #endif
-    private var value: Value
 
     /// A box holding `value`.
     init(_ value: Value) {
-        self.value = value
         #if canImport(Darwin)
+            self.value = value
             lock = .allocate(capacity: 1)
             lock.initialize(to: os_unfair_lock())
         #else
-            lock = .allocate(capacity: 1)
-            lock.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(lock, nil)
+            mutex = Mutex(value)
         #endif
     }
 
-    deinit {
-        #if !canImport(Darwin)
-            pthread_mutex_destroy(lock)
-        #endif
-        lock.deinitialize(count: 1)
-        lock.deallocate()
-    }
+    #if canImport(Darwin)
+        deinit {
+            lock.deinitialize(count: 1)
+            lock.deallocate()
+        }
+    #endif
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
@@ -47,10 +43,9 @@ final class LockedBox<Value>: @unchecked Sendable {
         #if canImport(Darwin)
             os_unfair_lock_lock(lock)
             defer { os_unfair_lock_unlock(lock) }
+            return try body(&value)
         #else
-            pthread_mutex_lock(lock)
-            defer { pthread_mutex_unlock(lock) }
+            return try mutex.withLock { value in try body(&value) }
         #endif
-        return try body(&value)
     }
 }

@@ -17,29 +17,10 @@ public final class FlagSession: FeatureFlags, Sendable {
         var killed = false
     }
 
-    /// A flag name with its hash computed once (by its `FlagKey`), for the frozen-read table.
-    @usableFromInline
-    struct HashedName: Hashable, Sendable {
-        let name: String
-        let hash: Int
-
-        @usableFromInline
-        init(_ name: String, hash: Int) {
-            self.name = name
-            self.hash = hash
-        }
-
-        @usableFromInline
-        static func == (lhs: HashedName, rhs: HashedName) -> Bool { lhs.hash == rhs.hash && lhs.name == rhs.name }
-
-        @usableFromInline
-        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
-    }
-
     /// The frozen details, and beside them just the values, so that a frozen read copies one small enum.
     struct FrozenTable: Sendable {
         private(set) var details: [String: Frozen] = [:]
-        private(set) var values: [HashedName: FrozenLookup] = [:]
+        private(set) var values = FrozenValues()
 
         init(_ details: [String: EvaluationDetail<JSONValue>]) {
             for (name, detail) in details { self[name] = Frozen(detail: detail, killed: detail.reason == .disabled) }
@@ -49,12 +30,11 @@ public final class FlagSession: FeatureFlags, Sendable {
             get { details[name] }
             set {
                 details[name] = newValue
-                let key = HashedName(name, hash: name.hashValue)
                 guard let newValue else {
-                    values[key] = nil
+                    values.set(name, .missing)
                     return
                 }
-                values[key] = newValue.detail.errorCode == nil ? .value(newValue.detail.value) : .fallback
+                values.set(name, newValue.detail.errorCode == nil ? .value(newValue.detail.value) : .fallback)
             }
         }
     }
@@ -84,7 +64,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         // Inlined into the caller so that a frozen read of a Bool, Int, Double or String touches no generic
         // metadata: the lookup itself is not generic.
         if key.isPrimitive {
-            switch frozenValue(HashedName(key.name, hash: key.nameHash)) {
+            switch frozenValue(key.name, hash: key.nameHash) {
             case .value(let json): return key.convert(json) ?? key.defaultValue
             case .fallback: return key.defaultValue
             case .missing: break
@@ -93,22 +73,11 @@ public final class FlagSession: FeatureFlags, Sendable {
         return readValue(key)
     }
 
-    /// What a frozen read found.
-    @usableFromInline
-    enum FrozenLookup: Sendable {
-        /// The frozen value.
-        case value(JSONValue)
-        /// The frozen evaluation failed: the caller's default.
-        case fallback
-        /// Not frozen yet, or a local override may apply: take the full path.
-        case missing
-    }
-
     /// The frozen value of the flag `name`, without copying the rest of its detail.
     @usableFromInline
-    func frozenValue(_ name: HashedName) -> FrozenLookup {
+    func frozenValue(_ name: String, hash: Int) -> FrozenLookup {
         if let overrides = core.overrides, overrides.isActive { return .missing }
-        return frozen.withLockedValue { $0.values[name] ?? .missing }
+        return frozen.withLockedValue { $0.values.find(name, hash: hash) }
     }
 
     /// The full path of `value(_:)`: overrides, then the frozen detail or a first evaluation.

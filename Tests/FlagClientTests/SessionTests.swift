@@ -165,3 +165,30 @@ import Testing
         client.shutdown()
     }
 }
+
+@Suite struct FrozenValuesTests {
+    @Test func findsEveryNameSetAndNothingElse() {
+        var table = FlagSession.FrozenValues()
+        #expect(table.find("a", hash: "a".hashValue) == .missing)
+        for index in 0..<1000 { table.set("flag-\(index)", .value(.int(Int64(index)))) }
+        table.set("flag-7", .fallback)
+        for index in 0..<1000 where index != 7 {
+            let name = "flag-\(index)"
+            #expect(table.find(name, hash: name.hashValue) == .value(.int(Int64(index))))
+        }
+        #expect(table.find("flag-7", hash: "flag-7".hashValue) == .fallback)
+        #expect(table.find("flag-1000", hash: "flag-1000".hashValue) == .missing)
+        // A wrong hash never finds another name's value.
+        #expect(table.find("flag-1", hash: "flag-2".hashValue) == .missing)
+    }
+}
+
+extension FlagSession.FrozenLookup: Equatable {
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.value(let a), .value(let b)): a == b
+        case (.fallback, .fallback), (.missing, .missing): true
+        default: false
+        }
+    }
+}
