@@ -16,9 +16,9 @@ public struct FlagKey<Value: Sendable>: Sendable {
     /// The value served when the flag is missing, of another type, broken, or no set is available.
     public let defaultValue: Value
     /// The flag type this key expects in the set.
-    let type: FlagType
+    @usableFromInline let type: FlagType
     /// The default as JSON, for evaluation (`.null` for Decodable values, whose default is never converted).
-    let defaultJSON: JSONValue
+    @usableFromInline let defaultJSON: JSONValue
     /// Converts a served JSON value to `Value`; `nil` when it is not one.
     @usableFromInline let convert: @Sendable (JSONValue) -> Value?
     /// `name.hashValue`, computed once: a frozen read then hashes one integer instead of the whole name.

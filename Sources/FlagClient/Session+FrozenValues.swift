@@ -12,59 +12,92 @@ extension FlagSession {
         case missing
     }
 
-    /// The frozen values by flag name, in an open-addressing table probed with the hash that the `FlagKey`
-    /// computed once: a frozen read compares integers and then one name, and never runs a hasher.
-    struct FrozenValues: Sendable {
-        /// 0 marks an empty slot; real hashes of 0 are stored as 1.
-        private var hashes: [Int] = []
-        private var names: [String] = []
-        private var values: [FrozenLookup] = []
+    /// One frozen flag: its whole detail, and the decoded value of a `Decodable` key so that it decodes once.
+    final class Frozen: Sendable {
+        let detail: EvaluationDetail<JSONValue>
+        let typed: (any Sendable)?
+        /// Set by a kill: a later restore does not undo it in this session.
+        let killed: Bool
+
+        init(detail: EvaluationDetail<JSONValue>, typed: (any Sendable)? = nil, killed: Bool = false) {
+            self.detail = detail
+            self.typed = typed
+            self.killed = killed
+        }
+
+        var lookup: FrozenLookup { detail.errorCode == nil ? .value(detail.value) : .fallback }
+    }
+
+    /// The frozen flags by name, in one open-addressing array probed with the hash that the `FlagKey` computed
+    /// once: a frozen read compares integers and then one name, never runs a hasher, and copies one small enum.
+    struct FrozenTable: Sendable {
+        struct Slot: Sendable {
+            /// 0 marks an empty slot; real hashes of 0 are stored as 1.
+            var hash = 0
+            var name = ""
+            var value = FrozenLookup.missing
+            var frozen: Frozen?
+        }
+
+        private var slots: [Slot] = []
         private var count = 0
+
+        init(_ details: [String: EvaluationDetail<JSONValue>]) {
+            for (name, detail) in details { self[name] = Frozen(detail: detail, killed: detail.reason == .disabled) }
+        }
 
         static func normalized(_ hash: Int) -> Int { hash == 0 ? 1 : hash }
 
         /// The value frozen for `name`, whose `hashValue` is `hash`.
         @inline(__always)
         func find(_ name: String, hash: Int) -> FrozenLookup {
-            guard !hashes.isEmpty else { return .missing }
-            let hash = Self.normalized(hash)
-            let mask = hashes.count - 1
+            guard let index = index(of: name, hash: Self.normalized(hash)) else { return .missing }
+            return slots[index].value
+        }
+
+        /// The frozen entry of `name`.
+        subscript(name: String) -> Frozen? {
+            get { index(of: name, hash: Self.normalized(name.hashValue)).flatMap { slots[$0].frozen } }
+            set {
+                guard let newValue else { return }  // frozen values are replaced, never removed
+                set(name, hash: Self.normalized(name.hashValue), newValue)
+            }
+        }
+
+        /// The names frozen so far.
+        var names: [String] { slots.filter { $0.hash != 0 }.map(\.name) }
+
+        @inline(__always)
+        private func index(of name: String, hash: Int) -> Int? {
+            guard !slots.isEmpty else { return nil }
+            let mask = slots.count - 1
             var index = hash & mask
             while true {
-                let stored = hashes[index]
-                if stored == 0 { return .missing }
-                if stored == hash && names[index] == name { return values[index] }
+                let stored = slots[index].hash
+                if stored == 0 { return nil }
+                if stored == hash && slots[index].name == name { return index }
                 index = (index + 1) & mask
             }
         }
 
-        /// Sets the value for `name`.
-        mutating func set(_ name: String, _ value: FrozenLookup) {
-            if (count + 1) * 2 > hashes.count { grow() }
-            let hash = Self.normalized(name.hashValue)
-            let mask = hashes.count - 1
+        private mutating func set(_ name: String, hash: Int, _ frozen: Frozen) {
+            if (count + 1) * 2 > slots.count { grow() }
+            let mask = slots.count - 1
             var index = hash & mask
-            while hashes[index] != 0 {
-                if hashes[index] == hash && names[index] == name {
-                    values[index] = value
-                    return
-                }
+            while slots[index].hash != 0 && !(slots[index].hash == hash && slots[index].name == name) {
                 index = (index + 1) & mask
             }
-            hashes[index] = hash
-            names[index] = name
-            values[index] = value
-            count += 1
+            if slots[index].hash == 0 { count += 1 }
+            slots[index] = Slot(hash: hash, name: name, value: frozen.lookup, frozen: frozen)
         }
 
         private mutating func grow() {
-            let old = (hashes, names, values)
-            let capacity = max(8, hashes.count * 2)
-            hashes = Array(repeating: 0, count: capacity)
-            names = Array(repeating: "", count: capacity)
-            values = Array(repeating: .missing, count: capacity)
+            let old = slots
+            slots = Array(repeating: Slot(), count: max(8, slots.count * 2))
             count = 0
-            for index in old.0.indices where old.0[index] != 0 { set(old.1[index], old.2[index]) }
+            for slot in old where slot.hash != 0 {
+                if let frozen = slot.frozen { set(slot.name, hash: slot.hash, frozen) }
+            }
         }
     }
 }

@@ -166,18 +166,25 @@ import Testing
     }
 }
 
-@Suite struct FrozenValuesTests {
+@Suite struct FrozenTableTests {
+    func frozen(_ value: JSONValue, error: ErrorCode? = nil) -> FlagSession.Frozen {
+        FlagSession.Frozen(detail: EvaluationDetail(value: value, reason: .static, errorCode: error))
+    }
+
     @Test func findsEveryNameSetAndNothingElse() {
-        var table = FlagSession.FrozenValues()
+        var table = FlagSession.FrozenTable([:])
         #expect(table.find("a", hash: "a".hashValue) == .missing)
-        for index in 0..<1000 { table.set("flag-\(index)", .value(.int(Int64(index)))) }
-        table.set("flag-7", .fallback)
+        for index in 0..<1000 { table["flag-\(index)"] = frozen(.int(Int64(index))) }
+        table["flag-7"] = frozen(.null, error: .typeMismatch)
         for index in 0..<1000 where index != 7 {
             let name = "flag-\(index)"
             #expect(table.find(name, hash: name.hashValue) == .value(.int(Int64(index))))
+            #expect(table[name]?.detail.value == .int(Int64(index)))
         }
         #expect(table.find("flag-7", hash: "flag-7".hashValue) == .fallback)
         #expect(table.find("flag-1000", hash: "flag-1000".hashValue) == .missing)
+        #expect(table["flag-1000"] == nil)
+        #expect(table.names.count == 1000)
         // A wrong hash never finds another name's value.
         #expect(table.find("flag-1", hash: "flag-2".hashValue) == .missing)
     }
