@@ -66,4 +66,40 @@ func benchmarkClient() {
     report("client.frozen-read", frozen / Double(reads) * 1e9, "ns")
     if value { print("(ignore: \(value))") }
     client.shutdown()
+    benchmarkPatchWork(bytes)
+}
+
+/// The work the client does to serve a one-flag patch on a 1,000-flag set (before the background recompile):
+/// read the patch, apply it to the model, compile the changed flag with the cohorts.
+func benchmarkPatchWork(_ bytes: [UInt8]) {
+    guard let model = try? FlagSet.decode(bytes), var flag = model.flags["flag-500"] else { exit(1) }
+    flag.killed = true
+    var writer = JSONWriter()
+    writer.beginObject()
+    writer.key("version")
+    writer.int(2)
+    writer.key("base")
+    writer.int(1)
+    writer.key("flags")
+    writer.beginObject()
+    writer.key(flag.key)
+    writer.raw(flag.encoded())
+    writer.endObject()
+    writer.endObject()
+    let patch = writer.bytes
+    var problems = 0
+    let seconds = best(runs: quick ? 20 : 100) {
+        guard let changes = try? FlagSet.decode(patch) else { return }
+        var next = model
+        next.version = changes.version
+        for (key, changed) in changes.flags { next.flags[key] = changed }
+        var overlay = FlagSet(name: next.name, version: next.version, schema: next.schema)
+        overlay.cohorts = next.cohorts
+        for key in changes.flags.keys { overlay.flags[key] = next.flags[key] }
+        problems = CompiledFlagSet(overlay).problems.count
+    }
+    report("client.patch-one-flag-overlay.1000flags", seconds * 1e6, "µs")
+    let full = best(runs: quick ? 3 : 9) { problems += CompiledFlagSet(model).problems.count }
+    report("client.patch-background-recompile.1000flags", full * 1e3, "ms")
+    if problems != 0 { print("patch benchmark found problems") }
 }
