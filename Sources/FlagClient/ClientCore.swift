@@ -71,7 +71,9 @@ final class ClientCore: Sendable {
             current.state = state
             return (old, changed)
         }
-        if let source, let killed = source.killed, !killed.isEmpty {
+        // Only a new version can kill: the same version in another form (the lazy cached set compiled whole)
+        // changes nothing that sessions saw.
+        if let source, let killed = source.killed, !killed.isEmpty, old?.version != source.version {
             let before = old?.killed ?? [:]
             let newlyKilled = killed.filter { before[$0.key] == nil }
             if !newlyKilled.isEmpty { applyKills(newlyKilled, version: source.version) }
