@@ -86,6 +86,11 @@ public final class FlagClient: Sendable {
     public var updates: AsyncStream<FlagClientUpdate> { core.subscribe() }
 
     /// Waits until a set fresh from the server is in use, or `timeout` passes; `true` when live.
+    ///
+    /// Values are served at once either way; wait only where stale flags must not be shown.
+    /// ```swift
+    /// if await client.ready(timeout: .seconds(2)) == false { log("using cached or default flags") }
+    /// ```
     @discardableResult
     public func ready(timeout: Duration) async -> Bool {
         if case .live = state { return true }
@@ -110,12 +115,21 @@ public final class FlagClient: Sendable {
     }
 
     /// A session living in memory: each flag freezes at its first read.
+    ///
+    /// ```swift
+    /// let session = client.session(unitID: "u-42", attributes: ["country": "DE", "appVersion": "5.3.0"])
+    /// ```
     public func session(unitID: String, attributes: [String: String] = [:]) -> FlagSession {
         FlagSession(core: core, id: nil, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: [:])
     }
 
     /// A persisted session: the same `id` resumes with the same frozen values after a restart, until the session
-    /// TTL (counted from its creation) passes. Without a cache it lives in memory only.
+    /// TTL (counted from its creation) passes. Without a cache it lives in memory only. Reads the cache database
+    /// (no network) on the calling thread.
+    ///
+    /// ```swift
+    /// let session = client.session(id: "checkout-\(order.id)", unitID: user.id, attributes: ["country": "DE"])
+    /// ```
     public func session(id: String, unitID: String, attributes: [String: String] = [:]) -> FlagSession {
         var frozen: [String: EvaluationDetail<JSONValue>] = [:]
         if let cache = core.cache {

@@ -90,6 +90,11 @@ extension Refresher {
             return false
         }
         let version = compiled.version
+        if let current = currentModel, current.version == version, current == compiled.flagSet {
+            // The set in use, sent again (a reconnect without Last-Event-ID): nothing to replace or cache.
+            markLive()
+            return true
+        }
         adopt(compiled.flagSet, etag: newETag ?? "\"\(version)\"")
         core.publish(source: CompiledSource(compiled), state: .live(version: version))
         store(bytes, version: version)
