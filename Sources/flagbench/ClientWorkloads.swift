@@ -7,7 +7,10 @@ import Foundation
 func benchmarkClient() {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagbench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
-    let bytes = benchmarkDocument(flags: 1_000)
+    // The benchmark document plus one flag without targeting, to tell the client's cost from the evaluation's.
+    guard var set = try? FlagSet.decode(benchmarkDocument(flags: 1_000)) else { exit(1) }
+    set.flags["static"] = Flag(key: "static", type: .bool, defaultValue: .bool(true))
+    let bytes = set.encoded()
     var configuration = FlagClient.Configuration(
         server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: directory)
     configuration.refresh = .off
@@ -49,11 +52,23 @@ func benchmarkClient() {
         for index in 0..<count { sessions.append(client.session(unitID: "user-\(index)", attributes: attributes)) }
     }
     report("client.session-creation", creation / Double(count) * 1e9, "ns")
-    let simple = FlagKey("simple", default: false)
+    let simple = FlagKey("static", default: false)
     let firstRead = best(runs: 1) {
         for session in sessions where session.value(simple) { value.toggle() }
     }
-    report("client.first-read.missing-flag", firstRead / Double(count) * 1e9, "ns")
+    report("client.first-read.static-flag", firstRead / Double(count) * 1e9, "ns")
+    let compiledSet = CompiledFlagSet(set)
+    let evaluation = best(runs: 3) {
+        for session in sessions where compiledSet.evaluate(
+            "static", default: false, context: session.context, at: Date(timeIntervalSince1970: 1_795_000_000)
+        ).value { value.toggle() }
+    }
+    report("core.evaluate.static-flag", evaluation / Double(count) * 1e9, "ns")
+    let missing = FlagKey("missing", default: false)
+    let missingRead = best(runs: 1) {
+        for session in sessions where session.value(missing) { value.toggle() }
+    }
+    report("client.first-read.missing-flag", missingRead / Double(count) * 1e9, "ns")
     let targeted = best(runs: 1) {
         for session in sessions where session.value(key) { value.toggle() }
     }
@@ -102,4 +117,26 @@ func benchmarkPatchWork(_ bytes: [UInt8]) {
     let full = best(runs: quick ? 3 : 9) { problems += CompiledFlagSet(model).problems.count }
     report("client.patch-background-recompile.1000flags", full * 1e3, "ms")
     if problems != 0 { print("patch benchmark found problems") }
+}
+
+/// Only sessions and their first read of a flag without targeting, repeated, for profiling.
+func benchmarkFirstReads() {
+    var set = FlagSet(name: "bench", version: 1)
+    set.flags["static"] = Flag(key: "static", type: .bool, defaultValue: .bool(true))
+    var configuration = FlagClient.Configuration(
+        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: nil)
+    configuration.refresh = .off
+    configuration.overridesEnabled = false
+    configuration.bootstrap = set.encoded()
+    guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
+    let key = FlagKey("static", default: false)
+    var count = 0
+    let rounds = quick ? 200 : 2_000
+    let seconds = best(runs: 1) {
+        for round in 0..<rounds {
+            for index in 0..<1_000 where client.session(unitID: "u-\(round)-\(index)").value(key) { count += 1 }
+        }
+    }
+    report("client.session+first-read.static-flag", seconds / Double(rounds * 1_000) * 1e9, "ns")
+    client.shutdown()
 }

@@ -30,6 +30,8 @@ case "decode":
     benchmarkDecoding()
 case "client":
     benchmarkClient()
+case "client-first-read":
+    benchmarkFirstReads()
 case "all":
     benchmarkEvaluation()
     benchmarkDecoding()
