@@ -55,9 +55,11 @@ extension FlagCache {
                         (session_id, flag, value, reason, variant, error_code, version, frozen_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                    [.text(id), .text(key), .blob(writer.bytes), .text(detail.reason.rawValue),
-                     .init(detail.variant), .init(detail.errorCode?.rawValue), .init(detail.version),
-                     .real(now.timeIntervalSince1970)])
+                    [
+                        .text(id), .text(key), .blob(writer.bytes), .text(detail.reason.rawValue),
+                        .init(detail.variant), .init(detail.errorCode?.rawValue), .init(detail.version),
+                        .real(now.timeIntervalSince1970),
+                    ])
             }
         }
     }

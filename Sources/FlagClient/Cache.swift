@@ -107,8 +107,10 @@ final class FlagCache: Sendable {
                 ON CONFLICT (set_name) DO UPDATE SET version = excluded.version, etag = excluded.etag,
                     document = excluded.document, stored_at = excluded.stored_at, flag_index = excluded.flag_index
                 """,
-                [.text(set), .init(document.version), .init(document.etag), .blob(document.bytes),
-                 .real(now.timeIntervalSince1970), .init(document.index)])
+                [
+                    .text(set), .init(document.version), .init(document.etag), .blob(document.bytes),
+                    .real(now.timeIntervalSince1970), .init(document.index),
+                ])
         }
     }
 }

@@ -26,7 +26,9 @@ enum Documents {
         let compiled = CompiledFlagSet(decoded)
         if decoded.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
             throw DocumentRejected(
-                message: "the document v\(decoded.version) is invalid (\(compiled.problems.count) problems), first: \(problem)")
+                message:
+                    "the document v\(decoded.version) is invalid (\(compiled.problems.count) problems), first: \(problem)"
+            )
         }
         return compiled
     }

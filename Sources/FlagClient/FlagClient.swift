@@ -42,7 +42,9 @@ public final class FlagClient: Sendable {
         let cache = Self.openCache(configuration, now: now, log: log)
         let opened = ContinuousClock.now
         let (cached, source, state, model) = Self.loadSet(configuration, cache: cache, now: now, log: log)
-        log(.debug, "cache opened and checked in \(opened - started), set loaded (\(state)) in \(ContinuousClock.now - opened)")
+        log(
+            .debug,
+            "cache opened and checked in \(opened - started), set loaded (\(state)) in \(ContinuousClock.now - opened)")
         var overrides: OverrideStore?
         if configuration.overridesEnabled {
             var api: [String: String] = [:]
@@ -120,7 +122,8 @@ public final class FlagClient: Sendable {
     /// let session = client.session(unitID: "u-42", attributes: ["country": "DE", "appVersion": "5.3.0"])
     /// ```
     public func session(unitID: String, attributes: [String: String] = [:]) -> FlagSession {
-        FlagSession(core: core, id: nil, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: [:])
+        FlagSession(
+            core: core, id: nil, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: [:])
     }
 
     /// A persisted session: the same `id` resumes with the same frozen values after a restart, until the session

@@ -26,8 +26,10 @@ public struct FlagKey<Value: Sendable>: Sendable {
     /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue).
     @usableFromInline let isPrimitive: Bool
 
-    init(name: String, default value: Value, type: FlagType, defaultJSON: JSONValue, isPrimitive: Bool,
-         convert: @escaping @Sendable (JSONValue) -> Value?) {
+    init(
+        name: String, default value: Value, type: FlagType, defaultJSON: JSONValue, isPrimitive: Bool,
+        convert: @escaping @Sendable (JSONValue) -> Value?
+    ) {
         self.name = name
         self.nameHash = name.hashValue
         self.defaultValue = value

@@ -23,7 +23,9 @@ struct OverrideProblem: Sendable, Equatable, CustomStringConvertible {
 enum OverridesParser {
     /// Parses an env file: `key=value` or `FLAG_KEY=value` lines, an optional `export ` prefix, `#` comments and
     /// blank lines. Later lines win over earlier ones. Bad lines are returned as problems and otherwise ignored.
-    static func parseFile(_ text: String, name: String) -> (overrides: [String: RawOverride], problems: [OverrideProblem]) {
+    static func parseFile(_ text: String, name: String) -> (
+        overrides: [String: RawOverride], problems: [OverrideProblem]
+    ) {
         var overrides: [String: RawOverride] = [:]
         var problems: [OverrideProblem] = []
         var number = 0
@@ -94,7 +96,8 @@ enum OverridesParser {
     }
 
     private static func isLowerAlphanumeric(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
     }
 
     /// Reads an override's text as a value of `type`; `nil` with a message when it is not one.

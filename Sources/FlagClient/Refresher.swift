@@ -65,7 +65,8 @@ actor Refresher {
                 return
             }
             if Task.isCancelled { return }
-            machine.record(outcome, now: core.dependencies.now().timeIntervalSince1970, random: core.dependencies.random())
+            machine.record(
+                outcome, now: core.dependencies.now().timeIntervalSince1970, random: core.dependencies.random())
             if case .failed = outcome { markStale() }
             if case .streamEnded = outcome { markStale() }
             if case .badData = outcome { markStale() }

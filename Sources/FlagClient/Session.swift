@@ -46,7 +46,9 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let frozen = freeze(key.name, type: key.type, default: key.defaultJSON) { key.isPrimitive ? nil : key.convert($0) }
+        let frozen = freeze(key.name, type: key.type, default: key.defaultJSON) {
+            key.isPrimitive ? nil : key.convert($0)
+        }
         if !key.isPrimitive, frozen.detail.errorCode == nil, let value = frozen.typed as? Value {
             return frozen.detail.map { _ in value }
         }

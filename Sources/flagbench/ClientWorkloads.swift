@@ -59,7 +59,8 @@ func benchmarkClient() {
     report("client.first-read.static-flag", firstRead / Double(count) * 1e9, "ns")
     let compiledSet = CompiledFlagSet(set)
     let evaluation = best(runs: 3) {
-        for session in sessions where compiledSet.evaluate(
+        for session in sessions
+        where compiledSet.evaluate(
             "static", default: false, context: session.context, at: Date(timeIntervalSince1970: 1_795_000_000)
         ).value { value.toggle() }
     }

@@ -79,12 +79,14 @@ import Testing
         try await withTemporaryDirectory { directory in
             let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
             #expect(try cache.document(set: "ios-prod") == nil)
-            try cache.store(set: "ios-prod", document: .init(version: 1, etag: "\"1\"", bytes: [1, 2]), now: Docs.start)
+            try cache.store(
+                set: "ios-prod", document: .init(version: 1, etag: "\"1\"", bytes: [1, 2]), now: Docs.start)
             try cache.store(set: "ios-prod", document: .init(version: 2, etag: "\"2\"", bytes: [3]), now: Docs.start)
             try cache.store(set: "other", document: .init(version: 9, etag: nil, bytes: [9]), now: Docs.start)
             #expect(try cache.document(set: "ios-prod") == .init(version: 2, etag: "\"2\"", bytes: [3]))
-            #expect(try cache.database.read { db in try db.queryFirst("PRAGMA journal_mode") { try $0.text(0) } }
-                == "wal")
+            #expect(
+                try cache.database.read { db in try db.queryFirst("PRAGMA journal_mode") { try $0.text(0) } }
+                    == "wal")
             #expect(try cache.database.read { db in try db.queryFirst("PRAGMA synchronous") { try $0.int(0) } } == 1)
         }
     }

@@ -18,9 +18,11 @@ import Testing
     @Test func streamDeliversPutAndPatchSplitAcrossWrites() async throws {
         let put = Docs.sse(
             "put", id: 1,
-            String(decoding: Docs.bytes(version: 1, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true)),
-                   as: UTF8.self))
-        let patchText = "event: patch\r\nid: 2\r\ndata: "
+            String(
+                decoding: Docs.bytes(version: 1, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true)),
+                as: UTF8.self))
+        let patchText =
+            "event: patch\r\nid: 2\r\ndata: "
             + Docs.patch(version: 2, base: 1, flags: [Docs.flag("new-checkout", true)]) + "\r\n\r\n"
         let patch = Array(patchText.utf8)
         let server = try ScriptedHTTPServer { request in
@@ -29,8 +31,10 @@ import Testing
             }
             return .init(
                 status: 200, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-cache"],
-                chunks: [Array(put[..<10]), Array(put[10...]), Array(": heartbeat\n".utf8),
-                         Array(patch[..<(patch.count - 3)]), Array(patch[(patch.count - 3)...])],
+                chunks: [
+                    Array(put[..<10]), Array(put[10...]), Array(": heartbeat\n".utf8),
+                    Array(patch[..<(patch.count - 3)]), Array(patch[(patch.count - 3)...]),
+                ],
                 keepOpen: true)
         }
         defer { server.stop() }

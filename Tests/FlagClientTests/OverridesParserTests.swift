@@ -56,8 +56,9 @@ import Testing
         #expect(try OverridesParser.value("2.5", as: .double).get() == .double(2.5))
         #expect(try OverridesParser.value("\"Pay now\"", as: .string).get() == .string("Pay now"))
         #expect(try OverridesParser.value("plain", as: .string).get() == .string("plain"))
-        #expect(try OverridesParser.value("{\"a\":[1,true]}", as: .json).get()
-            == .object(["a": .array([.int(1), .bool(true)])]))
+        #expect(
+            try OverridesParser.value("{\"a\":[1,true]}", as: .json).get()
+                == .object(["a": .array([.int(1), .bool(true)])]))
     }
 
     @Test(arguments: [

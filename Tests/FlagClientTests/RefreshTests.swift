@@ -15,9 +15,17 @@ import Testing
             let client = try makeClient(directory: directory, transport: transport)
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
-            stream.yield(.bytes(Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true)))))
+            stream.yield(
+                .bytes(
+                    Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true))))
+            )
             try await eventually("v7") { client.state == .live(version: 7) }
-            stream.yield(.bytes(Docs.sse("patch", id: 8, Docs.patch(version: 8, base: 7, flags: [Docs.flag("new-checkout", true)], removed: ["dark-mode"]))))
+            stream.yield(
+                .bytes(
+                    Docs.sse(
+                        "patch", id: 8,
+                        Docs.patch(
+                            version: 8, base: 7, flags: [Docs.flag("new-checkout", true)], removed: ["dark-mode"]))))
             try await eventually("v8") { client.state == .live(version: 8) }
             let session = client.session(unitID: "u")
             #expect(session.detail(.newCheckout).value == true)
@@ -43,7 +51,9 @@ import Testing
         stream.yield(eventStreamHead)
         stream.yield(.bytes(Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", false)))))
         try await eventually("v7") { client.state == .live(version: 7) }
-        stream.yield(.bytes(Docs.sse("patch", id: 12, Docs.patch(version: 12, base: 11, flags: [Docs.flag("new-checkout", true)]))))
+        stream.yield(
+            .bytes(
+                Docs.sse("patch", id: 12, Docs.patch(version: 12, base: 11, flags: [Docs.flag("new-checkout", true)]))))
         try await eventually("v12") { client.state == .live(version: 12) }
         #expect(transport.fetches.count == 1)
         #expect(transport.fetches.first?.url.absoluteString == "http://flags.test/v1/sets/ios-prod")
@@ -86,7 +96,8 @@ import Testing
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             // A rule naming a cohort that does not exist: invalid.
-            let invalid = #"{"schema":1,"set":"ios-prod","version":5,"flags":{"new-checkout":{"type":"bool","default":false,"rules":[{"name":"r","cohort":"nope","value":true}]}}}"#
+            let invalid =
+                #"{"schema":1,"set":"ios-prod","version":5,"flags":{"new-checkout":{"type":"bool","default":false,"rules":[{"name":"r","cohort":"nope","value":true}]}}}"#
             stream.yield(.bytes(Docs.sse("put", id: 5, invalid)))
             _ = try await transport.stream(1)  // bad data: reconnect
             let second = try await transport.stream(1)
@@ -186,7 +197,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("Sun, 06 Nov 1994 08:49:37 GMT", "1994-11-06T08:49:37Z"), ("Tue, 01 Dec 2026 23:00:00 GMT", "2026-12-01T23:00:00Z"),
+        ("Sun, 06 Nov 1994 08:49:37 GMT", "1994-11-06T08:49:37Z"),
+        ("Tue, 01 Dec 2026 23:00:00 GMT", "2026-12-01T23:00:00Z"),
     ])
     func httpDates(_ text: String, _ iso: String) {
         #expect(parseHTTPDate(text) == ISO8601.parse(iso))

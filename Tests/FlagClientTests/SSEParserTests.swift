@@ -3,7 +3,8 @@ import Testing
 @testable import FlagClient
 
 @Suite struct SSEParserTests {
-    static let stream = ": hello\nevent: put\nid: 3\ndata: {\"a\":\ndata: 1}\n\n: heartbeat\nretry: 2500\n"
+    static let stream =
+        ": hello\nevent: put\nid: 3\ndata: {\"a\":\ndata: 1}\n\n: heartbeat\nretry: 2500\n"
         + "event: patch\nid: 4\ndata: {}\n\ndata: plain\n\n"
 
     static let expected: [SSEItem] = [

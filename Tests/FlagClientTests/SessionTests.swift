@@ -6,18 +6,30 @@ import Testing
 
 @Suite struct SessionTests {
     /// A client on the scripted stream, live with `bytes` as version `version`.
-    func liveClient(_ directory: URL?, _ transport: ScriptedTransport, clock: TestClock = TestClock(),
-                    _ flags: Flag..., version: Int = 1) async throws -> (FlagClient, ScriptedTransport.Continuation) {
+    func liveClient(
+        _ directory: URL?, _ transport: ScriptedTransport, clock: TestClock = TestClock(),
+        _ flags: Flag..., version: Int = 1
+    ) async throws -> (FlagClient, ScriptedTransport.Continuation) {
         let client = try makeClient(directory: directory, transport: transport, clock: clock)
         let stream = try await transport.stream(0)
         stream.yield(eventStreamHead)
-        stream.yield(.bytes(Docs.sse("put", id: version, String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
+        stream.yield(
+            .bytes(
+                Docs.sse(
+                    "put", id: version,
+                    String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
         try await eventually("live v\(version)") { client.state == .live(version: version) }
         return (client, stream)
     }
 
-    func put(_ stream: ScriptedTransport.Continuation, _ client: FlagClient, version: Int, _ flags: Flag...) async throws {
-        stream.yield(.bytes(Docs.sse("put", id: version, String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
+    func put(_ stream: ScriptedTransport.Continuation, _ client: FlagClient, version: Int, _ flags: Flag...)
+        async throws
+    {
+        stream.yield(
+            .bytes(
+                Docs.sse(
+                    "put", id: version,
+                    String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
         try await eventually("live v\(version)") { client.state == .live(version: version) }
     }
 
@@ -65,7 +77,11 @@ import Testing
             nil, transport, Docs.flag("new-checkout", true), Docs.flag("dark-mode", true), version: 5)
         let session = client.session(unitID: "u-1")
         #expect(session.value(.newCheckout) && session.value(.darkMode))
-        stream.yield(.bytes(Docs.sse("patch", id: 6, Docs.patch(version: 6, base: 5, flags: [Docs.flag("new-checkout", true, killed: true)]))))
+        stream.yield(
+            .bytes(
+                Docs.sse(
+                    "patch", id: 6,
+                    Docs.patch(version: 6, base: 5, flags: [Docs.flag("new-checkout", true, killed: true)]))))
         try await eventually("v6") { client.state == .live(version: 6) }
         #expect(session.detail(.newCheckout).reason == .disabled)
         #expect(session.value(.darkMode) == true)
@@ -85,7 +101,8 @@ import Testing
             // Restart: the set is now v2 with the flag off, but the session resumes its frozen value.
             transport = ScriptedTransport()
             clock.advance(3600)
-            (client, _) = try await liveClient(directory, transport, clock: clock, Docs.flag("new-checkout", false), version: 2)
+            (client, _) = try await liveClient(
+                directory, transport, clock: clock, Docs.flag("new-checkout", false), version: 2)
             session = client.session(id: "s-1", unitID: "u-1", attributes: ["country": "DE"])
             let resumed = session.detail(.newCheckout)
             #expect(resumed.value == true)
@@ -98,7 +115,8 @@ import Testing
 
             // The id was reopened for u-9 above; start it again for u-1 and let the TTL run out.
             transport = ScriptedTransport()
-            (client, _) = try await liveClient(directory, transport, clock: clock, Docs.flag("new-checkout", true), version: 3)
+            (client, _) = try await liveClient(
+                directory, transport, clock: clock, Docs.flag("new-checkout", true), version: 3)
             #expect(client.session(id: "s-3", unitID: "u-1").value(.newCheckout) == true)
             client.core.flushPersistence()
             clock.advance(24 * 3600 - 1)
@@ -151,7 +169,8 @@ import Testing
 
     @Test func decodableJSONValues() async throws {
         let transport = ScriptedTransport()
-        let banner = Flag(key: "banner", type: .json, defaultValue: .object(["title": .string("Hi"), "count": .int(2)]))
+        let banner = Flag(
+            key: "banner", type: .json, defaultValue: .object(["title": .string("Hi"), "count": .int(2)]))
         let broken = Flag(key: "broken", type: .json, defaultValue: .object(["title": .int(1)]))
         let (client, _) = try await liveClient(nil, transport, banner, broken)
         let session = client.session(unitID: "u")
@@ -161,7 +180,9 @@ import Testing
         let bad = session.detail(FlagKey("broken", default: Banner(title: "none", count: 0)))
         #expect(bad.value == Banner(title: "none", count: 0))
         #expect(bad.errorCode == .typeMismatch)
-        #expect(session.value(FlagKey("banner", default: JSONValue.null)) == .object(["title": .string("Hi"), "count": .int(2)]))
+        #expect(
+            session.value(FlagKey("banner", default: JSONValue.null))
+                == .object(["title": .string("Hi"), "count": .int(2)]))
         client.shutdown()
     }
 }

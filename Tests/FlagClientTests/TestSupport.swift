@@ -92,9 +92,11 @@ final class ScriptedTransport: FlagTransport {
         ([], [], []))
     private let handler: @Sendable (TransportRequest) throws -> (TransportHead, [UInt8])
 
-    init(fetch handler: @escaping @Sendable (TransportRequest) throws -> (TransportHead, [UInt8]) = { _ in
-        throw URLErrorStandIn()
-    }) {
+    init(
+        fetch handler: @escaping @Sendable (TransportRequest) throws -> (TransportHead, [UInt8]) = { _ in
+            throw URLErrorStandIn()
+        }
+    ) {
         self.handler = handler
     }
 
@@ -141,7 +143,9 @@ func eventually(_ what: String, _ condition: @escaping @Sendable () async -> Boo
 final class LogSink: Sendable {
     private let box = LockedBox<[FlagClientLogMessage]>([])
     var messages: [FlagClientLogMessage] { box.withLockedValue { $0 } }
-    var logger: @Sendable (FlagClientLogMessage) -> Void { { message in self.box.withLockedValue { $0.append(message) } } }
+    var logger: @Sendable (FlagClientLogMessage) -> Void {
+        { message in self.box.withLockedValue { $0.append(message) } }
+    }
 }
 
 /// A client with test doubles for time, randomness, sleep and transport.
@@ -163,5 +167,6 @@ func makeClient(
 /// Stores `bytes` as the cached document of `ios-prod` in `directory`.
 func seedCache(_ directory: URL, _ bytes: [UInt8], version: Int) throws {
     let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
-    try cache.store(set: "ios-prod", document: .init(version: version, etag: "\"\(version)\"", bytes: bytes), now: Docs.start)
+    try cache.store(
+        set: "ios-prod", document: .init(version: version, etag: "\"\(version)\"", bytes: bytes), now: Docs.start)
 }
