@@ -55,6 +55,19 @@ extension FlagSession {
             return slots[index].value
         }
 
+        /// The frozen entry of `name`, whose `hashValue` is `hash`.
+        func frozen(_ name: String, hash: Int) -> Frozen? {
+            index(of: name, hash: Self.normalized(hash)).flatMap { slots[$0].frozen }
+        }
+
+        /// Freezes `frozen` for `name` unless an entry is there already; returns the entry that stays.
+        mutating func insertIfAbsent(_ name: String, hash: Int, _ frozen: Frozen) -> Frozen {
+            let hash = Self.normalized(hash)
+            if let index = index(of: name, hash: hash), let existing = slots[index].frozen { return existing }
+            set(name, hash: hash, frozen)
+            return frozen
+        }
+
         /// The frozen entry of `name`.
         subscript(name: String) -> Frozen? {
             get { index(of: name, hash: Self.normalized(name.hashValue)).flatMap { slots[$0].frozen } }

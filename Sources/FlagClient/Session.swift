@@ -46,7 +46,7 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let frozen = freeze(key.name, type: key.type, default: key.defaultJSON) {
+        let frozen = freeze(key.name, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
             key.isPrimitive ? nil : key.convert($0)
         }
         if !key.isPrimitive, frozen.detail.errorCode == nil, let value = frozen.typed as? Value {
@@ -61,16 +61,18 @@ public final class FlagSession: FeatureFlags, Sendable {
         if let overrides = core.overrides, overrides.isActive { return .missing }
         let found = frozen.withLockedValue { $0.find(name, hash: hash) }
         if case .missing = found {
-            return freeze(name, type: type, default: fallback, typed: { _ in nil }).lookup
+            return freeze(name, hash: hash, type: type, default: fallback, knownMissing: true, typed: { _ in nil })
+                .lookup
         }
         return found
     }
 
     /// The frozen entry of `name`, evaluating and freezing it at the first read.
     private func freeze(
-        _ name: String, type: FlagType, default fallback: JSONValue, typed: (JSONValue) -> (any Sendable)?
+        _ name: String, hash: Int, type: FlagType, default fallback: JSONValue, knownMissing: Bool = false,
+        typed: (JSONValue) -> (any Sendable)?
     ) -> Frozen {
-        if let entry = frozen.withLockedValue({ $0[name] }) { return entry }
+        if !knownMissing, let entry = frozen.withLockedValue({ $0.frozen(name, hash: hash) }) { return entry }
         let (source, now) = core.sourceAndTime()
         let detail: EvaluationDetail<JSONValue>
         if let source {
@@ -82,12 +84,8 @@ public final class FlagSession: FeatureFlags, Sendable {
         }
         let entry = Frozen(detail: detail, typed: detail.errorCode == nil ? typed(detail.value) : nil)
         // Another thread (or a kill) may have frozen the flag meanwhile: the first stored value wins.
-        let (stored, inserted) = frozen.withLockedValue { values -> (Frozen, Bool) in
-            if let existing = values[name] { return (existing, false) }
-            values[name] = entry
-            return (entry, true)
-        }
-        if inserted, let id, detail.errorCode != .providerNotReady {
+        let stored = frozen.withLockedValue { $0.insertIfAbsent(name, hash: hash, entry) }
+        if stored === entry, let id, detail.errorCode != .providerNotReady {
             core.persist(sessionID: id, values: [(name, detail)])
         }
         return stored
