@@ -72,6 +72,17 @@ final class FlagCache: Sendable {
         }
     }
 
+    /// Closes this cache, moves its files aside and opens a new, empty one: for damage found after opening (a read
+    /// that fails with `SQLITE_CORRUPT` although `quick_check` passed).
+    func rebuilt(now: Date, log: (FlagClientLogMessage.Level, String) -> Void) throws -> FlagCache {
+        try database.close()
+        let aside = try Self.moveAside(path: path, now: now)
+        log(.warning, "flag cache at \(path) is damaged; moved to \(aside) and rebuilt")
+        let database = try SQLiteDatabase(path: path, configuration: .client)
+        try Self.migrator.migrate(database)
+        return FlagCache(database: database, path: path)
+    }
+
     /// Moves `path` and its `-wal` / `-shm` files to `path.corrupt-<seconds>` names; returns the new main path.
     static func moveAside(path: String, now: Date) throws -> String {
         let manager = FileManager.default

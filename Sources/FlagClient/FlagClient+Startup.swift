@@ -1,4 +1,5 @@
 import FlagCore
+import FlagSQLite
 import Foundation
 
 extension FlagClient {
@@ -20,17 +21,28 @@ extension FlagClient {
     static func loadSet(
         _ configuration: Configuration, cache: FlagCache?, now: Date,
         log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
-    ) -> (cached: FlagCache.Document?, source: (any EvaluationSource)?, state: ClientState, model: FlagSet?) {
-        if let cache {
+    ) -> (
+        cache: FlagCache?, cached: FlagCache.Document?, source: (any EvaluationSource)?, state: ClientState,
+        model: FlagSet?
+    ) {
+        var cache = cache
+        if let opened = cache {
             do {
-                if let document = try cache.document(set: configuration.set) {
+                if let document = try opened.document(set: configuration.set) {
                     // The stored ranges spare scanning the JSON; a missing or damaged index is rebuilt by a scan.
                     let stored = document.index.flatMap { DocumentIndex(bytes: document.bytes, encodedIndex: $0) }
                     let index = try stored ?? DocumentIndex(scanning: document.bytes)
                     if index.name == configuration.set, index.version == document.version, index.version >= 1 {
-                        return (document, LazySource(index: index), .cached(version: index.version), nil)
+                        return (cache, document, LazySource(index: index), .cached(version: index.version), nil)
                     }
                     log(.warning, "the cached document is not a document of set '\(configuration.set)'; ignored")
+                }
+            } catch let error as SQLiteError where error.isCorruption {
+                do {
+                    cache = try opened.rebuilt(now: now, log: log)
+                } catch {
+                    log(.error, "no flag cache: the damaged one could not be rebuilt (\(error))")
+                    cache = nil
                 }
             } catch {
                 log(.warning, "could not read the cached document (\(error)); serving defaults until a download")
@@ -51,11 +63,11 @@ extension FlagClient {
                         log(.warning, "could not cache the bootstrap document: \(error)")
                     }
                 }
-                return (nil, CompiledSource(compiled), .cached(version: compiled.version), compiled.flagSet)
+                return (cache, nil, CompiledSource(compiled), .cached(version: compiled.version), compiled.flagSet)
             } catch {
                 log(.error, "the bootstrap document is unusable: \(error)")
             }
         }
-        return (nil, nil, .defaultsOnly, nil)
+        return (cache, nil, nil, .defaultsOnly, nil)
     }
 }

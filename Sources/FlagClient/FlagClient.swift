@@ -39,12 +39,11 @@ public final class FlagClient: Sendable {
         }
         let now = dependencies.now()
         let started = ContinuousClock.now
-        let cache = Self.openCache(configuration, now: now, log: log)
-        let opened = ContinuousClock.now
-        let (cached, source, state, model) = Self.loadSet(configuration, cache: cache, now: now, log: log)
+        let (cache, cached, source, state, model) = Self.loadSet(
+            configuration, cache: Self.openCache(configuration, now: now, log: log), now: now, log: log)
         log(
             .debug,
-            "cache opened and checked in \(opened - started), set loaded (\(state)) in \(ContinuousClock.now - opened)")
+            "cache opened, checked and read (\(state)) in \(ContinuousClock.now - started)")
         var overrides: OverrideStore?
         if configuration.overridesEnabled {
             var api: [String: String] = [:]

@@ -182,3 +182,19 @@ import Testing
                   "limit":{"type":"int","default":5,"rollout":{"percent":50,"value":9}}}}
         """
 }
+
+@Suite struct CacheRebuildTests {
+    @Test func damagedCacheFoundAfterOpeningIsMovedAsideAndRebuilt() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
+            try cache.store(set: "ios-prod", document: .init(version: 1, etag: nil, bytes: [1]), now: Docs.start)
+            var messages: [String] = []
+            let rebuilt = try cache.rebuilt(now: Docs.start) { _, message in messages.append(message) }
+            #expect(try rebuilt.document(set: "ios-prod") == nil)
+            #expect(throws: (any Error).self) { try cache.document(set: "ios-prod") }  // the old one is closed
+            let aside = directory.appendingPathComponent("\(FlagCache.fileName).corrupt-1795000000").path
+            #expect(FileManager.default.fileExists(atPath: aside))
+            #expect(messages.count == 1)
+        }
+    }
+}
