@@ -217,3 +217,58 @@ import Testing
         return "Sun, \(date[2]) \(months[Int(date[1])! - 1]) \(date[0]) \(parts[1]) GMT"
     }
 }
+
+@Suite struct ClientBackoffTests {
+    @Test(arguments: [0.0, 0.5, 0.99])
+    func failuresBackOffWithTheInjectedJitter(_ random: Double) async throws {
+        let sleeps = LockedBox<[Double]>([])
+        let transport = ScriptedTransport { _ in (TransportHead(status: 503, headers: [:]), []) }
+        let client = try makeClient(
+            directory: nil, transport: transport, refresh: .poll, sleeps: sleeps, random: random)
+        try await eventually("seven failures") { sleeps.withLockedValue { $0.count >= 7 } }
+        client.shutdown()
+        let observed = Array(sleeps.withLockedValue { $0 }.prefix(7))
+        let expected = [1.0, 2, 4, 8, 16, 30, 30].map { min(30, $0 * (0.5 + random)) }
+        for (delay, wanted) in zip(observed, expected) { #expect(abs(delay - wanted) < 1e-9) }
+    }
+}
+
+@Suite struct ConcurrencyTests {
+    @Test func readsFromManyTasksWhileSetsAndKillsArrive() async throws {
+        let transport = ScriptedTransport()
+        let client = try makeClient(directory: nil, transport: transport)
+        let stream = try await transport.stream(0)
+        stream.yield(eventStreamHead)
+        func put(_ version: Int, killed: Bool) {
+            let set = Docs.set(version: version, flags: [Docs.flag("new-checkout", true, killed: killed)])
+            stream.yield(.bytes(Docs.sse("put", id: version, String(decoding: set.encoded(), as: UTF8.self))))
+        }
+        put(1, killed: false)
+        try await eventually("v1") { client.state == .live(version: 1) }
+        let session = client.session(unitID: "u")
+        let results = await withTaskGroup(of: [Bool].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var values: [Bool] = []
+                    for _ in 0..<2_000 {
+                        values.append(session.value(.newCheckout))
+                        _ = client.session(unitID: "other").value(.newCheckout)
+                    }
+                    return values
+                }
+            }
+            for version in 2...20 { put(version, killed: version == 10) }
+            var all: [[Bool]] = []
+            for await values in group { all.append(values) }
+            return all
+        }
+        try await eventually("v20") { client.state == .live(version: 20) }
+        // Each reader sees the frozen value, then (once killed) the kill value, never anything else afterwards.
+        for values in results {
+            if let firstOff = values.firstIndex(of: false) { #expect(values[firstOff...].allSatisfy { !$0 }) }
+        }
+        #expect(session.detail(.newCheckout).reason == .disabled)
+        #expect(client.session(unitID: "u").detail(.newCheckout).version == 20)
+        client.shutdown()
+    }
+}

@@ -151,6 +151,7 @@ final class LogSink: Sendable {
 /// A client with test doubles for time, randomness, sleep and transport.
 func makeClient(
     directory: URL?, transport: any FlagTransport, clock: TestClock = TestClock(), refresh: RefreshMode = .stream,
+    sleeps: LockedBox<[Double]>? = nil, random: Double = 0.5,
     configure: (inout FlagClient.Configuration) -> Void = { _ in }
 ) throws -> FlagClient {
     var configuration = FlagClient.Configuration(
@@ -159,8 +160,11 @@ func makeClient(
     configuration.environment = [:]
     configure(&configuration)
     let dependencies = ClientDependencies(
-        now: { clock.now }, random: { 0.5 },
-        sleep: { _ in try await Task.sleep(nanoseconds: 2_000_000) }, transport: transport)
+        now: { clock.now }, random: { random },
+        sleep: { seconds in
+            sleeps?.withLockedValue { $0.append(seconds) }
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }, transport: transport)
     return try FlagClient(configuration: configuration, dependencies: dependencies)
 }
 
