@@ -1,41 +1,47 @@
 #if canImport(Darwin)
     import Darwin
-#else
-    import Synchronization
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// A value behind a lock, for the hot synchronous paths (a session's frozen values, the current flag set).
 ///
-/// On Linux this is `Synchronization.Mutex` (a futex: one atomic operation to lock when uncontended). On Apple
-/// platforms `Mutex` needs macOS 15 / iOS 18 while the package supports macOS 13 / iOS 16, so it is
-/// `os_unfair_lock`, as swift-nio's `NIOLock` does.
+/// `os_unfair_lock` on Apple platforms and a `pthread_mutex_t` elsewhere, as swift-nio's `NIOLock` does.
+/// `Synchronization.Mutex` needs macOS 15 / iOS 18 (the package supports macOS 13 / iOS 16); on Linux it measured no
+/// faster here (frozen reads 33–37 ns either way), and ThreadSanitizer cannot see its futex hand-offs, so it
+/// reports false races where `pthread_mutex_t` runs clean.
 final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable is safe: the value is only reachable inside `withLockedValue`, which holds the lock; on
-    // Apple platforms the lock lives in memory allocated once and never moved.
+    // @unchecked Sendable is safe: `value` is only touched inside `withLockedValue`, which holds `lock`; the lock
+    // lives in memory allocated once and never moved.
     #if canImport(Darwin)
         private let lock: UnsafeMutablePointer<os_unfair_lock>
-        private var value: Value
     #else
-        private let mutex: Mutex<Value>
+        private let lock: UnsafeMutablePointer<pthread_mutex_t>
     #endif
+    private var value: Value
 
     /// A box holding `value`.
     init(_ value: Value) {
+        self.value = value
         #if canImport(Darwin)
-            self.value = value
             lock = .allocate(capacity: 1)
             lock.initialize(to: os_unfair_lock())
         #else
-            mutex = Mutex(value)
+            lock = .allocate(capacity: 1)
+            lock.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(lock, nil)
         #endif
     }
 
-    #if canImport(Darwin)
-        deinit {
-            lock.deinitialize(count: 1)
-            lock.deallocate()
-        }
-    #endif
+    deinit {
+        #if !canImport(Darwin)
+            pthread_mutex_destroy(lock)
+        #endif
+        lock.deinitialize(count: 1)
+        lock.deallocate()
+    }
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
@@ -43,9 +49,10 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         #if canImport(Darwin)
             os_unfair_lock_lock(lock)
             defer { os_unfair_lock_unlock(lock) }
-            return try body(&value)
         #else
-            return try mutex.withLock { value in try body(&value) }
+            pthread_mutex_lock(lock)
+            defer { pthread_mutex_unlock(lock) }
         #endif
+        return try body(&value)
     }
 }

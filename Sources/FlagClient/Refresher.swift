@@ -67,9 +67,10 @@ actor Refresher {
             if Task.isCancelled { return }
             machine.record(
                 outcome, now: core.dependencies.now().timeIntervalSince1970, random: core.dependencies.random())
-            if case .failed = outcome { markStale() }
-            if case .streamEnded = outcome { markStale() }
-            if case .badData = outcome { markStale() }
+            switch outcome {
+            case .failed, .streamEnded, .badData, .unauthorized: markStale()
+            case .streamOpened, .fetched, .streamUnsupported, .serverRetry: break
+            }
         }
     }
 
