@@ -106,7 +106,7 @@ extension FlagSession {
 
         private mutating func grow() {
             let old = slots
-            slots = Array(repeating: Slot(), count: max(8, slots.count * 2))
+            slots = Array(repeating: Slot(), count: max(4, slots.count * 2))
             count = 0
             for slot in old where slot.hash != 0 {
                 if let frozen = slot.frozen { set(slot.name, hash: slot.hash, frozen) }
