@@ -30,8 +30,8 @@ struct RefreshStateMachine: Sendable {
     enum Outcome: Sendable, Equatable {
         /// The stream answered 200 and is open.
         case streamOpened
-        /// The open stream ended or broke after being open.
-        case streamEnded
+        /// The open stream ended or broke; `silent` when not one byte (not even a heartbeat) came after the head.
+        case streamEnded(silent: Bool)
         /// A fetch returned a document or 304.
         case fetched
         /// The server or network failed (connection refused, timeout, 5xx, 429 …).
@@ -52,8 +52,12 @@ struct RefreshStateMachine: Sendable {
     static let maximumDelay = 30.0
     /// A connection open this long counts as healthy: the next failure starts again at `initialDelay`.
     static let resetAfter = 60.0
-    /// Failed stream attempts in a row, never once opened, after which the loop polls instead.
-    static let streamAttemptsBeforePolling = 3
+    /// Silent streams in a row, each open at least `silentAfter` seconds, after which the loop polls instead: a proxy
+    /// is buffering the stream (the server sends a heartbeat every 15 s). Failures to connect never switch to
+    /// polling, which would fail the same way.
+    static let silentStreamsBeforePolling = 2
+    /// How long a stream must have been open without a byte to count as silent: two heartbeats missed.
+    static let silentAfter = 30.0
 
     private(set) var mode: RefreshMode
     let pollInterval: Double
@@ -61,7 +65,7 @@ struct RefreshStateMachine: Sendable {
     /// Failures since the last healthy connection; the next delay is `initialDelay × 2^failures`.
     private(set) var failures = 0
     private var connectedAt: Double?
-    private var streamFailuresWithoutOpen = 0
+    private var silentStreams = 0
     private var pending: Action
     private var serverRetry: Double?
     private(set) var stopped = false
@@ -98,7 +102,6 @@ struct RefreshStateMachine: Sendable {
             return
         case .streamOpened:
             connectedAt = now
-            streamFailuresWithoutOpen = 0
             pending = attemptAction()  // not used until the stream ends
             return
         case .fetched:
@@ -116,17 +119,17 @@ struct RefreshStateMachine: Sendable {
             failures = 0
             pending = .fetch(waitSeconds: 0)
             return
-        case .streamEnded:
-            if let connectedAt, now - connectedAt >= Self.resetAfter { failures = 0 }
+        case .streamEnded(let silent):
+            let openFor = connectedAt.map { now - $0 } ?? 0
+            if silent, openFor >= Self.silentAfter {
+                silentStreams += 1
+                if silentStreams >= Self.silentStreamsBeforePolling { mode = .poll }
+            } else if !silent {
+                silentStreams = 0
+            }
+            if openFor >= Self.resetAfter { failures = 0 }
             connectedAt = nil
         case .failed, .badData:
-            if mode == .stream {
-                if connectedAt == nil { streamFailuresWithoutOpen += 1 }
-                if streamFailuresWithoutOpen >= Self.streamAttemptsBeforePolling {
-                    // The stream never opened: a proxy may be buffering or blocking it. Poll, but keep backing off.
-                    mode = .poll
-                }
-            }
             if let connectedAt, now - connectedAt >= Self.resetAfter { failures = 0 }
             connectedAt = nil
         }

@@ -6,6 +6,7 @@ extension Refresher {
     func runStream() async -> RefreshStateMachine.Outcome {
         var parser = SSEParser()
         var opened = false
+        var heard = false
         do {
             for try await part in core.dependencies.transport.stream(request(path: "/stream", stream: true)) {
                 switch part {
@@ -28,6 +29,7 @@ extension Refresher {
                     }
                 case .bytes(let bytes):
                     guard opened else { continue }
+                    heard = heard || !bytes.isEmpty
                     for item in parser.feed(bytes) {
                         if let outcome = await handle(item) { return outcome }
                     }
@@ -38,7 +40,7 @@ extension Refresher {
                 core.log(.info, "the stream of set '\(setName)' broke: \(error.localizedDescription)")
             }
         }
-        return opened ? .streamEnded : .failed
+        return opened ? .streamEnded(silent: !heard) : .failed
     }
 
     /// Applies one parsed item; returns an outcome when the connection must end.

@@ -44,7 +44,7 @@ import Testing
         _ = delays(&machine, failures: 2)  // 1, 2
         #expect(machine.next() == .openStream)
         machine.record(.streamOpened, now: 100, random: 0.5)
-        machine.record(.streamEnded, now: 160, random: 0.5)
+        machine.record(.streamEnded(silent: false), now: 160, random: 0.5)
         #expect(machine.next() == .sleep(seconds: 1))
     }
 
@@ -53,7 +53,7 @@ import Testing
         _ = delays(&machine, failures: 2)  // 1, 2
         #expect(machine.next() == .openStream)
         machine.record(.streamOpened, now: 100, random: 0.5)
-        machine.record(.streamEnded, now: 159, random: 0.5)
+        machine.record(.streamEnded(silent: false), now: 159, random: 0.5)
         #expect(machine.next() == .sleep(seconds: 4))
     }
 
@@ -78,10 +78,28 @@ import Testing
         #expect(machine.next() == .fetch(waitSeconds: 0))
     }
 
-    @Test func streamThatNeverOpensFallsBackToPollingAfterThreeAttempts() {
+    @Test func failuresToConnectNeverSwitchToPolling() {
         var machine = RefreshStateMachine(mode: .stream, pollInterval: 20)
-        #expect(delays(&machine, failures: 3) == [1, 2, 4])
+        #expect(delays(&machine, failures: 10) == [1, 2, 4, 8, 16, 30, 30, 30, 30, 30])
+        #expect(machine.mode == .stream)
+        #expect(machine.next() == .openStream)
+    }
+
+    @Test func silentStreamsFallBackToPolling() {
+        var machine = RefreshStateMachine(mode: .stream, pollInterval: 20)
+        // A short silent stream (a server restart) does not count; a heartbeat heard resets the count.
+        for (openFor, silent) in [(10.0, true), (45, true), (45, false), (45, true)] {
+            #expect(machine.next() == .openStream)
+            machine.record(.streamOpened, now: 0, random: 0.5)
+            machine.record(.streamEnded(silent: silent), now: openFor, random: 0.5)
+            #expect(machine.mode == .stream)
+            _ = machine.next()  // the sleep
+        }
+        #expect(machine.next() == .openStream)
+        machine.record(.streamOpened, now: 0, random: 0.5)
+        machine.record(.streamEnded(silent: true), now: 45, random: 0.5)
         #expect(machine.mode == .poll)
+        _ = machine.next()  // the sleep
         #expect(machine.next() == .fetch(waitSeconds: 0))
     }
 
@@ -109,7 +127,7 @@ import Testing
         _ = machine.next()
         machine.record(.streamOpened, now: 0, random: 0.5)
         machine.record(.serverRetry(seconds: 5), now: 1, random: 0.5)
-        machine.record(.streamEnded, now: 2, random: 0.5)
+        machine.record(.streamEnded(silent: false), now: 2, random: 0.5)
         #expect(machine.next() == .sleep(seconds: 5))
     }
 
