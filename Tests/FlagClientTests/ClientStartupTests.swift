@@ -198,3 +198,28 @@ import Testing
         }
     }
 }
+
+@Suite struct BackgroundCompileTests {
+    @Test func cachedSetIsCompiledWholeInTheBackgroundWithoutReapplyingKills() async throws {
+        try await withTemporaryDirectory { directory in
+            let killed = Docs.flag("dark-mode", true, killed: true)
+            try seedCache(directory, Docs.bytes(version: 4, Docs.flag("new-checkout", true), killed), version: 4)
+            let transport = ScriptedTransport()
+            let client = try makeClient(directory: directory, transport: transport)
+            let early = client.session(unitID: "u")
+            #expect(early.value(.newCheckout) == true)
+            try await eventually("compiled") { client.core.source is CompiledSource }
+            #expect(client.state == .cached(version: 4))
+            // The killed flag was not read by `early` before: the same version in another form kills nothing new,
+            // so a restore in v5 reaches it like any other session.
+            let stream = try await transport.stream(0)
+            stream.yield(eventStreamHead)
+            let restored = Docs.set(version: 5, flags: [Docs.flag("new-checkout", true), Docs.flag("dark-mode", true)])
+            stream.yield(.bytes(Docs.sse("put", id: 5, String(decoding: restored.encoded(), as: UTF8.self))))
+            try await eventually("v5") { client.state == .live(version: 5) }
+            #expect(early.detail(.darkMode).reason == .static)
+            #expect(early.detail(.newCheckout).version == 4)
+            client.shutdown()
+        }
+    }
+}
