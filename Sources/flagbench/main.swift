@@ -2,7 +2,7 @@ import FlagCore
 import Foundation
 
 // flagbench: speed figures for BENCHMARKS.md, one line per figure: `name value unit`.
-// Run in release mode: `swift run -c release flagbench [eval|decode|all] [--quick]`.
+// Run in release mode: `swift run -c release flagbench [eval|decode|client|all] [--quick]`.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
@@ -28,10 +28,15 @@ case "eval":
     benchmarkEvaluation()
 case "decode":
     benchmarkDecoding()
+case "client":
+    benchmarkClient()
+case "client-first-read":
+    benchmarkFirstReads()
 case "all":
     benchmarkEvaluation()
     benchmarkDecoding()
+    benchmarkClient()
 default:
-    FileHandle.standardError.write(Data("usage: flagbench [eval|decode|all] [--quick]\n".utf8))
+    FileHandle.standardError.write(Data("usage: flagbench [eval|decode|client|all] [--quick]\n".utf8))
     exit(2)
 }

@@ -1,0 +1,133 @@
+import FlagCore
+import FlagSQLite
+import Foundation
+
+/// The client's SQLite database: the last good document per set (with its ETag), the frozen values of persisted
+/// sessions, and the overrides set through the API. WAL + `synchronous=NORMAL`; a lost last write only means a
+/// download or a re-evaluation.
+final class FlagCache: Sendable {
+    /// The file name inside the cache directory.
+    static let fileName = "flagclient.sqlite"
+
+    let database: SQLiteDatabase
+    let path: String
+
+    private init(database: SQLiteDatabase, path: String) {
+        self.database = database
+        self.path = path
+    }
+
+    /// A cached document.
+    struct Document: Sendable, Equatable {
+        var version: Int
+        var etag: String?
+        var bytes: [UInt8]
+        /// `DocumentIndex.encoded()` of `bytes`, when known.
+        var index: [UInt8]?
+    }
+
+    static let migrator = SQLiteMigrator([
+        SQLiteMigration(
+            version: 1, name: "documents, sessions and overrides",
+            script: """
+                CREATE TABLE flag_set_cache (
+                    set_name TEXT PRIMARY KEY, version INTEGER NOT NULL, etag TEXT, document BLOB NOT NULL,
+                    stored_at REAL NOT NULL);
+                CREATE TABLE session (
+                    id TEXT PRIMARY KEY, set_name TEXT NOT NULL, unit_id TEXT NOT NULL, created_at REAL NOT NULL);
+                CREATE TABLE session_value (
+                    session_id TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE, flag TEXT NOT NULL,
+                    value BLOB NOT NULL, reason TEXT NOT NULL, variant TEXT, error_code TEXT, version INTEGER,
+                    frozen_at REAL NOT NULL, PRIMARY KEY (session_id, flag));
+                CREATE TABLE local_override (set_name TEXT NOT NULL, flag TEXT NOT NULL, value TEXT NOT NULL,
+                    PRIMARY KEY (set_name, flag));
+                """),
+        SQLiteMigration(
+            version: 2, name: "byte ranges of each cached flag",
+            script: "ALTER TABLE flag_set_cache ADD COLUMN flag_index BLOB"),
+    ])
+
+    /// Opens the cache in `directory`, checking it with `quick_check`. A file that cannot be opened, fails the
+    /// check, or has a schema this program does not know is moved aside (with its `-wal` and `-shm`) and a new one
+    /// is created. Throws only when even a new file cannot be created (unwritable directory, full disk).
+    static func open(
+        directory: URL, now: Date, log: (FlagClientLogMessage.Level, String) -> Void
+    ) throws -> FlagCache {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent(fileName).path
+        do {
+            let database = try SQLiteDatabase(path: path, configuration: .client)
+            let problems = try database.quickCheck(maxProblems: 5)
+            guard problems.isEmpty else {
+                throw CacheDamage(message: "quick_check found: \(problems.joined(separator: "; "))")
+            }
+            try migrator.migrate(database)
+            return FlagCache(database: database, path: path)
+        } catch {
+            let aside = try moveAside(path: path, now: now)
+            log(.warning, "flag cache at \(path) was unreadable (\(error)); moved to \(aside) and rebuilt")
+            let database = try SQLiteDatabase(path: path, configuration: .client)
+            try migrator.migrate(database)
+            return FlagCache(database: database, path: path)
+        }
+    }
+
+    /// Closes this cache, moves its files aside and opens a new, empty one: for damage found after opening (a read
+    /// that fails with `SQLITE_CORRUPT` although `quick_check` passed).
+    func rebuilt(now: Date, log: (FlagClientLogMessage.Level, String) -> Void) throws -> FlagCache {
+        try database.close()
+        let aside = try Self.moveAside(path: path, now: now)
+        log(.warning, "flag cache at \(path) is damaged; moved to \(aside) and rebuilt")
+        let database = try SQLiteDatabase(path: path, configuration: .client)
+        try Self.migrator.migrate(database)
+        return FlagCache(database: database, path: path)
+    }
+
+    /// Moves `path` and its `-wal` / `-shm` files to `path.corrupt-<seconds>` names; returns the new main path.
+    static func moveAside(path: String, now: Date) throws -> String {
+        let manager = FileManager.default
+        let target = "\(path).corrupt-\(Int(now.timeIntervalSince1970))"
+        for suffix in ["", "-wal", "-shm"] where manager.fileExists(atPath: path + suffix) {
+            let destination = target + suffix
+            if manager.fileExists(atPath: destination) { try manager.removeItem(atPath: destination) }
+            try manager.moveItem(atPath: path + suffix, toPath: destination)
+        }
+        return target
+    }
+
+    /// The last good document of `set`, if any.
+    func document(set: String) throws -> Document? {
+        try database.read { db in
+            try db.queryFirst(
+                "SELECT version, etag, document, flag_index FROM flag_set_cache WHERE set_name = ?", [.text(set)]
+            ) { row in
+                Document(
+                    version: try row.int(0), etag: try row.optionalText(1), bytes: try row.blob(2),
+                    index: try row.optionalBlob(3))
+            }
+        }
+    }
+
+    /// Replaces the cached document of `set`. Callers validate the document first.
+    func store(set: String, document: Document, now: Date) throws {
+        try database.write { db in
+            try db.execute(
+                """
+                INSERT INTO flag_set_cache (set_name, version, etag, document, stored_at, flag_index)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (set_name) DO UPDATE SET version = excluded.version, etag = excluded.etag,
+                    document = excluded.document, stored_at = excluded.stored_at, flag_index = excluded.flag_index
+                """,
+                [
+                    .text(set), .init(document.version), .init(document.etag), .blob(document.bytes),
+                    .real(now.timeIntervalSince1970), .init(document.index),
+                ])
+        }
+    }
+}
+
+/// A cache file that opened but failed its check.
+struct CacheDamage: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

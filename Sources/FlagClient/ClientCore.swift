@@ -1,0 +1,144 @@
+import FlagCore
+import Foundation
+
+/// The state sessions and the refresh loop share: the set in use, the client state, the server-clock correction,
+/// the open sessions (for kills) and the subscribers to updates.
+final class ClientCore: Sendable {
+    struct Current: Sendable {
+        var source: (any EvaluationSource)?
+        var state: ClientState
+        /// Seconds to add to the local clock to get the server's (from the `Date` of its responses).
+        var skew: Double = 0
+    }
+
+    let setName: String
+    let sessionTTL: Double
+    let dependencies: ClientDependencies
+    let cache: FlagCache?
+    let overrides: OverrideStore?
+    let logger: (@Sendable (FlagClientLogMessage) -> Void)?
+    private let current: LockedBox<Current>
+    private let sessions = LockedBox<[ObjectIdentifier: WeakSession]>([:])
+    private let subscribers = LockedBox<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
+    /// Writes of persisted sessions' values, in order, off the reading thread.
+    private let persistence = DispatchQueue(label: "FlagClient.persistence")
+
+    init(
+        setName: String, sessionTTL: Double, dependencies: ClientDependencies, cache: FlagCache?,
+        overrides: OverrideStore?, logger: (@Sendable (FlagClientLogMessage) -> Void)?,
+        source: (any EvaluationSource)?, state: ClientState
+    ) {
+        self.setName = setName
+        self.sessionTTL = sessionTTL
+        self.dependencies = dependencies
+        self.cache = cache
+        self.overrides = overrides
+        self.logger = logger
+        self.current = LockedBox(Current(source: source, state: state))
+    }
+
+    func log(_ level: FlagClientLogMessage.Level, _ message: String) {
+        logger?(FlagClientLogMessage(level: level, message: message))
+    }
+
+    /// The set in use and the server-corrected time, read together.
+    func sourceAndTime() -> (source: (any EvaluationSource)?, now: Date) {
+        let (source, skew) = current.withLockedValue { ($0.source, $0.skew) }
+        return (source, dependencies.now().addingTimeInterval(skew))
+    }
+
+    /// The local clock corrected by the server's.
+    func now() -> Date {
+        dependencies.now().addingTimeInterval(current.withLockedValue { $0.skew })
+    }
+
+    var state: ClientState { current.withLockedValue { $0.state } }
+    var source: (any EvaluationSource)? { current.withLockedValue { $0.source } }
+
+    /// Records the server's clock: `serverDate` was read from a response received at local time `localNow`.
+    /// The `Date` header has whole seconds, so differences under 2 s are noise and ignored.
+    func observeServerDate(_ serverDate: Date, localNow: Date) {
+        let skew = serverDate.timeIntervalSince(localNow)
+        current.withLockedValue { $0.skew = abs(skew) < 2 ? 0 : skew }
+    }
+
+    /// Puts `source` in use (when given) and sets the state; kills new in `source` apply to open sessions at once.
+    func publish(source: (any EvaluationSource)?, state: ClientState) {
+        let (old, changed) = current.withLockedValue { current -> ((any EvaluationSource)?, Bool) in
+            let old = current.source
+            if let source { current.source = source }
+            let changed = current.state != state || (source != nil && old?.version != source?.version)
+            current.state = state
+            return (old, changed)
+        }
+        // Only a new version can kill: the same version in another form (the lazy cached set compiled whole)
+        // changes nothing that sessions saw.
+        if let source, let killed = source.killed, !killed.isEmpty, old?.version != source.version {
+            let before = old?.killed ?? [:]
+            let newlyKilled = killed.filter { before[$0.key] == nil }
+            if !newlyKilled.isEmpty { applyKills(newlyKilled, version: source.version) }
+        }
+        if changed {
+            let update = FlagClientUpdate(state: state, version: (source ?? old)?.version)
+            for continuation in subscribers.withLockedValue({ Array($0.values) }) { continuation.yield(update) }
+        }
+    }
+
+    /// Sets the state only.
+    func setState(_ state: ClientState) {
+        publish(source: nil, state: state)
+    }
+
+    private func applyKills(_ killed: [String: JSONValue], version: Int) {
+        let open = sessions.withLockedValue { sessions -> [FlagSession] in
+            sessions = sessions.filter { $0.value.session != nil }
+            return sessions.values.compactMap(\.session)
+        }
+        for session in open { session.applyKills(killed, version: version) }
+    }
+
+    func register(_ session: FlagSession) {
+        sessions.withLockedValue { $0[ObjectIdentifier(session)] = WeakSession(session: session) }
+    }
+
+    func unregister(_ id: ObjectIdentifier) {
+        sessions.withLockedValue { $0[id] = nil }
+    }
+
+    /// A new stream of updates; it ends when the subscriber stops iterating.
+    func subscribe() -> AsyncStream<FlagClientUpdate> {
+        let (stream, continuation) = AsyncStream<FlagClientUpdate>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id = UUID()
+        subscribers.withLockedValue { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.subscribers.withLockedValue { $0[id] = nil } }
+        return stream
+    }
+
+    /// Ends every update stream (the client is going away).
+    func finishSubscribers() {
+        for continuation in subscribers.withLockedValue({ Array($0.values) }) { continuation.finish() }
+    }
+
+    /// Stores values of a persisted session in the background.
+    func persist(sessionID: String, values: [(key: String, detail: EvaluationDetail<JSONValue>)]) {
+        guard let cache, !values.isEmpty else { return }
+        let now = now()
+        persistence.async { [self] in
+            do {
+                try cache.saveSessionValues(id: sessionID, values: values, now: now)
+            } catch {
+                log(.warning, "could not save the frozen values of a persisted session: \(error)")
+            }
+        }
+    }
+
+    /// Waits until every queued session write is done.
+    func flushPersistence() {
+        persistence.sync {}
+    }
+}
+
+/// An open session, held weakly so that the client does not keep sessions alive.
+struct WeakSession: Sendable {
+    weak var session: FlagSession?
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Where the client's flag values come from right now.
+///
+/// ```swift
+/// switch client.state {
+/// case .defaultsOnly: showOfflineBadge()
+/// case .cached(let version), .live(let version): log("flags v\(version)")
+/// case .stale(let since): log("flags not refreshed since \(since)")
+/// }
+/// ```
+public enum ClientState: Sendable, Hashable {
+    /// No flag set at all: every flag serves its compiled-in default (or a local override).
+    case defaultsOnly
+    /// A set read from the disk cache or the bootstrap document, not confirmed by the server yet.
+    case cached(version: Int)
+    /// A set confirmed by the server, with the connection (or polling) healthy.
+    case live(version: Int)
+    /// A set was live, but the connection has failed since this time; values come from the last set received.
+    case stale(since: Date)
+
+    /// The version of the set in use, when the state names one.
+    public var version: Int? {
+        switch self {
+        case .cached(let version), .live(let version): version
+        case .defaultsOnly, .stale: nil
+        }
+    }
+}
+
+/// Something the client did that an app may want to show or log.
+public struct FlagClientUpdate: Sendable, Hashable {
+    /// The state after the change.
+    public var state: ClientState
+    /// The version of the set now in use; `nil` when only defaults are served.
+    public var version: Int?
+}
+
+/// A message from the client for the app's logger. Never carries an SDK key, a unit id or an attribute.
+public struct FlagClientLogMessage: Sendable, Hashable, CustomStringConvertible {
+    /// How serious it is.
+    public enum Level: String, Sendable, Hashable, Comparable {
+        case debug, info, warning, error
+
+        public static func < (lhs: Level, rhs: Level) -> Bool {
+            let order: [Level] = [.debug, .info, .warning, .error]
+            return (order.firstIndex(of: lhs) ?? 0) < (order.firstIndex(of: rhs) ?? 0)
+        }
+    }
+
+    /// How serious it is.
+    public var level: Level
+    /// What happened, for people.
+    public var message: String
+
+    /// Creates a message.
+    public init(level: Level, message: String) {
+        self.level = level
+        self.message = message
+    }
+
+    public var description: String { "[\(level.rawValue)] \(message)" }
+}

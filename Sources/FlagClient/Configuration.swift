@@ -1,0 +1,86 @@
+import Foundation
+
+extension FlagClient {
+    /// Everything a client needs: the server, the set, the key, where to cache, and how to refresh.
+    ///
+    /// ```swift
+    /// var configuration = FlagClient.Configuration(
+    ///     server: URL(string: "https://flags.example.com")!, set: "ios-prod", sdkKey: key, cacheDirectory: caches)
+    /// configuration.refresh = .poll
+    /// configuration.overridesEnabled = false   // production builds
+    /// ```
+    public struct Configuration: Sendable {
+        /// The server's base URL, e.g. `https://flags.example.com`.
+        public var server: URL
+        /// The flag set this client subscribes to, e.g. `ios-prod`.
+        public var set: String
+        /// The SDK key (read-only, scoped to `set`). Never logged.
+        public var sdkKey: String
+        /// Where the SQLite cache lives; `nil` keeps nothing on disk (and persisted sessions last one process).
+        public var cacheDirectory: URL?
+        /// How to stay fresh: `.stream` (default), `.poll`, `.longPoll` or `.off`.
+        public var refresh: RefreshMode = .stream
+        /// Seconds between polls with `.poll` (and after the stream falls back to polling). Default 30.
+        public var pollInterval: Double = 30
+        /// Seconds the server may hold a long poll. Default 30.
+        public var longPollWait: Int = 30
+        /// An env file of local overrides; `nil` uses `FLAGS_OVERRIDE_FILE` from the environment, if set.
+        public var overridesFile: String?
+        /// Whether local overrides (file, `FLAG_*` variables, `setOverride`) apply. Turn off for production builds.
+        public var overridesEnabled: Bool = true
+        /// The environment read for `FLAG_*` overrides and `FLAGS_OVERRIDE_FILE`.
+        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        /// How long a persisted session keeps its frozen values, in seconds from its creation. Default 24 h.
+        public var sessionTTL: Double = 24 * 3600
+        /// A flag-set document shipped with the program (`flagctl export` at build time); seeds an empty cache.
+        public var bootstrap: [UInt8]?
+        /// Receives the client's log messages; none is printed when `nil`.
+        public var logger: (@Sendable (FlagClientLogMessage) -> Void)?
+
+        /// A configuration with the defaults above.
+        public init(server: URL, set: String, sdkKey: String, cacheDirectory: URL?) {
+            self.server = server
+            self.set = set
+            self.sdkKey = sdkKey
+            self.cacheDirectory = cacheDirectory
+        }
+    }
+}
+
+/// What the client depends on at run time; tests replace each with a deterministic double.
+struct ClientDependencies: Sendable {
+    /// The current time (before the server-clock correction).
+    var now: @Sendable () -> Date
+    /// A number in [0, 1) for the backoff jitter.
+    var random: @Sendable () -> Double
+    /// Waits `seconds`; throws when the task is cancelled.
+    var sleep: @Sendable (Double) async throws -> Void
+    /// HTTP.
+    var transport: any FlagTransport
+
+    /// The system clock, the system random generator, `Task.sleep`, and URLSession.
+    static func live() -> ClientDependencies {
+        ClientDependencies(
+            now: { Date() },
+            random: { Double.random(in: 0..<1) },
+            sleep: { seconds in try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9)) },
+            transport: URLSessionTransport())
+    }
+}
+
+/// Why a client could not be created.
+public struct FlagClientError: Error, Sendable, CustomStringConvertible {
+    private enum Code: Sendable {
+        case invalidConfiguration
+    }
+
+    private let code: Code
+    /// What is wrong and how to fix it.
+    public let message: String
+
+    static func invalidConfiguration(_ message: String) -> FlagClientError {
+        FlagClientError(code: .invalidConfiguration, message: message)
+    }
+
+    public var description: String { message }
+}

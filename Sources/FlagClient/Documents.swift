@@ -1,0 +1,154 @@
+import FlagCore
+import Foundation
+
+/// Why a document or a patch from the server was not used. The set in use stays.
+struct DocumentRejected: Error, Sendable, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+enum Documents {
+    /// Decodes and validates a whole document for `set`: it must be JSON, name the set, have a version, and have no
+    /// problem unless it was written with a newer schema (whose unknown constructs fall back per flag, SPEC §2).
+    static func validate(_ bytes: [UInt8], set: String) throws(DocumentRejected) -> CompiledFlagSet {
+        let decoded: FlagSet
+        do {
+            decoded = try FlagSet.decode(bytes)
+        } catch {
+            throw DocumentRejected(message: "the document is not valid JSON: \(error)")
+        }
+        guard decoded.name == set else {
+            throw DocumentRejected(message: "the document is for set '\(decoded.name)', not '\(set)'")
+        }
+        guard decoded.version >= 1 else {
+            throw DocumentRejected(message: "the document has no version (found \(decoded.version))")
+        }
+        let compiled = CompiledFlagSet(decoded)
+        if decoded.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
+            throw DocumentRejected(
+                message:
+                    "the document v\(decoded.version) is invalid (\(compiled.problems.count) problems), first: \(problem)"
+            )
+        }
+        return compiled
+    }
+}
+
+/// A `patch` event (SPEC §4): the flags and cohorts changed or added in `version`, and those removed, over `base`.
+struct FlagPatch: Sendable {
+    var version: Int
+    var base: Int
+    /// The changed flags and cohorts, read like a document (unreadable items listed as in a document).
+    var changes: FlagSet
+    var removedFlags: [String]
+    var removedCohorts: [String]
+
+    /// Reads a patch's JSON.
+    static func decode(_ bytes: [UInt8]) throws(DocumentRejected) -> FlagPatch {
+        do {
+            // The patch has the shape of a document with two more members, so the core's lenient reader takes the
+            // flags and cohorts, and ignores `base` and `removed`, read here.
+            let changes = try FlagSet.decode(bytes)
+            var base: Int?
+            var removedFlags: [String] = []
+            var removedCohorts: [String] = []
+            try JSONReader.read(bytes) { reader in
+                try reader.readObject { reader, field in
+                    switch field {
+                    case "base":
+                        if case .int(let value) = try reader.readValue() { base = Int(clamping: value) }
+                    case "removed":
+                        guard case .object(let removed) = try reader.readValue() else { return }
+                        if case .array(let flags) = removed["flags"] {
+                            removedFlags = flags.compactMap { if case .string(let key) = $0 { key } else { nil } }
+                        }
+                        if case .array(let cohorts) = removed["cohorts"] {
+                            removedCohorts = cohorts.compactMap { if case .string(let key) = $0 { key } else { nil } }
+                        }
+                    default: try reader.skipValue()
+                    }
+                }
+            }
+            guard let base, changes.version >= 1 else {
+                throw DocumentRejected(message: "a patch needs 'version' and 'base'")
+            }
+            return FlagPatch(
+                version: changes.version, base: base, changes: changes, removedFlags: removedFlags,
+                removedCohorts: removedCohorts)
+        } catch let error as DocumentRejected {
+            throw error
+        } catch {
+            throw DocumentRejected(message: "the patch is not valid JSON: \(error)")
+        }
+    }
+
+    /// Whether the patch touches cohorts, which may change flags it does not list.
+    var changesCohorts: Bool {
+        !changes.cohorts.isEmpty || !changes.unreadableCohorts.isEmpty || !removedCohorts.isEmpty
+    }
+
+    /// The keys of the flags the patch changes or removes.
+    var touchedFlags: Set<String> {
+        Set(changes.flags.keys).union(changes.unreadableFlags.keys).union(removedFlags)
+    }
+
+    /// `model` with the patch applied.
+    func applied(to model: FlagSet) -> FlagSet {
+        var result = model
+        result.version = version
+        for key in removedFlags {
+            result.flags[key] = nil
+            result.unreadableFlags[key] = nil
+        }
+        for name in removedCohorts {
+            result.cohorts[name] = nil
+            result.unreadableCohorts[name] = nil
+        }
+        for (key, flag) in changes.flags {
+            result.flags[key] = flag
+            result.unreadableFlags[key] = nil
+        }
+        for (key, problems) in changes.unreadableFlags {
+            result.flags[key] = nil
+            result.unreadableFlags[key] = problems
+        }
+        for (name, cohort) in changes.cohorts {
+            result.cohorts[name] = cohort
+            result.unreadableCohorts[name] = nil
+        }
+        for (name, problems) in changes.unreadableCohorts {
+            result.cohorts[name] = nil
+            result.unreadableCohorts[name] = problems
+        }
+        return result
+    }
+
+    /// The changed flags compiled with every cohort of `model` (the set after the patch), to evaluate over the
+    /// previous source while the whole set compiles; throws when they have problems.
+    func overlay(on model: FlagSet) throws(DocumentRejected) -> CompiledFlagSet {
+        var set = FlagSet(name: model.name, version: version, updatedAt: model.updatedAt, schema: model.schema)
+        set.cohorts = model.cohorts
+        set.unreadableCohorts = model.unreadableCohorts
+        for key in touchedFlags {
+            set.flags[key] = model.flags[key]
+            set.unreadableFlags[key] = model.unreadableFlags[key]
+        }
+        let compiled = CompiledFlagSet(set)
+        if model.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
+            throw DocumentRejected(message: "patch v\(version) makes the set invalid: \(problem)")
+        }
+        return compiled
+    }
+}
+
+/// Reads an HTTP `Date` (IMF-fixdate, RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.
+func parseHTTPDate(_ text: String) -> Date? {
+    let parts = text.split(separator: " ")
+    guard parts.count == 6, parts[5] == "GMT", parts[1].count == 2, parts[3].count == 4, parts[4].count == 8 else {
+        return nil
+    }
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    guard let month = months.firstIndex(of: String(parts[2])) else { return nil }
+    let monthText = month + 1 < 10 ? "0\(month + 1)" : "\(month + 1)"
+    return ISO8601.parse("\(parts[3])-\(monthText)-\(parts[1])T\(parts[4])Z")
+}

@@ -1,0 +1,170 @@
+import FlagCore
+import Foundation
+
+/// The flag client a service or an app embeds: it serves flags from compiled defaults, the disk cache and the
+/// server's live set, evaluates them locally and freezes them per session. Never does network I/O on the caller's
+/// thread; the first value comes from disk during `init`.
+///
+/// ```swift
+/// let client = try FlagClient(configuration: .init(server: url, set: "ios-prod", sdkKey: key, cacheDirectory: dir))
+/// let session = client.session(unitID: "u-42", attributes: ["country": "DE"])
+/// if session.value(.newCheckout) { … }
+/// ```
+public final class FlagClient: Sendable {
+    /// The configuration the client was created with.
+    public let configuration: Configuration
+    let core: ClientCore
+    private let refresh: LockedBox<Task<Void, Never>?>
+
+    /// Creates a client: reads the cache (or seeds it from the bootstrap document) synchronously, then starts
+    /// refreshing in the background. Throws only for a configuration that cannot work (a bad set name or URL);
+    /// cache and network trouble are logged and served around.
+    public convenience init(configuration: Configuration) throws {
+        try self.init(configuration: configuration, dependencies: .live())
+    }
+
+    init(configuration: Configuration, dependencies: ClientDependencies) throws {
+        guard OverridesParser.isFlagKey(configuration.set) else {
+            throw FlagClientError.invalidConfiguration(
+                "set name '\(configuration.set)' is not valid: use a-z, 0-9, '.', '_' and '-'")
+        }
+        guard let scheme = configuration.server.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw FlagClientError.invalidConfiguration(
+                "server URL '\(configuration.server)' must start with http:// or https://")
+        }
+        self.configuration = configuration
+        let logger = configuration.logger
+        let log: @Sendable (FlagClientLogMessage.Level, String) -> Void = { level, message in
+            logger?(FlagClientLogMessage(level: level, message: message))
+        }
+        let now = dependencies.now()
+        let started = ContinuousClock.now
+        let (cache, cached, source, state, model) = Self.loadSet(
+            configuration, cache: Self.openCache(configuration, now: now, log: log), now: now, log: log)
+        log(
+            .debug,
+            "cache opened, checked and read (\(state)) in \(ContinuousClock.now - started)")
+        var overrides: OverrideStore?
+        if configuration.overridesEnabled {
+            var api: [String: String] = [:]
+            do {
+                api = try cache?.overrides(set: configuration.set) ?? [:]
+            } catch {
+                log(.warning, "could not read the saved overrides: \(error)")
+            }
+            overrides = OverrideStore.load(
+                file: configuration.overridesFile, environment: configuration.environment, api: api, log: log)
+        }
+        core = ClientCore(
+            setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
+            cache: cache, overrides: overrides, logger: logger, source: source, state: state)
+        let refresher = Refresher(core: core, configuration: configuration, cached: cached, model: model)
+        refresh = LockedBox(Task.detached(priority: .utility) { await refresher.run() })
+    }
+
+    deinit {
+        refresh.withLockedValue { $0?.cancel() }
+        core.finishSubscribers()
+    }
+
+    /// Stops refreshing (the values in use stay); `deinit` does the same.
+    public func shutdown() {
+        refresh.withLockedValue { task in
+            task?.cancel()
+            task = nil
+        }
+        core.finishSubscribers()
+    }
+
+    /// Where the values come from right now.
+    public var state: ClientState { core.state }
+
+    /// A new stream of state and version changes; each access returns a new stream.
+    ///
+    /// ```swift
+    /// for await update in client.updates { print(update.state) }
+    /// ```
+    public var updates: AsyncStream<FlagClientUpdate> { core.subscribe() }
+
+    /// Waits until a set fresh from the server is in use, or `timeout` passes; `true` when live.
+    ///
+    /// Values are served at once either way; wait only where stale flags must not be shown.
+    /// ```swift
+    /// if await client.ready(timeout: .seconds(2)) == false { log("using cached or default flags") }
+    /// ```
+    @discardableResult
+    public func ready(timeout: Duration) async -> Bool {
+        if case .live = state { return true }
+        let updates = updates
+        if case .live = state { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await update in updates {
+                    if case .live = update.state { return true }
+                }
+                return false
+            }
+            group.addTask {
+                // Cancellation just ends the wait early, which is the point of cancelling it.
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let result = await group.next() ?? false
+            group.cancelAll()
+            return result
+        }
+    }
+
+    /// A session living in memory: each flag freezes at its first read.
+    ///
+    /// ```swift
+    /// let session = client.session(unitID: "u-42", attributes: ["country": "DE", "appVersion": "5.3.0"])
+    /// ```
+    public func session(unitID: String, attributes: [String: String] = [:]) -> FlagSession {
+        FlagSession(
+            core: core, id: nil, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: [:])
+    }
+
+    /// A persisted session: the same `id` resumes with the same frozen values after a restart, until the session
+    /// TTL (counted from its creation) passes. Without a cache it lives in memory only. Reads the cache database
+    /// (no network) on the calling thread.
+    ///
+    /// ```swift
+    /// let session = client.session(id: "checkout-\(order.id)", unitID: user.id, attributes: ["country": "DE"])
+    /// ```
+    public func session(id: String, unitID: String, attributes: [String: String] = [:]) -> FlagSession {
+        var frozen: [String: EvaluationDetail<JSONValue>] = [:]
+        if let cache = core.cache {
+            do {
+                frozen = try cache.resumeSession(
+                    id: id, set: configuration.set, unitID: unitID, now: core.now(), ttl: configuration.sessionTTL)
+            } catch {
+                core.log(.warning, "could not resume a persisted session; starting it afresh: \(error)")
+            }
+        }
+        return FlagSession(
+            core: core, id: id, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: frozen)
+    }
+
+    /// Forces a flag's value in this process (a debug menu), kept in the cache across restarts; `nil` clears it.
+    /// Does nothing when overrides are disabled.
+    public func setOverride<Value: FlagValue>(_ key: FlagKey<Value>, to value: Value?) {
+        guard let overrides = core.overrides else { return }
+        var text: String?
+        if let value {
+            switch value.flagValue {
+            case .string(let string): text = "\"\(string)\""  // quoted, so that quotes inside survive
+            case let json:
+                var writer = JSONWriter()
+                writer.value(json)
+                text = String(decoding: writer.bytes, as: UTF8.self)
+            }
+        }
+        overrides.setAPIOverride(key.name, text: text)
+        do {
+            try core.cache?.setOverride(set: configuration.set, key: key.name, text: text)
+        } catch {
+            core.log(.warning, "could not save the override of '\(key.name)': \(error)")
+        }
+    }
+}

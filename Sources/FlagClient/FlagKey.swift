@@ -1,0 +1,126 @@
+import FlagCore
+import Foundation
+
+/// A typed flag with its compiled-in default: what code asks a session for.
+///
+/// ```swift
+/// extension FlagKey where Value == Bool {
+///     static let newCheckout = FlagKey("new-checkout", default: false)
+/// }
+/// struct Banner: Decodable, Sendable { var title: String }
+/// let banner = FlagKey("home-banner", default: Banner(title: "Welcome"))   // a `json` flag
+/// ```
+public struct FlagKey<Value: Sendable>: Sendable {
+    /// The flag's key in the set, e.g. `new-checkout`.
+    public let name: String
+    /// The value served when the flag is missing, of another type, broken, or no set is available.
+    public let defaultValue: Value
+    /// The flag type this key expects in the set.
+    @usableFromInline let type: FlagType
+    /// The default as JSON, for evaluation (`.null` for Decodable values, whose default is never converted).
+    @usableFromInline let defaultJSON: JSONValue
+    /// Converts a served JSON value to `Value`; `nil` when it is not one.
+    @usableFromInline let convert: @Sendable (JSONValue) -> Value?
+    /// `name.hashValue`, computed once: a frozen read then hashes one integer instead of the whole name.
+    @usableFromInline let nameHash: Int
+    /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue).
+    @usableFromInline let isPrimitive: Bool
+
+    init(
+        name: String, default value: Value, type: FlagType, defaultJSON: JSONValue, isPrimitive: Bool,
+        convert: @escaping @Sendable (JSONValue) -> Value?
+    ) {
+        self.name = name
+        self.nameHash = name.hashValue
+        self.defaultValue = value
+        self.type = type
+        self.defaultJSON = defaultJSON
+        self.isPrimitive = isPrimitive
+        self.convert = convert
+    }
+}
+
+extension FlagKey where Value == Bool {
+    /// A `bool` flag: `FlagKey("new-checkout", default: false)`.
+    public init(_ name: String, default value: Bool) {
+        self.init(name: name, default: value, type: .bool, defaultJSON: .bool(value), isPrimitive: true) {
+            Bool(flagValue: $0)
+        }
+    }
+}
+
+extension FlagKey where Value == Int {
+    /// An `int` flag: `FlagKey("max-items", default: 20)`.
+    public init(_ name: String, default value: Int) {
+        self.init(name: name, default: value, type: .int, defaultJSON: .int(Int64(value)), isPrimitive: true) {
+            Int(flagValue: $0)
+        }
+    }
+}
+
+extension FlagKey where Value == Double {
+    /// A `double` flag: `FlagKey("discount-rate", default: 0.1)`.
+    public init(_ name: String, default value: Double) {
+        self.init(name: name, default: value, type: .double, defaultJSON: .double(value), isPrimitive: true) {
+            Double(flagValue: $0)
+        }
+    }
+}
+
+extension FlagKey where Value == String {
+    /// A `string` flag: `FlagKey("checkout-title", default: "Pay")`.
+    public init(_ name: String, default value: String) {
+        self.init(name: name, default: value, type: .string, defaultJSON: .string(value), isPrimitive: true) {
+            String(flagValue: $0)
+        }
+    }
+}
+
+extension FlagKey where Value == JSONValue {
+    /// A `json` flag read as an untyped JSON value: `FlagKey("limits", default: .object([:]))`.
+    public init(_ name: String, default value: JSONValue) {
+        self.init(name: name, default: value, type: .json, defaultJSON: value, isPrimitive: true) { $0 }
+    }
+}
+
+extension FlagKey where Value: Decodable {
+    /// A `json` flag decoded into `Value`: `FlagKey("home-banner", default: Banner(title: "Welcome"))`.
+    ///
+    /// A served value that does not decode as `Value` yields the default with `ERROR` / `TYPE_MISMATCH`.
+    public init(_ name: String, default value: Value) {
+        self.init(name: name, default: value, type: .json, defaultJSON: .null, isPrimitive: false) { json in
+            var writer = JSONWriter()
+            writer.value(json)
+            return try? JSONDecoder().decode(Value.self, from: Data(writer.bytes))
+        }
+    }
+}
+
+extension FlagKey {
+    /// Turns an evaluation of this key's flag into a typed detail: the default on every error, and `TYPE_MISMATCH`
+    /// when the served value does not convert.
+    func typed(_ detail: EvaluationDetail<JSONValue>) -> EvaluationDetail<Value> {
+        if detail.errorCode != nil {
+            return detail.map { _ in defaultValue }
+        }
+        guard let value = convert(detail.value) else {
+            return EvaluationDetail(
+                value: defaultValue, reason: .error, errorCode: .typeMismatch,
+                errorMessage: "flag '\(name)' served a value that does not convert to \(Value.self)",
+                version: detail.version)
+        }
+        return detail.map { _ in value }
+    }
+}
+
+extension FlagKey: Hashable {
+    /// Keys are equal when they name the same flag.
+    public static func == (lhs: FlagKey, rhs: FlagKey) -> Bool { lhs.name == rhs.name }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+extension FlagKey {
+    /// `value` as this key's `Value`, or `nil` when it is not one (for test doubles of `FeatureFlags`).
+    public func converted(_ value: JSONValue) -> Value? { convert(value) }
+}

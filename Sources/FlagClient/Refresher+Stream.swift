@@ -1,0 +1,148 @@
+import FlagCore
+import Foundation
+
+extension Refresher {
+    /// One connection to the SSE stream, until it ends, fails, or sends bad data.
+    func runStream() async -> RefreshStateMachine.Outcome {
+        var parser = SSEParser()
+        var opened = false
+        var heard = false
+        do {
+            for try await part in core.dependencies.transport.stream(request(path: "/stream", stream: true)) {
+                switch part {
+                case .head(let head):
+                    observe(head)
+                    switch head.status {
+                    case 200:
+                        guard head["content-type"]?.lowercased().hasPrefix("text/event-stream") == true else {
+                            return .streamUnsupported
+                        }
+                        opened = true
+                        recordOpened()
+                        // With a current Last-Event-ID the server sends nothing: the set in use is the live one.
+                        markLive()
+                    case 401, 403: return .unauthorized(status: head.status)
+                    case 404, 405, 501: return .streamUnsupported
+                    default:
+                        core.log(.info, "the stream of set '\(setName)' answered HTTP \(head.status)")
+                        return .failed
+                    }
+                case .bytes(let bytes):
+                    guard opened else { continue }
+                    heard = heard || !bytes.isEmpty
+                    for item in parser.feed(bytes) {
+                        if let outcome = await handle(item) { return outcome }
+                    }
+                }
+            }
+        } catch {
+            if !Task.isCancelled {
+                core.log(.info, "the stream of set '\(setName)' broke: \(error.localizedDescription)")
+            }
+        }
+        return opened ? .streamEnded(silent: !heard) : .failed
+    }
+
+    /// Applies one parsed item; returns an outcome when the connection must end.
+    private func handle(_ item: SSEItem) async -> RefreshStateMachine.Outcome? {
+        switch item {
+        case .comment:
+            return nil  // heartbeat: the idle timeout was reset by the bytes themselves
+        case .retry(let milliseconds):
+            recordRetry(seconds: Double(milliseconds) / 1000)
+            return nil
+        case .event(let event):
+            switch event.type {
+            case "put":
+                guard applyDocument(Array(event.data.utf8), etag: nil) else { return .badData }
+                setLastEventID(event.id)
+                return nil
+            case "patch":
+                switch applyPatch(Array(event.data.utf8)) {
+                case .applied:
+                    setLastEventID(event.id)
+                    return nil
+                case .bad:
+                    return .badData
+                case .needsDocument:
+                    // Our version is not the patch's base: fetch the whole document, keep the stream.
+                    let outcome = await fetch(wait: 0)
+                    if outcome == .fetched { return nil }
+                    return outcome
+                }
+            default:
+                return nil  // unknown event types are ignored, for servers newer than this client
+            }
+        }
+    }
+}
+
+extension Refresher {
+    enum PatchResult: Equatable {
+        case applied, needsDocument, bad
+    }
+
+    /// Validates and puts a whole document in use, and caches it. `false` when it is bad (the old set stays).
+    func applyDocument(_ bytes: [UInt8], etag newETag: String?) -> Bool {
+        let compiled: CompiledFlagSet
+        do {
+            compiled = try Documents.validate(bytes, set: setName)
+        } catch {
+            core.log(.warning, "ignored a document from the server: \(error)")
+            return false
+        }
+        let version = compiled.version
+        if let current = currentModel, current.version == version, current == compiled.flagSet {
+            // The set in use, sent again (a reconnect without Last-Event-ID): nothing to replace or cache.
+            markLive()
+            return true
+        }
+        adopt(compiled.flagSet, etag: newETag ?? "\"\(version)\"")
+        core.publish(source: CompiledSource(compiled), state: .live(version: version))
+        store(bytes, version: version)
+        return true
+    }
+
+    /// Applies a patch whose base is the version in use: the changed flags are compiled and served at once over the
+    /// previous set, then the whole set is compiled and cached.
+    func applyPatch(_ bytes: [UInt8]) -> PatchResult {
+        let patch: FlagPatch
+        do {
+            patch = try FlagPatch.decode(bytes)
+        } catch {
+            core.log(.warning, "ignored a patch from the server: \(error)")
+            return .bad
+        }
+        guard let current = currentModel, patch.base == current.version, let base = core.source,
+            base.killed != nil
+        else {
+            return .needsDocument
+        }
+        let next = patch.applied(to: current)
+        do {
+            if !patch.changesCohorts {
+                let overlay = try patch.overlay(on: next)
+                var killed = base.killed ?? [:]
+                for key in patch.touchedFlags { killed[key] = nil }
+                for (key, value) in CompiledSource.killed(in: overlay.flagSet) { killed[key] = value }
+                let source = OverlaySource(
+                    base: base, overlay: overlay, changed: patch.touchedFlags, removed: Set(patch.removedFlags),
+                    version: patch.version, killed: killed)
+                core.publish(source: source, state: .live(version: patch.version))
+            }
+            let compiled = CompiledFlagSet(next)
+            if next.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
+                throw DocumentRejected(message: "patch v\(patch.version) makes the set invalid: \(problem)")
+            }
+            adopt(next, etag: "\"\(patch.version)\"")
+            core.publish(source: CompiledSource(compiled), state: .live(version: patch.version))
+            store(next.encoded(), version: patch.version)
+            return .applied
+        } catch {
+            core.log(.warning, "ignored a patch from the server: \(error)")
+            // The overlay may already be in use only if the whole set then failed, which the overlay's own check
+            // rules out for flag-only patches; for cohort patches nothing was published.
+            return .bad
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import FlagCore
+import Foundation
+
+/// The background refresh loop: runs the `RefreshStateMachine`'s actions against the transport, applies documents
+/// and patches, keeps the cache, and publishes each new set to the core. All its state is isolated to the actor.
+actor Refresher {
+    let core: ClientCore
+    private let server: URL
+    let setName: String
+    private let sdkKey: String
+    private var machine: RefreshStateMachine
+    /// The whole decoded set in use (needed to apply patches); `nil` until one is decoded.
+    private var model: FlagSet?
+    private var etag: String?
+    private var lastEventID: String?
+    private var wasLive = false
+    /// The cached document read at launch, decoded in full here rather than on the caller's thread.
+    private var pendingCached: [UInt8]?
+
+    init(core: ClientCore, configuration: FlagClient.Configuration, cached: FlagCache.Document?, model: FlagSet?) {
+        self.core = core
+        self.server = configuration.server
+        self.setName = configuration.set
+        self.sdkKey = configuration.sdkKey
+        self.machine = RefreshStateMachine(
+            mode: configuration.refresh, pollInterval: configuration.pollInterval,
+            longPollWait: configuration.longPollWait)
+        self.model = model
+        if let model {
+            lastEventID = String(model.version)
+            etag = "\"\(model.version)\""
+        }
+        if let cached {
+            pendingCached = cached.bytes
+            etag = cached.etag ?? "\"\(cached.version)\""
+            lastEventID = String(cached.version)
+        }
+    }
+
+    /// Runs until the task is cancelled or the server refuses the key.
+    func run() async {
+        compileCached()
+        pruneSessions()
+        while !Task.isCancelled {
+            let outcome: RefreshStateMachine.Outcome
+            switch machine.next() {
+            case .openStream:
+                outcome = await runStream()
+            case .fetch(let wait):
+                outcome = await fetch(wait: wait)
+            case .sleep(let seconds):
+                do {
+                    try await core.dependencies.sleep(seconds)
+                } catch {
+                    return  // cancelled: the client is going away
+                }
+                continue
+            case .stop(let status):
+                if status != 0 {
+                    core.log(
+                        .error,
+                        "the server refused the SDK key for set '\(setName)' (HTTP \(status)); refreshing stopped. "
+                            + "Check the key and that it is scoped to this set.")
+                }
+                return
+            }
+            if Task.isCancelled { return }
+            machine.record(
+                outcome, now: core.dependencies.now().timeIntervalSince1970, random: core.dependencies.random())
+            switch outcome {
+            case .failed, .streamEnded, .badData, .unauthorized: markStale()
+            case .streamOpened, .fetched, .streamUnsupported, .serverRetry: break
+            }
+        }
+    }
+
+    /// Decodes the whole cached document off the caller's thread and replaces the lazy source with it.
+    private func compileCached() {
+        guard let bytes = pendingCached else { return }
+        pendingCached = nil
+        do {
+            let compiled = try Documents.validate(bytes, set: setName)
+            model = compiled.flagSet
+            core.publish(source: CompiledSource(compiled), state: core.state)
+        } catch {
+            // The file passed quick_check, but its document no longer validates: download a new one.
+            core.log(.warning, "the cached document is unusable (\(error)); it will be downloaded again")
+            etag = nil
+            lastEventID = nil
+        }
+    }
+
+    private func pruneSessions() {
+        guard let cache = core.cache else { return }
+        do {
+            try cache.deleteExpiredSessions(now: core.now(), ttl: core.sessionTTL)
+        } catch {
+            core.log(.warning, "could not delete expired sessions from the cache: \(error)")
+        }
+    }
+
+    private func markStale() {
+        if wasLive, case .live = core.state {
+            core.setState(.stale(since: core.now()))
+        }
+    }
+
+    /// The whole decoded set in use, when there is one.
+    var currentModel: FlagSet? { model }
+
+    func recordOpened() {
+        machine.record(.streamOpened, now: core.dependencies.now().timeIntervalSince1970, random: 0)
+    }
+
+    func recordRetry(seconds: Double) {
+        machine.record(.serverRetry(seconds: seconds), now: core.dependencies.now().timeIntervalSince1970, random: 0)
+    }
+
+    func setLastEventID(_ id: String?) {
+        if let id { lastEventID = id }
+    }
+
+    /// Makes `set` the model in use, with the ETag and event id that name it.
+    func adopt(_ set: FlagSet, etag newETag: String) {
+        model = set
+        etag = newETag
+        lastEventID = String(set.version)
+    }
+
+    /// Caches a validated document; a failed write is logged, and the set stays in use in memory.
+    func store(_ bytes: [UInt8], version: Int) {
+        guard let cache = core.cache else { return }
+        do {
+            let index = try DocumentIndex(scanning: bytes).encoded()
+            try cache.store(
+                set: setName, document: FlagCache.Document(version: version, etag: etag, bytes: bytes, index: index),
+                now: core.now())
+        } catch {
+            core.log(.warning, "could not cache set '\(setName)' v\(version): \(error)")
+        }
+    }
+
+    func markLive() {
+        guard let model else { return }
+        wasLive = true
+        core.setState(.live(version: model.version))
+    }
+
+    // MARK: - Requests
+
+    func request(path: String, wait: Int = 0, stream: Bool) -> TransportRequest {
+        var url = server.appendingPathComponent("v1/sets/\(setName)\(path)")
+        if wait > 0, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.queryItems = [URLQueryItem(name: "wait", value: String(wait))]
+            url = components.url ?? url
+        }
+        var headers = ["Authorization": "Bearer \(sdkKey)", "User-Agent": "FlagClient/1"]
+        if stream {
+            headers["Accept"] = "text/event-stream"
+            headers["Cache-Control"] = "no-cache"
+            if let lastEventID, model != nil { headers["Last-Event-ID"] = lastEventID }
+        } else {
+            headers["Accept"] = "application/json"
+            if let etag, model != nil { headers["If-None-Match"] = etag }
+        }
+        // A stream hears a heartbeat every 15 s: three missed mean the connection is dead.
+        return TransportRequest(url: url, headers: headers, timeout: stream ? 45 : Double(wait) + 15)
+    }
+
+    func observe(_ head: TransportHead) {
+        if let text = head["date"], let date = parseHTTPDate(text) {
+            core.observeServerDate(date, localNow: core.dependencies.now())
+        }
+    }
+
+    /// One fetch of the document; `wait` > 0 long-polls.
+    func fetch(wait: Int) async -> RefreshStateMachine.Outcome {
+        let head: TransportHead
+        let body: [UInt8]
+        do {
+            (head, body) = try await core.dependencies.transport.fetch(request(path: "", wait: wait, stream: false))
+        } catch {
+            core.log(.info, "fetching set '\(setName)' failed: \(error.localizedDescription)")
+            return .failed
+        }
+        observe(head)
+        switch head.status {
+        case 200:
+            return applyDocument(body, etag: head["etag"]) ? .fetched : .badData
+        case 304:
+            markLive()
+            return .fetched
+        case 401, 403:
+            return .unauthorized(status: head.status)
+        default:
+            core.log(.info, "fetching set '\(setName)' answered HTTP \(head.status)")
+            return .failed
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import FlagCore
+import Foundation
+
+/// A frozen view of the flags for one unit: each flag keeps the value of its first read for the session's life,
+/// except that a kill applies at once (SPEC §6.3). Cheap to create; safe to share between threads.
+///
+/// ```swift
+/// let session = client.session(unitID: "u-42", attributes: ["country": "DE"])
+/// if session.value(.newCheckout) { showNewCheckout() }
+/// ```
+public final class FlagSession: FeatureFlags, Sendable {
+    /// The persisted session's id, or `nil` for a session that lives in memory only.
+    public let id: String?
+    /// Who the flags are evaluated for.
+    public let context: EvaluationContext
+    private let core: ClientCore
+    private let frozen: LockedBox<FrozenTable>
+
+    init(core: ClientCore, id: String?, context: EvaluationContext, frozen: [String: EvaluationDetail<JSONValue>]) {
+        self.core = core
+        self.id = id
+        self.context = context
+        self.frozen = LockedBox(FrozenTable(frozen))
+        core.register(self)
+    }
+
+    deinit {
+        core.unregister(ObjectIdentifier(self))
+    }
+
+    /// The flag's value: its local override, its frozen value, or (at the first read) its evaluation. Never throws.
+    @inlinable
+    public func value<Value>(_ key: FlagKey<Value>) -> Value {
+        // Inlined into the caller so that reading a Bool, Int, Double or String touches no generic metadata: the
+        // lookup and the first evaluation are not generic.
+        if key.isPrimitive {
+            switch frozenOrFirstValue(key.name, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
+            case .value(let json): return key.convert(json) ?? key.defaultValue
+            case .fallback: return key.defaultValue
+            case .missing: break
+            }
+        }
+        return detail(key).value
+    }
+
+    /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
+    public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
+        if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
+        let frozen = freeze(key.name, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
+            key.isPrimitive ? nil : key.convert($0)
+        }
+        if !key.isPrimitive, frozen.detail.errorCode == nil, let value = frozen.typed as? Value {
+            return frozen.detail.map { _ in value }
+        }
+        return key.typed(frozen.detail)
+    }
+
+    /// The frozen value of `name` (freezing it now at its first read); `.missing` when a local override may apply.
+    @usableFromInline
+    func frozenOrFirstValue(_ name: String, hash: Int, type: FlagType, default fallback: JSONValue) -> FrozenLookup {
+        if let overrides = core.overrides, overrides.isActive { return .missing }
+        let found = frozen.withLockedValue { $0.find(name, hash: hash) }
+        if case .missing = found {
+            return freeze(name, hash: hash, type: type, default: fallback, knownMissing: true, typed: { _ in nil })
+                .lookup
+        }
+        return found
+    }
+
+    /// The frozen entry of `name`, evaluating and freezing it at the first read.
+    private func freeze(
+        _ name: String, hash: Int, type: FlagType, default fallback: JSONValue, knownMissing: Bool = false,
+        typed: (JSONValue) -> (any Sendable)?
+    ) -> Frozen {
+        if !knownMissing, let entry = frozen.withLockedValue({ $0.frozen(name, hash: hash) }) { return entry }
+        let (source, now) = core.sourceAndTime()
+        let detail: EvaluationDetail<JSONValue>
+        if let source {
+            detail = source.evaluate(name, type: type, default: fallback, context: context, at: now)
+        } else {
+            detail = EvaluationDetail(
+                value: fallback, reason: .default, errorCode: .providerNotReady,
+                errorMessage: "no flag set yet: serving the compiled-in default")
+        }
+        let entry = Frozen(detail: detail, typed: detail.errorCode == nil ? typed(detail.value) : nil)
+        // Another thread (or a kill) may have frozen the flag meanwhile: the first stored value wins.
+        let stored = frozen.withLockedValue { $0.insertIfAbsent(name, hash: hash, entry) }
+        if stored === entry, let id, detail.errorCode != .providerNotReady {
+            core.persist(sessionID: id, values: [(name, detail)])
+        }
+        return stored
+    }
+
+    /// Replaces the values of flags killed in a new set (read or not yet read) by their kill values.
+    func applyKills(_ killed: [String: JSONValue], version: Int) {
+        var changed: [(key: String, detail: EvaluationDetail<JSONValue>)] = []
+        frozen.withLockedValue { values in
+            for (key, value) in killed where values[key]?.killed != true {
+                let detail = EvaluationDetail(value: value, reason: .disabled, variant: "kill", version: version)
+                values[key] = Frozen(detail: detail, killed: true)
+                changed.append((key, detail))
+            }
+        }
+        if let id { core.persist(sessionID: id, values: changed) }
+    }
+}

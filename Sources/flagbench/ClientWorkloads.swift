@@ -1,0 +1,143 @@
+import FlagClient
+import FlagCore
+import Foundation
+
+/// FlagClient figures: launch from a cached 1,000-flag set to the first value, session creation, first and frozen
+/// reads, and the work of applying a one-flag patch.
+func benchmarkClient() {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagbench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // The benchmark document plus one flag without targeting, to tell the client's cost from the evaluation's.
+    guard var set = try? FlagSet.decode(benchmarkDocument(flags: 1_000)) else { exit(1) }
+    set.flags["static"] = Flag(key: "static", type: .bool, defaultValue: .bool(true))
+    let bytes = set.encoded()
+    var configuration = FlagClient.Configuration(
+        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: directory)
+    configuration.refresh = .off
+    configuration.overridesEnabled = false
+    do {
+        // Seeds the cache, as a first launch with a bootstrap document would.
+        var seeding = configuration
+        seeding.bootstrap = bytes
+        try FlagClient(configuration: seeding).shutdown()
+    } catch {
+        print("could not seed the cache: \(error)")
+        exit(1)
+    }
+    if arguments.contains("--verbose") {
+        configuration.logger = { message in print(message) }
+    }
+    let key = FlagKey("flag-500", default: false)
+    var value = false
+    let launch = best(runs: quick ? 3 : 9) {
+        do {
+            let client = try FlagClient(configuration: configuration)
+            value = client.session(unitID: "user-1", attributes: ["country": "DE"]).value(key)
+            client.shutdown()
+        } catch {
+            print("client init failed: \(error)")
+            exit(1)
+        }
+    }
+    report("client.init-from-cache-to-first-value.1000flags", launch * 1e3, "ms")
+
+    guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
+    // Let the background decode replace the lazy per-flag source with the whole compiled set.
+    Thread.sleep(forTimeInterval: 0.5)
+    let count = quick ? 10_000 : 100_000
+    let attributes = ["country": "DE", "appVersion": "5.3.0", "email": "a@mail.test", "plan": "pro"]
+    var sessions: [FlagSession] = []
+    sessions.reserveCapacity(count)
+    let creation = best(runs: 1) {
+        for index in 0..<count { sessions.append(client.session(unitID: "user-\(index)", attributes: attributes)) }
+    }
+    report("client.session-creation", creation / Double(count) * 1e9, "ns")
+    let simple = FlagKey("static", default: false)
+    let firstRead = best(runs: 1) {
+        for session in sessions where session.value(simple) { value.toggle() }
+    }
+    report("client.first-read.static-flag", firstRead / Double(count) * 1e9, "ns")
+    let compiledSet = CompiledFlagSet(set)
+    let evaluation = best(runs: 3) {
+        for session in sessions
+        where compiledSet.evaluate(
+            "static", default: false, context: session.context, at: Date(timeIntervalSince1970: 1_795_000_000)
+        ).value { value.toggle() }
+    }
+    report("core.evaluate.static-flag", evaluation / Double(count) * 1e9, "ns")
+    let missing = FlagKey("missing", default: false)
+    let missingRead = best(runs: 1) {
+        for session in sessions where session.value(missing) { value.toggle() }
+    }
+    report("client.first-read.missing-flag", missingRead / Double(count) * 1e9, "ns")
+    let targeted = best(runs: 1) {
+        for session in sessions where session.value(key) { value.toggle() }
+    }
+    report("client.first-read.5rules+rollout", targeted / Double(count) * 1e9, "ns")
+    let session = sessions[0]
+    let reads = quick ? 1_000_000 : 10_000_000
+    let frozen = best(runs: 3) {
+        for _ in 0..<reads where session.value(key) { value.toggle() }
+    }
+    report("client.frozen-read", frozen / Double(reads) * 1e9, "ns")
+    if value { print("(ignore: \(value))") }
+    client.shutdown()
+    benchmarkPatchWork(bytes)
+}
+
+/// The work the client does to serve a one-flag patch on a 1,000-flag set (before the background recompile):
+/// read the patch, apply it to the model, compile the changed flag with the cohorts.
+func benchmarkPatchWork(_ bytes: [UInt8]) {
+    guard let model = try? FlagSet.decode(bytes), var flag = model.flags["flag-500"] else { exit(1) }
+    flag.killed = true
+    var writer = JSONWriter()
+    writer.beginObject()
+    writer.key("version")
+    writer.int(2)
+    writer.key("base")
+    writer.int(1)
+    writer.key("flags")
+    writer.beginObject()
+    writer.key(flag.key)
+    writer.raw(flag.encoded())
+    writer.endObject()
+    writer.endObject()
+    let patch = writer.bytes
+    var problems = 0
+    let seconds = best(runs: quick ? 20 : 100) {
+        guard let changes = try? FlagSet.decode(patch) else { return }
+        var next = model
+        next.version = changes.version
+        for (key, changed) in changes.flags { next.flags[key] = changed }
+        var overlay = FlagSet(name: next.name, version: next.version, schema: next.schema)
+        overlay.cohorts = next.cohorts
+        for key in changes.flags.keys { overlay.flags[key] = next.flags[key] }
+        problems = CompiledFlagSet(overlay).problems.count
+    }
+    report("client.patch-one-flag-overlay.1000flags", seconds * 1e6, "µs")
+    let full = best(runs: quick ? 3 : 9) { problems += CompiledFlagSet(model).problems.count }
+    report("client.patch-background-recompile.1000flags", full * 1e3, "ms")
+    if problems != 0 { print("patch benchmark found problems") }
+}
+
+/// Only sessions and their first read of a flag without targeting, repeated, for profiling.
+func benchmarkFirstReads() {
+    var set = FlagSet(name: "bench", version: 1)
+    set.flags["static"] = Flag(key: "static", type: .bool, defaultValue: .bool(true))
+    var configuration = FlagClient.Configuration(
+        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: nil)
+    configuration.refresh = .off
+    configuration.overridesEnabled = false
+    configuration.bootstrap = set.encoded()
+    guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
+    let key = FlagKey("static", default: false)
+    var count = 0
+    let rounds = quick ? 200 : 2_000
+    let seconds = best(runs: 1) {
+        for round in 0..<rounds {
+            for index in 0..<1_000 where client.session(unitID: "u-\(round)-\(index)").value(key) { count += 1 }
+        }
+    }
+    report("client.session+first-read.static-flag", seconds / Double(rounds * 1_000) * 1e9, "ns")
+    client.shutdown()
+}

@@ -1,0 +1,180 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 and a free port, in the test process, on POSIX sockets: each request is
+/// answered by a script, with the body written in chunks (with pauses) so that the client meets data split anywhere.
+final class ScriptedHTTPServer: @unchecked Sendable {
+    // @unchecked Sendable is safe: `listener` and `port` are set in init and never change; the mutable lists are
+    // only touched while holding `lock`.
+    struct Request: Sendable {
+        var method: String
+        var path: String
+        var headers: [String: String]
+    }
+
+    struct Response: Sendable {
+        var status: Int
+        var headers: [String: String]
+        /// Written one after the other, `pause` apart.
+        var chunks: [[UInt8]]
+        var pause: Double = 0.02
+        /// Keep the connection open after the last chunk (a stream) until the server stops.
+        var keepOpen = false
+    }
+
+    let port: UInt16
+    private let listener: Int32
+    private let lock = NSLock()
+    private var requests: [Request] = []
+    private var connections: [Int32] = []
+    private let handler: @Sendable (Request) -> Response
+
+    init(handler: @escaping @Sendable (Request) -> Response) throws {
+        self.handler = handler
+        #if canImport(Glibc)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw ServerError(message: "socket failed") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            close(fd)
+            throw ServerError(message: "bind/listen failed")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        listener = fd
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    var received: [Request] {
+        lock.lock()
+        defer { lock.unlock() }
+        return requests
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        lock.lock()
+        let open = connections
+        connections = []
+        lock.unlock()
+        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            lock.lock()
+            connections.append(fd)
+            lock.unlock()
+            let thread = Thread { [self] in serve(fd) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        defer { close(fd) }
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            // One request at a time on the connection: read its head, answer, repeat.
+            while !buffer.containsHeadEnd {
+                let count = read(fd, &chunk, chunk.count)
+                guard count > 0 else { return }
+                buffer += chunk[0..<count]
+            }
+            guard let request = parse(&buffer) else { return }
+            lock.lock()
+            requests.append(request)
+            lock.unlock()
+            let response = handler(request)
+            var head = "HTTP/1.1 \(response.status) Scripted\r\n"
+            var headers = response.headers
+            if !response.keepOpen {
+                headers["Content-Length"] = String(response.chunks.reduce(0) { $0 + $1.count })
+            } else {
+                headers["Connection"] = "close"
+            }
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            head += "\r\n"
+            guard write(fd, Array(head.utf8)) else { return }
+            for part in response.chunks {
+                guard write(fd, part) else { return }
+                Thread.sleep(forTimeInterval: response.pause)
+            }
+            if response.keepOpen {
+                // Hold the stream open until the client or `stop()` closes it.
+                while read(fd, &chunk, chunk.count) > 0 {}
+                return
+            }
+        }
+    }
+
+    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    private func parse(_ buffer: inout [UInt8]) -> Request? {
+        guard let end = buffer.headEnd else { return nil }
+        let text = String(decoding: buffer[..<end], as: UTF8.self)
+        buffer.removeFirst(end + 4)
+        var lines = text.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ")
+        guard requestLine.count == 3 else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        return Request(method: String(requestLine[0]), path: String(requestLine[1]), headers: headers)
+    }
+
+    struct ServerError: Error {
+        var message: String
+    }
+}
+
+extension [UInt8] {
+    fileprivate var headEnd: Int? {
+        guard count >= 4 else { return nil }
+        for index in 0...(count - 4)
+        where self[index] == 13 && self[index + 1] == 10 && self[index + 2] == 13 && self[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    fileprivate var containsHeadEnd: Bool { headEnd != nil }
+}

@@ -1,0 +1,222 @@
+import FlagCore
+import Foundation
+import Testing
+
+@testable import FlagClient
+
+@Suite struct SessionTests {
+    /// A client on the scripted stream, live with `bytes` as version `version`.
+    func liveClient(
+        _ directory: URL?, _ transport: ScriptedTransport, clock: TestClock = TestClock(),
+        _ flags: Flag..., version: Int = 1
+    ) async throws -> (FlagClient, ScriptedTransport.Continuation) {
+        let client = try makeClient(directory: directory, transport: transport, clock: clock)
+        let stream = try await transport.stream(0)
+        stream.yield(eventStreamHead)
+        stream.yield(
+            .bytes(
+                Docs.sse(
+                    "put", id: version,
+                    String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
+        try await eventually("live v\(version)") { client.state == .live(version: version) }
+        return (client, stream)
+    }
+
+    func put(_ stream: ScriptedTransport.Continuation, _ client: FlagClient, version: Int, _ flags: Flag...)
+        async throws
+    {
+        stream.yield(
+            .bytes(
+                Docs.sse(
+                    "put", id: version,
+                    String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
+        try await eventually("live v\(version)") { client.state == .live(version: version) }
+    }
+
+    @Test func eachFlagFreezesAtItsFirstRead() async throws {
+        let transport = ScriptedTransport()
+        let (client, stream) = try await liveClient(
+            nil, transport, Docs.flag("new-checkout", true), Docs.flag("dark-mode", false))
+        let session = client.session(unitID: "u-1")
+        #expect(session.value(.newCheckout) == true)
+        try await put(stream, client, version: 2, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true))
+        #expect(session.value(.newCheckout) == true)  // frozen at v1
+        #expect(session.detail(.newCheckout).version == 1)
+        #expect(session.value(.darkMode) == true)  // first read now, at v2
+        #expect(session.detail(.darkMode).version == 2)
+        #expect(client.session(unitID: "u-1").value(.newCheckout) == false)
+        client.shutdown()
+    }
+
+    @Test func killAppliesToOpenSessionsAtOnceAndRestoreOnlyToNewOnes() async throws {
+        let transport = ScriptedTransport()
+        let (client, stream) = try await liveClient(nil, transport, Docs.flag("new-checkout", true))
+        let session = client.session(unitID: "u-1")
+        let untouched = client.session(unitID: "u-2")
+        #expect(session.value(.newCheckout) == true)
+        try await put(stream, client, version: 2, Docs.flag("new-checkout", true, killed: true))
+        let killed = session.detail(.newCheckout)
+        #expect(killed.value == false)
+        #expect(killed.reason == .disabled)
+        #expect(killed.variant == "kill")
+        #expect(killed.version == 2)
+        #expect(untouched.detail(.newCheckout).reason == .disabled)
+        try await put(stream, client, version: 3, Docs.flag("new-checkout", true))
+        #expect(session.detail(.newCheckout).reason == .disabled)  // restore does not reach open sessions
+        #expect(untouched.value(.newCheckout) == false)
+        let fresh = client.session(unitID: "u-1").detail(.newCheckout)
+        #expect(fresh.value == true)
+        #expect(fresh.reason == .static)
+        #expect(fresh.version == 3)
+        client.shutdown()
+    }
+
+    @Test func killByPatchAppliesMidSession() async throws {
+        let transport = ScriptedTransport()
+        let (client, stream) = try await liveClient(
+            nil, transport, Docs.flag("new-checkout", true), Docs.flag("dark-mode", true), version: 5)
+        let session = client.session(unitID: "u-1")
+        #expect(session.value(.newCheckout) && session.value(.darkMode))
+        stream.yield(
+            .bytes(
+                Docs.sse(
+                    "patch", id: 6,
+                    Docs.patch(version: 6, base: 5, flags: [Docs.flag("new-checkout", true, killed: true)]))))
+        try await eventually("v6") { client.state == .live(version: 6) }
+        #expect(session.detail(.newCheckout).reason == .disabled)
+        #expect(session.value(.darkMode) == true)
+        client.shutdown()
+    }
+
+    @Test func persistedSessionResumesAfterRecreatingTheClientUntilItsTTL() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = TestClock()
+            var transport = ScriptedTransport()
+            var (client, _) = try await liveClient(directory, transport, clock: clock, Docs.flag("new-checkout", true))
+            var session = client.session(id: "s-1", unitID: "u-1", attributes: ["country": "DE"])
+            #expect(session.value(.newCheckout) == true)
+            client.core.flushPersistence()
+            client.shutdown()
+
+            // Restart: the set is now v2 with the flag off, but the session resumes its frozen value.
+            transport = ScriptedTransport()
+            clock.advance(3600)
+            (client, _) = try await liveClient(
+                directory, transport, clock: clock, Docs.flag("new-checkout", false), version: 2)
+            session = client.session(id: "s-1", unitID: "u-1", attributes: ["country": "DE"])
+            let resumed = session.detail(.newCheckout)
+            #expect(resumed.value == true)
+            #expect(resumed.version == 1)
+            #expect(client.session(id: "s-2", unitID: "u-1").value(.newCheckout) == false)
+            // Another unit under the same id starts afresh.
+            #expect(client.session(id: "s-1", unitID: "u-9").value(.newCheckout) == false)
+            client.core.flushPersistence()
+            client.shutdown()
+
+            // The id was reopened for u-9 above; start it again for u-1 and let the TTL run out.
+            transport = ScriptedTransport()
+            (client, _) = try await liveClient(
+                directory, transport, clock: clock, Docs.flag("new-checkout", true), version: 3)
+            #expect(client.session(id: "s-3", unitID: "u-1").value(.newCheckout) == true)
+            client.core.flushPersistence()
+            clock.advance(24 * 3600 - 1)
+            #expect(client.session(id: "s-3", unitID: "u-1").detail(.newCheckout).version == 3)
+            try await put(transport.stream(0), client, version: 4, Docs.flag("new-checkout", false))
+            clock.advance(1)
+            let expired = client.session(id: "s-3", unitID: "u-1").detail(.newCheckout)
+            #expect(expired.value == false)
+            #expect(expired.version == 4)
+            client.shutdown()
+        }
+    }
+
+    @Test func persistedSessionKeepsAKillAcrossRestarts() async throws {
+        try await withTemporaryDirectory { directory in
+            var transport = ScriptedTransport()
+            var (client, stream) = try await liveClient(directory, transport, Docs.flag("new-checkout", true))
+            let session = client.session(id: "s", unitID: "u")
+            #expect(session.value(.newCheckout))
+            try await put(stream, client, version: 2, Docs.flag("new-checkout", true, killed: true))
+            #expect(session.detail(.newCheckout).reason == .disabled)
+            client.core.flushPersistence()
+            client.shutdown()
+            transport = ScriptedTransport()
+            (client, _) = try await liveClient(directory, transport, Docs.flag("new-checkout", true), version: 3)
+            #expect(client.session(id: "s", unitID: "u").detail(.newCheckout).reason == .disabled)
+            client.shutdown()
+        }
+    }
+
+    @Test func typeMismatchAndMissingFlagServeTheDefault() async throws {
+        let transport = ScriptedTransport()
+        let (client, _) = try await liveClient(nil, transport, Docs.flag("new-checkout", true))
+        let session = client.session(unitID: "u")
+        let mismatch = session.detail(FlagKey("new-checkout", default: 3))
+        #expect(mismatch.value == 3)
+        #expect(mismatch.reason == .error)
+        #expect(mismatch.errorCode == .typeMismatch)
+        let missing = session.detail(.maxItems)
+        #expect(missing.value == 10)
+        #expect(missing.reason == .default)
+        #expect(missing.errorCode == .flagNotFound)
+        client.shutdown()
+    }
+
+    struct Banner: Decodable, Sendable, Equatable {
+        var title: String
+        var count: Int
+    }
+
+    @Test func decodableJSONValues() async throws {
+        let transport = ScriptedTransport()
+        let banner = Flag(
+            key: "banner", type: .json, defaultValue: .object(["title": .string("Hi"), "count": .int(2)]))
+        let broken = Flag(key: "broken", type: .json, defaultValue: .object(["title": .int(1)]))
+        let (client, _) = try await liveClient(nil, transport, banner, broken)
+        let session = client.session(unitID: "u")
+        let key = FlagKey("banner", default: Banner(title: "none", count: 0))
+        #expect(session.value(key) == Banner(title: "Hi", count: 2))
+        #expect(session.value(key) == Banner(title: "Hi", count: 2))
+        let bad = session.detail(FlagKey("broken", default: Banner(title: "none", count: 0)))
+        #expect(bad.value == Banner(title: "none", count: 0))
+        #expect(bad.errorCode == .typeMismatch)
+        #expect(
+            session.value(FlagKey("banner", default: JSONValue.null))
+                == .object(["title": .string("Hi"), "count": .int(2)]))
+        client.shutdown()
+    }
+}
+
+@Suite struct FrozenTableTests {
+    func frozen(_ value: JSONValue, error: ErrorCode? = nil) -> FlagSession.Frozen {
+        FlagSession.Frozen(detail: EvaluationDetail(value: value, reason: .static, errorCode: error))
+    }
+
+    @Test func findsEveryNameSetAndNothingElse() {
+        var table = FlagSession.FrozenTable([:])
+        #expect(table.find("a", hash: "a".hashValue) == .missing)
+        for index in 0..<1000 { table["flag-\(index)"] = frozen(.int(Int64(index))) }
+        table["flag-7"] = frozen(.null, error: .typeMismatch)
+        for index in 0..<1000 where index != 7 {
+            let name = "flag-\(index)"
+            #expect(table.find(name, hash: name.hashValue) == .value(.int(Int64(index))))
+            #expect(table[name]?.detail.value == .int(Int64(index)))
+        }
+        #expect(table.find("flag-7", hash: "flag-7".hashValue) == .fallback)
+        #expect(table.find("flag-1000", hash: "flag-1000".hashValue) == .missing)
+        #expect(table["flag-1000"] == nil)
+        #expect(table.names.count == 1000)
+        // A wrong hash never finds another name's value.
+        #expect(table.find("flag-1", hash: "flag-2".hashValue) == .missing)
+    }
+}
+
+extension FlagSession.FrozenLookup: Equatable {
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.value(let a), .value(let b)): a == b
+        case (.fallback, .fallback), (.missing, .missing): true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import FlagCore
+import Foundation
+import Testing
+
+@testable import FlagClient
+
+/// Runs `body` with a fresh directory of its own, removed afterwards.
+func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("FlagClientTests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try await body(directory)
+}
+
+extension FlagKey where Value == Bool {
+    static let newCheckout = FlagKey("new-checkout", default: false)
+    static let darkMode = FlagKey("dark-mode", default: false)
+}
+
+extension FlagKey where Value == Int {
+    static let maxItems = FlagKey("max-items", default: 10)
+}
+
+/// Flag-set documents for the tests.
+enum Docs {
+    static let start = Date(timeIntervalSince1970: 1_795_000_000)
+
+    static func flag(_ key: String, _ value: Bool, killed: Bool = false) -> Flag {
+        Flag(key: key, type: .bool, defaultValue: .bool(value), killValue: .bool(false), killed: killed)
+    }
+
+    static func set(version: Int, flags: [Flag], name: String = "ios-prod") -> FlagSet {
+        FlagSet(
+            name: name, version: version, updatedAt: start, cohorts: [:],
+            flags: Dictionary(uniqueKeysWithValues: flags.map { ($0.key, $0) }))
+    }
+
+    static func bytes(version: Int, _ flags: Flag..., name: String = "ios-prod") -> [UInt8] {
+        set(version: version, flags: flags, name: name).encoded()
+    }
+
+    /// A patch event's data: changed flags and removed keys over `base`.
+    static func patch(version: Int, base: Int, flags: [Flag] = [], removed: [String] = []) -> String {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("version")
+        writer.int(version)
+        writer.key("base")
+        writer.int(base)
+        writer.key("flags")
+        writer.beginObject()
+        for flag in flags {
+            writer.key(flag.key)
+            writer.raw(flag.encoded())
+        }
+        writer.endObject()
+        writer.key("cohorts")
+        writer.beginObject()
+        writer.endObject()
+        writer.key("removed")
+        writer.beginObject()
+        writer.key("flags")
+        writer.beginArray()
+        for key in removed { writer.string(key) }
+        writer.endArray()
+        writer.key("cohorts")
+        writer.beginArray()
+        writer.endArray()
+        writer.endObject()
+        writer.endObject()
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func sse(_ type: String, id: Int, _ data: String) -> [UInt8] {
+        Array("event: \(type)\nid: \(id)\ndata: \(data)\n\n".utf8)
+    }
+}
+
+/// A clock the test moves by hand.
+final class TestClock: Sendable {
+    private let box: LockedBox<Date>
+    init(_ start: Date = Docs.start) { box = LockedBox(start) }
+    var now: Date { box.withLockedValue { $0 } }
+    func advance(_ seconds: Double) { box.withLockedValue { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+/// A transport the test scripts: fetches answer from a handler, streams are handed to the test to feed.
+final class ScriptedTransport: FlagTransport {
+    typealias Continuation = AsyncThrowingStream<StreamPart, any Error>.Continuation
+    private let state = LockedBox<(fetches: [TransportRequest], streams: [TransportRequest], open: [Continuation])>(
+        ([], [], []))
+    private let handler: @Sendable (TransportRequest) throws -> (TransportHead, [UInt8])
+
+    init(
+        fetch handler: @escaping @Sendable (TransportRequest) throws -> (TransportHead, [UInt8]) = { _ in
+            throw URLErrorStandIn()
+        }
+    ) {
+        self.handler = handler
+    }
+
+    var fetches: [TransportRequest] { state.withLockedValue { $0.fetches } }
+    var streamRequests: [TransportRequest] { state.withLockedValue { $0.streams } }
+
+    func fetch(_ request: TransportRequest) async throws -> (head: TransportHead, body: [UInt8]) {
+        state.withLockedValue { $0.fetches.append(request) }
+        return try handler(request)
+    }
+
+    func stream(_ request: TransportRequest) -> AsyncThrowingStream<StreamPart, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<StreamPart, any Error>.makeStream()
+        state.withLockedValue {
+            $0.streams.append(request)
+            $0.open.append(continuation)
+        }
+        return stream
+    }
+
+    /// Waits for the client to open its `index`-th stream (0-based) and returns its feed.
+    func stream(_ index: Int) async throws -> Continuation {
+        try await eventually("stream \(index) opened") { self.state.withLockedValue { $0.open.count > index } }
+        return state.withLockedValue { $0.open[index] }
+    }
+}
+
+struct URLErrorStandIn: Error {}
+
+/// A 200 head for an event stream.
+let eventStreamHead = StreamPart.head(TransportHead(status: 200, headers: ["content-type": "text/event-stream"]))
+
+/// Waits up to 5 s for `condition`.
+func eventually(_ what: String, _ condition: @escaping @Sendable () async -> Bool) async throws {
+    for _ in 0..<1000 {
+        if await condition() { return }
+        try await Task.sleep(nanoseconds: 5_000_000)
+    }
+    Issue.record("timed out waiting for: \(what)")
+    throw URLErrorStandIn()
+}
+
+/// Collects log messages.
+final class LogSink: Sendable {
+    private let box = LockedBox<[FlagClientLogMessage]>([])
+    var messages: [FlagClientLogMessage] { box.withLockedValue { $0 } }
+    var logger: @Sendable (FlagClientLogMessage) -> Void {
+        { message in self.box.withLockedValue { $0.append(message) } }
+    }
+}
+
+/// A client with test doubles for time, randomness, sleep and transport.
+func makeClient(
+    directory: URL?, transport: any FlagTransport, clock: TestClock = TestClock(), refresh: RefreshMode = .stream,
+    sleeps: LockedBox<[Double]>? = nil, random: Double = 0.5,
+    configure: (inout FlagClient.Configuration) -> Void = { _ in }
+) throws -> FlagClient {
+    var configuration = FlagClient.Configuration(
+        server: URL(string: "http://flags.test")!, set: "ios-prod", sdkKey: "sdk-secret", cacheDirectory: directory)
+    configuration.refresh = refresh
+    configuration.environment = [:]
+    configure(&configuration)
+    let dependencies = ClientDependencies(
+        now: { clock.now }, random: { random },
+        sleep: { seconds in
+            sleeps?.withLockedValue { $0.append(seconds) }
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }, transport: transport)
+    return try FlagClient(configuration: configuration, dependencies: dependencies)
+}
+
+/// Stores `bytes` as the cached document of `ios-prod` in `directory`.
+func seedCache(_ directory: URL, _ bytes: [UInt8], version: Int) throws {
+    let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
+    try cache.store(
+        set: "ios-prod", document: .init(version: version, etag: "\"\(version)\"", bytes: bytes), now: Docs.start)
+}
