@@ -60,12 +60,30 @@ func benchmarkEvaluation() {
     var inside = 0
     let seconds = best(runs: quick ? 3 : 7) {
         inside = 0
-        for context in contexts where compiled.evaluate("f", default: false, context: context, at: now).value {
-            inside += 1
+        // Indexing a buffer borrows each context; `for context in contexts` would copy (retain) it first.
+        contexts.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices
+            where compiled.evaluate("f", default: false, context: buffer[index], at: now).value {
+                inside += 1
+            }
         }
     }
     report("eval.5rules+rollout", seconds / Double(unitCount) * 1e9, "ns/eval")
     report("eval.share-true", Double(inside) / Double(unitCount) * 100, "%")
+
+    // The fixed cost of an evaluation: a flag with no targeting at all.
+    let plain = CompiledFlagSet(
+        FlagSet(name: "bench", version: 1, flags: ["plain": Flag(key: "plain", type: .bool, defaultValue: .bool(true))]))
+    let plainSeconds = best(runs: quick ? 3 : 7) {
+        inside = 0
+        contexts.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices
+            where plain.evaluate("plain", default: false, context: buffer[index], at: now).value {
+                inside += 1
+            }
+        }
+    }
+    report("eval.no-targeting", plainSeconds / Double(unitCount) * 1e9, "ns/eval")
 }
 
 /// A document of `count` flags, each with five rules and a seven-step schedule: about 1 KB a flag.
