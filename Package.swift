@@ -16,6 +16,11 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Linux calls Swift's Glibc module lacks (epoll, eventfd, accept4); `_GNU_SOURCE` is set in its header.
+        .target(name: "CSystem"),
+        // The server as a library (the HTTP engine first); its executable stays a thin composition root.
+        .target(name: "FlagServer", dependencies: ["CSystem"]),
+        .testTarget(name: "FlagServerTests", dependencies: ["FlagServer"]),
     ],
     swiftLanguageModes: [.v6]
 )
