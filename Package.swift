@@ -22,7 +22,9 @@ let package = Package(
         // A small SQLite wrapper shared by the server's store and the client's cache.
         .target(name: "FlagSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
         // The server's logic: HTTP, routes, the versioned store, auth. Its executable stays a thin main.
-        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite"]),
+        // What Swift's Glibc module lacks: epoll, accept4, eventfd.
+        .target(name: "CSystem"),
+        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite", "CSystem"]),
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
