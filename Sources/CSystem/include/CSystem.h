@@ -1,19 +1,17 @@
 // The few Linux calls and constants that Swift's Glibc module does not export: epoll, eventfd, accept4.
 // Kept deliberately tiny; everything else is used from Glibc directly.
+//
+// `_GNU_SOURCE` (needed for accept4) is defined in CSystem.c only: defining it here would change the system
+// headers' structs (e.g. `fd_set`) as Swift sees them and conflict with the SwiftGlibc module.
 #ifndef FLAGSTAFF_CSYSTEM_H
 #define FLAGSTAFF_CSYSTEM_H
 
 #ifdef __linux__
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/types.h>
 
 // `struct epoll_event` is packed and its `data` is a union, which Swift imports awkwardly: these helpers build and
 // read it with the 64-bit `u64` member, the only one FlagServer uses.
@@ -36,17 +34,16 @@ static const uint32_t CSYSTEM_EPOLLHUP = EPOLLHUP;
 static const uint32_t CSYSTEM_EPOLLERR = EPOLLERR;
 
 // accept4 with the new socket non-blocking and close-on-exec, so no extra fcntl calls are needed per connection.
-static inline int csystem_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length) {
-    return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-}
+int csystem_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length);
 
 // A TCP socket that is non-blocking and close-on-exec from the start.
-static inline int csystem_tcp_socket(int domain) {
-    return socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-}
+int csystem_tcp_socket(int domain);
 
 // An eventfd used to wake an event loop from other threads.
-static inline int csystem_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+int csystem_eventfd(void);
+
+// Names the calling thread (at most 15 bytes are kept), so loop threads are recognisable in `top -H` and gdb.
+void csystem_set_thread_name(const char *name);
 
 #endif // __linux__
 
