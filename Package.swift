@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "FlagSQLite", targets: ["FlagSQLite"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .executable(name: "flagbench", targets: ["flagbench"]),
+        .executable(name: "flagserver", targets: ["FlagServerMain"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -25,6 +26,9 @@ let package = Package(
         // What Swift's Glibc module lacks: epoll, accept4, eventfd.
         .target(name: "CSystem"),
         .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite", "CSystem"]),
+        // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
+        // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
+        .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer"]),
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),

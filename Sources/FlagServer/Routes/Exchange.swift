@@ -31,7 +31,9 @@ final class Exchange: Sendable {
     @discardableResult
     func respond(_ response: HTTPResponse) -> Bool {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return false }
-        metrics.record(route: route.withLock { $0 }, status: response.status, since: started)
+        // A 405's label would carry whatever method the client invented: keep label values bounded.
+        let label = response.status == 405 ? "unmatched" : route.withLock { $0 }
+        metrics.record(route: label, status: response.status, since: started)
         responder.respond(response)
         return true
     }

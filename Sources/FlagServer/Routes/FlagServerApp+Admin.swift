@@ -55,6 +55,7 @@ extension FlagServerApp {
             try Self.allow(request, "POST")
             return try evaluateResponse(request, set: set)
         default:
+            exchange.matched("unmatched")
             throw notFound
         }
     }

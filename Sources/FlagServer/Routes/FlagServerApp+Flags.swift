@@ -113,6 +113,7 @@ extension FlagServerApp {
                 flag = try Self.flag(flag, appendingRule: rule)
             }
         default:
+            exchange.matched("unmatched")
             throw ServiceError.notFound("no route \(request.path)")
         }
     }
