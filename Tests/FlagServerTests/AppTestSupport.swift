@@ -46,8 +46,11 @@ struct AppHarness {
         let note = ChangeNote(actor: "test", action: "set.create")
         try service.createSet("ios-prod", from: FlagSet.decode(Array(fixtureDocument.utf8)), note: note)
         try service.createSet("android-prod", note: note)
-        admin = try tokens.issue(name: "root", role: .admin, note: ChangeNote(actor: "test", action: "token.create")).token
-        sdk = try tokens.issue(name: "ios-app", role: .sdk(set: "ios-prod"), note: ChangeNote(actor: "test", action: "key.create")).token
+        admin = try tokens.issue(name: "root", role: .admin, note: ChangeNote(actor: "test", action: "token.create"))
+            .token
+        sdk = try tokens.issue(
+            name: "ios-app", role: .sdk(set: "ios-prod"), note: ChangeNote(actor: "test", action: "key.create")
+        ).token
         app = FlagServerApp(service: service, tokens: tokens, clock: clock.clock, settings: settings)
     }
 
@@ -67,7 +70,8 @@ struct AppHarness {
         if let token { fields.add(name: "Authorization", value: "Bearer \(token)") }
         for (name, value) in headers { fields.add(name: name, value: value) }
         let recorder = HTTPResponseRecorder()
-        app.handle(HTTPRequest(method: method, target: target, headers: fields, body: Array(body.utf8)), recorder.responder)
+        app.handle(
+            HTTPRequest(method: method, target: target, headers: fields, body: Array(body.utf8)), recorder.responder)
         return recorder
     }
 
@@ -94,7 +98,8 @@ func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> 
 func withHarness<T>(
     settings: FlagServerApp.Settings = .init(), _ body: (AppHarness) async throws -> T
 ) async throws -> T {
-    try await withTemporaryDirectory { directory in try await body(AppHarness(directory: directory, settings: settings)) }
+    try await withTemporaryDirectory { directory in try await body(AppHarness(directory: directory, settings: settings))
+    }
 }
 
 extension HTTPResponse {

@@ -20,7 +20,8 @@ struct ClientRouteTests {
     @Test(arguments: ["\"1\"", "W/\"1\"", "\"0\", \"1\"", "*"])
     func aCurrentIfNoneMatchIsNotModified(tag: String) async throws {
         try await withHarness { harness in
-            let response = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk, headers: [("If-None-Match", tag)])
+            let response = try harness.send(
+                "GET", "/v1/sets/ios-prod", token: harness.sdk, headers: [("If-None-Match", tag)])
             #expect(response.status == 304)
             #expect(response.headers["ETag"] == "\"1\"")
             #expect(response.body.isEmpty)
@@ -29,14 +30,16 @@ struct ClientRouteTests {
 
     @Test func anOldIfNoneMatchGetsTheDocument() async throws {
         try await withHarness { harness in
-            let response = try harness.send("GET", "/v1/sets/ios-prod?wait=30", token: harness.sdk, headers: [("If-None-Match", "\"0\"")])
+            let response = try harness.send(
+                "GET", "/v1/sets/ios-prod?wait=30", token: harness.sdk, headers: [("If-None-Match", "\"0\"")])
             #expect(response.status == 200)
         }
     }
 
     @Test func aLongPollWakesUpOnTheNextVersion() async throws {
         try await withHarness { harness in
-            let recorder = harness.start("GET", "/v1/sets/ios-prod?wait=30", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
+            let recorder = harness.start(
+                "GET", "/v1/sets/ios-prod?wait=30", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
             try await Task.sleep(for: .milliseconds(20))
             #expect(recorder.response == nil)
             #expect(harness.app.metrics.waitingPolls.load(ordering: .relaxed) == 1)
@@ -51,7 +54,8 @@ struct ClientRouteTests {
 
     @Test func aLongPollTimesOutWithNotModified() async throws {
         try await withHarness { harness in
-            let recorder = harness.start("GET", "/v1/sets/ios-prod?wait=1", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
+            let recorder = harness.start(
+                "GET", "/v1/sets/ios-prod?wait=1", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
             #expect(recorder.response == nil)
             let response = try #require(await recorder.waitForResponse(timeout: .seconds(3)))
             #expect(response.status == 304)
@@ -61,7 +65,8 @@ struct ClientRouteTests {
 
     @Test func aLongPollIsAnsweredAtShutdown() async throws {
         try await withHarness { harness in
-            let recorder = harness.start("GET", "/v1/sets/ios-prod?wait=300", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
+            let recorder = harness.start(
+                "GET", "/v1/sets/ios-prod?wait=300", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
             harness.app.shutdown()
             #expect(recorder.response?.status == 304)
         }
@@ -115,8 +120,10 @@ struct ClientRouteTests {
 
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill")
             let flag = try #require(harness.app.service.state("ios-prod")?.items[.flag("new-checkout")])
-            let patch = "event: patch\nid: 2\ndata: {\"version\":2,\"base\":1,\"flags\":{\"new-checkout\":"
-                + String(decoding: flag, as: UTF8.self) + "},\"cohorts\":{},\"removed\":{\"flags\":[],\"cohorts\":[]}}\n\n"
+            let patch =
+                "event: patch\nid: 2\ndata: {\"version\":2,\"base\":1,\"flags\":{\"new-checkout\":"
+                + String(decoding: flag, as: UTF8.self)
+                + "},\"cohorts\":{},\"removed\":{\"flags\":[],\"cohorts\":[]}}\n\n"
             #expect(String(decoding: recorder.streamBody, as: UTF8.self) == put + patch)
             #expect(harness.app.metrics.openStreams.load(ordering: .relaxed) == 1)
 
@@ -130,10 +137,12 @@ struct ClientRouteTests {
 
     @Test func aCurrentLastEventIDSkipsThePut() async throws {
         try await withHarness { harness in
-            let current = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "1")])
+            let current = harness.start(
+                "GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "1")])
             #expect(current.isStream)
             #expect(current.streamBody.isEmpty)
-            let stale = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "0")])
+            let stale = harness.start(
+                "GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "0")])
             #expect(String(decoding: stale.streamBody, as: UTF8.self).hasPrefix("event: put\nid: 1\n"))
         }
     }
@@ -161,9 +170,13 @@ struct ClientRouteTests {
             #expect(missing.status == 404)
             #expect(try missing.json("errorCode") == .string("FLAG_NOT_FOUND"))
             let all = try harness.send("POST", "/ofrep/v1/evaluate/flags", token: harness.sdk, body: body)
-            guard case .array(let flags)? = try all.json("flags") else { Issue.record("no flags array"); return }
+            guard case .array(let flags)? = try all.json("flags") else {
+                Issue.record("no flags array")
+                return
+            }
             #expect(flags.count == 2)
-            let noKey = try harness.send("POST", "/ofrep/v1/evaluate/flags/new-checkout", token: harness.sdk, body: #"{"context":{}}"#)
+            let noKey = try harness.send(
+                "POST", "/ofrep/v1/evaluate/flags/new-checkout", token: harness.sdk, body: #"{"context":{}}"#)
             #expect(noKey.status == 400)
             #expect(try noKey.json("errorCode") == .string("TARGETING_KEY_MISSING"))
         }

@@ -9,7 +9,8 @@ struct ConfigurationTests {
     @Test func theCheckedInConfigurationHasTheSpecDefaults() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let configuration = try ServerConfiguration.load(path: root.appendingPathComponent("config/flagserver.json").path)
+        let configuration = try ServerConfiguration.load(
+            path: root.appendingPathComponent("config/flagserver.json").path)
         #expect(configuration == ServerConfiguration())
         #expect(configuration.host == "127.0.0.1")
         #expect(configuration.port == 8080)
@@ -34,7 +35,10 @@ struct ConfigurationTests {
     }
 
     @Test func fileValuesAreReadAndWrongTypesNamed() throws {
-        let text = #"{"listen":"[::1]:9090","dataDirectory":"/var/lib/flags","seedDirectory":null,"limits":{"maxBodyBytes":2048,"heartbeatSeconds":5},"future":1}"#
+        let text = """
+            {"listen":"[::1]:9090","dataDirectory":"/var/lib/flags","seedDirectory":null,
+             "limits":{"maxBodyBytes":2048,"heartbeatSeconds":5},"future":1}
+            """
         let configuration = try ServerConfiguration.parse(Array(text.utf8), source: "test.json")
         #expect(configuration.host == "::1")
         #expect(configuration.port == 9090)

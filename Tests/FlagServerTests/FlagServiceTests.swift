@@ -10,7 +10,10 @@ struct FlagServiceTests {
         try await withHarness { harness in
             let service = harness.app.service
             harness.clock.advance(seconds: 90)
-            let result = try service.mutate("ios-prod", note: ChangeNote(actor: "alice", action: "flag.kill", subject: "new-checkout", reason: "incident")) {
+            let result = try service.mutate(
+                "ios-prod",
+                note: ChangeNote(actor: "alice", action: "flag.kill", subject: "new-checkout", reason: "incident")
+            ) {
                 $0.flags["new-checkout"]?.killed = true
             }
             #expect(result.createdVersion)
@@ -28,7 +31,9 @@ struct FlagServiceTests {
 
     @Test func aWriteThatChangesNothingMakesNoVersion() async throws {
         try await withHarness { harness in
-            let result = try harness.app.service.mutate("ios-prod", note: ChangeNote(actor: "alice", action: "flag.restore")) {
+            let result = try harness.app.service.mutate(
+                "ios-prod", note: ChangeNote(actor: "alice", action: "flag.restore")
+            ) {
                 $0.flags["new-checkout"]?.killed = false
             }
             #expect(!result.createdVersion)
@@ -74,7 +79,10 @@ struct FlagServiceTests {
             let service = harness.app.service
             let version1 = try #require(service.state("ios-prod")).document
             harness.clock.advance(seconds: 61.7)
-            try service.mutate("ios-prod", note: ChangeNote(actor: "alice", action: "flag.kill", subject: "new-checkout", reason: "why")) {
+            try service.mutate(
+                "ios-prod",
+                note: ChangeNote(actor: "alice", action: "flag.kill", subject: "new-checkout", reason: "why")
+            ) {
                 $0.flags["new-checkout"]?.killed = true
             }
             let before = try #require(service.state("ios-prod"))
@@ -96,9 +104,14 @@ struct FlagServiceTests {
         try await withHarness { harness in
             let service = harness.app.service
             let v1 = try #require(service.state("ios-prod"))
-            try service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "x")) { $0.flags["new-checkout"]?.killed = true }
-            try service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "x")) { $0.flags.removeValue(forKey: "search-timeout-ms") }
-            let result = try service.rollback("ios-prod", to: 1, ifMatch: 3, note: ChangeNote(actor: "a", action: "set.rollback"))
+            try service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "x")) {
+                $0.flags["new-checkout"]?.killed = true
+            }
+            try service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "x")) {
+                $0.flags.removeValue(forKey: "search-timeout-ms")
+            }
+            let result = try service.rollback(
+                "ios-prod", to: 1, ifMatch: 3, note: ChangeNote(actor: "a", action: "set.rollback"))
             #expect(result.state.version == 4)
             #expect(result.state.items == v1.items)
             let info = try service.store.version(set: "ios-prod", 4)
@@ -117,7 +130,8 @@ struct FlagServiceTests {
             let change = SetState.change(from: old.items, to: SetState.items(of: set))
             let patch = SetUpdate.encodePatch(version: 2, base: 1, changed: change)
             let flag = try #require(set.flags["new-checkout"]).encoded()
-            let expected = #"{"version":2,"base":1,"flags":{"new-checkout":"# + String(decoding: flag, as: UTF8.self)
+            let expected =
+                #"{"version":2,"base":1,"flags":{"new-checkout":"# + String(decoding: flag, as: UTF8.self)
                 + #"},"cohorts":{},"removed":{"flags":[],"cohorts":["de"]}}"#
             #expect(String(decoding: patch, as: UTF8.self) == expected)
         }
@@ -126,7 +140,9 @@ struct FlagServiceTests {
     @Test func setsAreCreatedOnceWithValidNames() async throws {
         try await withHarness { harness in
             let service = harness.app.service
-            #expect(throws: ServiceError.self) { try service.createSet("ios-prod", note: ChangeNote(actor: "a", action: "x")) }
+            #expect(throws: ServiceError.self) {
+                try service.createSet("ios-prod", note: ChangeNote(actor: "a", action: "x"))
+            }
             let bad = try #require(throws: ServiceError.self) {
                 try service.createSet("Bad Name", note: ChangeNote(actor: "a", action: "x"))
             }

@@ -81,7 +81,8 @@ public final class TokenAuthority: Sendable {
     /// - Returns: the token text (`fsa_…` for admin tokens, `fss_…` for SDK keys) and its stored record.
     public func issue(name: String, role: TokenRole, note: ChangeNote) throws -> (token: String, record: StoredToken) {
         guard isValidKey(name) else {
-            throw ServiceError.badRequest("token name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "name")
+            throw ServiceError.badRequest(
+                "token name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "name")
         }
         if try store.tokens().contains(where: { $0.name == name }) {
             throw ServiceError.alreadyExists("a token named \"\(name)\" exists (names are never reused)")
@@ -136,7 +137,9 @@ public final class TokenAuthority: Sendable {
         bytes.reserveCapacity(32)
         for _ in 0..<4 {
             let word = generator.next() as UInt64
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
         }
         return prefix + SHA256.hexString(bytes)
     }

@@ -60,7 +60,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var http: HTTPServerConfiguration {
         HTTPServerConfiguration(
             host: host, port: port, loopCount: loopCount > 0 ? loopCount : HTTPServerConfiguration.coreCount,
-            limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
+            limits: HTTPParserLimits(
+                maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
             headerReadTimeout: .seconds(headerReadTimeoutSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
             maxConnections: maxConnections)
     }
@@ -92,7 +93,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard case .object(let object) = root else { throw ConfigurationError("\(source) must hold a JSON object") }
         var configuration = ServerConfiguration()
         func string(_ name: String, _ value: JSONValue) throws -> String {
-            guard case .string(let text) = value else { throw ConfigurationError("\(source): \(name) must be a string") }
+            guard case .string(let text) = value else {
+                throw ConfigurationError("\(source): \(name) must be a string")
+            }
             return text
         }
         func int(_ name: String, _ value: JSONValue, minimum: Int) throws -> Int {
@@ -109,14 +112,17 @@ public struct ServerConfiguration: Sendable, Equatable {
                 configuration.seedDirectory = value == .null ? nil : try string(name, value)
             case "adminTokenEnvironment": configuration.adminTokenEnvironment = try string(name, value)
             case "limits":
-                guard case .object(let limits) = value else { throw ConfigurationError("\(source): limits must be an object") }
+                guard case .object(let limits) = value else {
+                    throw ConfigurationError("\(source): limits must be an object")
+                }
                 for (limit, value) in limits {
                     let path = "limits.\(limit)"
                     switch limit {
                     case "maxBodyBytes": configuration.maxBodyBytes = try int(path, value, minimum: 1)
                     case "maxHeaderBytes": configuration.maxHeaderBytes = try int(path, value, minimum: 256)
                     case "maxHeaderCount": configuration.maxHeaderCount = try int(path, value, minimum: 1)
-                    case "headerReadTimeoutSeconds": configuration.headerReadTimeoutSeconds = try int(path, value, minimum: 1)
+                    case "headerReadTimeoutSeconds":
+                        configuration.headerReadTimeoutSeconds = try int(path, value, minimum: 1)
                     case "idleTimeoutSeconds": configuration.idleTimeoutSeconds = try int(path, value, minimum: 1)
                     case "maxConnections": configuration.maxConnections = try int(path, value, minimum: 1)
                     case "loopCount": configuration.loopCount = try int(path, value, minimum: 0)
@@ -139,7 +145,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
             hostPart = text[text.index(after: text.startIndex)..<close]
             let after = text[text.index(after: close)...]
-            guard after.hasPrefix(":") else { throw ConfigurationError("\(source): expected [HOST]:PORT, got \"\(text)\"") }
+            guard after.hasPrefix(":") else {
+                throw ConfigurationError("\(source): expected [HOST]:PORT, got \"\(text)\"")
+            }
             portPart = after.dropFirst()
         } else {
             guard let colon = text.lastIndex(of: ":") else {

@@ -49,7 +49,8 @@ extension FlagServerApp {
             guard let version = try input.int("version") else {
                 throw ServiceError.badRequest("\"version\" is required", path: "version")
             }
-            let note = ChangeNote(actor: actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason())
+            let note = ChangeNote(
+                actor: actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason())
             return mutationResponse(try service.rollback(set, to: version, ifMatch: try input.ifMatch(), note: note))
         case "evaluate":
             try Self.allow(request, "POST")
@@ -96,7 +97,8 @@ extension FlagServerApp {
         let name = try input.requireString("name")
         let document = try input.value("document").map { try Self.decodeDocument($0) }
         let state = try service.createSet(
-            name, from: document, note: ChangeNote(actor: actor, action: "set.create", subject: name, reason: try input.reason()))
+            name, from: document,
+            note: ChangeNote(actor: actor, action: "set.create", subject: name, reason: try input.reason()))
         return mutationResponse(WriteResult(state: state, createdVersion: true), status: 201)
     }
 
@@ -139,7 +141,9 @@ extension FlagServerApp {
                 writer.key(field)
                 writer.beginObject()
                 for item in change.keys.sorted() where item.kind == kind {
-                    writer.member(item.key, current?.items[item] == nil ? "added" : (change[item] == .some(nil) ? "removed" : "changed"))
+                    writer.member(
+                        item.key,
+                        current?.items[item] == nil ? "added" : (change[item] == .some(nil) ? "removed" : "changed"))
                 }
                 writer.endObject()
             }
@@ -148,7 +152,9 @@ extension FlagServerApp {
 
     /// Reads a whole flag-set document sent inside a request; any read problem is a 422 naming its path.
     static func decodeDocument(_ value: JSONValue) throws -> FlagSet {
-        guard case .object = value else { throw ServiceError.badRequest("\"document\" must be a JSON object", path: "document") }
+        guard case .object = value else {
+            throw ServiceError.badRequest("\"document\" must be a JSON object", path: "document")
+        }
         let document: FlagSet
         do {
             document = try FlagSet.decode(value.canonicalBytes)
@@ -195,7 +201,9 @@ extension FlagServerApp {
 
     private func diffResponse(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
         let input = try RequestInput(request)
-        guard let from = try input.int("from") else { throw ServiceError.badRequest("\"from\" is required", path: "from") }
+        guard let from = try input.int("from") else {
+            throw ServiceError.badRequest("\"from\" is required", path: "from")
+        }
         guard let to = try input.int("to") else { throw ServiceError.badRequest("\"to\" is required", path: "to") }
         let diffs = try service.diff(set, from: from, to: to)
         return JSONResponse.object(capacity: 1024) { writer in

@@ -60,27 +60,34 @@ extension FlagServerApp {
             }
         case "expire":
             try Self.allow(request, "POST")
-            return try mutateFlag(request, set: set, key: key, action: "flag.expire", actor: actor) { [clock] flag, input in
+            return try mutateFlag(request, set: set, key: key, action: "flag.expire", actor: actor) {
+                [clock] flag, input in
                 flag.expiredValue = try Self.requireValue(input, "keep")
-                flag.expiresAt = try input.date("at") ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+                flag.expiresAt =
+                    try input.date("at")
+                    ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
             }
         case "overrides":
             try Self.allow(request, "POST", "DELETE")
             if request.method == "DELETE" {
-                return try mutateFlag(request, set: set, key: key, action: "flag.override.remove", actor: actor) { flag, input in
+                return try mutateFlag(request, set: set, key: key, action: "flag.override.remove", actor: actor) {
+                    flag, input in
                     let target = try Self.overrideTarget(input)
                     guard flag.overrides.contains(where: { $0.target == target }) else {
-                        throw ServiceError.notFound("flag \"\(key)\" has no such override", path: "flags.\(key).overrides")
+                        throw ServiceError.notFound(
+                            "flag \"\(key)\" has no such override", path: "flags.\(key).overrides")
                     }
                     flag.overrides.removeAll { $0.target == target }
                 }
             }
-            return try mutateFlag(request, set: set, key: key, action: "flag.override.add", actor: actor) { [clock] flag, input in
+            return try mutateFlag(request, set: set, key: key, action: "flag.override.add", actor: actor) {
+                [clock] flag, input in
                 let target = try Self.overrideTarget(input)
                 let value = try Self.requireValue(input, "value")
                 var until = try input.date("until")
                 if until == nil, let seconds = try input.duration("for") {
-                    until = Date(timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(seconds)).rounded(.down))
+                    until = Date(
+                        timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(seconds)).rounded(.down))
                 }
                 flag.overrides.removeAll { $0.target == target }
                 flag.overrides.append(Override(target: target, value: value, until: until))
@@ -88,17 +95,21 @@ extension FlagServerApp {
         case "rollout":
             try Self.allow(request, "PUT", "POST", "DELETE")
             if request.method == "DELETE" {
-                return try mutateFlag(request, set: set, key: key, action: "flag.rollout.remove", actor: actor) { flag, _ in
+                return try mutateFlag(request, set: set, key: key, action: "flag.rollout.remove", actor: actor) {
+                    flag, _ in
                     flag.rollout = nil
                 }
             }
-            return try mutateFlag(request, set: set, key: key, action: "flag.rollout.set", actor: actor) { [clock] flag, input in
+            return try mutateFlag(request, set: set, key: key, action: "flag.rollout.set", actor: actor) {
+                [clock] flag, input in
                 flag.rollout = try Self.rollout(from: input, now: clock.now())
             }
         case "rollout/pause", "rollout/resume":
             try Self.allow(request, "POST")
             let pause = action == "rollout/pause"
-            return try mutateFlag(request, set: set, key: key, action: "flag.rollout.\(pause ? "pause" : "resume")", actor: actor) {
+            return try mutateFlag(
+                request, set: set, key: key, action: "flag.rollout.\(pause ? "pause" : "resume")", actor: actor
+            ) {
                 [clock] flag, _ in
                 guard let rollout = flag.rollout else {
                     throw ServiceError.notFound("flag \"\(key)\" has no rollout", path: "flags.\(key).rollout")
@@ -109,7 +120,9 @@ extension FlagServerApp {
         case "rules":
             try Self.allow(request, "POST")
             return try mutateFlag(request, set: set, key: key, action: "flag.rule.add", actor: actor) { flag, input in
-                guard let rule = input.value("rule") else { throw ServiceError.badRequest("\"rule\" is required", path: "rule") }
+                guard let rule = input.value("rule") else {
+                    throw ServiceError.badRequest("\"rule\" is required", path: "rule")
+                }
                 flag = try Self.flag(flag, appendingRule: rule)
             }
         default:
@@ -139,10 +152,13 @@ extension FlagServerApp {
 
     private func putFlag(_ request: HTTPRequest, set: String, key: String, actor: String) throws -> HTTPResponse {
         guard isValidKey(key) else {
-            throw ServiceError.badRequest("flag key \"\(key)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "flags.\(key)")
+            throw ServiceError.badRequest(
+                "flag key \"\(key)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "flags.\(key)")
         }
         let input = try RequestInput(request)
-        guard let value = input.value("flag") else { throw ServiceError.badRequest("\"flag\" is required", path: "flag") }
+        guard let value = input.value("flag") else {
+            throw ServiceError.badRequest("\"flag\" is required", path: "flag")
+        }
         let flag = try Self.decodeFlag(value, key: key)
         let existed = try service.requireState(set).flagSet.flags[key] != nil
         let note = ChangeNote(
@@ -160,7 +176,8 @@ extension FlagServerApp {
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
     func deleteItem(_ request: HTTPRequest, set: String, item: ItemKey, actor: String) throws -> HTTPResponse {
         let input = try RequestInput(request)
-        let note = ChangeNote(actor: actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: try input.reason())
+        let note = ChangeNote(
+            actor: actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: try input.reason())
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
             switch item.kind {
             case .flag:
@@ -205,7 +222,9 @@ extension FlagServerApp {
     }
 
     static func requireValue(_ input: RequestInput, _ name: String) throws -> JSONValue {
-        guard let value = input.value(name) else { throw ServiceError.badRequest("\"\(name)\" is required", path: name) }
+        guard let value = input.value(name) else {
+            throw ServiceError.badRequest("\"\(name)\" is required", path: name)
+        }
         return value
     }
 }

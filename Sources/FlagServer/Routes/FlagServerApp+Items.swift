@@ -71,7 +71,8 @@ extension FlagServerApp {
             try Self.allow(request, "DELETE")
             let input = try RequestInput(request)
             try tokens.revoke(
-                name: name, set: set, note: ChangeNote(actor: actor, action: "key.revoke", subject: name, reason: try input.reason()))
+                name: name, set: set,
+                note: ChangeNote(actor: actor, action: "key.revoke", subject: name, reason: try input.reason()))
             return JSONResponse.object { writer in
                 writer.member("name", name)
                 writer.member("set", set)
@@ -114,7 +115,9 @@ extension FlagServerApp {
 
     /// Reads a flag sent as JSON; every read problem is a 422 with its path inside the set (`flags.KEY.…`).
     static func decodeFlag(_ value: JSONValue, key: String) throws -> Flag {
-        guard case .object = value else { throw ServiceError.badRequest("\"flag\" must be a JSON object", path: "flag") }
+        guard case .object = value else {
+            throw ServiceError.badRequest("\"flag\" must be a JSON object", path: "flag")
+        }
         let decoded: (flag: Flag?, problems: [Problem])
         do {
             decoded = try Flag.decode(value.canonicalBytes, key: key)
@@ -129,7 +132,9 @@ extension FlagServerApp {
 
     /// Reads a cohort sent as JSON; read problems are a 422 with paths `cohorts.NAME.…`.
     static func decodeCohort(_ value: JSONValue, name: String) throws -> Cohort {
-        guard case .object = value else { throw ServiceError.badRequest("\"cohort\" must be a JSON object", path: "cohort") }
+        guard case .object = value else {
+            throw ServiceError.badRequest("\"cohort\" must be a JSON object", path: "cohort")
+        }
         let decoded: (cohort: Cohort?, problems: [Problem])
         do {
             decoded = try Cohort.decode(value.canonicalBytes)
@@ -200,7 +205,8 @@ extension FlagServerApp {
                 guard pieces.count == 2, let percent = Double(pieces[1].trimmingCharacters(in: .whitespaces)),
                     let offset = try? DurationText.parse(pieces[0].trimmingCharacters(in: .whitespaces))
                 else {
-                    throw ServiceError.badRequest("steps are OFFSET:PERCENT, e.g. \"0h:1,24h:5,72h:100\"", path: "steps")
+                    throw ServiceError.badRequest(
+                        "steps are OFFSET:PERCENT, e.g. \"0h:1,24h:5,72h:100\"", path: "steps")
                 }
                 steps.append(Rollout.Step(at: start.addingTimeInterval(Double(offset)), percent: percent))
             }

@@ -25,7 +25,8 @@ extension FlagServerApp {
             return Self.ofrepError(400, key: segments.first, "INVALID_CONTEXT", "the body needs a \"context\" object")
         }
         guard case .string(let unit)? = context["targetingKey"], !unit.isEmpty else {
-            return Self.ofrepError(400, key: segments.first, "TARGETING_KEY_MISSING", "context.targetingKey is required")
+            return Self.ofrepError(
+                400, key: segments.first, "TARGETING_KEY_MISSING", "context.targetingKey is required")
         }
         var attributes: [String: String] = [:]
         for (name, value) in context where name != "targetingKey" {

@@ -22,7 +22,8 @@ public final class FlagServerApp: Sendable {
         public var maxListLimit: Int
 
         /// The defaults: 300 s long-polls, a heartbeat every 15 s, lists of at most 1,000.
-        public init(longPollMaxSeconds: Int = 300, heartbeatInterval: Duration = .seconds(15), maxListLimit: Int = 1000) {
+        public init(longPollMaxSeconds: Int = 300, heartbeatInterval: Duration = .seconds(15), maxListLimit: Int = 1000)
+        {
             self.longPollMaxSeconds = longPollMaxSeconds
             self.heartbeatInterval = heartbeatInterval
             self.maxListLimit = maxListLimit
@@ -115,7 +116,8 @@ public final class FlagServerApp: Sendable {
         case "v1" where segments.count >= 2 && segments[1] == "admin":
             let principal = try requireAdmin(request)
             return try adminRoute(exchange, Array(segments.dropFirst(2)), actor: principal.name)
-        case "ofrep" where segments.count >= 4 && segments[1] == "v1" && segments[2] == "evaluate"
+        case "ofrep"
+        where segments.count >= 4 && segments[1] == "v1" && segments[2] == "evaluate"
             && segments[3] == "flags":
             return try ofrepRoute(exchange, Array(segments.dropFirst(4)))
         default:
@@ -141,7 +143,9 @@ public final class FlagServerApp: Sendable {
 
     /// 405 unless the request's method is one of `methods`.
     static func allow(_ request: HTTPRequest, _ methods: String...) throws {
-        guard methods.contains(request.method) else { throw ServiceError.methodNotAllowed(request.method, request.path) }
+        guard methods.contains(request.method) else {
+            throw ServiceError.methodNotAllowed(request.method, request.path)
+        }
     }
 
     /// The Prometheus text of `/metrics`.
@@ -158,7 +162,8 @@ public final class FlagServerApp: Sendable {
         text += "flagserver_writes_total \(service.counters.writes.load(ordering: .relaxed))\n"
         text += "# HELP flagserver_write_rejections_total Writes rejected, by reason.\n"
         text += "# TYPE flagserver_write_rejections_total counter\n"
-        text += "flagserver_write_rejections_total{reason=\"invalid\"} \(service.counters.invalid.load(ordering: .relaxed))\n"
+        text += "flagserver_write_rejections_total{reason=\"invalid\"} "
+        text += "\(service.counters.invalid.load(ordering: .relaxed))\n"
         text += "flagserver_write_rejections_total{reason=\"conflict\"} "
         text += "\(service.counters.conflicts.load(ordering: .relaxed))\n"
         if let engine = engineMetrics.withLock({ $0 })?() {

@@ -60,7 +60,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         let summary = problems.prefix(5).map(\.description).joined(separator: "; ")
         let more = problems.count > 5 ? " (and \(problems.count - 5) more)" : ""
         return ServiceError(
-            .invalid(problems: problems), "the flag set would be invalid: \(summary)\(more)", path: problems.first?.path)
+            .invalid(problems: problems), "the flag set would be invalid: \(summary)\(more)", path: problems.first?.path
+        )
     }
 
     /// Something of that name already exists.
