@@ -61,9 +61,11 @@ struct HTTPServerLiveTests {
             let client = try TestClient(port: port)
             client.send(
                 "GET /first HTTP/1.1\r\nHost: t\r\n\r\nGET /late HTTP/1.1\r\nHost: t\r\n\r\n"
-                    + "GET /third HTTP/1.1\r\nHost: t\r\n\r\nPOST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nfour")
-            let bodies = try (0..<4).map { _ in try client.readResponse().bodyText }
-            #expect(bodies == ["/first", "late", "/third", "four"])
+                    + "GET /third HTTP/1.1\r\nHost: t\r\n\r\nPOST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nfour"
+                    + "POST /body HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nchu\r\n4\r\nnked\r\n"
+                    + "0\r\nTrailer: t\r\n\r\nGET /after-chunked HTTP/1.1\r\nHost: t\r\n\r\n")
+            let bodies = try (0..<6).map { _ in try client.readResponse().bodyText }
+            #expect(bodies == ["/first", "late", "/third", "four", "chunked", "/after-chunked"])
         }
     }
 
@@ -144,6 +146,9 @@ struct HTTPServerLiveTests {
             for (index, client) in clients.enumerated() { #expect(try client.readResponse().bodyText == "/\(index)") }
             #expect(server.metrics.openConnections == 40)
             #expect(server.metrics.requests == 40)
+            // SO_REUSEPORT spreads connections over both loops (all 40 on one loop: probability 2^-39).
+            #expect(server.requestsPerLoop.count == 2)
+            #expect(server.requestsPerLoop.allSatisfy { $0 > 0 })
         }
     }
 }

@@ -98,6 +98,12 @@ final class Connection {
         if phase != .closed && events & CSYSTEM_EPOLLOUT != 0 {
             loop.markDirty(self)
         }
+        // Answers to this connection's own requests go out now rather than after the whole epoll batch:
+        // lower latency, and the output buffers are released sooner.
+        if isDirty {
+            isDirty = false
+            flush()
+        }
     }
 
     private func readable() {

@@ -320,6 +320,7 @@ final class EventLoop: @unchecked Sendable {
         while index < dirty.count {
             let connection = dirty[index]
             index += 1
+            guard connection.isDirty else { continue }  // already flushed by its own event
             connection.isDirty = false
             connection.flush()
         }

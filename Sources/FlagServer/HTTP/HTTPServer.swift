@@ -110,6 +110,17 @@ public final class HTTPServer: Sendable {
         return shared.metrics.snapshot(requests: requests)
     }
 
+    /// Requests parsed per loop, for tests that check connections spread over the loops.
+    var requestsPerLoop: [Int] {
+        state.withLock { state -> [Int] in
+            switch state {
+            case .idle: return []
+            case .running(let loops, _, _), .stopped(let loops):
+                return loops.map { $0.requestCount.load(ordering: .relaxed) }
+            }
+        }
+    }
+
     /// Starts one thread per loop; if one cannot be created, the started ones are stopped again before throwing.
     private static func spawnAll(_ loops: [EventLoop]) throws -> [pthread_t] {
         var threads: [pthread_t] = []
