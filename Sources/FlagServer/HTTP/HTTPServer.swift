@@ -42,6 +42,7 @@ public final class HTTPServer: Sendable {
             let configuration = shared.configuration
             var loops: [EventLoop] = []
             var port = configuration.port
+            try Socket.ensureAvailable(host: configuration.host, port: port)
             do {
                 for index in 0..<max(1, configuration.loopCount) {
                     let fd = try Socket.listen(host: configuration.host, port: port, backlog: configuration.backlog)
