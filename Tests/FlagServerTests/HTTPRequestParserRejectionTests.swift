@@ -14,51 +14,95 @@ struct HTTPRequestParserRejectionTests {
     static let host = "Host: h\r\n"
 
     static let cases: [Case] = [
-        Case(name: "Content-Length with Transfer-Encoding", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 5\r\n"
-            + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
-        Case(name: "Transfer-Encoding before Content-Length", input: "POST / HTTP/1.1\r\n\(host)"
-            + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", status: 400),
-        Case(name: "duplicate equal Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\n"
-            + "Content-Length: 3\r\n\r\nabc", status: 400),
-        Case(name: "duplicate differing Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\n"
-            + "content-length: 4\r\n\r\nabcd", status: 400),
-        Case(name: "Content-Length list", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3, 3\r\n\r\nabc", status: 400),
-        Case(name: "negative Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: -1\r\n\r\n", status: 400),
-        Case(name: "signed Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: +3\r\n\r\nabc", status: 400),
-        Case(name: "hex Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 0x3\r\n\r\nabc", status: 400),
+        Case(
+            name: "Content-Length with Transfer-Encoding",
+            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 5\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
+        Case(
+            name: "Transfer-Encoding before Content-Length",
+            input: "POST / HTTP/1.1\r\n\(host)"
+                + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", status: 400),
+        Case(
+            name: "duplicate equal Content-Length",
+            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\n"
+                + "Content-Length: 3\r\n\r\nabc", status: 400),
+        Case(
+            name: "duplicate differing Content-Length",
+            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\n"
+                + "content-length: 4\r\n\r\nabcd", status: 400),
+        Case(
+            name: "Content-Length list", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3, 3\r\n\r\nabc", status: 400
+        ),
+        Case(
+            name: "negative Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: -1\r\n\r\n",
+            status: 400),
+        Case(
+            name: "signed Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: +3\r\n\r\nabc", status: 400
+        ),
+        Case(
+            name: "hex Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 0x3\r\n\r\nabc", status: 400),
         Case(name: "empty Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length:\r\n\r\n", status: 400),
-        Case(name: "huge Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999\r\n\r\n",
-             status: 400),
-        Case(name: "Content-Length over the body limit", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 1048577\r\n\r\n",
-             status: 413),
+        Case(
+            name: "huge Content-Length",
+            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999\r\n\r\n",
+            status: 400),
+        Case(
+            name: "Content-Length over the body limit",
+            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 1048577\r\n\r\n",
+            status: 413),
         Case(name: "xchunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: xchunked\r\n\r\n", status: 501),
-        Case(name: "chunked, identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, identity\r\n\r\n",
-             status: 501),
-        Case(name: "gzip, chunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n", status: 501),
-        Case(name: "chunked twice in two fields", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n"
-            + "Transfer-Encoding: chunked\r\n\r\n", status: 501),
+        Case(
+            name: "chunked, identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, identity\r\n\r\n",
+            status: 501),
+        Case(
+            name: "gzip, chunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n",
+            status: 501),
+        Case(
+            name: "chunked twice in two fields",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n", status: 501),
         Case(name: "identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: identity\r\n\r\n", status: 501),
-        Case(name: "empty Transfer-Encoding", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: \r\n\r\n", status: 400),
-        Case(name: "Transfer-Encoding on HTTP/1.0", input: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-             status: 400),
-        Case(name: "chunk size overflow", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-            + "fffffffffffffffffffff\r\n", status: 400),
-        Case(name: "chunk size over the body limit", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-            + "ffffffff\r\n", status: 413),
-        Case(name: "chunk size not hex", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\nzz\r\n",
-             status: 400),
-        Case(name: "chunk size with junk", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5 x\r\n",
-             status: 400),
-        Case(name: "chunk data longer than its size", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-            + "3\r\nhello\r\n0\r\n\r\n", status: 400),
-        Case(name: "bare LF after chunk size", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-            + "3\nabc\r\n0\r\n\r\n", status: 400),
-        Case(name: "bare LF after chunk data", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-            + "3\r\nabc\n0\r\n\r\n", status: 400),
-        Case(name: "bare LF in a trailer", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-            + "0\r\nX: y\n\r\n", status: 400),
-        Case(name: "obs-fold in a trailer", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-            + "0\r\nX: y\r\n z\r\n\r\n", status: 400),
+        Case(
+            name: "empty Transfer-Encoding", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: \r\n\r\n", status: 400
+        ),
+        Case(
+            name: "Transfer-Encoding on HTTP/1.0",
+            input: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            status: 400),
+        Case(
+            name: "chunk size overflow",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
+                + "fffffffffffffffffffff\r\n", status: 400),
+        Case(
+            name: "chunk size over the body limit",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
+                + "ffffffff\r\n", status: 413),
+        Case(
+            name: "chunk size not hex", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\nzz\r\n",
+            status: 400),
+        Case(
+            name: "chunk size with junk", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5 x\r\n",
+            status: 400),
+        Case(
+            name: "chunk data longer than its size",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
+                + "3\r\nhello\r\n0\r\n\r\n", status: 400),
+        Case(
+            name: "bare LF after chunk size",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
+                + "3\nabc\r\n0\r\n\r\n", status: 400),
+        Case(
+            name: "bare LF after chunk data",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
+                + "3\r\nabc\n0\r\n\r\n", status: 400),
+        Case(
+            name: "bare LF in a trailer",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
+                + "0\r\nX: y\n\r\n", status: 400),
+        Case(
+            name: "obs-fold in a trailer",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
+                + "0\r\nX: y\r\n z\r\n\r\n", status: 400),
         Case(name: "obsolete line folding", input: "GET / HTTP/1.1\r\n\(host)X-Long: a\r\n  b\r\n\r\n", status: 400),
         Case(name: "obs-fold with a tab", input: "GET / HTTP/1.1\r\n\(host)X-Long: a\r\n\tb\r\n\r\n", status: 400),
         Case(name: "bare LF ending the request line", input: "GET / HTTP/1.1\n\(host)\r\n", status: 400),
@@ -145,7 +189,8 @@ struct HTTPRequestParserRejectionTests {
         let chunked = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n"
         #expect(rejectionStatus(chunked + "A: 1\r\nB: 2\r\n\r\n", limits: limits) == nil)
         #expect(rejectionStatus(chunked + "A: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits: limits) == 431)
-        #expect(rejectionStatus(chunked + "A: " + String(repeating: "x", count: 100) + "\r\n\r\n", limits: limits) == 431)
+        #expect(
+            rejectionStatus(chunked + "A: " + String(repeating: "x", count: 100) + "\r\n\r\n", limits: limits) == 431)
     }
 
     @Test func rejectsAnOverlongChunkExtension() {

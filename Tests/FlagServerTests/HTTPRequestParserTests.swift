@@ -5,7 +5,8 @@ import Testing
 @Suite("HTTP request parser")
 struct HTTPRequestParserTests {
     @Test func parsesAGetRequestWithItsParts() throws {
-        let result = parse("GET /v1/sets/ios%2Dprod?wait=30&x=a+b%21 HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"4\"\r\n\r\n")
+        let result = parse(
+            "GET /v1/sets/ios%2Dprod?wait=30&x=a+b%21 HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"4\"\r\n\r\n")
         let request = try #require(result.requests.first)
         #expect(result.requests.count == 1)
         #expect(request.method == "GET")
@@ -24,7 +25,8 @@ struct HTTPRequestParserTests {
     }
 
     @Test func keepsHeaderOrderAndTrimsWhitespace() throws {
-        let request = try #require(parse("GET / HTTP/1.1\r\nHost: h\r\nX-A:  1 \t\r\nx-a: 2\r\nEmpty:\r\n\r\n").requests.first)
+        let request = try #require(
+            parse("GET / HTTP/1.1\r\nHost: h\r\nX-A:  1 \t\r\nx-a: 2\r\nEmpty:\r\n\r\n").requests.first)
         #expect(request.headers.values(for: "X-A") == ["1", "2"])
         #expect(request.headers.fields.map(\.name) == ["Host", "X-A", "x-a", "Empty"])
         #expect(request.headers["empty"] == "")
@@ -36,7 +38,8 @@ struct HTTPRequestParserTests {
     }
 
     @Test func answersPipelinedRequestsInOrder() {
-        let input = "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+        let input =
+            "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
             + "GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"
         #expect(
             parse(input).items == [
@@ -101,7 +104,9 @@ struct HTTPRequestParserTests {
     }
 
     @Test func skipsEmptyLinesBeforeTheRequestLine() {
-        #expect(parse("\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n").items == [.request(method: "GET", target: "/", body: [])])
+        #expect(
+            parse("\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n").items == [.request(method: "GET", target: "/", body: [])]
+        )
     }
 
     @Test func acceptsAbsoluteFormAndAsterisk() throws {

@@ -61,7 +61,8 @@ struct HTTPResponseEncoderTests {
     @Test func writesLargeBodiesAsTheirOwnChunk() {
         let body = [UInt8](repeating: 0x62, count: HTTPResponseEncoder.inlineBodyLimit + 1)
         let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: false)
-        let (head, separate) = HTTPResponseEncoder.encode(HTTPResponse(status: 200, body: body), context, date: Self.date)
+        let (head, separate) = HTTPResponseEncoder.encode(
+            HTTPResponse(status: 200, body: body), context, date: Self.date)
         #expect(separate == body)
         #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: \(body.count)\r\n\r\n"))
     }
@@ -78,7 +79,8 @@ struct HTTPResponseEncoderTests {
 
     @Test func streamHeadsHaveNoLengthAndClose() {
         let head = HTTPResponseEncoder.encodeStreamHead(
-            HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"]), version: .http1_1, date: Self.date)
+            HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"]), version: .http1_1,
+            date: Self.date)
         #expect(
             String(decoding: head, as: UTF8.self)
                 == "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\(dateLine)Connection: close\r\n\r\n")

@@ -61,16 +61,22 @@ struct HTTPServerLiveTests {
             let client = try TestClient(port: port)
             client.send(
                 "GET /first HTTP/1.1\r\nHost: t\r\n\r\nGET /late HTTP/1.1\r\nHost: t\r\n\r\n"
-                    + "GET /third HTTP/1.1\r\nHost: t\r\n\r\nPOST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nfour")
-            let bodies = try (0..<4).map { _ in try client.readResponse().bodyText }
-            #expect(bodies == ["/first", "late", "/third", "four"])
+                    + "GET /third HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nfour"
+                    + "POST /body HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "3;x=y\r\nchu\r\n4\r\nnked\r\n0\r\nTrailer: t\r\n\r\n"
+                    + "GET /after-chunked HTTP/1.1\r\nHost: t\r\n\r\n")
+            let bodies = try (0..<6).map { _ in try client.readResponse().bodyText }
+            #expect(bodies == ["/first", "late", "/third", "four", "chunked", "/after-chunked"])
         }
     }
 
     @Test func writesResponsesWithoutABodyWhereTheProtocolSaysSo() throws {
         try withServer(handler: basicHandler) { _, port in
             let client = try TestClient(port: port)
-            client.send("GET /not-modified HTTP/1.1\r\nHost: t\r\n\r\nHEAD /head HTTP/1.1\r\nHost: t\r\n\r\nGET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            client.send(
+                "GET /not-modified HTTP/1.1\r\nHost: t\r\n\r\nHEAD /head HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
             let notModified = try client.readResponse()
             #expect(notModified.status == 304)
             #expect(notModified.header("Content-Length") == nil)
@@ -84,7 +90,8 @@ struct HTTPServerLiveTests {
     @Test func closesAfterConnectionCloseAndAfterHTTP10() throws {
         try withServer(handler: basicHandler) { _, port in
             let client = try TestClient(port: port)
-            client.send("GET /bye HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: t\r\n\r\n")
+            client.send(
+                "GET /bye HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: t\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.header("Connection") == "close")
             #expect(client.isClosedByServer())
@@ -144,6 +151,9 @@ struct HTTPServerLiveTests {
             for (index, client) in clients.enumerated() { #expect(try client.readResponse().bodyText == "/\(index)") }
             #expect(server.metrics.openConnections == 40)
             #expect(server.metrics.requests == 40)
+            // SO_REUSEPORT spreads connections over both loops (all 40 on one loop: probability 2^-39).
+            #expect(server.requestsPerLoop.count == 2)
+            #expect(server.requestsPerLoop.allSatisfy { $0 > 0 })
         }
     }
 }

@@ -14,27 +14,44 @@ struct HTTPServerRejectionLiveTests {
     }
 
     static let cases: [Case] = [
-        Case(name: "headers over 16 KiB", input: "GET / HTTP/1.1\r\nHost: t\r\nX: " + String(repeating: "a", count: 17_000)
-            + "\r\n\r\n", status: 431, code: "header_fields_too_large"),
-        Case(name: "101 header fields", input: "GET / HTTP/1.1\r\nHost: t\r\n" + (1...100).map { "X-\($0): v\r\n" }.joined()
-            + "\r\n", status: 431, code: "header_fields_too_large"),
-        Case(name: "body over 1 MiB", input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\nabc", status: 413,
-             code: "payload_too_large"),
-        Case(name: "Content-Length and Transfer-Encoding", input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
-            + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400, code: "bad_request"),
-        Case(name: "duplicate Content-Length", input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
-            + "Content-Length: 3\r\n\r\nabc", status: 400, code: "bad_request"),
-        Case(name: "invalid Content-Length", input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3x\r\n\r\nabc",
-             status: 400, code: "bad_request"),
-        Case(name: "gzip, chunked", input: "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
-             status: 501, code: "not_implemented"),
-        Case(name: "chunk size overflow", input: "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "ffffffffffffffffffff\r\n", status: 400, code: "bad_request"),
-        Case(name: "obs-fold", input: "GET / HTTP/1.1\r\nHost: t\r\nX: a\r\n b\r\n\r\n", status: 400, code: "bad_request"),
+        Case(
+            name: "headers over 16 KiB",
+            input: "GET / HTTP/1.1\r\nHost: t\r\nX: " + String(repeating: "a", count: 17_000)
+                + "\r\n\r\n", status: 431, code: "header_fields_too_large"),
+        Case(
+            name: "101 header fields",
+            input: "GET / HTTP/1.1\r\nHost: t\r\n" + (1...100).map { "X-\($0): v\r\n" }.joined()
+                + "\r\n", status: 431, code: "header_fields_too_large"),
+        Case(
+            name: "body over 1 MiB", input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\nabc",
+            status: 413,
+            code: "payload_too_large"),
+        Case(
+            name: "Content-Length and Transfer-Encoding",
+            input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400, code: "bad_request"),
+        Case(
+            name: "duplicate Content-Length",
+            input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+                + "Content-Length: 3\r\n\r\nabc", status: 400, code: "bad_request"),
+        Case(
+            name: "invalid Content-Length", input: "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3x\r\n\r\nabc",
+            status: 400, code: "bad_request"),
+        Case(
+            name: "gzip, chunked", input: "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            status: 501, code: "not_implemented"),
+        Case(
+            name: "chunk size overflow",
+            input: "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "ffffffffffffffffffff\r\n", status: 400, code: "bad_request"),
+        Case(
+            name: "obs-fold", input: "GET / HTTP/1.1\r\nHost: t\r\nX: a\r\n b\r\n\r\n", status: 400, code: "bad_request"
+        ),
         Case(name: "bare LF", input: "GET / HTTP/1.1\nHost: t\n\n", status: 400, code: "bad_request"),
         Case(name: "non-token method", input: "G{T / HTTP/1.1\r\nHost: t\r\n\r\n", status: 400, code: "bad_request"),
-        Case(name: "request line too long", input: "GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\n\r\n",
-             status: 414, code: "uri_too_long"),
+        Case(
+            name: "request line too long", input: "GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\n\r\n",
+            status: 414, code: "uri_too_long"),
     ]
 
     @Test(arguments: cases)

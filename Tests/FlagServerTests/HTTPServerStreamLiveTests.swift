@@ -21,7 +21,8 @@ struct HTTPServerStreamLiveTests {
             switch request.path {
             case "/stream":
                 let stream = responder.startStream(
-                    HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: Array(": hi\n\n".utf8)))
+                    HTTPResponse(
+                        status: 200, headers: ["Content-Type": "text/event-stream"], body: Array(": hi\n\n".utf8)))
                 captured.streams.withLock { $0.append(stream) }
             case "/wait":
                 captured.responders.withLock { $0.append(responder) }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Responses and streams arriving for a connection, written strictly in request order.
 extension Connection {
     private func index(of sequence: Int) -> Int? {
@@ -110,5 +112,43 @@ extension Connection {
                 return
             }
         }
+    }
+
+    /// Writes what is queued; closes, lingers or resumes reading once it has all gone out.
+    func flush() {
+        if phase == .closed { return }
+        if !wantsWritable && !output.isEmpty { lastWriteProgress = loop.now }
+        while true {
+            while !output.isEmpty {
+                let written = output.send(to: fd, iovecs: loop.iovecs, capacity: EventLoop.iovecCapacity)
+                if written > 0 {
+                    lastWriteProgress = loop.now
+                    continue
+                }
+                let code = errno
+                if written < 0 && code == EINTR { continue }
+                if written < 0 && (code == EAGAIN || code == EWOULDBLOCK) { break }
+                close(.peerGone)
+                return
+            }
+            wantsWritable = !output.isEmpty
+            if wantsWritable { break }
+            switch phase {
+            case .closing(let linger):
+                if linger { startLingering() } else { close(.done) }
+                return
+            case .open:
+                break
+            case .lingering, .closed:
+                return
+            }
+            if outstanding.isEmpty { idleSince = loop.now }
+            guard input == .paused else { break }
+            input = .parsing
+            processRequests()
+            if output.isEmpty { break }
+        }
+        updateInterest()
+        updateDeadline()
     }
 }

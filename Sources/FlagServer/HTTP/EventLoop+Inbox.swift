@@ -57,15 +57,35 @@ extension EventLoop {
         }
     }
 
-    /// Runs on the loop thread when the eventfd fires.
+    /// Runs on the loop thread when the eventfd fires. Producers are not woken again (no eventfd writes) until the
+    /// inbox has been found empty, so a burst of writes from another thread costs one wake-up, not one per write.
     func drainInbox() {
         var counter: UInt64 = 0
         _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
         var batch = spareMessages
-        inbox.withLock { inbox in
-            inbox.wakePending = false
-            swap(&inbox.messages, &batch)
+        // A few rounds at most, so a producer that never stops cannot starve this loop's sockets.
+        for _ in 0..<4 {
+            inbox.withLock { inbox in
+                if inbox.messages.isEmpty {
+                    inbox.wakePending = false
+                } else {
+                    swap(&inbox.messages, &batch)
+                }
+            }
+            if batch.isEmpty {
+                spareMessages = batch
+                return
+            }
+            process(batch)
+            batch.removeAll(keepingCapacity: true)
         }
+        spareMessages = batch
+        // Still busy: wake up again right after the sockets have had their turn.
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
+    }
+
+    private func process(_ batch: [LoopMessage]) {
         for message in batch {
             switch message {
             case .respond(let id, let sequence, let response):
@@ -80,7 +100,5 @@ extension EventLoop {
                 beginDrain(deadline: deadline)
             }
         }
-        batch.removeAll(keepingCapacity: true)
-        spareMessages = batch
     }
 }

@@ -69,25 +69,15 @@ func appendStatic(_ text: StaticString, to bytes: inout [UInt8]) {
 
 /// Appends a non-negative integer in decimal without going through `String`.
 func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-    guard value > 0 else {
-        bytes.append(ASCII.zero)
-        return
-    }
-    var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                 UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    var count = 0
+    let value = max(0, value)
+    var divisor = 1
+    while divisor <= value / 10 { divisor *= 10 }
     var remainder = value
-    withUnsafeMutableBytes(of: &digits) { storage in
-        while remainder > 0 {
-            storage[count] = ASCII.zero + UInt8(remainder % 10)
-            remainder /= 10
-            count += 1
-        }
-        for index in stride(from: count - 1, through: 0, by: -1) {
-            bytes.append(storage[index])
-        }
-    }
+    repeat {
+        bytes.append(ASCII.zero + UInt8(remainder / divisor))
+        remainder %= divisor
+        divisor /= 10
+    } while divisor > 0
 }
 
 /// The `Date: …\r\n` header line, reformatted at most once per second (one cache per event loop).

@@ -88,7 +88,7 @@ public struct HTTPHeaders: Sendable, Equatable {
             switch (left.next(), right.next()) {
             case (nil, nil):
                 return true
-            case let (a?, b?):
+            case (let a?, let b?):
                 if a != b && ASCII.lowercased(a) != ASCII.lowercased(b) { return false }
             default:
                 return false

@@ -168,7 +168,8 @@ extension HTTPRequestParser {
             break
         }
         head.fields.append(
-            HTTPHeaders.Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+            HTTPHeaders.Field(
+                name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
         return nil
     }
 
@@ -182,7 +183,8 @@ extension HTTPRequestParser {
         var colon = 0
         while colon < line.count, line[colon] != ASCII.colon {
             guard ASCII.isTokenByte(line[colon]) else {
-                let what = ASCII.isWhitespace(line[colon]) ? "whitespace before the colon" : "byte 0x\(hex(line[colon]))"
+                let what =
+                    ASCII.isWhitespace(line[colon]) ? "whitespace before the colon" : "byte 0x\(hex(line[colon]))"
                 return .failure(HTTPRejection(.badRequest, "invalid field name: \(what)"))
             }
             colon += 1

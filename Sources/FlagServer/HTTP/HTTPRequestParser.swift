@@ -200,7 +200,8 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// A request line is still incomplete: reject now if it can no longer fit the limits.
-    private mutating func checkIncompleteRequestLine(_ raw: UnsafeRawBufferPointer, available: Int) -> HTTPParserEvent? {
+    private mutating func checkIncompleteRequestLine(_ raw: UnsafeRawBufferPointer, available: Int) -> HTTPParserEvent?
+    {
         let endsWithCR = available > 0 && raw[raw.count - 1] == ASCII.cr
         if available - (endsWithCR ? 1 : 0) > limits.maxRequestLineBytes {
             return fail(.uriTooLong, "request line exceeds \(limits.maxRequestLineBytes) bytes")

@@ -42,6 +42,7 @@ public final class HTTPServer: Sendable {
             let configuration = shared.configuration
             var loops: [EventLoop] = []
             var port = configuration.port
+            try Socket.ensureAvailable(host: configuration.host, port: port)
             do {
                 for index in 0..<max(1, configuration.loopCount) {
                     let fd = try Socket.listen(host: configuration.host, port: port, backlog: configuration.backlog)
@@ -108,6 +109,17 @@ public final class HTTPServer: Sendable {
         }
         let requests = loops.reduce(0) { $0 + $1.requestCount.load(ordering: .relaxed) }
         return shared.metrics.snapshot(requests: requests)
+    }
+
+    /// Requests parsed per loop, for tests that check connections spread over the loops.
+    var requestsPerLoop: [Int] {
+        state.withLock { state -> [Int] in
+            switch state {
+            case .idle: return []
+            case .running(let loops, _, _), .stopped(let loops):
+                return loops.map { $0.requestCount.load(ordering: .relaxed) }
+            }
+        }
     }
 
     /// Starts one thread per loop; if one cannot be created, the started ones are stopped again before throwing.

@@ -33,8 +33,10 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     }
 
     static func invalidAddress(_ host: String, _ port: Int) -> HTTPServerError {
-        HTTPServerError(.invalidAddress, "cannot listen on \(host):\(port): expected an IPv4 or IPv6 literal or "
-            + "localhost, and a port in 0...65535")
+        HTTPServerError(
+            .invalidAddress,
+            "cannot listen on \(host):\(port): expected an IPv4 or IPv6 literal or "
+                + "localhost, and a port in 0...65535")
     }
 
     static func socket(_ operation: String, _ host: String, _ port: Int, errno: Int32) -> HTTPServerError {

@@ -60,6 +60,24 @@ enum Socket {
         return fd
     }
 
+    /// Fails if something already listens on `port`. `SO_REUSEPORT` would otherwise let a second server join the
+    /// port silently and take half of its connections; the probe uses only `SO_REUSEADDR`, so ports in TIME_WAIT
+    /// from a previous run still count as free.
+    static func ensureAvailable(host: String, port: Int) throws {
+        guard port != 0 else { return }
+        guard let address = Address(host: host, port: port) else { throw HTTPServerError.invalidAddress(host, port) }
+        let fd = csystem_tcp_socket(address.family)
+        guard fd >= 0 else { throw HTTPServerError.socket("socket()", host, port, errno: errno) }
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var storage = address.storage
+        let result = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.length) }
+        }
+        if result != 0 { throw HTTPServerError.socket("bind()", host, port, errno: errno) }
+    }
+
     /// The local port a socket is bound to.
     static func boundPort(_ fd: Int32) -> Int? {
         var storage = sockaddr_storage()
