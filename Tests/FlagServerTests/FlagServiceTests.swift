@@ -152,4 +152,31 @@ struct FlagServiceTests {
             #expect(service.states().map(\.name) == ["android-prod", "ios-prod", "web-prod"])
         }
     }
+
+    @Test func aKillCostsTheSameOnTenAndTenThousandFlags() async throws {
+        try await withHarness { harness in
+            let service = harness.app.service
+            var patches: [Int: [UInt8]] = [:]
+            for count in [10, 10_000] {
+                var document = FlagSet(name: "size-\(count)")
+                for index in 0..<count {
+                    let key = "flag-\(index)"
+                    document.flags[key] = Flag(key: key, type: .bool, kind: .ops, defaultValue: .bool(false))
+                }
+                try service.createSet(
+                    "size-\(count)", from: document, note: ChangeNote(actor: "a", action: "set.create"))
+                let stream = harness.start("GET", "/v1/sets/size-\(count)/stream", token: harness.admin)
+                let put = stream.streamBody.count
+                let result = try service.mutate("size-\(count)", note: ChangeNote(actor: "a", action: "flag.kill")) {
+                    $0.flags["flag-7"]?.killed = true
+                }
+                #expect(
+                    try service.store.version(set: "size-\(count)", result.state.version).changed == [.flag("flag-7")])
+                patches[count] = Array(stream.streamBody.dropFirst(put))
+            }
+            let small = String(decoding: try #require(patches[10]), as: UTF8.self)
+            #expect(small.hasPrefix("event: patch\nid: 2\ndata: {\"version\":2,\"base\":1,\"flags\":{\"flag-7\":"))
+            #expect(patches[10] == patches[10_000])
+        }
+    }
 }

@@ -56,7 +56,8 @@ final class SetRegistry: Sendable {
     /// Swaps in the update's state and tells every subscriber of the set.
     func publish(_ update: SetUpdate) {
         registry.withLock { registry in
-            guard var entry = registry.entries[update.state.name] else {
+            // Taken out of the dictionary so that dropping subscribers does not copy the whole table.
+            guard var entry = registry.entries.removeValue(forKey: update.state.name) else {
                 registry.entries[update.state.name] = Entry(state: update.state)
                 return
             }
@@ -92,8 +93,8 @@ final class SetRegistry: Sendable {
     /// Sends a heartbeat to every subscriber, dropping those that have gone.
     func heartbeat() {
         registry.withLock { registry in
-            for name in registry.entries.keys {
-                guard var entry = registry.entries[name] else { continue }
+            for name in Array(registry.entries.keys) {
+                guard var entry = registry.entries.removeValue(forKey: name) else { continue }
                 for (id, callback) in entry.subscribers where !callback(.heartbeat) { entry.subscribers[id] = nil }
                 registry.entries[name] = entry
             }
