@@ -40,6 +40,9 @@ public final class FlagServerApp: Sendable {
     let settings: Settings
     /// Long-poll timeouts and heartbeats run here, never on a loop thread.
     let timers = DispatchQueue(label: "flagserver.timers")
+    /// Requests that wait on SQLite (admin reads and writes, old versions) run here, one at a time, so that an
+    /// fsync or a large set's validation never stalls the event loop serving documents and streams.
+    let storeWork = DispatchQueue(label: "flagserver.store")
     private let heartbeatTimer = Mutex<HeartbeatTimer?>(nil)
     private let engineMetrics = Mutex<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
@@ -82,9 +85,22 @@ public final class FlagServerApp: Sendable {
         service.registry.close()
     }
 
-    /// Answers one request.
+    /// Answers one request: from memory on the calling (loop) thread, or on the store queue when it needs SQLite.
     public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let exchange = Exchange(request: request, responder: responder, metrics: metrics)
+        if Self.touchesStore(request.path) {
+            storeWork.async { [self] in run(exchange) }
+        } else {
+            run(exchange)
+        }
+    }
+
+    /// Whether answering may read or write SQLite: the admin API and old versions.
+    static func touchesStore(_ path: String) -> Bool {
+        path.hasPrefix("/v1/admin/") || path.contains("/versions/")
+    }
+
+    private func run(_ exchange: Exchange) {
         do {
             if let response = try route(exchange) { exchange.respond(response) }
         } catch let error as ServiceError {
