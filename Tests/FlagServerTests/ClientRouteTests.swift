@@ -131,7 +131,7 @@ struct ClientRouteTests {
             #expect(String(decoding: recorder.streamBody, as: UTF8.self).hasSuffix(": heartbeat\n\n"))
             recorder.disconnectClient()
             #expect(harness.app.metrics.openStreams.load(ordering: .relaxed) == 0)
-            #expect(harness.app.service.registry.subscriberCounts()["ios-prod"] == 0)
+            #expect(await eventually { harness.app.service.registry.subscriberCounts()["ios-prod"] == 0 })
         }
     }
 
@@ -179,6 +179,28 @@ struct ClientRouteTests {
                 "POST", "/ofrep/v1/evaluate/flags/new-checkout", token: harness.sdk, body: #"{"context":{}}"#)
             #expect(noKey.status == 400)
             #expect(try noKey.json("errorCode") == .string("TARGETING_KEY_MISSING"))
+        }
+    }
+
+    @Test func heartbeatsFollowTheConfiguredInterval() async throws {
+        try await withHarness(settings: .init(heartbeatInterval: .milliseconds(20))) { harness in
+            harness.app.start(server: nil)
+            defer { harness.app.shutdown() }
+            let recorder = harness.start(
+                "GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "1")])
+            #expect(await eventually { recorder.streamBody.count >= 2 * ServerSentEvent.heartbeat.count })
+            #expect(recorder.streamBody.prefix(ServerSentEvent.heartbeat.count) == ServerSentEvent.heartbeat[...])
+        }
+    }
+
+    @Test func longPollsAreCutToTheConfiguredMaximum() async throws {
+        try await withHarness(settings: .init(longPollMaxSeconds: 1)) { harness in
+            let started = ContinuousClock.now
+            let recorder = harness.start(
+                "GET", "/v1/sets/ios-prod?wait=3600", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
+            let response = try #require(await recorder.waitForResponse(timeout: .seconds(5)))
+            #expect(response.status == 304)
+            #expect(ContinuousClock.now - started < .seconds(3))
         }
     }
 }

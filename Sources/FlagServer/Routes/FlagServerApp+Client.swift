@@ -105,10 +105,11 @@ extension FlagServerApp {
                 registry.unsubscribe(set, id)
                 finish(service.state(set).map(Self.notModified) ?? Self.notModifiedHead(version: known))
             })
-        exchange.responder.onClose {
+        // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
+        exchange.responder.onClose { [timers] in
             timeout.item.cancel()
-            registry.unsubscribe(set, id)
             finish(nil)
+            timers.async { registry.unsubscribe(set, id) }
         }
         timers.asyncAfter(deadline: .now() + .seconds(wait), execute: timeout.item)
     }
@@ -158,9 +159,10 @@ extension FlagServerApp {
             ended()
             return
         }
-        exchange.responder.onClose {
-            registry.unsubscribe(set, id)
+        // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
+        exchange.responder.onClose { [timers] in
             ended()
+            timers.async { registry.unsubscribe(set, id) }
         }
     }
 
