@@ -160,4 +160,20 @@ struct AdminRouteTests {
             #expect(export.body == harness.app.service.state("new-set")?.document)
         }
     }
+
+    @Test(arguments: [("release", "2027-02-26T08:00:00Z"), ("experiment", "2027-04-15T08:00:00Z"), ("ops", nil)])
+    func aNewFlagExpiresAfterItsKindsLifetime(kind: String, expiry: String?) async throws {
+        try await withHarness { harness in
+            let body = #"{"flag":{"type":"bool","kind":"\#(kind)","default":false}}"#
+            let created = try harness.send("PUT", "/v1/admin/sets/ios-prod/flags/f", body: body)
+            #expect(created.status == 201)
+            #expect(try created.json("flag.expiresAt") == expiry.map(JSONValue.string))
+            let explicit =
+                #"{"flag":{"type":"bool","kind":"\#(kind)","default":false,"expiresAt":"2030-01-01T00:00:00Z"}}"#
+            let replaced = try harness.send("PUT", "/v1/admin/sets/ios-prod/flags/f", body: explicit)
+            #expect(try replaced.json("flag.expiresAt") == .string("2030-01-01T00:00:00Z"))
+            let again = try harness.send("PUT", "/v1/admin/sets/ios-prod/flags/f", body: body)
+            #expect(try again.json("flag.expiresAt") == nil)
+        }
+    }
 }

@@ -159,8 +159,13 @@ extension FlagServerApp {
         guard let value = input.value("flag") else {
             throw ServiceError.badRequest("\"flag\" is required", path: "flag")
         }
-        let flag = try Self.decodeFlag(value, key: key)
+        var flag = try Self.decodeFlag(value, key: key)
         let existed = try service.requireState(set).flagSet.flags[key] != nil
+        // SPEC §1: a kind's lifetime sets the default expiry of a new flag (release 42 days, experiment 90).
+        if !existed, flag.expiresAt == nil, let days = flag.kind.lifetimeDays {
+            flag.expiresAt = Date(
+                timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(days) * 86_400).rounded(.down))
+        }
         let note = ChangeNote(
             actor: actor, action: existed ? "flag.replace" : "flag.create", subject: key, reason: try input.reason())
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
