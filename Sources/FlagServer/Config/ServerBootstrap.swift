@@ -58,18 +58,19 @@ public struct ServerBootstrap: Sendable {
         var seeded: [String] = []
         for file in names.filter({ $0.hasSuffix(".json") }).sorted() {
             let path = (directory as NSString).appendingPathComponent(file)
-            let document: FlagSet
+            var document: FlagSet
             do {
                 document = try FlagSet.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
             } catch {
                 throw ConfigurationError("seed \(path) cannot be read: \(error)")
             }
+            if document.name.isEmpty { document.name = String(file.dropLast(5)) }
+            let name = document.name
             let problems = document.readProblems + CompiledFlagSet(document).problems
             guard problems.isEmpty else {
                 let list = problems.map(\.description).joined(separator: "\n  ")
                 throw ConfigurationError("seed \(path) is invalid:\n  \(list)")
             }
-            let name = document.name.isEmpty ? String(file.dropLast(5)) : document.name
             do {
                 try service.createSet(
                     name, from: document,
