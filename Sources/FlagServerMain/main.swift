@@ -66,6 +66,7 @@ for signalNumber in [SIGTERM, SIGINT] {
         log("shutting down: finishing requests, closing streams")
         bootstrap.app.shutdown()
         server.shutdown(deadline: .seconds(configuration.shutdownGraceSeconds))
+        bootstrap.app.finishStoreWork()
         log("stopped")
         exit(0)
     }

@@ -85,6 +85,12 @@ public final class FlagServerApp: Sendable {
         service.registry.close()
     }
 
+    /// Waits until every admin request already accepted has finished its store work, so that the process can exit
+    /// without cutting a write short. Call after `HTTPServer.shutdown(deadline:)`.
+    public func finishStoreWork() {
+        storeWork.sync {}
+    }
+
     /// Answers one request: from memory on the calling (loop) thread, or on the store queue when it needs SQLite.
     public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let exchange = Exchange(request: request, responder: responder, metrics: metrics)
