@@ -49,6 +49,21 @@ struct ClientRouteTests {
             #expect(response.headers["ETag"] == "\"2\"")
             #expect(try response.json("flags.new-checkout.killed") == .bool(true))
             #expect(harness.app.metrics.waitingPolls.load(ordering: .relaxed) == 0)
+            #expect(harness.app.deadlines.count == 0)
+        }
+    }
+
+    @Test func aClientLeavingALongPollLeavesNothingBehind() async throws {
+        try await withHarness { harness in
+            let recorder = harness.start(
+                "GET", "/v1/sets/ios-prod?wait=300", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
+            #expect(harness.app.deadlines.count == 1)
+            #expect(harness.app.service.registry.subscriberCounts()["ios-prod"] == 1)
+            recorder.disconnectClient()
+            #expect(harness.app.deadlines.count == 0)
+            #expect(harness.app.metrics.waitingPolls.load(ordering: .relaxed) == 0)
+            #expect(await eventually { harness.app.service.registry.subscriberCounts()["ios-prod"] == 0 })
+            #expect(recorder.response == nil)
         }
     }
 

@@ -71,14 +71,25 @@ extension FlagServerApp {
     private func longPoll(_ exchange: Exchange, set: String, known: Int, wait: Int) {
         let metrics = self.metrics
         let registry = service.registry
+        let deadlines = self.deadlines
         metrics.waitingPolls.add(1, ordering: .relaxed)
         let done = Atomic<Bool>(false)
+        let deadlineID = Atomic<Int>(0)
+        let subscriptionID = Atomic<Int>(0)
         let finish: @Sendable (HTTPResponse?) -> Void = { response in
             guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
             metrics.waitingPolls.subtract(1, ordering: .relaxed)
+            deadlines.remove(deadlineID.load(ordering: .acquiring))
             if let response { exchange.respond(response) }
         }
+        // Registered before subscribing, so that whatever answers the poll finds the deadline to remove.
+        let deadline = deadlines.add(after: .seconds(wait)) { [service] in
+            registry.unsubscribe(set, subscriptionID.load(ordering: .acquiring))
+            finish(service.state(set).map(Self.notModified) ?? Self.notModifiedHead(version: known))
+        }
+        deadlineID.store(deadline, ordering: .releasing)
         let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
+            if done.load(ordering: .acquiring) { return nil }
             if state.version != known {
                 finish(Self.documentResponse(state))
                 return nil
@@ -100,18 +111,12 @@ extension FlagServerApp {
             finish(JSONResponse.error(.unavailable("the server is shutting down")))
             return
         }
-        let timeout = DispatchTimeout(
-            DispatchWorkItem { [service] in
-                registry.unsubscribe(set, id)
-                finish(service.state(set).map(Self.notModified) ?? Self.notModifiedHead(version: known))
-            })
+        subscriptionID.store(id, ordering: .releasing)
         // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
         exchange.responder.onClose { [timers] in
-            timeout.item.cancel()
             finish(nil)
             timers.async { registry.unsubscribe(set, id) }
         }
-        timers.asyncAfter(deadline: .now() + .seconds(wait), execute: timeout.item)
     }
 
     /// `GET /v1/sets/{set}/stream`: Server-Sent Events, a `put` of the document on connect (unless `Last-Event-ID`
@@ -199,16 +204,5 @@ extension FlagServerApp {
     /// 304 naming `version`.
     static func notModifiedHead(version: Int) -> HTTPResponse {
         HTTPResponse(status: 304, headers: ["ETag": "\"\(version)\"", "Cache-Control": "no-cache"])
-    }
-}
-
-/// A long-poll's timeout, cancelled when the client leaves first.
-// @unchecked: DispatchWorkItem is documented thread-safe (cancel and perform may race from any thread); it is
-// only not annotated Sendable.
-final class DispatchTimeout: @unchecked Sendable {
-    let item: DispatchWorkItem
-
-    init(_ item: DispatchWorkItem) {
-        self.item = item
     }
 }

@@ -43,6 +43,8 @@ public final class FlagServerApp: Sendable {
     /// Requests that wait on SQLite (admin reads and writes, old versions) run here, one at a time, so that an
     /// fsync or a large set's validation never stalls the event loop serving documents and streams.
     let storeWork = DispatchQueue(label: "flagserver.store")
+    /// When waiting long-polls give up.
+    let deadlines: Deadlines
     private let heartbeatTimer = Mutex<HeartbeatTimer?>(nil)
     private let engineMetrics = Mutex<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
@@ -52,6 +54,7 @@ public final class FlagServerApp: Sendable {
         self.tokens = tokens
         self.clock = clock
         self.settings = settings
+        self.deadlines = Deadlines(queue: timers)
     }
 
     /// The handler to give `HTTPServer`.
@@ -204,7 +207,7 @@ public final class FlagServerApp: Sendable {
     }
 }
 
-/// The heartbeat's timer source.
+/// A timer source (heartbeats, long-poll deadlines).
 // @unchecked: dispatch sources are thread-safe objects (cancel may be called from any thread); the type is only
 // not annotated Sendable.
 final class HeartbeatTimer: @unchecked Sendable {
