@@ -42,23 +42,10 @@ do {
 }
 
 let server = HTTPServer(configuration: configuration.http, handler: bootstrap.app.handler)
-let port: Int
-do {
-    port = try server.start()
-} catch {
-    fail("cannot listen on \(configuration.host):\(configuration.port): \(error)", code: 1)
-}
-bootstrap.app.start(server: server)
 
-for name in bootstrap.seeded { log("imported seed flag set \(name)") }
-log("data in \(configuration.dataDirectory) (\(configuration.databasePath))")
-if let tokenFile = bootstrap.adminTokenFile {
-    log("created the first admin token; it is in \(tokenFile) (readable only by you)")
-}
-log("listening on http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)")
-
+// Signals are handled on the main queue, which `dispatchMain()` runs (top-level code is main-actor isolated). They
+// are set up before the server says it listens, so that a SIGTERM right after that line is never lost.
 var signalSources: [DispatchSourceSignal] = []
-// Signals are handled on the main queue, which `dispatchMain()` runs: top-level code is main-actor isolated.
 for signalNumber in [SIGTERM, SIGINT] {
     signal(signalNumber, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
@@ -73,4 +60,19 @@ for signalNumber in [SIGTERM, SIGINT] {
     source.resume()
     signalSources.append(source)
 }
+
+let port: Int
+do {
+    port = try server.start()
+} catch {
+    fail("cannot listen on \(configuration.host):\(configuration.port): \(error)", code: 1)
+}
+bootstrap.app.start(server: server)
+
+for name in bootstrap.seeded { log("imported seed flag set \(name)") }
+log("data in \(configuration.dataDirectory) (\(configuration.databasePath))")
+if let tokenFile = bootstrap.adminTokenFile {
+    log("created the first admin token; it is in \(tokenFile) (readable only by you)")
+}
+log("listening on http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)")
 dispatchMain()

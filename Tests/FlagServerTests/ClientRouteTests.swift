@@ -210,12 +210,12 @@ struct ClientRouteTests {
 
     @Test func longPollsAreCutToTheConfiguredMaximum() async throws {
         try await withHarness(settings: .init(longPollMaxSeconds: 1)) { harness in
-            let started = ContinuousClock.now
             let recorder = harness.start(
                 "GET", "/v1/sets/ios-prod?wait=3600", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
-            let response = try #require(await recorder.waitForResponse(timeout: .seconds(5)))
+            // Generous for a loaded machine; without the cap the answer would take an hour.
+            let response = try #require(await recorder.waitForResponse(timeout: .seconds(30)))
             #expect(response.status == 304)
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(harness.app.deadlines.count == 0)
         }
     }
 }

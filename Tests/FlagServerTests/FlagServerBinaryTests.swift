@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -36,18 +37,22 @@ struct FlagServerBinaryTests {
             process.arguments = ["--listen", "127.0.0.1:0", "--data", data]
             process.environment = ["PATH": "/usr/bin:/bin"]
             let errors = Pipe()
+            let output = Mutex("")
+            errors.fileHandleForReading.readabilityHandler = { handle in
+                let chunk = String(decoding: handle.availableData, as: UTF8.self)
+                output.withLock { $0 += chunk }
+            }
             process.standardError = errors
             process.standardOutput = Pipe()
             try process.run()
-            defer { if process.isRunning { process.terminate() } }
-
-            var log = ""
-            let deadline = Date().addingTimeInterval(10)
-            while !log.contains("listening on"), Date() < deadline {
-                let chunk = errors.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                log += String(decoding: chunk, as: UTF8.self)
+            // Never hang the suite on a server that does not start or does not stop.
+            defer {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                errors.fileHandleForReading.readabilityHandler = nil
             }
+
+            #expect(waitUntil(timeout: .seconds(20)) { output.withLock { $0.contains("listening on") } })
+            let log = output.withLock { $0 }
             #expect(log.contains("created the first admin token; it is in \(data)/admin-token (readable only by you)"))
             let listening = try #require(
                 log.split(separator: "\n").first { $0.contains("listening on http://127.0.0.1:") })
@@ -63,10 +68,10 @@ struct FlagServerBinaryTests {
             #expect(response.bodyText.contains("\"name\":\"ios-prod\""))
 
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-            log += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(waitUntil(timeout: .seconds(20)) { !process.isRunning })
+            guard !process.isRunning else { return }
             #expect(process.terminationStatus == 0)
-            #expect(log.hasSuffix("flagserver: stopped\n"))
+            #expect(waitUntil { output.withLock { $0.hasSuffix("flagserver: stopped\n") } })
         }
     }
 }
