@@ -6,8 +6,8 @@ import Testing
 
 @Suite("flagserver live on port 0")
 struct AppLiveTests {
-    /// One loop, so that the write, the long-poll and the stream share a loop thread: answering a parked request
-    /// from inside another request's handler must work there too.
+    /// One loop holds the long-poll and the stream while the write, answered on the store queue, wakes both from
+    /// another thread.
     @Test func documentsLongPollsAndStreamsOverRealSockets() throws {
         try withTemporaryDirectory { directory in
             let harness = try AppHarness(directory: directory)
