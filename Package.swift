@@ -10,8 +10,9 @@ let package = Package(
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .library(name: "FlagClient", targets: ["FlagClient"]),
         .library(name: "FlagClientTesting", targets: ["FlagClientTesting"]),
-        .executable(name: "flagbench", targets: ["flagbench"]),
+        .executable(name: "flagserver", targets: ["FlagServerMain"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
+        .executable(name: "flagbench", targets: ["flagbench"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -24,23 +25,29 @@ let package = Package(
         ),
         // A small SQLite wrapper shared by the server's store and the client's cache.
         .target(name: "FlagSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
-        // The server's logic: HTTP, routes, the versioned store, auth. Its executable stays a thin main.
-        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite"]),
+        // What Swift's Glibc module lacks: epoll, accept4, eventfd.
+        .target(name: "CSystem"),
+        // The server's logic: HTTP engine, routes, the versioned store, auth.
+        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite", "CSystem"]),
+        // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
+        // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
+        .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
         .target(name: "FlagClient", dependencies: ["FlagCore", "FlagSQLite"]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
-        // Speed figures for BENCHMARKS.md.
-        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
-        // the process. The tests depend on the executable so that it is built, and run it.
+        // the process. The tests depend on the executables so that they are built, and run them.
         .target(name: "FlagCLI", dependencies: ["FlagCore"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
-        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
+        // Speed figures for BENCHMARKS.md.
+        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
-        .testTarget(name: "FlagClientTests", dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite"]),
-        .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore"]),
+        .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain"]),
+        .testTarget(
+            name: "FlagClientTests", dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite"]),
+        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
     ],
     swiftLanguageModes: [.v6]
 )

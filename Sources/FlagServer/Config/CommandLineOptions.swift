@@ -1,0 +1,73 @@
+/// `flagserver [--config FILE] [--listen HOST:PORT] [--data DIR]`: what the command line asked for.
+public struct CommandLineOptions: Sendable, Equatable {
+    /// The configuration file; `nil` uses `config/flagserver.json` when it exists, else the defaults.
+    public var configPath: String?
+    /// `HOST:PORT`, beating the file.
+    public var listen: String?
+    /// The data directory, beating the file.
+    public var dataDirectory: String?
+    /// `--help` was given.
+    public var help = false
+
+    /// The usage text.
+    public static let usage = """
+        usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR]
+
+          --config FILE       configuration file (default: config/flagserver.json if it exists)
+          --listen HOST:PORT  address to listen on (default 127.0.0.1:8080)
+          --data DIR          data directory for the SQLite store and the first admin token (default ./data)
+          -h, --help          show this help
+
+        FLAGSERVER_ADMIN_TOKEN, when set, is accepted as an admin token.
+        """
+
+    /// Options from the arguments after the program name; a bad argument throws a message for stderr.
+    public static func parse(_ arguments: [String]) throws -> CommandLineOptions {
+        var options = CommandLineOptions()
+        var index = 0
+        while index < arguments.count {
+            var argument = arguments[index]
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                inlineValue = String(argument[argument.index(after: equals)...])
+                argument = String(argument[..<equals])
+            }
+            func value() throws -> String {
+                if let inlineValue { return inlineValue }
+                index += 1
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                    throw ConfigurationError("\(argument) needs a value")
+                }
+                return arguments[index]
+            }
+            switch argument {
+            case "--config": options.configPath = try value()
+            case "--listen":
+                let listen = try value()
+                var probe = ServerConfiguration()
+                try probe.setListen(listen, source: "--listen")
+                options.listen = listen
+            case "--data": options.dataDirectory = try value()
+            case "-h", "--help": options.help = true
+            default: throw ConfigurationError("unknown argument \"\(argument)\"")
+            }
+            index += 1
+        }
+        return options
+    }
+
+    /// The configuration these options select: the file's, then the flags on top.
+    public func configuration(fileExists: (String) -> Bool) throws -> ServerConfiguration {
+        var configuration: ServerConfiguration
+        if let configPath {
+            configuration = try ServerConfiguration.load(path: configPath)
+        } else if fileExists("config/flagserver.json") {
+            configuration = try ServerConfiguration.load(path: "config/flagserver.json")
+        } else {
+            configuration = ServerConfiguration()
+        }
+        if let listen { try configuration.setListen(listen, source: "--listen") }
+        if let dataDirectory { configuration.dataDirectory = dataDirectory }
+        return configuration
+    }
+}

@@ -1,0 +1,85 @@
+import FlagCore
+import Foundation
+
+/// The composition of a running server from its configuration: the store in the data directory, the seed sets,
+/// the tokens (creating the first admin token), and the application.
+public struct ServerBootstrap: Sendable {
+    /// The application, ready to be given to `HTTPServer`.
+    public let app: FlagServerApp
+    /// The file the first admin token was written to, when this start created one.
+    public let adminTokenFile: String?
+    /// The sets imported from the seed directory on this start.
+    public let seeded: [String]
+
+    /// Opens (or creates) the data directory and everything in it.
+    ///
+    /// - Parameters:
+    ///   - environment: the process environment, for the admin token variable.
+    ///   - log: where one-line operational messages go; never given a token.
+    public init(
+        configuration: ServerConfiguration, environment: [String: String], clock: ServerClock,
+        log: @escaping @Sendable (String) -> Void
+    ) throws {
+        let data = configuration.dataDirectory
+        do {
+            try FileManager.default.createDirectory(
+                atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw ConfigurationError("cannot create the data directory \(data): \(error.localizedDescription)")
+        }
+        let store = try SQLiteFlagStore(path: configuration.databasePath)
+        let service = try FlagService(store: store, clock: clock, log: log)
+        var seeded: [String] = []
+        if service.states().isEmpty, let seeds = configuration.seedDirectory {
+            seeded = try Self.seed(service, from: seeds)
+        }
+        let environmentToken = environment[configuration.adminTokenEnvironment].flatMap { $0.isEmpty ? nil : $0 }
+        let tokens = try TokenAuthority(store: store, clock: clock, environmentToken: environmentToken)
+        let written = try tokens.bootstrapAdminToken(
+            file: URL(fileURLWithPath: configuration.adminTokenFile), environmentTokenSet: environmentToken != nil)
+        self.app = FlagServerApp(service: service, tokens: tokens, clock: clock, settings: configuration.app)
+        self.adminTokenFile = written?.path
+        self.seeded = seeded
+    }
+
+    /// Imports every `*.json` document of `directory` (a missing directory imports nothing), in name order; a set
+    /// is named by its `set` field or else by its file name.
+    static func seed(_ service: FlagService, from directory: String) throws -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return []
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw ConfigurationError("cannot list the seed directory \(directory): \(error.localizedDescription)")
+        }
+        var seeded: [String] = []
+        for file in names.filter({ $0.hasSuffix(".json") }).sorted() {
+            let path = (directory as NSString).appendingPathComponent(file)
+            var document: FlagSet
+            do {
+                document = try FlagSet.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            } catch {
+                throw ConfigurationError("seed \(path) cannot be read: \(error)")
+            }
+            if document.name.isEmpty { document.name = String(file.dropLast(5)) }
+            let name = document.name
+            let problems = document.readProblems + CompiledFlagSet(document).problems
+            guard problems.isEmpty else {
+                let list = problems.map(\.description).joined(separator: "\n  ")
+                throw ConfigurationError("seed \(path) is invalid:\n  \(list)")
+            }
+            do {
+                try service.createSet(
+                    name, from: document,
+                    note: ChangeNote(actor: "flagserver", action: "set.seed", subject: name, reason: "seed \(file)"))
+            } catch let error as ServiceError {
+                throw ConfigurationError("seed \(path): \(error)")
+            }
+            seeded.append(name)
+        }
+        return seeded
+    }
+}

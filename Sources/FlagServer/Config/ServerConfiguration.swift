@@ -1,0 +1,165 @@
+import FlagCore
+import Foundation
+
+/// Why the server's configuration or command line is unusable, naming the field or argument at fault.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong and how to fix it.
+    public let message: String
+
+    /// An error with its message.
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Everything `flagserver` reads from `config/flagserver.json`, with the defaults of SPEC §7. Relative paths are
+/// relative to the working directory.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The address to listen on.
+    public var host = "127.0.0.1"
+    /// The port to listen on; 0 picks a free one.
+    public var port = 8080
+    /// Where the SQLite store and the first-start admin token live.
+    public var dataDirectory = "./data"
+    /// Flag-set documents (`*.json`) imported when the store has no sets; `nil` imports nothing.
+    public var seedDirectory: String? = "config/flagsets"
+    /// The environment variable whose value is accepted as an admin token (name `env`).
+    public var adminTokenEnvironment = "FLAGSERVER_ADMIN_TOKEN"
+    /// Request body limit in bytes (413 above).
+    public var maxBodyBytes = 1024 * 1024
+    /// Request head limit in bytes (431 above).
+    public var maxHeaderBytes = 16 * 1024
+    /// Header fields per request (431 above).
+    public var maxHeaderCount = 100
+    /// Seconds a client may take to send a request head.
+    public var headerReadTimeoutSeconds = 10
+    /// Seconds a keep-alive connection may stay idle.
+    public var idleTimeoutSeconds = 60
+    /// Open connections before new ones get a 503.
+    public var maxConnections = 10_000
+    /// Event-loop threads; 0 uses one per core.
+    public var loopCount = 0
+    /// The longest long-poll, in seconds.
+    public var longPollMaxSeconds = 300
+    /// Seconds between heartbeat comments on event streams.
+    public var heartbeatSeconds = 15
+    /// Seconds a shutdown waits for in-flight requests.
+    public var shutdownGraceSeconds = 10
+
+    /// The defaults.
+    public init() {}
+
+    /// The SQLite file in the data directory.
+    public var databasePath: String { (dataDirectory as NSString).appendingPathComponent("flagserver.sqlite") }
+    /// Where a first-start admin token is written.
+    public var adminTokenFile: String { (dataDirectory as NSString).appendingPathComponent("admin-token") }
+
+    /// The HTTP engine's configuration.
+    public var http: HTTPServerConfiguration {
+        HTTPServerConfiguration(
+            host: host, port: port, loopCount: loopCount > 0 ? loopCount : HTTPServerConfiguration.coreCount,
+            limits: HTTPParserLimits(
+                maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
+            headerReadTimeout: .seconds(headerReadTimeoutSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
+            maxConnections: maxConnections)
+    }
+
+    /// The application layer's settings.
+    public var app: FlagServerApp.Settings {
+        FlagServerApp.Settings(longPollMaxSeconds: longPollMaxSeconds, heartbeatInterval: .seconds(heartbeatSeconds))
+    }
+
+    /// Reads a configuration file: unknown fields are ignored, a field of the wrong type is an error naming it.
+    public static func load(path: String) throws -> ServerConfiguration {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw ConfigurationError("cannot read the configuration file \(path): \(error.localizedDescription)")
+        }
+        return try parse(bytes, source: path)
+    }
+
+    /// Reads configuration JSON; `source` names it in error messages.
+    public static func parse(_ bytes: [UInt8], source: String) throws -> ServerConfiguration {
+        let root: JSONValue
+        do {
+            root = try JSONReader.parse(bytes)
+        } catch {
+            throw ConfigurationError("\(source) is not valid JSON: \(error)")
+        }
+        guard case .object(let object) = root else { throw ConfigurationError("\(source) must hold a JSON object") }
+        var configuration = ServerConfiguration()
+        func string(_ name: String, _ value: JSONValue) throws -> String {
+            guard case .string(let text) = value else {
+                throw ConfigurationError("\(source): \(name) must be a string")
+            }
+            return text
+        }
+        func int(_ name: String, _ value: JSONValue, minimum: Int) throws -> Int {
+            guard case .int(let number) = value, let int = Int(exactly: number), int >= minimum else {
+                throw ConfigurationError("\(source): \(name) must be a whole number of at least \(minimum)")
+            }
+            return int
+        }
+        for (name, value) in object {
+            switch name {
+            case "listen": try configuration.setListen(try string(name, value), source: "\(source): listen")
+            case "dataDirectory": configuration.dataDirectory = try string(name, value)
+            case "seedDirectory":
+                configuration.seedDirectory = value == .null ? nil : try string(name, value)
+            case "adminTokenEnvironment": configuration.adminTokenEnvironment = try string(name, value)
+            case "limits":
+                guard case .object(let limits) = value else {
+                    throw ConfigurationError("\(source): limits must be an object")
+                }
+                for (limit, value) in limits {
+                    let path = "limits.\(limit)"
+                    switch limit {
+                    case "maxBodyBytes": configuration.maxBodyBytes = try int(path, value, minimum: 1)
+                    case "maxHeaderBytes": configuration.maxHeaderBytes = try int(path, value, minimum: 256)
+                    case "maxHeaderCount": configuration.maxHeaderCount = try int(path, value, minimum: 1)
+                    case "headerReadTimeoutSeconds":
+                        configuration.headerReadTimeoutSeconds = try int(path, value, minimum: 1)
+                    case "idleTimeoutSeconds": configuration.idleTimeoutSeconds = try int(path, value, minimum: 1)
+                    case "maxConnections": configuration.maxConnections = try int(path, value, minimum: 1)
+                    case "loopCount": configuration.loopCount = try int(path, value, minimum: 0)
+                    case "longPollMaxSeconds": configuration.longPollMaxSeconds = try int(path, value, minimum: 0)
+                    case "heartbeatSeconds": configuration.heartbeatSeconds = try int(path, value, minimum: 1)
+                    case "shutdownGraceSeconds": configuration.shutdownGraceSeconds = try int(path, value, minimum: 0)
+                    default: continue
+                    }
+                }
+            default: continue
+            }
+        }
+        return configuration
+    }
+
+    /// Sets host and port from `HOST:PORT` (`[::1]:8080` for IPv6).
+    public mutating func setListen(_ text: String, source: String) throws {
+        let hostPart: Substring
+        let portPart: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            hostPart = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            guard after.hasPrefix(":") else {
+                throw ConfigurationError("\(source): expected [HOST]:PORT, got \"\(text)\"")
+            }
+            portPart = after.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else {
+                throw ConfigurationError("\(source): expected HOST:PORT such as 127.0.0.1:8080, got \"\(text)\"")
+            }
+            hostPart = text[..<colon]
+            portPart = text[text.index(after: colon)...]
+        }
+        guard !hostPart.isEmpty, let port = Int(portPart), (0...65_535).contains(port) else {
+            throw ConfigurationError("\(source): expected HOST:PORT with a port from 0 to 65535, got \"\(text)\"")
+        }
+        host = String(hostPart)
+        self.port = port
+    }
+}

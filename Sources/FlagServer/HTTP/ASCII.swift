@@ -1,0 +1,72 @@
+/// Byte classes from RFC 9110/9112 used by the parser and the encoder.
+enum ASCII {
+    static let cr: UInt8 = 0x0D
+    static let lf: UInt8 = 0x0A
+    static let space: UInt8 = 0x20
+    static let tab: UInt8 = 0x09
+    static let colon: UInt8 = 0x3A
+    static let semicolon: UInt8 = 0x3B
+    static let comma: UInt8 = 0x2C
+    static let percent: UInt8 = 0x25
+    static let plus: UInt8 = 0x2B
+    static let question: UInt8 = 0x3F
+    static let slash: UInt8 = 0x2F
+    static let zero: UInt8 = 0x30
+
+    /// `tchar` of RFC 9110 §5.6.2: the bytes allowed in methods and field names.
+    @inline(__always)
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A:
+            return true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A byte allowed inside a field value: VCHAR, obs-text, SP and HTAB (no CR, LF, NUL or other controls).
+    @inline(__always)
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == tab || (byte >= 0x20 && byte != 0x7F)
+    }
+
+    /// A byte allowed in a request target: visible ASCII, no space and no controls.
+    @inline(__always)
+    static func isTargetByte(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x7F
+    }
+
+    /// Optional whitespace (OWS) of RFC 9110: SP or HTAB.
+    @inline(__always)
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == space || byte == tab
+    }
+
+    @inline(__always)
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+
+    /// The value of a hexadecimal digit, or nil.
+    @inline(__always)
+    static func hexValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case 0x30...0x39: return Int(byte &- 0x30)
+        case 0x41...0x46: return Int(byte &- 0x41 &+ 10)
+        case 0x61...0x66: return Int(byte &- 0x61 &+ 10)
+        default: return nil
+        }
+    }
+
+    /// Whether `bytes` equals the lowercase ASCII `lowercaseLiteral`, ignoring ASCII case.
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercaseLiteral: StaticString) -> Bool {
+        guard bytes.count == lowercaseLiteral.utf8CodeUnitCount else { return false }
+        let literal = lowercaseLiteral.utf8Start
+        for index in 0..<bytes.count where lowercased(bytes[index]) != literal[index] {
+            return false
+        }
+        return true
+    }
+}

@@ -1,0 +1,158 @@
+/// An HTTP protocol version as sent on a request line.
+public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
+    /// The major version digit.
+    public var major: Int
+    /// The minor version digit.
+    public var minor: Int
+
+    /// A version from its two digits.
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// HTTP/1.0: connections close after each response unless the client asks for `keep-alive`.
+    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    /// HTTP/1.1: connections persist unless either side sends `Connection: close`.
+    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+
+    /// The version as written on the wire, e.g. `HTTP/1.1`.
+    public var description: String { "HTTP/\(major).\(minor)" }
+}
+
+/// A complete HTTP request: head and body, as the parser produced it.
+public struct HTTPRequest: Sendable {
+    /// The method, e.g. `GET` (case-sensitive, as sent).
+    public var method: String
+    /// The request target exactly as sent, e.g. `/v1/sets/ios%2Dprod?wait=30`.
+    public var target: String
+    /// The path part of the target, still percent-encoded (`*` for `OPTIONS *`).
+    public var rawPath: String
+    /// The path part of the target, percent-decoded (the parser rejects targets that do not decode to UTF-8).
+    public var path: String
+    /// The query part of the target after `?`, still percent-encoded; nil when the target has no `?`.
+    public var rawQuery: String?
+    /// The header fields in wire order.
+    public var headers: HTTPHeaders
+    /// The body, de-chunked; empty when the request has none.
+    public var body: [UInt8]
+    /// The protocol version of the request line.
+    public var version: HTTPVersion
+    /// Whether the connection may stay open after the response (per version and `Connection`).
+    public var keepAlive: Bool
+    /// The peer's address, e.g. `127.0.0.1:53142` or `[::1]:53142`; empty when not from a socket.
+    public var remoteAddress: String
+
+    /// A request from its parts; `path` and `rawQuery` are derived from `target` when not given.
+    public init(
+        method: String,
+        target: String,
+        headers: HTTPHeaders = [:],
+        body: [UInt8] = [],
+        version: HTTPVersion = .http1_1,
+        keepAlive: Bool = true,
+        remoteAddress: String = ""
+    ) {
+        let parts = HTTPTarget.split(target)
+        self.method = method
+        self.target = target
+        self.rawPath = parts.rawPath
+        self.path = HTTPTarget.percentDecoded(parts.rawPath, plusAsSpace: false) ?? parts.rawPath
+        self.rawQuery = parts.rawQuery
+        self.headers = headers
+        self.body = body
+        self.version = version
+        self.keepAlive = keepAlive
+        self.remoteAddress = remoteAddress
+    }
+
+    /// Memberwise construction for the parser, which has already split and decoded the target.
+    init(
+        method: String, target: String, rawPath: String, path: String, rawQuery: String?,
+        headers: HTTPHeaders, body: [UInt8], version: HTTPVersion, keepAlive: Bool
+    ) {
+        self.method = method
+        self.target = target
+        self.rawPath = rawPath
+        self.path = path
+        self.rawQuery = rawQuery
+        self.headers = headers
+        self.body = body
+        self.version = version
+        self.keepAlive = keepAlive
+        self.remoteAddress = ""
+    }
+
+    /// The decoded value of the first query parameter with this name (`+` decodes to a space), or nil.
+    ///
+    /// Parsed on demand, so a request whose handler never asks pays nothing for its query.
+    public func query(_ name: String) -> String? {
+        guard let rawQuery else { return nil }
+        for item in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
+            let (key, value) = Self.splitQueryItem(item)
+            if HTTPTarget.percentDecoded(key, plusAsSpace: true) == name {
+                return HTTPTarget.percentDecoded(value, plusAsSpace: true) ?? String(value)
+            }
+        }
+        return nil
+    }
+
+    /// Every query parameter, decoded, in order; items that do not decode are kept raw.
+    public var queryItems: [(name: String, value: String)] {
+        guard let rawQuery else { return [] }
+        return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { item in
+            let (key, value) = Self.splitQueryItem(item)
+            return (
+                HTTPTarget.percentDecoded(key, plusAsSpace: true) ?? String(key),
+                HTTPTarget.percentDecoded(value, plusAsSpace: true) ?? String(value)
+            )
+        }
+    }
+
+    private static func splitQueryItem(_ item: Substring) -> (Substring, Substring) {
+        guard let equals = item.firstIndex(of: "=") else { return (item, item[item.endIndex...]) }
+        return (item[..<equals], item[item.index(after: equals)...])
+    }
+}
+
+/// Request-target helpers shared by the parser and `HTTPRequest`.
+enum HTTPTarget {
+    /// Splits an origin-form or absolute-form target into its raw path and raw query.
+    static func split(_ target: String) -> (rawPath: String, rawQuery: String?) {
+        var pathPart = Substring(target)
+        if !target.hasPrefix("/"), let scheme = target.firstRange(of: "://") {
+            // absolute-form (RFC 9112 §3.2.2): the path starts at the first "/" after the authority.
+            let afterAuthority = target[scheme.upperBound...]
+            pathPart = afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { afterAuthority[$0...] } ?? ""
+        }
+        guard let question = pathPart.firstIndex(of: "?") else {
+            return (pathPart.isEmpty ? "/" : String(pathPart), nil)
+        }
+        let path = pathPart[..<question]
+        return (path.isEmpty ? "/" : String(path), String(pathPart[pathPart.index(after: question)...]))
+    }
+
+    /// Percent-decodes `text`; nil if an escape is malformed or the result is not valid UTF-8.
+    static func percentDecoded(_ text: some StringProtocol, plusAsSpace: Bool) -> String? {
+        let utf8 = text.utf8
+        guard utf8.contains(where: { $0 == ASCII.percent || (plusAsSpace && $0 == ASCII.plus) }) else {
+            return String(text)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == ASCII.percent {
+                guard let high = iterator.next().flatMap(ASCII.hexValue),
+                    let low = iterator.next().flatMap(ASCII.hexValue)
+                else { return nil }
+                bytes.append(UInt8(high << 4 | low))
+            } else if plusAsSpace && byte == ASCII.plus {
+                bytes.append(ASCII.space)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

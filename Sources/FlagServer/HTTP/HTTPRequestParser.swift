@@ -1,0 +1,252 @@
+import Glibc
+
+/// What the parser produced from the bytes fed so far.
+public enum HTTPParserEvent: Sendable {
+    /// A complete request, head and body.
+    case request(HTTPRequest)
+    /// The head of a request carrying `Expect: 100-continue` is complete and none of its body has arrived yet.
+    case continueExpected
+    /// The input is not acceptable; answer with the rejection's status and close the connection.
+    case rejected(HTTPRejection)
+}
+
+/// An incremental, I/O-free HTTP/1.1 request parser (RFC 9112), strict where leniency enables smuggling.
+///
+/// Feed it bytes in any chunking with `append(_:)`, then call `next()` until it returns nil. Pipelined requests come
+/// out one per call, in order; the bytes after a body (chunked or not) are the start of the next request.
+///
+/// Decisions the RFC leaves open, all answered with the connection closed afterwards:
+/// - Line endings are strictly CRLF: a bare LF or a bare CR → 400.
+/// - Any second `Content-Length` field, even with an equal value, and list values like `5, 5` → 400
+///   (RFC 9112 §6.3 allows either rejecting or merging identical values; rejecting is the simpler safe choice).
+/// - `Content-Length` together with `Transfer-Encoding` → 400; a transfer coding other than exactly one `chunked`
+///   → 501; `Transfer-Encoding` on an HTTP/1.0 request → 400.
+/// - A request line longer than `maxRequestLineBytes` → 414; a head longer than `maxHeaderBytes` or with more than
+///   `maxHeaderCount` fields → 431 (the same limits apply to the trailer section of a chunked body).
+/// - Obsolete line folding, whitespace before a field name's colon and non-token bytes in methods or field
+///   names → 400. HTTP/1.1 requests need exactly one `Host` → 400 otherwise.
+/// - Versions other than HTTP/1.0 and HTTP/1.1 → 505. Empty lines before a request line are skipped (RFC 9112 §2.2)
+///   but count toward the head size.
+public struct HTTPRequestParser: Sendable {
+    /// The limits this parser enforces.
+    public let limits: HTTPParserLimits
+
+    var buffer: [UInt8] = []
+    var readIndex = 0
+    var state = State.requestLine
+    /// Bytes after `readIndex` already searched for LF, so a line fed one byte at a time is scanned once.
+    var lineScanned = 0
+    var head = PartialHead()
+    var body: [UInt8] = []
+    /// Bytes of the trailer section (chunked bodies) consumed so far, and its field count.
+    var trailerBytes = 0
+    var trailerCount = 0
+
+    enum State: Equatable {
+        case requestLine
+        case headerFields
+        case body(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailerFields
+        case failed
+    }
+
+    /// A parser with the given limits.
+    public init(limits: HTTPParserLimits = HTTPParserLimits()) {
+        self.limits = limits
+    }
+
+    /// Appends bytes received from the peer; call `next()` afterwards. Bytes after a rejection are ignored.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard state != .failed, !bytes.isEmpty else { return }
+        if readIndex > 0 {
+            buffer.removeSubrange(0..<readIndex)
+            readIndex = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Appends bytes received from the peer; call `next()` afterwards.
+    public mutating func append(_ bytes: some Collection<UInt8>) {
+        Array(bytes).withUnsafeBytes { append($0) }
+    }
+
+    /// The next complete request, a `100-continue` notice, or a rejection; nil when more bytes are needed
+    /// (or after a rejection, which is reported once).
+    public mutating func next() -> HTTPParserEvent? {
+        guard state != .failed else { return nil }
+        let storage = buffer
+        let event = storage.withUnsafeBytes { step($0) }
+        if readIndex == buffer.count && readIndex > 0 {
+            // Drained: give the memory back, so an idle keep-alive connection holds no buffer.
+            buffer = []
+            readIndex = 0
+        }
+        return event
+    }
+
+    /// Whether nothing of a next request has been received: no buffered bytes and no request half-read.
+    public var isIdle: Bool {
+        state == .requestLine && readIndex == buffer.count && head.headBytes == 0
+    }
+
+    /// Whether the parser is inside a request head (some of it received, not all).
+    public var isReadingHead: Bool {
+        (state == .requestLine && (readIndex < buffer.count || head.headBytes > 0)) || state == .headerFields
+    }
+
+    /// Bytes held for requests not yet complete (leftovers and partial bodies), for memory accounting.
+    public var bufferedByteCount: Int { buffer.count - readIndex + body.count }
+
+    // MARK: - The state machine
+
+    private mutating func step(_ raw: UnsafeRawBufferPointer) -> HTTPParserEvent? {
+        while true {
+            switch state {
+            case .requestLine:
+                switch findLine(raw) {
+                case .incomplete(let available):
+                    return checkIncompleteRequestLine(raw, available: available)
+                case .bareLineFeed:
+                    return fail(.badRequest, "bare LF in the request line; lines must end with CRLF")
+                case .complete(let line):
+                    readIndex = line.upperBound + 2
+                    head.headBytes += line.count + 2
+                    if head.headBytes > limits.maxHeaderBytes {
+                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+                    }
+                    if line.isEmpty { continue }  // RFC 9112 §2.2: empty lines before the request line are skipped
+                    if line.count > limits.maxRequestLineBytes {
+                        return fail(.uriTooLong, "request line exceeds \(limits.maxRequestLineBytes) bytes")
+                    }
+                    if let rejection = parseRequestLine(UnsafeRawBufferPointer(rebasing: raw[line])) {
+                        return fail(rejection)
+                    }
+                    state = .headerFields
+                }
+            case .headerFields:
+                switch findLine(raw) {
+                case .incomplete(let available):
+                    if head.headBytes + available + 1 > limits.maxHeaderBytes {
+                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+                    }
+                    return nil
+                case .bareLineFeed:
+                    return fail(.badRequest, "bare LF after header field \(head.fields.count + 1); use CRLF")
+                case .complete(let line):
+                    readIndex = line.upperBound + 2
+                    head.headBytes += line.count + 2
+                    if head.headBytes > limits.maxHeaderBytes {
+                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+                    }
+                    if line.isEmpty {
+                        if let event = finishHead(raw) { return event }
+                        continue
+                    }
+                    if head.fields.count >= limits.maxHeaderCount {
+                        return fail(.headerFieldsTooLarge, "more than \(limits.maxHeaderCount) header fields")
+                    }
+                    if let rejection = parseHeaderField(UnsafeRawBufferPointer(rebasing: raw[line])) {
+                        return fail(rejection)
+                    }
+                }
+            case .body(let remaining):
+                let take = min(remaining, raw.count - readIndex)
+                body.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[readIndex..<(readIndex + take)]))
+                readIndex += take
+                if take < remaining {
+                    state = .body(remaining: remaining - take)
+                    return nil
+                }
+                return completeRequest()
+            case .chunkSize, .chunkData, .chunkDataEnd, .trailerFields:
+                switch stepChunked(raw) {
+                case .needMoreInput: return nil
+                case .continue: continue
+                case .event(let event): return event
+                }
+            case .failed:
+                return nil
+            }
+        }
+    }
+
+    /// Called at the end of the head: decides the framing. Returns an event to emit, or nil to keep stepping.
+    private mutating func finishHead(_ raw: UnsafeRawBufferPointer) -> HTTPParserEvent? {
+        if let rejection = head.framingRejection(limits: limits) { return fail(rejection) }
+        let expectsContinue = head.expectsContinue && readIndex == raw.count
+        if head.transferEncodingChunked {
+            state = .chunkSize
+        } else if let length = head.contentLength, length > 0 {
+            state = .body(remaining: length)
+            body.reserveCapacity(min(length, 64 * 1024))
+        } else {
+            return completeRequest()
+        }
+        return expectsContinue ? .continueExpected : nil
+    }
+
+    /// Emits the request built so far and resets for the next one.
+    mutating func completeRequest() -> HTTPParserEvent {
+        let request = head.makeRequest(body: body)
+        head = PartialHead()
+        body = []
+        trailerBytes = 0
+        trailerCount = 0
+        state = .requestLine
+        return .request(request)
+    }
+
+    /// A request line is still incomplete: reject now if it can no longer fit the limits.
+    private mutating func checkIncompleteRequestLine(_ raw: UnsafeRawBufferPointer, available: Int) -> HTTPParserEvent?
+    {
+        let endsWithCR = available > 0 && raw[raw.count - 1] == ASCII.cr
+        if available - (endsWithCR ? 1 : 0) > limits.maxRequestLineBytes {
+            return fail(.uriTooLong, "request line exceeds \(limits.maxRequestLineBytes) bytes")
+        }
+        if head.headBytes + available + 1 > limits.maxHeaderBytes {
+            return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+        }
+        return nil
+    }
+
+    mutating func fail(_ kind: HTTPRejection.Kind, _ message: String) -> HTTPParserEvent {
+        fail(HTTPRejection(kind, message))
+    }
+
+    mutating func fail(_ rejection: HTTPRejection) -> HTTPParserEvent {
+        state = .failed
+        buffer = []
+        readIndex = 0
+        body = []
+        head = PartialHead()
+        return .rejected(rejection)
+    }
+
+    // MARK: - Lines
+
+    enum Line {
+        /// A line's content without its CRLF, as a range of the buffer.
+        case complete(Range<Int>)
+        case incomplete(available: Int)
+        case bareLineFeed
+    }
+
+    /// Finds the CRLF-terminated line that starts at `readIndex`; does not consume it.
+    mutating func findLine(_ raw: UnsafeRawBufferPointer) -> Line {
+        let searchStart = readIndex + lineScanned
+        let end = raw.count
+        guard searchStart < end, let base = raw.baseAddress,
+            let found = memchr(base + searchStart, Int32(ASCII.lf), end - searchStart)
+        else {
+            lineScanned = end - readIndex
+            return .incomplete(available: end - readIndex)
+        }
+        let lineFeed = base.distance(to: UnsafeRawPointer(found))
+        lineScanned = 0
+        guard lineFeed > readIndex, raw[lineFeed - 1] == ASCII.cr else { return .bareLineFeed }
+        return .complete(readIndex..<(lineFeed - 1))
+    }
+}

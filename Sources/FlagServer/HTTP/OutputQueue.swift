@@ -1,0 +1,78 @@
+import CSystem
+import Glibc
+
+/// Bytes waiting to be written to one connection, as a list of chunks shared without copying.
+struct OutputQueue {
+    private var chunks: [[UInt8]] = []
+    private var offset = 0
+    /// Total bytes not yet written.
+    private(set) var byteCount = 0
+
+    var isEmpty: Bool { byteCount == 0 }
+
+    mutating func append(_ chunk: [UInt8]) {
+        guard !chunk.isEmpty else { return }
+        chunks.append(chunk)
+        byteCount += chunk.count
+    }
+
+    mutating func append(contentsOf newChunks: [[UInt8]]) {
+        for chunk in newChunks { append(chunk) }
+    }
+
+    mutating func removeAll() {
+        chunks = []
+        offset = 0
+        byteCount = 0
+    }
+
+    /// Writes as much as the socket takes in one `sendmsg` (up to `capacity` chunks, gathered with an iovec array).
+    /// Returns the bytes written, or -1 with `errno` set.
+    mutating func send(to fd: Int32, iovecs: UnsafeMutablePointer<iovec>, capacity: Int) -> Int {
+        let count = min(chunks.count, capacity)
+        let written = gather(0, count: count, iovecs: iovecs) {
+            var message = msghdr()
+            message.msg_iov = iovecs
+            message.msg_iovlen = count
+            return Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        }
+        if written > 0 { consume(written) }
+        return written
+    }
+
+    /// Fills `iovecs[index...]` inside nested `withUnsafeBytes` scopes, so each pointer stays valid for the call.
+    private func gather(
+        _ index: Int, count: Int, iovecs: UnsafeMutablePointer<iovec>, _ body: () -> Int
+    ) -> Int {
+        guard index < count else { return body() }
+        return chunks[index].withUnsafeBytes { raw in
+            let start = index == 0 ? offset : 0
+            iovecs[index] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress.map { $0 + start }),
+                iov_len: raw.count - start)
+            return gather(index + 1, count: count, iovecs: iovecs, body)
+        }
+    }
+
+    private mutating func consume(_ written: Int) {
+        byteCount -= written
+        var remaining = written
+        var removed = 0
+        while remaining > 0 {
+            let available = chunks[removed].count - offset
+            if remaining >= available {
+                remaining -= available
+                offset = 0
+                removed += 1
+            } else {
+                offset += remaining
+                remaining = 0
+            }
+        }
+        if removed == chunks.count {
+            chunks = []  // drained: release the array so idle connections hold nothing
+        } else if removed > 0 {
+            chunks.removeFirst(removed)
+        }
+    }
+}

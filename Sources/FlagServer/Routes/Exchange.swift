@@ -1,0 +1,133 @@
+import FlagCore
+import Foundation
+import Synchronization
+
+/// One request being answered: the responder, the route it matched (for metrics) and when it started. Answers
+/// at most once, from any thread.
+final class Exchange: Sendable {
+    let request: HTTPRequest
+    let responder: HTTPResponder
+    private let metrics: ServerMetrics
+    private let started: ContinuousClock.Instant
+    private let route = Mutex("unmatched")
+    private let answered = Atomic<Bool>(false)
+
+    init(request: HTTPRequest, responder: HTTPResponder, metrics: ServerMetrics) {
+        self.request = request
+        self.responder = responder
+        self.metrics = metrics
+        self.started = ContinuousClock.now
+    }
+
+    /// Names the matched route by its template, e.g. `GET /v1/sets/{set}`, for the metrics labels.
+    func matched(_ template: String) {
+        route.withLock { $0 = template }
+    }
+
+    /// Whether this exchange has been answered (or its stream started).
+    var isAnswered: Bool { answered.load(ordering: .acquiring) }
+
+    /// Sends the response if nothing has been sent yet; returns whether this call sent it.
+    @discardableResult
+    func respond(_ response: HTTPResponse) -> Bool {
+        guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        // A 405's label would carry whatever method the client invented: keep label values bounded.
+        let label = response.status == 405 ? "unmatched" : route.withLock { $0 }
+        metrics.record(route: label, status: response.status, since: started)
+        responder.respond(response)
+        return true
+    }
+
+    /// Starts a streamed response (counted as answered with its status at once).
+    func startStream(_ head: HTTPResponse) -> HTTPStream? {
+        guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+        metrics.record(route: route.withLock { $0 }, status: head.status, since: started)
+        return responder.startStream(head)
+    }
+}
+
+/// Builders for the JSON responses of the API.
+enum JSONResponse {
+    /// A JSON response written by `build`.
+    static func make(
+        status: Int = 200, headers: HTTPHeaders = [:], capacity: Int = 256, _ build: (inout JSONWriter) -> Void
+    ) -> HTTPResponse {
+        var writer = JSONWriter(reservingCapacity: capacity)
+        build(&writer)
+        var headers = headers
+        headers.replaceOrAdd(name: "Content-Type", value: "application/json; charset=utf-8")
+        headers.replaceOrAdd(name: "Cache-Control", value: "no-store")
+        return HTTPResponse(status: status, headers: headers, body: writer.bytes)
+    }
+
+    /// A JSON object response whose members `build` writes.
+    static func object(
+        status: Int = 200, headers: HTTPHeaders = [:], capacity: Int = 256, _ build: (inout JSONWriter) -> Void
+    ) -> HTTPResponse {
+        make(status: status, headers: headers, capacity: capacity) { writer in
+            writer.beginObject()
+            build(&writer)
+            writer.endObject()
+        }
+    }
+
+    /// The error body of SPEC §4: `{"error":{"code","message","path"}}`, plus `problems` for a 422 and
+    /// `currentVersion` for a 409.
+    static func error(_ error: ServiceError) -> HTTPResponse {
+        var headers: HTTPHeaders = [:]
+        if let current = error.currentVersion { headers.add(name: "ETag", value: "\"\(current)\"") }
+        if error.status == 401 { headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"flagserver\"") }
+        return make(status: error.status, headers: headers) { writer in
+            writer.beginObject()
+            writer.key("error")
+            writer.beginObject()
+            writer.key("code")
+            writer.string(error.errorCode)
+            writer.key("message")
+            writer.string(error.message)
+            writer.key("path")
+            if let path = error.path { writer.string(path) } else { writer.null() }
+            if let current = error.currentVersion {
+                writer.key("currentVersion")
+                writer.int(current)
+            }
+            if !error.problems.isEmpty {
+                writer.key("problems")
+                writer.beginArray()
+                for problem in error.problems {
+                    writer.beginObject()
+                    writer.key("path")
+                    writer.string(problem.path)
+                    writer.key("message")
+                    writer.string(problem.message)
+                    writer.endObject()
+                }
+                writer.endArray()
+            }
+            writer.endObject()
+            writer.endObject()
+        }
+    }
+}
+
+extension JSONWriter {
+    /// Writes `"name": value` for an optional string, or nothing when it is `nil`.
+    mutating func member(_ name: String, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        string(value)
+    }
+
+    /// Writes `"name": n`.
+    mutating func member(_ name: String, _ value: Int) {
+        key(name)
+        int(value)
+    }
+
+    /// Writes `"name": "ISO-8601"` for an optional date.
+    mutating func member(_ name: String, _ date: Date?) {
+        guard let date else { return }
+        key(name)
+        string(ISO8601.format(date))
+    }
+}

@@ -1,0 +1,292 @@
+import FlagCore
+import Foundation
+
+/// The admin API under `/v1/admin` (admin token only); shapes are documented in `docs/admin-api.md`.
+extension FlagServerApp {
+    func adminRoute(_ exchange: Exchange, _ segments: [String], actor: String) throws -> HTTPResponse? {
+        let request = exchange.request
+        let notFound = ServiceError.notFound("no route \(request.path)")
+        if segments == ["audit"] {
+            exchange.matched("GET /v1/admin/audit")
+            try Self.allow(request, "GET")
+            return try auditResponse(set: nil, request)
+        }
+        guard segments.first == "sets" else { throw notFound }
+        if segments.count == 1 {
+            exchange.matched("\(request.method == "POST" ? "POST" : "GET") /v1/admin/sets")
+            try Self.allow(request, "GET", "POST")
+            return request.method == "POST" ? try createSet(request, actor: actor) : listSets()
+        }
+        let set = segments[1]
+        let rest = Array(segments.dropFirst(2))
+        guard let first = rest.first else {
+            exchange.matched("\(request.method) /v1/admin/sets/{set}")
+            try Self.allow(request, "GET", "PUT")
+            if request.method == "PUT" { return try importSet(request, set: set, actor: actor) }
+            return Self.documentResponse(try service.requireState(set))
+        }
+        switch first {
+        case "flags": return try flagRoute(exchange, set: set, Array(rest.dropFirst()), actor: actor)
+        case "cohorts": return try cohortRoute(exchange, set: set, Array(rest.dropFirst()), actor: actor)
+        case "keys": return try keyRoute(exchange, set: set, Array(rest.dropFirst()), actor: actor)
+        default: break
+        }
+        guard rest.count == 1 else { throw notFound }
+        exchange.matched("\(request.method) /v1/admin/sets/{set}/\(first)")
+        switch first {
+        case "history":
+            try Self.allow(request, "GET")
+            return try historyResponse(request, set: set)
+        case "diff":
+            try Self.allow(request, "GET")
+            return try diffResponse(request, set: set)
+        case "audit":
+            try Self.allow(request, "GET")
+            return try auditResponse(set: set, request)
+        case "rollback":
+            try Self.allow(request, "POST")
+            let input = try RequestInput(request)
+            guard let version = try input.int("version") else {
+                throw ServiceError.badRequest("\"version\" is required", path: "version")
+            }
+            let note = ChangeNote(
+                actor: actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason())
+            return mutationResponse(try service.rollback(set, to: version, ifMatch: try input.ifMatch(), note: note))
+        case "evaluate":
+            try Self.allow(request, "POST")
+            return try evaluateResponse(request, set: set)
+        default:
+            exchange.matched("unmatched")
+            throw notFound
+        }
+    }
+
+    /// `{"set","version","changed"}` plus `extra` members, with the version's `ETag`.
+    func mutationResponse(
+        _ result: WriteResult, status: Int = 200, _ extra: (inout JSONWriter, SetState) -> Void = { _, _ in }
+    ) -> HTTPResponse {
+        JSONResponse.object(status: status, headers: ["ETag": result.state.etag], capacity: 512) { writer in
+            writer.member("set", result.state.name)
+            writer.member("version", result.state.version)
+            writer.key("changed")
+            writer.bool(result.createdVersion)
+            extra(&writer, result.state)
+        }
+    }
+
+    private func listSets() -> HTTPResponse {
+        let states = service.states()
+        return JSONResponse.object(capacity: 128 * states.count + 32) { writer in
+            writer.key("sets")
+            writer.beginArray()
+            for state in states {
+                writer.beginObject()
+                writer.member("name", state.name)
+                writer.member("version", state.version)
+                writer.member("updatedAt", state.flagSet.updatedAt)
+                writer.member("flags", state.flagSet.flags.count)
+                writer.member("cohorts", state.flagSet.cohorts.count)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
+    private func createSet(_ request: HTTPRequest, actor: String) throws -> HTTPResponse {
+        let input = try RequestInput(request)
+        let name = try input.requireString("name")
+        let document = try input.value("document").map { try Self.decodeDocument($0) }
+        let state = try service.createSet(
+            name, from: document,
+            note: ChangeNote(actor: actor, action: "set.create", subject: name, reason: try input.reason()))
+        return mutationResponse(WriteResult(state: state, createdVersion: true), status: 201)
+    }
+
+    /// `PUT /v1/admin/sets/{set}`: replaces every flag and cohort with those of `document` (creating the set if
+    /// needed); with `dryRun` only validates and lists what would change.
+    private func importSet(_ request: HTTPRequest, set: String, actor: String) throws -> HTTPResponse {
+        let input = try RequestInput(request)
+        guard let value = input.value("document") else {
+            throw ServiceError.badRequest("\"document\" is required", path: "document")
+        }
+        let document = try Self.decodeDocument(value)
+        let note = ChangeNote(actor: actor, action: "set.import", subject: set, reason: try input.reason())
+        if try input.bool("dryRun") == true {
+            return try dryRun(set: set, document: document)
+        }
+        guard service.state(set) != nil else {
+            let state = try service.createSet(set, from: document, note: note)
+            return mutationResponse(WriteResult(state: state, createdVersion: true), status: 201)
+        }
+        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
+            next.flags = document.flags
+            next.cohorts = document.cohorts
+        }
+        return mutationResponse(result)
+    }
+
+    private func dryRun(set: String, document: FlagSet) throws -> HTTPResponse {
+        var candidate = document
+        candidate.name = set
+        let problems = CompiledFlagSet(candidate).problems
+        guard problems.isEmpty else { throw ServiceError.invalid(problems) }
+        let current = service.state(set)
+        let change = SetState.change(from: current?.items ?? [:], to: SetState.items(of: candidate))
+        return JSONResponse.object { writer in
+            writer.member("set", set)
+            writer.member("version", current?.version ?? 0)
+            writer.key("dryRun")
+            writer.bool(true)
+            for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
+                writer.key(field)
+                writer.beginObject()
+                for item in change.keys.sorted() where item.kind == kind {
+                    writer.member(
+                        item.key,
+                        current?.items[item] == nil ? "added" : (change[item] == .some(nil) ? "removed" : "changed"))
+                }
+                writer.endObject()
+            }
+        }
+    }
+
+    /// Reads a whole flag-set document sent inside a request; any read problem is a 422 naming its path.
+    static func decodeDocument(_ value: JSONValue) throws -> FlagSet {
+        guard case .object = value else {
+            throw ServiceError.badRequest("\"document\" must be a JSON object", path: "document")
+        }
+        let document: FlagSet
+        do {
+            document = try FlagSet.decode(value.canonicalBytes)
+        } catch {
+            throw ServiceError.badRequest("\"document\" cannot be read: \(error)", path: "document")
+        }
+        let problems = document.readProblems.filter { $0.path != "schema" }
+        guard problems.isEmpty else { throw ServiceError.invalid(problems) }
+        return document
+    }
+
+    private func listLimit(_ input: RequestInput) throws -> Int {
+        let limit = try input.int("limit") ?? 100
+        guard limit >= 1 else { throw ServiceError.badRequest("limit must be at least 1", path: "limit") }
+        return min(limit, settings.maxListLimit)
+    }
+
+    private func historyResponse(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
+        let input = try RequestInput(request)
+        let versions = try service.history(set, subject: try input.string("key"), limit: try listLimit(input))
+        return JSONResponse.object(capacity: 256 * versions.count + 64) { writer in
+            writer.member("set", set)
+            writer.key("versions")
+            writer.beginArray()
+            for info in versions {
+                writer.beginObject()
+                writer.member("version", info.version)
+                writer.member("createdAt", info.createdAt)
+                Self.writeAuditMembers(info.audit, to: &writer)
+                writer.key("changed")
+                writer.beginArray()
+                for item in info.changed {
+                    writer.beginObject()
+                    writer.member("kind", item.kind.rawValue)
+                    writer.member("key", item.key)
+                    writer.endObject()
+                }
+                writer.endArray()
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
+    private func diffResponse(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
+        let input = try RequestInput(request)
+        guard let from = try input.int("from") else {
+            throw ServiceError.badRequest("\"from\" is required", path: "from")
+        }
+        guard let to = try input.int("to") else { throw ServiceError.badRequest("\"to\" is required", path: "to") }
+        let diffs = try service.diff(set, from: from, to: to)
+        return JSONResponse.object(capacity: 1024) { writer in
+            writer.member("set", set)
+            writer.member("from", from)
+            writer.member("to", to)
+            for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
+                writer.key(field)
+                writer.beginArray()
+                for diff in diffs where diff.item.kind == kind {
+                    writer.beginObject()
+                    writer.member("key", diff.item.key)
+                    writer.key("before")
+                    if let before = diff.before { writer.raw(before) } else { writer.null() }
+                    writer.key("after")
+                    if let after = diff.after { writer.raw(after) } else { writer.null() }
+                    writer.endObject()
+                }
+                writer.endArray()
+            }
+        }
+    }
+
+    private func auditResponse(set: String?, _ request: HTTPRequest) throws -> HTTPResponse {
+        let input = try RequestInput(request)
+        let records = try service.audit(set ?? (try input.string("set")), limit: try listLimit(input))
+        return JSONResponse.object(capacity: 192 * records.count + 32) { writer in
+            writer.key("records")
+            writer.beginArray()
+            for record in records {
+                writer.beginObject()
+                writer.member("time", record.time)
+                Self.writeAuditMembers(record, to: &writer)
+                if let version = record.version { writer.member("version", version) }
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
+    static func writeAuditMembers(_ record: AuditRecord, to writer: inout JSONWriter) {
+        writer.member("actor", record.actor)
+        writer.member("action", record.action)
+        writer.member("subject", record.subject)
+        writer.member("reason", record.reason)
+    }
+
+    /// `POST …/evaluate`: evaluates one flag for a context at the current (or a given) time, with every step.
+    private func evaluateResponse(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
+        let state = try service.requireState(set)
+        let input = try RequestInput(request)
+        let key = try input.requireString("key")
+        let unit = try input.string("unitID") ?? input.requireString("unit")
+        var attributes: [String: String] = [:]
+        switch input.value("attributes") {
+        case .object(let members)?:
+            for (name, value) in members {
+                guard case .string(let text) = value else {
+                    throw ServiceError.badRequest("attribute values are strings", path: "attributes.\(name)")
+                }
+                attributes[name] = text
+            }
+        case nil, .null?: break
+        case .some: throw ServiceError.badRequest("\"attributes\" must be an object of strings", path: "attributes")
+        }
+        let at = try input.date("at") ?? clock.now()
+        let (detail, steps) = state.compiled.explain(
+            key, context: EvaluationContext(unitID: unit, attributes: attributes), at: at)
+        return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
+            writer.member("key", key)
+            writer.member("unit", unit)
+            writer.key("value")
+            writer.value(detail.value)
+            writer.member("reason", detail.reason.rawValue)
+            writer.member("variant", detail.variant)
+            writer.member("errorCode", detail.errorCode?.rawValue)
+            writer.member("errorMessage", detail.errorMessage)
+            writer.member("version", detail.version ?? state.version)
+            writer.member("at", at)
+            writer.key("steps")
+            writer.beginArray()
+            for step in steps { writer.string(step) }
+            writer.endArray()
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Dispatch
+import FlagCore
+import Foundation
+import Synchronization
+
+/// The client API (SDK key or admin token): the current document with ETags and long-polls, old versions, and
+/// the event stream.
+extension FlagServerApp {
+    func clientRoute(_ exchange: Exchange, _ segments: [String]) throws -> HTTPResponse? {
+        let request = exchange.request
+        guard let set = segments.first else { throw ServiceError.notFound("no route \(request.path)") }
+        switch segments.count {
+        case 1:
+            exchange.matched("GET /v1/sets/{set}")
+            try Self.allow(request, "GET", "HEAD")
+            return try currentDocument(exchange, set: set)
+        case 2 where segments[1] == "stream":
+            exchange.matched("GET /v1/sets/{set}/stream")
+            try Self.allow(request, "GET")
+            try openStream(exchange, set: set)
+            return nil
+        case 3 where segments[1] == "versions":
+            exchange.matched("GET /v1/sets/{set}/versions/{n}")
+            try Self.allow(request, "GET", "HEAD")
+            try authorizeRead(request, set: set)
+            guard let version = Int(segments[2]), version >= 1 else {
+                throw ServiceError.badRequest("version must be a positive integer, not \"\(segments[2])\"")
+            }
+            let document = try service.document(set, version: version)
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    "Content-Type": "application/json; charset=utf-8", "ETag": "\"\(version)\"",
+                    "Cache-Control": "public, max-age=31536000, immutable",
+                ],
+                body: document)
+        default:
+            throw ServiceError.notFound("no route \(request.path)")
+        }
+    }
+
+    /// 401/403 unless the request's token may read `set`.
+    func authorizeRead(_ request: HTTPRequest, set: String) throws {
+        let principal = try authenticate(request)
+        guard principal.mayRead(set) else {
+            throw ServiceError.forbidden("this SDK key may read only its own flag set, not \"\(set)\"")
+        }
+    }
+
+    /// `GET /v1/sets/{set}`: 200 with the document, 304 when `If-None-Match` names the current version, or a
+    /// long-poll with `?wait=N` that answers when a newer version appears or after N seconds (304).
+    private func currentDocument(_ exchange: Exchange, set: String) throws -> HTTPResponse? {
+        let request = exchange.request
+        try authorizeRead(request, set: set)
+        let state = try service.requireState(set)
+        let known = Self.versionsMatching(request.headers["If-None-Match"])
+        guard known.contains(state.version) || known.contains(-1) else { return Self.documentResponse(state) }
+        var wait = 0
+        if let text = request.query("wait") {
+            guard let seconds = Int(text), seconds >= 0 else {
+                throw ServiceError.badRequest("wait must be a whole number of seconds, not \"\(text)\"", path: "wait")
+            }
+            wait = min(seconds, settings.longPollMaxSeconds)
+        }
+        if wait == 0 { return Self.notModified(state) }
+        longPoll(exchange, set: set, known: state.version, wait: wait)
+        return nil
+    }
+
+    /// Waits for a version newer than `known`; every path that answers goes through one `Exchange.respond`.
+    private func longPoll(_ exchange: Exchange, set: String, known: Int, wait: Int) {
+        let metrics = self.metrics
+        let registry = service.registry
+        let deadlines = self.deadlines
+        metrics.waitingPolls.add(1, ordering: .relaxed)
+        let done = Atomic<Bool>(false)
+        let deadlineID = Atomic<Int>(0)
+        let subscriptionID = Atomic<Int>(0)
+        let finish: @Sendable (HTTPResponse?) -> Void = { response in
+            guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            metrics.waitingPolls.subtract(1, ordering: .relaxed)
+            deadlines.remove(deadlineID.load(ordering: .acquiring))
+            if let response { exchange.respond(response) }
+        }
+        // Registered before subscribing, so that whatever answers the poll finds the deadline to remove.
+        let deadline = deadlines.add(after: .seconds(wait)) { [service] in
+            registry.unsubscribe(set, subscriptionID.load(ordering: .acquiring))
+            finish(service.state(set).map(Self.notModified) ?? Self.notModifiedHead(version: known))
+        }
+        deadlineID.store(deadline, ordering: .releasing)
+        let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
+            if done.load(ordering: .acquiring) { return nil }
+            if state.version != known {
+                finish(Self.documentResponse(state))
+                return nil
+            }
+            return { signal in
+                switch signal {
+                case .update(let update):
+                    finish(Self.documentResponse(update.state))
+                    return false
+                case .heartbeat:
+                    return !done.load(ordering: .acquiring)
+                case .shutdown:
+                    finish(Self.notModifiedHead(version: known))
+                    return false
+                }
+            }
+        }
+        guard let id else {
+            finish(JSONResponse.error(.unavailable("the server is shutting down")))
+            return
+        }
+        subscriptionID.store(id, ordering: .releasing)
+        // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
+        exchange.responder.onClose { [timers] in
+            finish(nil)
+            timers.async { registry.unsubscribe(set, id) }
+        }
+    }
+
+    /// `GET /v1/sets/{set}/stream`: Server-Sent Events, a `put` of the document on connect (unless `Last-Event-ID`
+    /// is current), then one `patch` per version and a heartbeat comment every 15 s.
+    private func openStream(_ exchange: Exchange, set: String) throws {
+        let request = exchange.request
+        try authorizeRead(request, set: set)
+        _ = try service.requireState(set)
+        let lastEventID = request.headers["Last-Event-ID"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let head = HTTPResponse(
+            status: 200,
+            headers: [
+                "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            ])
+        guard let stream = exchange.startStream(head) else { return }
+        let metrics = self.metrics
+        let registry = service.registry
+        metrics.openStreams.add(1, ordering: .relaxed)
+        let closed = Atomic<Bool>(false)
+        let ended: @Sendable () -> Void = {
+            if !closed.exchange(true, ordering: .acquiringAndReleasing) {
+                metrics.openStreams.subtract(1, ordering: .relaxed)
+            }
+        }
+        let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
+            if lastEventID != state.version {
+                stream.write(Array("event: put\nid: \(state.version)\ndata: ".utf8))
+                stream.write(state.document)
+                stream.write([0x0A, 0x0A])
+            }
+            return { signal in
+                switch signal {
+                case .update(let update): stream.write(update.patchEvent)
+                case .heartbeat: stream.write(ServerSentEvent.heartbeat)
+                case .shutdown: stream.finish()
+                }
+                if stream.isOpen { return true }
+                ended()
+                return false
+            }
+        }
+        guard let id else {
+            stream.finish()
+            ended()
+            return
+        }
+        // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
+        exchange.responder.onClose { [timers] in
+            ended()
+            timers.async { registry.unsubscribe(set, id) }
+        }
+    }
+
+    /// The versions an `If-None-Match` header names; `-1` stands for `*`.
+    static func versionsMatching(_ header: String?) -> Set<Int> {
+        guard let header else { return [] }
+        var versions: Set<Int> = []
+        for tag in header.split(separator: ",") {
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            if trimmed == "*" {
+                versions.insert(-1)
+            } else if let version = RequestInput.entityVersion(trimmed) {
+                versions.insert(version)
+            }
+        }
+        return versions
+    }
+
+    /// 200 with the canonical document, prepared once per version.
+    static func documentResponse(_ state: SetState) -> HTTPResponse {
+        HTTPResponse(
+            status: 200,
+            headers: [
+                "Content-Type": "application/json; charset=utf-8", "ETag": state.etag, "Cache-Control": "no-cache",
+            ],
+            body: state.document)
+    }
+
+    /// 304 for the current version.
+    static func notModified(_ state: SetState) -> HTTPResponse {
+        notModifiedHead(version: state.version)
+    }
+
+    /// 304 naming `version`.
+    static func notModifiedHead(version: Int) -> HTTPResponse {
+        HTTPResponse(status: 304, headers: ["ETag": "\"\(version)\"", "Cache-Control": "no-cache"])
+    }
+}

@@ -1,0 +1,221 @@
+import FlagCore
+import Foundation
+
+/// Cohorts and SDK keys, and reading flags, rules, overrides and rollouts out of request bodies.
+extension FlagServerApp {
+    func cohortRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
+        let request = exchange.request
+        let base = "/v1/admin/sets/{set}/cohorts"
+        guard let name = segments.first else {
+            exchange.matched("GET \(base)")
+            try Self.allow(request, "GET")
+            let state = try service.requireState(set)
+            let names = state.flagSet.cohorts.keys.sorted(by: utf8Less)
+            return JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
+                writer.member("set", set)
+                writer.member("version", state.version)
+                writer.key("cohorts")
+                writer.beginObject()
+                for name in names {
+                    writer.key(name)
+                    writer.raw(state.items[.cohort(name)] ?? [])
+                }
+                writer.endObject()
+            }
+        }
+        guard segments.count == 1 else { throw ServiceError.notFound("no route \(request.path)") }
+        exchange.matched("\(request.method) \(base)/{name}")
+        try Self.allow(request, "GET", "PUT", "DELETE")
+        switch request.method {
+        case "GET":
+            let state = try service.requireState(set)
+            guard let bytes = state.items[.cohort(name)] else { throw Self.noCohort(name, set) }
+            return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
+                writer.member("set", set)
+                writer.member("version", state.version)
+                writer.member("name", name)
+                writer.key("cohort")
+                writer.raw(bytes)
+            }
+        case "PUT":
+            guard isValidKey(name) else {
+                throw ServiceError.badRequest(
+                    "cohort name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "cohorts.\(name)")
+            }
+            let input = try RequestInput(request)
+            guard let value = input.value("cohort") else {
+                throw ServiceError.badRequest("\"cohort\" is required", path: "cohort")
+            }
+            let cohort = try Self.decodeCohort(value, name: name)
+            let existed = try service.requireState(set).flagSet.cohorts[name] != nil
+            let note = ChangeNote(
+                actor: actor, action: existed ? "cohort.replace" : "cohort.create", subject: name,
+                reason: try input.reason())
+            let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
+                next.cohorts[name] = cohort
+            }
+            return mutationResponse(result, status: existed ? 200 : 201) { writer, state in
+                writer.member("name", name)
+                writer.key("cohort")
+                writer.raw(state.items[.cohort(name)] ?? [])
+            }
+        default:
+            return try deleteItem(request, set: set, item: .cohort(name), actor: actor)
+        }
+    }
+
+    func keyRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
+        let request = exchange.request
+        if let name = segments.first, segments.count == 1 {
+            exchange.matched("DELETE /v1/admin/sets/{set}/keys/{name}")
+            try Self.allow(request, "DELETE")
+            let input = try RequestInput(request)
+            try tokens.revoke(
+                name: name, set: set,
+                note: ChangeNote(actor: actor, action: "key.revoke", subject: name, reason: try input.reason()))
+            return JSONResponse.object { writer in
+                writer.member("name", name)
+                writer.member("set", set)
+                writer.key("revoked")
+                writer.bool(true)
+            }
+        }
+        guard segments.isEmpty else { throw ServiceError.notFound("no route \(request.path)") }
+        exchange.matched("\(request.method == "POST" ? "POST" : "GET") /v1/admin/sets/{set}/keys")
+        try Self.allow(request, "GET", "POST")
+        _ = try service.requireState(set)
+        if request.method == "POST" {
+            let input = try RequestInput(request)
+            let name = try input.requireString("name")
+            let (token, record) = try tokens.issue(
+                name: name, role: .sdk(set: set),
+                note: ChangeNote(actor: actor, action: "key.create", subject: name, reason: try input.reason()))
+            return JSONResponse.object(status: 201) { writer in
+                writer.member("name", record.name)
+                writer.member("set", set)
+                writer.member("token", token)
+                writer.member("createdAt", record.createdAt)
+            }
+        }
+        let keys = try tokens.tokens(set: set)
+        return JSONResponse.object(capacity: 128 * keys.count + 32) { writer in
+            writer.key("keys")
+            writer.beginArray()
+            for key in keys {
+                writer.beginObject()
+                writer.member("name", key.name)
+                writer.member("set", set)
+                writer.member("createdAt", key.createdAt)
+                writer.member("revokedAt", key.revokedAt)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
+    /// Reads a flag sent as JSON; every read problem is a 422 with its path inside the set (`flags.KEY.…`).
+    static func decodeFlag(_ value: JSONValue, key: String) throws -> Flag {
+        guard case .object = value else {
+            throw ServiceError.badRequest("\"flag\" must be a JSON object", path: "flag")
+        }
+        let decoded: (flag: Flag?, problems: [Problem])
+        do {
+            decoded = try Flag.decode(value.canonicalBytes, key: key)
+        } catch {
+            throw ServiceError.badRequest("\"flag\" cannot be read: \(error)", path: "flag")
+        }
+        guard let flag = decoded.flag, decoded.problems.isEmpty else {
+            throw ServiceError.invalid(decoded.problems.map { Self.problem($0, under: "flags.\(key)") })
+        }
+        return flag
+    }
+
+    /// Reads a cohort sent as JSON; read problems are a 422 with paths `cohorts.NAME.…`.
+    static func decodeCohort(_ value: JSONValue, name: String) throws -> Cohort {
+        guard case .object = value else {
+            throw ServiceError.badRequest("\"cohort\" must be a JSON object", path: "cohort")
+        }
+        let decoded: (cohort: Cohort?, problems: [Problem])
+        do {
+            decoded = try Cohort.decode(value.canonicalBytes)
+        } catch {
+            throw ServiceError.badRequest("\"cohort\" cannot be read: \(error)", path: "cohort")
+        }
+        guard let cohort = decoded.cohort, decoded.problems.isEmpty else {
+            throw ServiceError.invalid(decoded.problems.map { Self.problem($0, under: "cohorts.\(name)") })
+        }
+        return cohort
+    }
+
+    /// The flag with one more rule, read by the flag reader itself so that a rule reads exactly as in a document.
+    static func flag(_ flag: Flag, appendingRule rule: JSONValue) throws -> Flag {
+        guard case .object(var members) = try JSONReader.parse(flag.encoded()) else { return flag }
+        var rules: [JSONValue] = []
+        if case .array(let existing)? = members["rules"] { rules = existing }
+        rules.append(rule)
+        members["rules"] = .array(rules)
+        return try decodeFlag(.object(members), key: flag.key)
+    }
+
+    /// The override target named by exactly one of `unit` and `cohort`.
+    static func overrideTarget(_ input: RequestInput) throws -> Override.Target {
+        switch (try input.string("unit"), try input.string("cohort")) {
+        case (let unit?, nil): return .unit(unit)
+        case (nil, let cohort?): return .cohort(cohort)
+        default: throw ServiceError.badRequest("give exactly one of \"unit\" and \"cohort\"", path: "unit")
+        }
+    }
+
+    /// A flag-level rollout from `value` and one of `percent`, `schedule`, `steps` (`0h:1,24h:5`, from `start`)
+    /// or `preset` (from `start`, default now).
+    static func rollout(from input: RequestInput, now: Date) throws -> Rollout {
+        let value = try requireValue(input, "value")
+        let salt = try input.string("salt")
+        let start = try input.date("start") ?? Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        if let preset = try input.string("preset") {
+            guard let rollout = Rollout.preset(preset, start: start, value: value, salt: salt) else {
+                throw ServiceError.badRequest("unknown preset \"\(preset)\"; known: apple", path: "preset")
+            }
+            return rollout
+        }
+        if let percent = try input.double("percent") {
+            return Rollout(value: value, stage: .percent(percent), salt: salt)
+        }
+        if case .array(let items)? = input.value("schedule") {
+            var steps: [Rollout.Step] = []
+            for (index, item) in items.enumerated() {
+                let path = "schedule[\(index)]"
+                guard case .object(let step) = item, case .string(let at)? = step["at"],
+                    let date = ISO8601.parse(at)
+                else { throw ServiceError.badRequest("each step needs \"at\" (ISO-8601) and \"percent\"", path: path) }
+                let percent: Double
+                switch step["percent"] {
+                case .int(let number)?: percent = Double(number)
+                case .double(let number)?: percent = number
+                default: throw ServiceError.badRequest("\"percent\" must be a number", path: "\(path).percent")
+                }
+                steps.append(Rollout.Step(at: date, percent: percent))
+            }
+            return Rollout(value: value, stage: .schedule(steps), salt: salt)
+        }
+        if let text = try input.string("steps") {
+            var steps: [Rollout.Step] = []
+            for part in text.split(separator: ",") {
+                let pieces = part.split(separator: ":")
+                guard pieces.count == 2, let percent = Double(pieces[1].trimmingCharacters(in: .whitespaces)),
+                    let offset = try? DurationText.parse(pieces[0].trimmingCharacters(in: .whitespaces))
+                else {
+                    throw ServiceError.badRequest(
+                        "steps are OFFSET:PERCENT, e.g. \"0h:1,24h:5,72h:100\"", path: "steps")
+                }
+                steps.append(Rollout.Step(at: start.addingTimeInterval(Double(offset)), percent: percent))
+            }
+            return Rollout(value: value, stage: .schedule(steps), salt: salt)
+        }
+        throw ServiceError.badRequest("give one of \"percent\", \"schedule\", \"steps\" or \"preset\"", path: "percent")
+    }
+
+    private static func problem(_ problem: Problem, under prefix: String) -> Problem {
+        Problem(path: problem.path.isEmpty ? prefix : "\(prefix).\(problem.path)", message: problem.message)
+    }
+}

@@ -1,0 +1,93 @@
+import FlagCore
+import Foundation
+
+/// Server-side evaluation in the OpenFeature Remote Evaluation Protocol, for clients that cannot evaluate locally.
+/// An SDK key evaluates against its own set; an admin token names the set with `?set=`.
+extension FlagServerApp {
+    func ofrepRoute(_ exchange: Exchange, _ segments: [String]) throws -> HTTPResponse? {
+        let request = exchange.request
+        guard segments.count <= 1 else { throw ServiceError.notFound("no route \(request.path)") }
+        exchange.matched(segments.isEmpty ? "POST /ofrep/v1/evaluate/flags" : "POST /ofrep/v1/evaluate/flags/{key}")
+        try Self.allow(request, "POST")
+        let principal = try authenticate(request)
+        let set: String
+        switch principal {
+        case .sdk(_, let own): set = own
+        case .admin:
+            guard let named = request.query("set") else {
+                throw ServiceError.badRequest("an admin token must name the flag set with ?set=NAME", path: "set")
+            }
+            set = named
+        }
+        let state = try service.requireState(set)
+        let input = try RequestInput(request)
+        guard case .object(let context)? = input.value("context") else {
+            return Self.ofrepError(400, key: segments.first, "INVALID_CONTEXT", "the body needs a \"context\" object")
+        }
+        guard case .string(let unit)? = context["targetingKey"], !unit.isEmpty else {
+            return Self.ofrepError(
+                400, key: segments.first, "TARGETING_KEY_MISSING", "context.targetingKey is required")
+        }
+        var attributes: [String: String] = [:]
+        for (name, value) in context where name != "targetingKey" {
+            switch value {
+            case .string(let text): attributes[name] = text
+            case .bool(let flag): attributes[name] = flag ? "true" : "false"
+            case .int(let number): attributes[name] = String(number)
+            case .double(let number): attributes[name] = String(number)
+            default: continue
+            }
+        }
+        let evaluation = EvaluationContext(unitID: unit, attributes: attributes)
+        let now = clock.now()
+        if let key = segments.first {
+            let (detail, _) = state.compiled.explain(key, context: evaluation, at: now)
+            if detail.errorCode == .flagNotFound {
+                return Self.ofrepError(404, key: key, "FLAG_NOT_FOUND", detail.errorMessage ?? "no such flag")
+            }
+            if let code = detail.errorCode {
+                return Self.ofrepError(400, key: key, code.rawValue, detail.errorMessage ?? code.rawValue)
+            }
+            return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
+                Self.writeOFREP(key: key, detail, to: &writer)
+            }
+        }
+        let keys = state.flagSet.flags.filter { !$0.value.archived }.keys.sorted(by: utf8Less)
+        return JSONResponse.object(headers: ["ETag": state.etag], capacity: 64 * keys.count + 64) { writer in
+            writer.key("flags")
+            writer.beginArray()
+            for key in keys {
+                writer.beginObject()
+                Self.writeOFREP(key: key, state.compiled.explain(key, context: evaluation, at: now).detail, to: &writer)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
+    /// The members of one OFREP result: always `key`, `reason` and `variant`, then `value` or the error.
+    private static func writeOFREP(key: String, _ detail: EvaluationDetail<JSONValue>, to writer: inout JSONWriter) {
+        writer.member("key", key)
+        writer.member("reason", detail.reason.rawValue)
+        writer.member("variant", detail.variant ?? detail.reason.rawValue.lowercased())
+        if let code = detail.errorCode {
+            writer.member("errorCode", code.rawValue)
+            writer.member("errorDetails", detail.errorMessage)
+        } else {
+            writer.key("value")
+            writer.value(detail.value)
+        }
+        writer.key("metadata")
+        writer.beginObject()
+        if let version = detail.version { writer.member("version", version) }
+        writer.endObject()
+    }
+
+    private static func ofrepError(_ status: Int, key: String?, _ code: String, _ details: String) -> HTTPResponse {
+        JSONResponse.object(status: status) { writer in
+            writer.member("key", key)
+            writer.member("errorCode", code)
+            writer.member("errorDetails", details)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import FlagCore
+import Foundation
+
+/// The parameters of a request: members of its JSON object body, then its query parameters, read with
+/// `400`s that name the field at fault.
+struct RequestInput {
+    let request: HTTPRequest
+    let body: [String: JSONValue]
+
+    /// Reads the body as a JSON object (an empty body is an empty object).
+    init(_ request: HTTPRequest) throws {
+        self.request = request
+        guard !request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+            body = [:]
+            return
+        }
+        let value: JSONValue
+        do {
+            value = try JSONReader.parse(request.body)
+        } catch {
+            throw ServiceError.badRequest("the body is not valid JSON: \(error)")
+        }
+        guard case .object(let object) = value else {
+            throw ServiceError.badRequest("the body must be a JSON object")
+        }
+        body = object
+    }
+
+    /// A member of the body, as sent.
+    func value(_ name: String) -> JSONValue? {
+        body[name]
+    }
+
+    /// A string from the body or the query.
+    func string(_ name: String) throws -> String? {
+        switch body[name] {
+        case .string(let text)?: return text
+        case .null?, nil: return request.query(name)
+        case .some: throw ServiceError.badRequest("\"\(name)\" must be a string", path: name)
+        }
+    }
+
+    /// A required string.
+    func requireString(_ name: String) throws -> String {
+        guard let text = try string(name), !text.isEmpty else {
+            throw ServiceError.badRequest("\"\(name)\" is required", path: name)
+        }
+        return text
+    }
+
+    /// An integer from the body or the query.
+    func int(_ name: String) throws -> Int? {
+        switch body[name] {
+        case .int(let number)?: return Int(exactly: number)
+        case .double(let number)? where number.rounded() == number && abs(number) < 1e15: return Int(number)
+        case .null?, nil:
+            guard let text = request.query(name) else { return nil }
+            guard let number = Int(text) else {
+                throw ServiceError.badRequest("\"\(name)\" must be an integer, not \"\(text)\"", path: name)
+            }
+            return number
+        case .some: throw ServiceError.badRequest("\"\(name)\" must be an integer", path: name)
+        }
+    }
+
+    /// A number from the body or the query.
+    func double(_ name: String) throws -> Double? {
+        switch body[name] {
+        case .int(let number)?: return Double(number)
+        case .double(let number)?: return number
+        case .null?, nil:
+            guard let text = request.query(name) else { return nil }
+            guard let number = Double(text), number.isFinite else {
+                throw ServiceError.badRequest("\"\(name)\" must be a number, not \"\(text)\"", path: name)
+            }
+            return number
+        case .some: throw ServiceError.badRequest("\"\(name)\" must be a number", path: name)
+        }
+    }
+
+    /// A boolean from the body or the query (`true`/`false`, `1`/`0`).
+    func bool(_ name: String) throws -> Bool? {
+        switch body[name] {
+        case .bool(let flag)?: return flag
+        case .null?, nil:
+            guard let text = request.query(name) else { return nil }
+            switch text {
+            case "true", "1", "": return true
+            case "false", "0": return false
+            default: throw ServiceError.badRequest("\"\(name)\" must be true or false, not \"\(text)\"", path: name)
+            }
+        case .some: throw ServiceError.badRequest("\"\(name)\" must be true or false", path: name)
+        }
+    }
+
+    /// An ISO-8601 instant from the body or the query.
+    func date(_ name: String) throws -> Date? {
+        guard let text = try string(name) else { return nil }
+        do {
+            return try ISO8601.date(from: text)
+        } catch {
+            throw ServiceError.badRequest("\"\(name)\": \(error.message)", path: name)
+        }
+    }
+
+    /// A duration such as `2h` or `90s` from the body or the query, in seconds.
+    func duration(_ name: String) throws -> Int? {
+        guard let text = try string(name) else { return nil }
+        do {
+            return try DurationText.parse(text)
+        } catch {
+            throw ServiceError.badRequest("\"\(name)\": \(error.message)", path: name)
+        }
+    }
+
+    /// The optional reason every mutation carries into the audit log.
+    func reason() throws -> String? {
+        try string("reason")
+    }
+
+    /// The version named by `If-Match: "{version}"`, if the header is present.
+    func ifMatch() throws -> Int? {
+        guard let header = request.headers["If-Match"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if header == "*" { return nil }
+        guard let version = Self.entityVersion(header) else {
+            throw ServiceError.badRequest("If-Match must be a version ETag such as \"42\" (with the quotes)")
+        }
+        return version
+    }
+
+    /// The version in an entity tag `"42"` or `W/"42"`.
+    static func entityVersion(_ tag: some StringProtocol) -> Int? {
+        var text = Substring(tag).trimmingCharacters(in: .whitespaces)[...]
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        guard text.count >= 3, text.first == "\"", text.last == "\"" else { return nil }
+        return Int(text.dropFirst().dropLast())
+    }
+}

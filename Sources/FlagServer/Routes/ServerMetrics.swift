@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+
+/// Request counters and the latency histogram for `/metrics`, in the Prometheus text format.
+public final class ServerMetrics: Sendable {
+    /// Upper bounds of the latency buckets, in seconds (long-polls land in the last ones).
+    static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300]
+
+    private struct Key: Hashable {
+        var route: String
+        var status: Int
+    }
+
+    private struct State {
+        var requests: [Key: Int] = [:]
+        var buckets = [Int](repeating: 0, count: ServerMetrics.bounds.count)
+        var count = 0
+        var sum = 0.0
+    }
+
+    private let state = Mutex(State())
+    /// Event streams open right now.
+    let openStreams = Atomic<Int>(0)
+    /// Long-polls waiting right now.
+    let waitingPolls = Atomic<Int>(0)
+
+    /// Empty counters.
+    public init() {}
+
+    /// Counts one answered request.
+    func record(route: String, status: Int, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let bucket = Self.bounds.firstIndex { seconds <= $0 }
+        state.withLock { state in
+            state.requests[Key(route: route, status: status), default: 0] += 1
+            if let bucket { state.buckets[bucket] += 1 }
+            state.count += 1
+            state.sum += seconds
+        }
+    }
+
+    /// How many requests were answered with `status` on `route`.
+    public func requests(route: String, status: Int) -> Int {
+        state.withLock { $0.requests[Key(route: route, status: status)] ?? 0 }
+    }
+
+    /// The request counters and histogram as Prometheus text lines.
+    func render(into text: inout String) {
+        let snapshot = state.withLock { $0 }
+        text += "# HELP flagserver_requests_total Requests answered, by route and status.\n"
+        text += "# TYPE flagserver_requests_total counter\n"
+        let keys = snapshot.requests.keys.sorted { ($0.route, $0.status) < ($1.route, $1.status) }
+        for key in keys {
+            text += "flagserver_requests_total{route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} "
+            text += "\(snapshot.requests[key] ?? 0)\n"
+        }
+        text += "# HELP flagserver_request_duration_seconds Time from request to answer (or stream start).\n"
+        text += "# TYPE flagserver_request_duration_seconds histogram\n"
+        var cumulative = 0
+        for (index, bound) in Self.bounds.enumerated() {
+            cumulative += snapshot.buckets[index]
+            text += "flagserver_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        text += "flagserver_request_duration_seconds_bucket{le=\"+Inf\"} \(snapshot.count)\n"
+        text += "flagserver_request_duration_seconds_sum \(snapshot.sum)\n"
+        text += "flagserver_request_duration_seconds_count \(snapshot.count)\n"
+        text += "# HELP flagserver_open_streams Server-Sent Events streams open now.\n"
+        text += "# TYPE flagserver_open_streams gauge\n"
+        text += "flagserver_open_streams \(openStreams.load(ordering: .relaxed))\n"
+        text += "# HELP flagserver_waiting_polls Long-polls waiting for a new version now.\n"
+        text += "# TYPE flagserver_waiting_polls gauge\n"
+        text += "flagserver_waiting_polls \(waitingPolls.load(ordering: .relaxed))\n"
+    }
+
+    /// Escapes a label value (backslash, quote, line feed).
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

@@ -1,0 +1,231 @@
+import FlagCore
+import Foundation
+import Synchronization
+
+/// Who made a change and why, for the audit log.
+public struct ChangeNote: Sendable {
+    /// The token name of whoever made the change.
+    public var actor: String
+    /// What was done, e.g. `flag.kill`.
+    public var action: String
+    /// What it was about, e.g. the flag key.
+    public var subject: String?
+    /// The reason given, if any.
+    public var reason: String?
+
+    /// A note of one change.
+    public init(actor: String, action: String, subject: String? = nil, reason: String? = nil) {
+        self.actor = actor
+        self.action = action
+        self.subject = subject
+        self.reason = reason
+    }
+}
+
+/// What a write did: the state now served, and whether it made a new version (a change that changes nothing
+/// makes none).
+public struct WriteResult: Sendable {
+    /// The state after the write.
+    public var state: SetState
+    /// Whether the write made a new version.
+    public var createdVersion: Bool
+}
+
+/// The heart of the server: every set's current version in memory, and every write validated as a whole, stored
+/// as the items it changed, then swapped in and announced to subscribers.
+///
+/// Reads take a lock only long enough to copy a reference. Writes are serialized, so versions are made one at a
+/// time and subscribers see them in order.
+public final class FlagService: Sendable {
+    /// The durable store behind the service.
+    public let store: any FlagStore
+    let clock: ServerClock
+    let registry = SetRegistry()
+    let log: @Sendable (String) -> Void
+    /// Writes that made a version, and writes rejected as invalid or stale, for `/metrics`.
+    let counters = ServiceCounters()
+    private let writeLock = Mutex(())
+
+    /// Loads every set's current version from the store.
+    ///
+    /// - Parameter log: where to write operational messages (one line each); never given a token.
+    public init(store: any FlagStore, clock: ServerClock, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        self.store = store
+        self.clock = clock
+        self.log = log
+        for summary in try store.sets() {
+            let snapshot = try store.snapshot(set: summary.name, version: nil)
+            let state = try Self.state(of: snapshot)
+            if state.digest != snapshot.digest {
+                log("flag set \(summary.name) v\(snapshot.version): rebuilt document differs from its stored digest")
+            }
+            if !state.compiled.problems.isEmpty {
+                log("flag set \(summary.name) v\(snapshot.version): \(state.compiled.problems.count) stored problem(s)")
+            }
+            registry.install(state)
+        }
+    }
+
+    /// The current state of a set, or `nil` if there is no such set.
+    public func state(_ set: String) -> SetState? {
+        registry.state(set)
+    }
+
+    /// The current state of a set, or a 404.
+    public func requireState(_ set: String) throws -> SetState {
+        guard let state = registry.state(set) else { throw ServiceError.notFound("no flag set \"\(set)\"") }
+        return state
+    }
+
+    /// Every set's current state, sorted by name.
+    public func states() -> [SetState] {
+        registry.states()
+    }
+
+    /// Creates a set at version 1: empty, or with the flags and cohorts of `document` (a seed or an import).
+    @discardableResult
+    public func createSet(_ name: String, from document: FlagSet? = nil, note: ChangeNote) throws -> SetState {
+        guard isValidKey(name) else {
+            throw ServiceError.badRequest(
+                "set name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "name")
+        }
+        return try writeLock.withLock { _ in
+            if registry.state(name) != nil { throw ServiceError.alreadyExists("flag set \"\(name)\" already exists") }
+            var set = FlagSet(name: name)
+            if let document {
+                set.cohorts = document.cohorts
+                set.flags = document.flags
+            }
+            set.version = 1
+            set.updatedAt = clock.wholeSecond()
+            let state = try validated(set, reusing: nil)
+            let audit = AuditRecord(
+                actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
+                time: set.updatedAt ?? clock.now())
+            do {
+                try store.createSet(
+                    name, change: VersionChange(items: state.items.mapValues { .some($0) }), digest: state.digest,
+                    audit: audit)
+            } catch {
+                throw ServiceError.storage(error)
+            }
+            registry.install(state)
+            counters.writes.add(1, ordering: .relaxed)
+            return state
+        }
+    }
+
+    /// Applies `mutation` to the current version of `set` and stores the result as the next version.
+    ///
+    /// The whole set is validated (422 listing every problem); `ifMatch` other than the current version is a 409.
+    /// A mutation that changes no item's bytes makes no version and records nothing.
+    @discardableResult
+    public func mutate(
+        _ set: String, ifMatch: Int? = nil, note: ChangeNote, _ mutation: (inout FlagSet) throws -> Void
+    ) throws -> WriteResult {
+        try writeLock.withLock { _ -> WriteResult in
+            let current = try requireState(set)
+            if let ifMatch, ifMatch != current.version {
+                counters.conflicts.add(1, ordering: .relaxed)
+                throw ServiceError.conflict(set: set, expected: ifMatch, current: current.version)
+            }
+            var next = current.flagSet
+            try mutation(&next)
+            next.name = set
+            next.version = current.version + 1
+            next.updatedAt = clock.wholeSecond()
+            next.readProblems = []
+            next.unreadableFlags = [:]
+            next.unreadableCohorts = [:]
+            let state = try validated(next, reusing: current)
+            let change = SetState.change(from: current.items, to: state.items)
+            if change.isEmpty { return WriteResult(state: current, createdVersion: false) }
+            let audit = AuditRecord(
+                actor: note.actor, action: note.action, reason: note.reason, subject: note.subject,
+                time: next.updatedAt ?? clock.now())
+            do {
+                _ = try store.append(
+                    set: set, base: current.version, change: VersionChange(items: change), digest: state.digest,
+                    audit: audit)
+            } catch let error as StoreError where error.isConflict {
+                counters.conflicts.add(1, ordering: .relaxed)
+                throw ServiceError.conflict(
+                    set: set, expected: current.version, current: error.currentVersion ?? current.version)
+            } catch {
+                throw ServiceError.storage(error)
+            }
+            registry.publish(SetUpdate(state: state, base: current.version, changed: change))
+            counters.writes.add(1, ordering: .relaxed)
+            return WriteResult(state: state, createdVersion: true)
+        }
+    }
+
+    /// Compiles and checks a whole set, encoding only the items that differ from `previous`.
+    private func validated(_ set: FlagSet, reusing previous: SetState?) throws -> SetState {
+        let compiled = CompiledFlagSet(set)
+        guard compiled.problems.isEmpty else {
+            counters.invalid.add(1, ordering: .relaxed)
+            throw ServiceError.invalid(compiled.problems)
+        }
+        guard let previous else { return SetState(compiled: compiled) }
+        let old = previous.flagSet
+        var items: [ItemKey: [UInt8]] = [:]
+        items.reserveCapacity(set.flags.count + set.cohorts.count)
+        for (key, flag) in set.flags {
+            let item = ItemKey.flag(key)
+            if old.flags[key] == flag, let bytes = previous.items[item] {
+                items[item] = bytes
+            } else {
+                items[item] = flag.encoded()
+            }
+        }
+        for (name, cohort) in set.cohorts {
+            let item = ItemKey.cohort(name)
+            if old.cohorts[name] == cohort, let bytes = previous.items[item] {
+                items[item] = bytes
+            } else {
+                items[item] = cohort.encoded()
+            }
+        }
+        return SetState(compiled: compiled, items: items)
+    }
+
+    /// Rebuilds a stored version's state from its items' bytes, which are kept as stored.
+    static func state(of snapshot: Snapshot) throws -> SetState {
+        var set = try flagSet(of: snapshot)
+        set.readProblems = []
+        return SetState(compiled: CompiledFlagSet(set), items: snapshot.items)
+    }
+
+    /// The model of a stored version.
+    static func flagSet(of snapshot: Snapshot) throws -> FlagSet {
+        var set = FlagSet(name: snapshot.set, version: snapshot.version, updatedAt: snapshot.createdAt)
+        for (item, bytes) in snapshot.items {
+            let path = "\(item.kind == .flag ? "flags" : "cohorts").\(item.key)"
+            do {
+                switch item.kind {
+                case .flag:
+                    let (flag, problems) = try Flag.decode(bytes, key: item.key)
+                    if let flag { set.flags[item.key] = flag } else { set.unreadableFlags[item.key] = problems }
+                case .cohort:
+                    let (cohort, problems) = try Cohort.decode(bytes)
+                    if let cohort { set.cohorts[item.key] = cohort } else { set.unreadableCohorts[item.key] = problems }
+                }
+            } catch {
+                throw StoreError.corrupt(
+                    "\(snapshot.set) v\(snapshot.version) \(path) is not valid JSON (\(error)); restore from a backup")
+            }
+        }
+        return set
+    }
+}
+
+/// Counts of what the service did, read by `/metrics`.
+final class ServiceCounters: Sendable {
+    /// Writes that made a version (or created a set).
+    let writes = Atomic<Int>(0)
+    /// Writes rejected because the set would have been invalid (422).
+    let invalid = Atomic<Int>(0)
+    /// Writes rejected because they were based on a stale version (409).
+    let conflicts = Atomic<Int>(0)
+}

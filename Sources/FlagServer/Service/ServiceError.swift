@@ -1,0 +1,127 @@
+import FlagCore
+
+/// Why a request to the server's logic failed, with the HTTP status and error code the API answers with.
+public struct ServiceError: Error, Sendable, CustomStringConvertible {
+    private enum Code: Sendable {
+        case badRequest
+        case unauthorized
+        case forbidden
+        case notFound
+        case methodNotAllowed
+        case conflict(current: Int)
+        case invalid(problems: [Problem])
+        case alreadyExists
+        case unavailable
+        case storage
+    }
+
+    private let code: Code
+    /// What went wrong and how to fix it; never contains a token.
+    public let message: String
+    /// The JSON path of the offending field (in the request body or the flag set), when there is one.
+    public let path: String?
+
+    private init(_ code: Code, _ message: String, path: String? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+    }
+
+    /// The request is malformed: bad JSON, a missing or mistyped field, a bad query parameter.
+    public static func badRequest(_ message: String, path: String? = nil) -> ServiceError {
+        ServiceError(.badRequest, message, path: path)
+    }
+
+    /// No token, or one the server does not know.
+    public static func unauthorized(_ message: String) -> ServiceError { ServiceError(.unauthorized, message) }
+
+    /// The token is valid but may not do this.
+    public static func forbidden(_ message: String) -> ServiceError { ServiceError(.forbidden, message) }
+
+    /// No such set, version, flag, cohort, key or route.
+    public static func notFound(_ message: String, path: String? = nil) -> ServiceError {
+        ServiceError(.notFound, message, path: path)
+    }
+
+    /// The route exists but not with this method.
+    public static func methodNotAllowed(_ method: String, _ path: String) -> ServiceError {
+        ServiceError(.methodNotAllowed, "\(method) is not allowed on \(path)")
+    }
+
+    /// The write was based on a version that is no longer current (`If-Match`, or a lost race).
+    public static func conflict(set: String, expected: Int, current: Int) -> ServiceError {
+        ServiceError(
+            .conflict(current: current),
+            "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change")
+    }
+
+    /// The change would make the set invalid; every problem is listed with its JSON path.
+    public static func invalid(_ problems: [Problem]) -> ServiceError {
+        let summary = problems.prefix(5).map(\.description).joined(separator: "; ")
+        let more = problems.count > 5 ? " (and \(problems.count - 5) more)" : ""
+        return ServiceError(
+            .invalid(problems: problems), "the flag set would be invalid: \(summary)\(more)", path: problems.first?.path
+        )
+    }
+
+    /// Something of that name already exists.
+    public static func alreadyExists(_ message: String) -> ServiceError { ServiceError(.alreadyExists, message) }
+
+    /// The server is shutting down or overloaded.
+    public static func unavailable(_ message: String) -> ServiceError { ServiceError(.unavailable, message) }
+
+    /// The store failed; the message carries the store's explanation.
+    public static func storage(_ error: any Error) -> ServiceError {
+        if let error = error as? StoreError {
+            if error.isNotFound { return .notFound(error.message) }
+            if error.isAlreadyExists { return .alreadyExists(error.message) }
+            return ServiceError(.storage, error.message)
+        }
+        return ServiceError(.storage, "storage failed: \(error)")
+    }
+
+    /// The HTTP status the API answers with (SPEC §4).
+    public var status: Int {
+        switch code {
+        case .badRequest: 400
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .conflict, .alreadyExists: 409
+        case .invalid: 422
+        case .unavailable: 503
+        case .storage: 500
+        }
+    }
+
+    /// The machine-readable `error.code` of the JSON error body.
+    public var errorCode: String {
+        switch code {
+        case .badRequest: "bad_request"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .notFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .conflict: "conflict"
+        case .alreadyExists: "already_exists"
+        case .invalid: "invalid_flag_set"
+        case .unavailable: "unavailable"
+        case .storage: "storage_failed"
+        }
+    }
+
+    /// The set's current version, for a conflict.
+    public var currentVersion: Int? {
+        if case .conflict(let current) = code { return current }
+        return nil
+    }
+
+    /// Every problem, for an invalid set.
+    public var problems: [Problem] {
+        if case .invalid(let problems) = code { return problems }
+        return []
+    }
+
+    public var description: String { path.map { "\($0): \(message)" } ?? message }
+}

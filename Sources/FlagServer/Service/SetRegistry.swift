@@ -1,0 +1,119 @@
+import Synchronization
+
+/// What a subscriber of a set is told.
+public enum SetSignal: Sendable {
+    /// A new version.
+    case update(SetUpdate)
+    /// Time for a keep-alive comment (streams) — nothing changed.
+    case heartbeat
+    /// The server is shutting down: answer or close now.
+    case shutdown
+}
+
+/// The current state of every set and who is waiting for its next version, behind one lock.
+///
+/// Swapping a state and telling its subscribers happen under the same lock as a subscriber's first look at the
+/// state, so a stream never sees a patch before the document it applies to, and a long-poll never misses a version
+/// published between its check and its subscription. Callbacks run under the lock: they must be quick (queue bytes,
+/// answer a responder) and must not call back into the registry; they return whether to stay subscribed.
+final class SetRegistry: Sendable {
+    typealias Callback = @Sendable (SetSignal) -> Bool
+
+    private struct Entry {
+        var state: SetState
+        var subscribers: [Int: Callback] = [:]
+    }
+
+    private struct Registry {
+        var entries: [String: Entry] = [:]
+        var nextID = 0
+        var closed = false
+    }
+
+    private let registry = Mutex(Registry())
+
+    /// The current state of a set.
+    func state(_ name: String) -> SetState? {
+        registry.withLock { $0.entries[name]?.state }
+    }
+
+    /// Every set's current state, sorted by name.
+    func states() -> [SetState] {
+        registry.withLock { registry in registry.entries.values.map(\.state) }.sorted { $0.name < $1.name }
+    }
+
+    /// Installs a set's state without telling anyone (loading, creating).
+    func install(_ state: SetState) {
+        registry.withLock { registry in
+            if registry.entries[state.name] != nil {
+                registry.entries[state.name]?.state = state
+            } else {
+                registry.entries[state.name] = Entry(state: state)
+            }
+        }
+    }
+
+    /// Swaps in the update's state and tells every subscriber of the set.
+    func publish(_ update: SetUpdate) {
+        registry.withLock { registry in
+            // Taken out of the dictionary so that dropping subscribers does not copy the whole table.
+            guard var entry = registry.entries.removeValue(forKey: update.state.name) else {
+                registry.entries[update.state.name] = Entry(state: update.state)
+                return
+            }
+            entry.state = update.state
+            for (id, callback) in entry.subscribers where !callback(.update(update)) {
+                entry.subscribers[id] = nil
+            }
+            registry.entries[update.state.name] = entry
+        }
+    }
+
+    /// Subscribes to a set: `initial` sees the current state under the lock, and decides whether to subscribe
+    /// (returning the callback) or not (`nil`, e.g. when a long-poll finds a newer version already). Returns the
+    /// subscription id, or `nil` when the set does not exist, `initial` declined, or the registry is closed.
+    func subscribe(_ set: String, _ initial: (SetState) -> Callback?) -> Int? {
+        registry.withLock { registry -> Int? in
+            guard !registry.closed, let entry = registry.entries[set], let callback = initial(entry.state) else {
+                return nil
+            }
+            registry.nextID += 1
+            registry.entries[set]?.subscribers[registry.nextID] = callback
+            return registry.nextID
+        }
+    }
+
+    /// Ends a subscription; nothing happens for one that has ended already.
+    func unsubscribe(_ set: String, _ id: Int) {
+        registry.withLock { registry in
+            _ = registry.entries[set]?.subscribers.removeValue(forKey: id)
+        }
+    }
+
+    /// Sends a heartbeat to every subscriber, dropping those that have gone.
+    func heartbeat() {
+        registry.withLock { registry in
+            for name in Array(registry.entries.keys) {
+                guard var entry = registry.entries.removeValue(forKey: name) else { continue }
+                for (id, callback) in entry.subscribers where !callback(.heartbeat) { entry.subscribers[id] = nil }
+                registry.entries[name] = entry
+            }
+        }
+    }
+
+    /// Tells every subscriber the server is going away and refuses new subscriptions.
+    func close() {
+        registry.withLock { registry in
+            registry.closed = true
+            for (name, entry) in registry.entries {
+                for callback in entry.subscribers.values { _ = callback(.shutdown) }
+                registry.entries[name]?.subscribers = [:]
+            }
+        }
+    }
+
+    /// How many subscriptions are open, per set.
+    func subscriberCounts() -> [String: Int] {
+        registry.withLock { registry in registry.entries.mapValues(\.subscribers.count) }
+    }
+}

@@ -1,0 +1,158 @@
+import FlagCore
+import Foundation
+
+/// Where the server's logic gets the time from: the system clock in production, a fixed one in tests.
+public struct ServerClock: Sendable {
+    /// The current time.
+    public var now: @Sendable () -> Date
+
+    /// A clock reading `now`.
+    public init(now: @escaping @Sendable () -> Date) {
+        self.now = now
+    }
+
+    /// The system's wall clock.
+    public static var system: ServerClock { ServerClock { Date() } }
+
+    /// The current time cut to whole seconds, as documents and audit records carry it, so that a document rebuilt
+    /// from the store is byte for byte the one served.
+    func wholeSecond() -> Date {
+        Date(timeIntervalSince1970: now().timeIntervalSince1970.rounded(.down))
+    }
+}
+
+/// One version of a set as served: compiled for evaluation, its canonical document encoded once, and each
+/// item's canonical bytes (to tell what a write changed). Immutable, shared by every reader.
+public final class SetState: Sendable {
+    /// The set compiled for evaluation; `compiled.flagSet` is the model.
+    public let compiled: CompiledFlagSet
+    /// The canonical compact document, built once per version.
+    public let document: [UInt8]
+    /// Every flag's and cohort's canonical bytes.
+    public let items: [ItemKey: [UInt8]]
+    /// SHA-256 of `document`.
+    public let digest: [UInt8]
+
+    init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]]) {
+        let set = compiled.flagSet
+        var flags: [String: [UInt8]] = [:]
+        var cohorts: [String: [UInt8]] = [:]
+        for (item, bytes) in items {
+            switch item.kind {
+            case .flag: flags[item.key] = bytes
+            case .cohort: cohorts[item.key] = bytes
+            }
+        }
+        self.compiled = compiled
+        self.items = items
+        self.document = FlagSet.assemble(
+            schema: set.schema, name: set.name, version: set.version, updatedAt: set.updatedAt, cohorts: cohorts,
+            flags: flags)
+        self.digest = SHA256.hash(document)
+    }
+
+    /// A state for a valid set, encoding each item.
+    convenience init(compiled: CompiledFlagSet) {
+        self.init(compiled: compiled, items: Self.items(of: compiled.flagSet))
+    }
+
+    /// The set's name.
+    public var name: String { compiled.flagSet.name }
+    /// The version this state serves.
+    public var version: Int { compiled.flagSet.version }
+    /// The model.
+    public var flagSet: FlagSet { compiled.flagSet }
+    /// The `ETag` of this version: `"{version}"`.
+    public var etag: String { "\"\(version)\"" }
+
+    /// Each flag's and cohort's canonical bytes.
+    static func items(of set: FlagSet) -> [ItemKey: [UInt8]] {
+        var items: [ItemKey: [UInt8]] = [:]
+        items.reserveCapacity(set.flags.count + set.cohorts.count)
+        for (key, flag) in set.flags { items[.flag(key)] = flag.encoded() }
+        for (name, cohort) in set.cohorts { items[.cohort(name)] = cohort.encoded() }
+        return items
+    }
+
+    /// What differs from `old` to `new`: new bytes for added or changed items, `nil` for removed ones.
+    static func change(from old: [ItemKey: [UInt8]], to new: [ItemKey: [UInt8]]) -> [ItemKey: [UInt8]?] {
+        var change: [ItemKey: [UInt8]?] = [:]
+        for (item, bytes) in new where old[item] != bytes { change[item] = .some(bytes) }
+        for item in old.keys where new[item] == nil { change[item] = .some(nil) }
+        return change
+    }
+}
+
+/// A new version of a set as subscribers see it: the new state and what changed, encoded once for everyone.
+public struct SetUpdate: Sendable {
+    /// The state after the change.
+    public let state: SetState
+    /// The version the change was made on.
+    public let base: Int
+    /// The changed items: new canonical bytes, or `nil` when removed.
+    public let changed: [ItemKey: [UInt8]?]
+    /// The patch document of SPEC §4: `{"version","base","flags","cohorts","removed":{"flags","cohorts"}}`.
+    public let patch: [UInt8]
+    /// The whole Server-Sent Events frame for the patch, written as is to every stream.
+    public let patchEvent: [UInt8]
+
+    init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?]) {
+        self.state = state
+        self.base = base
+        self.changed = changed
+        self.patch = Self.encodePatch(version: state.version, base: base, changed: changed)
+        self.patchEvent = ServerSentEvent.frame(event: "patch", id: String(state.version), data: patch)
+    }
+
+    /// Encodes a patch from the changed items' canonical bytes: its cost is the change's, not the set's.
+    static func encodePatch(version: Int, base: Int, changed: [ItemKey: [UInt8]?]) -> [UInt8] {
+        let size = changed.values.reduce(128) { $0 + ($1?.count ?? 0) + 40 }
+        var writer = JSONWriter(reservingCapacity: size)
+        writer.beginObject()
+        writer.key("version")
+        writer.int(version)
+        writer.key("base")
+        writer.int(base)
+        let sorted = changed.keys.sorted()
+        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
+            writer.key(field)
+            writer.beginObject()
+            for item in sorted where item.kind == kind {
+                guard case .some(.some(let bytes)) = changed[item] else { continue }
+                writer.key(item.key)
+                writer.raw(bytes)
+            }
+            writer.endObject()
+        }
+        writer.key("removed")
+        writer.beginObject()
+        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
+            writer.key(field)
+            writer.beginArray()
+            for item in sorted where item.kind == kind {
+                if case .some(.none) = changed[item] { writer.string(item.key) }
+            }
+            writer.endArray()
+        }
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+/// Server-Sent Events framing (the WHATWG `text/event-stream` format).
+public enum ServerSentEvent {
+    /// One event: `event:`, `id:` and one `data:` line (the JSON documents carry no raw line breaks), then a blank
+    /// line.
+    public static func frame(event: String, id: String, data: [UInt8]) -> [UInt8] {
+        var frame: [UInt8] = []
+        frame.reserveCapacity(data.count + event.utf8.count + id.utf8.count + 24)
+        frame += Array("event: \(event)\nid: \(id)\ndata: ".utf8)
+        frame += data
+        frame += [0x0A, 0x0A]
+        return frame
+    }
+
+    /// A comment line that keeps proxies and clients from timing the stream out.
+    public static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
+}

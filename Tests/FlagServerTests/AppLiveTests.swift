@@ -1,0 +1,69 @@
+import FlagCore
+import Foundation
+import Testing
+
+@testable import FlagServer
+
+@Suite("flagserver live on port 0")
+struct AppLiveTests {
+    /// One loop holds the long-poll and the stream while the write, answered on the store queue, wakes both from
+    /// another thread.
+    @Test func documentsLongPollsAndStreamsOverRealSockets() throws {
+        try withTemporaryDirectory { directory in
+            let harness = try AppHarness(directory: directory)
+            try withServer({ $0.loopCount = 1 }, handler: harness.app.handler) { server, port in
+                harness.app.start(server: server)
+                defer { harness.app.shutdown() }
+                let auth = "Authorization: Bearer \(harness.sdk)\r\n"
+
+                let reader = try TestClient(port: port)
+                reader.send("GET /v1/sets/ios-prod HTTP/1.1\r\nHost: t\r\n\(auth)\r\n")
+                let document = try reader.readResponse()
+                #expect(document.status == 200)
+                #expect(document.header("ETag") == "\"1\"")
+                #expect(document.header("Date") != nil)
+                #expect(document.body == harness.app.service.state("ios-prod")?.document)
+                reader.send("GET /v1/sets/ios-prod HTTP/1.1\r\nHost: t\r\n\(auth)If-None-Match: \"1\"\r\n\r\n")
+                #expect(try reader.readResponse().status == 304)
+
+                let poll = try TestClient(port: port)
+                poll.send("GET /v1/sets/ios-prod?wait=10 HTTP/1.1\r\nHost: t\r\n\(auth)If-None-Match: \"1\"\r\n\r\n")
+                let stream = try TestClient(port: port)
+                stream.send("GET /v1/sets/ios-prod/stream HTTP/1.1\r\nHost: t\r\n\(auth)\r\n")
+                let head = try stream.readHead()
+                #expect(head.status == 200)
+                #expect(head.header("Content-Type") == "text/event-stream; charset=utf-8")
+                #expect(head.header("X-Accel-Buffering") == "no")
+                let put = Array("event: put\nid: 1\ndata: ".utf8) + document.body + [0x0A, 0x0A]
+                #expect(stream.read(count: put.count) == put)
+                #expect(waitUntil { harness.app.service.registry.subscriberCounts()["ios-prod"] == 2 })
+
+                let admin = try TestClient(port: port)
+                let body = #"{"reason":"live"}"#
+                admin.send(
+                    "POST /v1/admin/sets/ios-prod/flags/new-checkout/kill HTTP/1.1\r\nHost: t\r\n"
+                        + "Authorization: Bearer \(harness.admin)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                #expect(try admin.readResponse().status == 200)
+
+                let woken = try poll.readResponse()
+                #expect(woken.status == 200)
+                #expect(woken.header("ETag") == "\"2\"")
+                let state = try #require(harness.app.service.state("ios-prod"))
+                #expect(woken.body == state.document)
+                let patch = SetUpdate(
+                    state: state, base: 1, changed: [.flag("new-checkout"): state.items[.flag("new-checkout")]]
+                ).patchEvent
+                #expect(stream.read(count: patch.count) == patch)
+
+                admin.send("GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.admin)\r\n\r\n")
+                let metrics = try admin.readResponse()
+                #expect(metrics.status == 200)
+                #expect(metrics.bodyText.contains("flagserver_open_streams 1\n"))
+                #expect(metrics.bodyText.contains("flagserver_open_connections 4\n"))
+
+                harness.app.shutdown()
+                #expect(stream.isClosedByServer())
+            }
+        }
+    }
+}

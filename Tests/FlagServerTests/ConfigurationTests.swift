@@ -1,0 +1,123 @@
+import FlagCore
+import Foundation
+import Testing
+
+@testable import FlagServer
+
+@Suite("flagserver configuration and command line")
+struct ConfigurationTests {
+    @Test func theCheckedInConfigurationHasTheSpecDefaults() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let configuration = try ServerConfiguration.load(
+            path: root.appendingPathComponent("config/flagserver.json").path)
+        #expect(configuration == ServerConfiguration())
+        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.port == 8080)
+        #expect(configuration.dataDirectory == "./data")
+        #expect(configuration.http.limits.maxBodyBytes == 1_048_576)
+        #expect(configuration.http.limits.maxHeaderBytes == 16_384)
+        #expect(configuration.http.limits.maxHeaderCount == 100)
+        #expect(configuration.http.headerReadTimeout == .seconds(10))
+        #expect(configuration.http.idleTimeout == .seconds(60))
+    }
+
+    @Test func everyCheckedInSeedSetIsValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        try withTemporaryDirectory { directory in
+            let store = try SQLiteFlagStore(path: directory.appendingPathComponent("s.sqlite").path)
+            let service = try FlagService(store: store, clock: TestClock().clock)
+            let seeded = try ServerBootstrap.seed(service, from: root.appendingPathComponent("config/flagsets").path)
+            #expect(seeded.contains("ios-prod"))
+            #expect(service.states().allSatisfy { $0.version == 1 })
+        }
+    }
+
+    @Test func fileValuesAreReadAndWrongTypesNamed() throws {
+        let text = """
+            {"listen":"[::1]:9090","dataDirectory":"/var/lib/flags","seedDirectory":null,
+             "limits":{"maxBodyBytes":2048,"heartbeatSeconds":5},"future":1}
+            """
+        let configuration = try ServerConfiguration.parse(Array(text.utf8), source: "test.json")
+        #expect(configuration.host == "::1")
+        #expect(configuration.port == 9090)
+        #expect(configuration.dataDirectory == "/var/lib/flags")
+        #expect(configuration.seedDirectory == nil)
+        #expect(configuration.maxBodyBytes == 2048)
+        #expect(configuration.app.heartbeatInterval == .seconds(5))
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(Array(#"{"limits":{"maxBodyBytes":"big"}}"#.utf8), source: "test.json")
+        }
+        #expect(error.message == "test.json: limits.maxBodyBytes must be a whole number of at least 1")
+    }
+
+    @Test func flagsBeatTheFile() throws {
+        let options = try CommandLineOptions.parse(["--config", "x.json", "--listen=0.0.0.0:9000", "--data", "/tmp/d"])
+        #expect(options == CommandLineOptions(configPath: "x.json", listen: "0.0.0.0:9000", dataDirectory: "/tmp/d"))
+        let configuration = try CommandLineOptions.parse(["--listen", "0.0.0.0:9000", "--data", "/tmp/d"])
+            .configuration { _ in false }
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 9000)
+        #expect(configuration.dataDirectory == "/tmp/d")
+    }
+
+    @Test(arguments: [
+        (["--port", "1"], "unknown argument \"--port\""),
+        (["--listen"], "--listen needs a value"),
+        (["--listen", "localhost"], "--listen: expected HOST:PORT such as 127.0.0.1:8080, got \"localhost\""),
+        (["--listen", "h:99999"], "--listen: expected HOST:PORT with a port from 0 to 65535, got \"h:99999\""),
+        (["--data", "--config"], "--data needs a value"),
+    ])
+    func badArgumentsSayWhatIsWrong(arguments: [String], message: String) {
+        #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(arguments) }
+        do {
+            _ = try CommandLineOptions.parse(arguments)
+        } catch {
+            #expect("\(error)" == message)
+        }
+    }
+
+    @Test func seedsAreImportedOnlyIntoAnEmptyStore() throws {
+        try withTemporaryDirectory { directory in
+            let seeds = directory.appendingPathComponent("flagsets")
+            try FileManager.default.createDirectory(at: seeds, withIntermediateDirectories: true)
+            try Data(fixtureDocument.utf8).write(to: seeds.appendingPathComponent("ios.json"))
+            try Data(#"{"schema":1,"flags":{}}"#.utf8).write(to: seeds.appendingPathComponent("web-prod.json"))
+            try Data("not json".utf8).write(to: seeds.appendingPathComponent("notes.txt"))
+            var configuration = ServerConfiguration()
+            configuration.dataDirectory = directory.appendingPathComponent("data").path
+            configuration.seedDirectory = seeds.path
+            let clock = TestClock()
+            let first = try ServerBootstrap(
+                configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
+            #expect(first.seeded == ["ios-prod", "web-prod"])
+            _ = try first.app.service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "flag.kill")) {
+                $0.flags["new-checkout"]?.killed = true
+            }
+            let second = try ServerBootstrap(
+                configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
+            #expect(second.seeded.isEmpty)
+            #expect(second.app.service.state("ios-prod")?.version == 2)
+            #expect(try second.app.service.audit("ios-prod", limit: 5).map(\.action) == ["flag.kill", "set.seed"])
+        }
+    }
+
+    @Test func anInvalidSeedStopsTheStartNamingTheFileAndPath() throws {
+        try withTemporaryDirectory { directory in
+            let seeds = directory.appendingPathComponent("flagsets")
+            try FileManager.default.createDirectory(at: seeds, withIntermediateDirectories: true)
+            let bad = #"{"schema":1,"flags":{"x":{"type":"bool","default":"yes"}}}"#
+            try Data(bad.utf8).write(to: seeds.appendingPathComponent("bad.json"))
+            var configuration = ServerConfiguration()
+            configuration.dataDirectory = directory.appendingPathComponent("data").path
+            configuration.seedDirectory = seeds.path
+            let error = try #require(throws: ConfigurationError.self) {
+                try ServerBootstrap(
+                    configuration: configuration, environment: [:], clock: TestClock().clock, log: { _ in })
+            }
+            #expect(error.message.contains("bad.json is invalid"))
+            #expect(error.message.contains("flags.x.default"))
+        }
+    }
+}
