@@ -26,35 +26,17 @@ extension FlagSet {
                 case "updatedAt": set.updatedAt = try wire.date(&reader, "updatedAt")
                 case "cohorts":
                     try wire.members(&reader, "cohorts") { reader, name in
-                        let path = "cohorts.\(name)"
-                        var item = WireReader()
-                        let cohort = try item.cohort(&reader, path)
-                        if set.cohorts[name] != nil || set.unreadableCohorts[name] != nil {
-                            item.problem(path, "cohort '\(name)' is defined twice")
-                        }
-                        if let cohort, item.problems.isEmpty {
-                            set.cohorts[name] = cohort
-                        } else {
-                            set.cohorts[name] = nil
-                            set.unreadableCohorts[name] = item.problems
-                        }
-                        itemProblems += item.problems
+                        try readItem(
+                            &reader, kind: "cohort", key: name, into: &set.cohorts, unreadable: &set.unreadableCohorts,
+                            problems: &itemProblems
+                        ) { wire, reader, path in try wire.cohort(&reader, path) }
                     }
                 case "flags":
                     try wire.members(&reader, "flags") { reader, key in
-                        let path = "flags.\(key)"
-                        var item = WireReader()
-                        let flag = try item.flag(&reader, key: key, path)
-                        if set.flags[key] != nil || set.unreadableFlags[key] != nil {
-                            item.problem(path, "flag '\(key)' is defined twice")
-                        }
-                        if let flag, item.problems.isEmpty {
-                            set.flags[key] = flag
-                        } else {
-                            set.flags[key] = nil
-                            set.unreadableFlags[key] = item.problems
-                        }
-                        itemProblems += item.problems
+                        try readItem(
+                            &reader, kind: "flag", key: key, into: &set.flags, unreadable: &set.unreadableFlags,
+                            problems: &itemProblems
+                        ) { wire, reader, path in try wire.flag(&reader, key: key, path) }
                     }
                 default: try reader.skipValue()
                 }
@@ -64,6 +46,28 @@ extension FlagSet {
             return set
         }
     }
+}
+
+/// Reads one member of `cohorts` or `flags`: a readable item goes into `items`; one with a problem (or defined
+/// twice) goes into `unreadable` with why, so that only it falls back.
+private func readItem<Item>(
+    _ reader: inout JSONReader, kind: String, key: String, into items: inout [String: Item],
+    unreadable: inout [String: [Problem]], problems: inout [Problem],
+    _ read: (inout WireReader, inout JSONReader, String) throws -> Item?
+) throws {
+    let path = "\(kind)s.\(key)"
+    var wire = WireReader()
+    let item = try read(&wire, &reader, path)
+    if items[key] != nil || unreadable[key] != nil {
+        wire.problem(path, "\(kind) '\(key)' is defined twice")
+    }
+    if let item, wire.problems.isEmpty {
+        items[key] = item
+    } else {
+        items[key] = nil
+        unreadable[key] = wire.problems
+    }
+    problems += wire.problems
 }
 
 extension Flag {

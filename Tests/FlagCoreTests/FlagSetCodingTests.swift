@@ -80,6 +80,15 @@ struct FlagSetCodingTests {
         #expect(set.readProblems.map(\.path) == ["flags.bad.rollout.percent"])
     }
 
+    @Test func anItemDefinedTwiceIsUnreadableNotSilentlyReplaced() throws {
+        let set = try Fixtures.decode(
+            #"{"schema":1,"set":"s","version":1,"flags":{"a":{"type":"bool","default":true},"a":{"type":"bool","default":false}}}"#)
+        #expect(set.flags["a"] == nil)
+        #expect(set.readProblems.map(\.description) == ["flags.a: flag 'a' is defined twice"])
+        let result = CompiledFlagSet(set).evaluate("a", default: true, context: EvaluationContext(unitID: "u"), at: Date())
+        #expect(result.errorCode == .parseError)
+    }
+
     @Test func notAnObjectIsAnErrorWithLineAndColumn() {
         #expect(throws: JSONError.self) { try Fixtures.decode("[1, 2]") }
         do {
