@@ -11,7 +11,8 @@ let package = Package(
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
         .target(name: "FlagCore"),
-        .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         // The system SQLite (libsqlite3-dev on Debian); Apple platforms use their own `SQLite3` module.
         .systemLibrary(
             name: "CSQLite",
