@@ -147,6 +147,9 @@ struct Compiler {
     var cohortNames: [String] = []
     /// Cohorts that cannot be evaluated (their own problem, a cycle, or a broken cohort they use), with why.
     var brokenCohorts: [Int: String] = [:]
+    /// For a cohort broken because it uses a broken one: the cohort whose own fault it is. Messages name that root
+    /// instead of nesting every link, which made them grow with the chain (quadratic memory: 24 GB for 50,000).
+    private var brokenRoots: [Int: Int] = [:]
 
     init(set: FlagSet) {
         self.set = set
@@ -227,36 +230,105 @@ struct Compiler {
         return (compiled, uses)
     }
 
-    /// Reports every `in_cohort` cycle once and marks every cohort that reaches a broken one as broken.
+    /// How deep `in_cohort` may nest below a cohort: evaluation recurses once per level.
+    static let maximumCohortDepth = 32
+    /// How many cohort checks one cohort may cost in the worst case, every `in_cohort` reference counted (a cohort
+    /// named twice is checked twice): without a bound, 40 cohorts naming the next one twice take 2^40 checks.
+    static let maximumCohortExpansion = 1_000
+
+    /// Reports `in_cohort` cycles (one report for cycles that share a cohort), and nesting too deep or too costly to
+    /// evaluate, and marks every cohort that reaches a broken one as broken. Iterative and linear in practice, so
+    /// that a chain of thousands of cohorts can neither exhaust the stack nor the memory here.
     private mutating func markCycles(_ dependencies: [[Int]]) {
         enum Mark { case unvisited, visiting, done }
         var marks = Array(repeating: Mark.unvisited, count: dependencies.count)
-        var stack: [Int] = []
-        func visit(_ node: Int, _ compiler: inout Compiler) {
-            marks[node] = .visiting
-            stack.append(node)
-            for next in dependencies[node] {
+        var depth = Array(repeating: 0, count: dependencies.count)
+        var expansion = Array(repeating: 1, count: dependencies.count)
+        // The depth-first path: each cohort on it, with the index of the dependency being followed.
+        var path: [(node: Int, edge: Int)] = []
+        var inCycle: Set<Int> = []
+
+        /// Done with `node → next`: inherit `next`'s breakage and size, then move to `node`'s next dependency.
+        func finishEdge(_ compiler: inout Compiler) {
+            guard let (node, edge) = path.last else { return }
+            let next = dependencies[node][edge]
+            if marks[next] == .done {
+                depth[node] = max(depth[node], depth[next] + 1)
+                expansion[node] = min(expansion[node] + expansion[next], Self.maximumCohortExpansion + 1)
+            }
+            if compiler.brokenCohorts[next] != nil, compiler.brokenCohorts[node] == nil {
+                compiler.markBroken(node, using: next)
+            }
+            path[path.count - 1].edge += 1
+        }
+
+        for root in dependencies.indices where marks[root] == .unvisited {
+            marks[root] = .visiting
+            path.append((root, 0))
+            while let (node, edge) = path.last {
+                guard edge < dependencies[node].count else {
+                    path.removeLast()
+                    marks[node] = .done
+                    checkSize(of: node, depth: depth[node], expansion: expansion[node])
+                    finishEdge(&self)
+                    continue
+                }
+                let next = dependencies[node][edge]
                 switch marks[next] {
+                case .unvisited:
+                    marks[next] = .visiting
+                    path.append((next, 0))
+                    continue
+                case .visiting where inCycle.contains(node) || inCycle.contains(next):
+                    // A cycle through a cohort already in a reported one: its members get broken through that one
+                    // (they all use `node`), and reporting it too would cost a walk of the path per edge.
+                    break
                 case .visiting:
-                    let cycleStart = stack.lastIndex(of: next) ?? 0
-                    let cycle = (stack[cycleStart...] + [next]).map { compiler.cohortNames[$0] }
-                    compiler.report(
-                        "cohorts.\(compiler.cohortNames[node])",
-                        "in_cohort cycle: \(cycle.joined(separator: " → "))")
-                    for member in stack[cycleStart...] {
-                        compiler.brokenCohorts[member] = "in_cohort cycle: \(cycle.joined(separator: " → "))"
+                    let cycleStart = path.lastIndex { $0.node == next } ?? 0
+                    let members = path[cycleStart...].map(\.node)
+                    let cycle = Self.describeCycle((members + [next]).map { cohortNames[$0] })
+                    report("cohorts.\(cohortNames[node])", "in_cohort cycle: \(cycle)")
+                    for member in members {
+                        brokenCohorts[member] = "in_cohort cycle: \(cycle)"
+                        brokenRoots[member] = nil
+                        inCycle.insert(member)
                     }
-                case .unvisited: visit(next, &compiler)
                 case .done: break
                 }
-                if let why = compiler.brokenCohorts[next], compiler.brokenCohorts[node] == nil {
-                    compiler.brokenCohorts[node] = "uses cohort '\(compiler.cohortNames[next])', which \(why)"
-                }
+                finishEdge(&self)
             }
-            stack.removeLast()
-            marks[node] = .done
         }
-        for node in dependencies.indices where marks[node] == .unvisited { visit(node, &self) }
+    }
+
+    /// `a → b → c → a`; a long cycle keeps its first and last names, so a message stays short.
+    static func describeCycle(_ names: [String]) -> String {
+        guard names.count > 10 else { return names.joined(separator: " → ") }
+        let middle = "… \(names.count - 8) more …"
+        return (names.prefix(5) + [middle] + names.suffix(3)).joined(separator: " → ")
+    }
+
+    /// Marks `node` broken because the cohort `next` it uses is, naming the root cause without nesting messages.
+    private mutating func markBroken(_ node: Int, using next: Int) {
+        let root = brokenRoots[next] ?? next
+        let why = brokenCohorts[root] ?? "cannot be evaluated"
+        let through = root == next ? "" : "leads to cohort '\(cohortNames[root])', which "
+        brokenCohorts[node] = "uses cohort '\(cohortNames[next])', which \(through)\(why)"
+        brokenRoots[node] = root
+    }
+
+    /// Reports a cohort (not already broken) that nests `in_cohort` too deep or expands to too many checks.
+    private mutating func checkSize(of node: Int, depth: Int, expansion: Int) {
+        guard brokenCohorts[node] == nil else { return }
+        let why: String
+        if depth > Self.maximumCohortDepth {
+            why = "nests in_cohort \(depth) levels deep (at most \(Self.maximumCohortDepth))"
+        } else if expansion > Self.maximumCohortExpansion {
+            why = "expands through in_cohort to more than \(Self.maximumCohortExpansion) cohort checks per evaluation"
+        } else {
+            return
+        }
+        report("cohorts.\(cohortNames[node])", why)
+        brokenCohorts[node] = why
     }
 
     // MARK: - Conditions

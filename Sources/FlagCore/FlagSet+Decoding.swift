@@ -151,7 +151,10 @@ struct WireReader {
         }
     }
 
-    /// An ISO-8601 date-time or `null` (absent).
+    /// An ISO-8601 date-time or `null` (absent), floored to the whole second.
+    ///
+    /// The canonical form writes whole seconds, so a fraction read here would be lost on the first write: a set
+    /// would evaluate differently before and after it is stored, and would not equal its own canonical encoding.
     mutating func date(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> Date? {
         if try reader.readNull() { return nil }
         guard let text = try string(&reader, path()) else { return nil }
@@ -159,7 +162,7 @@ struct WireReader {
             problem(path(), "'\(text)' is not an ISO-8601 date-time such as 2026-11-29T10:00:00Z")
             return nil
         }
-        return date
+        return Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
     }
 
     mutating func strings(_ reader: inout JSONReader, _ path: @autoclosure () -> String) throws -> [String] {

@@ -251,7 +251,7 @@ public struct JSONReader: ~Copyable {
         case .number: return try readNumber()
         case .bool: return .bool(try readBool())
         case .null:
-            _ = try readNull()
+            try expectNull()
             return .null
         }
     }
@@ -264,7 +264,7 @@ public struct JSONReader: ~Copyable {
         case .string: _ = try skipString()
         case .number: _ = try readNumber()
         case .bool: _ = try readBool()
-        case .null: _ = try readNull()
+        case .null: try expectNull()
         }
     }
 
@@ -289,6 +289,12 @@ extension JSONReader {
             default: return
             }
         }
+    }
+
+    /// `null` where `peek` saw an `n`: a cut-short literal (`nul`) must fail here, at its first letter, not later
+    /// as a stray letter after a value that was never consumed.
+    mutating func expectNull() throws {
+        guard try readNull() else { throw error("expected null, found \(describeByte())") }
     }
 
     mutating func expect(_ byte: UInt8, _ what: String) throws {

@@ -6,6 +6,8 @@ extension ISO8601 {
             case expected(Token, at: Int)
             case outOfRange(Field, value: Int)
             case noSuchDay(year: Int, month: Int, day: Int)
+            /// The text's fields are in range, but its offset moves the UTC instant outside years 0001–9999.
+            case instantOutOfRange
             case missingZone
             case trailing(at: Int)
         }
@@ -34,6 +36,8 @@ extension ISO8601 {
                 return "\(field.rawValue) \(value) is out of range \(field.range)"
             case .noSuchDay(let year, let month, let day):
                 return "day \(day) does not exist in month \(month) of year \(year)"
+            case .instantOutOfRange:
+                return "the offset moves the instant outside years 0001–9999 in UTC"
             case .missingZone:
                 return "a date-time needs a zone: append Z for UTC or an offset like +01:00"
             case .trailing(let offset):
@@ -82,6 +86,8 @@ extension ISO8601 {
             let offset = try reader.zone()
             guard reader.atEnd else { throw ParseError(code: .trailing(at: reader.position)) }
             let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+            // `format` clamps to this range, so an instant outside it would not survive a write and a read.
+            guard (minSeconds...maxSeconds).contains(seconds) else { throw ParseError(code: .instantOutOfRange) }
             return .success(Double(seconds) + fraction)
         } catch {
             return .failure(error)

@@ -5,7 +5,8 @@ import Foundation
 /// Writes whole-second UTC, `2026-11-29T10:00:00Z`. Reads `YYYY-MM-DDTHH:MM:SS`, an optional `.fraction`, and
 /// a zone `Z` or `±HH:MM` (RFC 3339 also allows lower-case `t` and `z`), or a plain date `YYYY-MM-DD` meaning
 /// midnight UTC. Everything else is rejected: impossible dates (`2026-02-30`), hour 24, leap seconds (`:60`,
-/// which `Date` cannot represent), a date-time without a zone, years outside 0001–9999, spaces.
+/// which `Date` cannot represent), a date-time without a zone, spaces, and years outside 0001–9999 (in UTC too:
+/// `0001-01-01T00:00:00+01:00` is in year 0).
 ///
 /// ```swift
 /// let date = ISO8601.parse("2026-11-29T11:00:00.75+01:00")!
