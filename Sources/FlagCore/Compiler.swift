@@ -362,6 +362,13 @@ struct Compiler {
         case .matches:
             var patterns: [Pattern] = []
             for (index, value) in values.enumerated() {
+                if Pattern.hasNestedRepetition(value) {
+                    report(
+                        "\(path()).values[\(index)]",
+                        "'\(value)' repeats a group that repeats or alternates, which can take exponential time; "
+                            + "rewrite it without nesting (e.g. (a+)+ → a+)")
+                    continue
+                }
                 do {
                     patterns.append(try Pattern(value))
                 } catch {

@@ -278,6 +278,51 @@ final class Pattern: @unchecked Sendable {
         expression = try NSRegularExpression(pattern: source)
     }
 
+    /// Whether the pattern repeats a group that itself repeats or alternates (`(a+)+`, `(a|ab)*`, `(x*y){2,}`):
+    /// ICU backtracks, so such a pattern can take exponential time on a short attribute value (`^(a+)+$` takes a
+    /// second on 25 characters). Sets are evaluated on the server for OFREP clients, with attributes the clients
+    /// choose, so these patterns are rejected on write. Conservative: it looks at the pattern's shape only.
+    static func hasNestedRepetition(_ source: String) -> Bool {
+        let bytes = Array(source.utf8)
+        // For each open group: whether it contains a repetition or an alternation.
+        var groups: [Bool] = []
+        var index = 0
+        var lastGroupRisky = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            var closedRiskyGroup = false
+            switch byte {
+            case UInt8(ascii: "\\"):
+                index += 1  // the escaped character is a literal
+            case UInt8(ascii: "["):
+                // Skip a character class; `]` right after `[` or `[^` is a literal.
+                index += 1
+                if index < bytes.count && bytes[index] == UInt8(ascii: "^") { index += 1 }
+                if index < bytes.count && bytes[index] == UInt8(ascii: "]") { index += 1 }
+                while index < bytes.count && bytes[index] != UInt8(ascii: "]") {
+                    if bytes[index] == UInt8(ascii: "\\") { index += 1 }
+                    index += 1
+                }
+            case UInt8(ascii: "("):
+                groups.append(false)
+            case UInt8(ascii: ")"):
+                closedRiskyGroup = groups.popLast() ?? false
+            case UInt8(ascii: "|"):
+                if !groups.isEmpty { groups[groups.count - 1] = true }
+            case UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "{"):
+                if lastGroupRisky { return true }
+                if !groups.isEmpty { groups[groups.count - 1] = true }
+            default:
+                break
+            }
+            // A group's risk passes to its parent, and to a repetition right after it.
+            if closedRiskyGroup, !groups.isEmpty { groups[groups.count - 1] = true }
+            lastGroupRisky = closedRiskyGroup
+            index += 1
+        }
+        return false
+    }
+
     func matches(_ value: String) -> Bool {
         expression.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil
     }

@@ -60,6 +60,20 @@ struct ValidationTests {
         #expect(try paths(flag: flag) == ["flags.f.rules[0].conditions[0].values[1]"])
     }
 
+    @Test(arguments: [
+        ("^(a+)+$", true), ("(a|ab)*c", true), ("(x*y){2,}", true), ("((ab)*)+", true), ("(?:a+)+", true),
+        ("^[a-z]+@example\\.com$", false), ("(ab)+", false), ("a+b*c?", false), ("(a)(b)*", false),
+        ("\\(a+\\)+", false), ("[(]a+[)]+", false), ("(a?)+", false), ("^(user|admin)-[0-9]+$", false),
+    ])
+    func patternsThatCanBacktrackExponentiallyAreRejected(pattern: String, rejected: Bool) throws {
+        let escaped = pattern.replacingOccurrences(of: "\\", with: "\\\\")
+        let flag = """
+            {"type":"bool","default":false,"rules":[{"name":"r","conditions":[
+              {"attribute":"email","op":"matches","values":["\(escaped)"]}],"value":true}]}
+            """
+        #expect(try paths(flag: flag) == (rejected ? ["flags.f.rules[0].conditions[0].values[0]"] : []))
+    }
+
     @Test func percentsOutsideZeroToHundred() throws {
         let flag = #"""
             {"type":"bool","default":false,
