@@ -1,7 +1,7 @@
 # A release image of flagserver (SPEC §7).
 #   docker build -t flagserver .
 #   docker run -p 8080:8080 -v flagdata:/data flagserver
-#   docker run --rm -v flagdata:/data flagserver cat /data/admin-token   # the first admin token, written once
+#   docker run --rm -v flagdata:/data --entrypoint cat flagserver /data/admin-token   # the first admin token
 # Or pass FLAGSERVER_ADMIN_TOKEN=... with -e to use a token of your own.
 
 # ---- build: the same command proven on the development machine (Swift 6.3.1, Debian) ----
