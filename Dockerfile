@@ -15,6 +15,8 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+# The linker prints one warning from the toolchain's static FoundationEssentials ("the use of `mktemp' is dangerous");
+# it is in Foundation's code, not ours, and harmless here.
 RUN swift build -c release --static-swift-stdlib --product flagserver \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/flagserver" /out/flagserver
 
