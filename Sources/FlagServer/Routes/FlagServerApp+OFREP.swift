@@ -21,8 +21,12 @@ extension FlagServerApp {
         }
         let state = try service.requireState(set)
         let input = try RequestInput(request)
-        guard case .object(let context)? = input.value("context") else {
-            return Self.ofrepError(400, key: segments.first, "INVALID_CONTEXT", "the body needs a \"context\" object")
+        // OFREP makes `context` optional: without one there is no targeting key, which is the error to report.
+        let context: [String: JSONValue]
+        switch input.value("context") {
+        case nil, .null?: context = [:]
+        case .object(let members)?: context = members
+        default: return Self.ofrepError(400, key: segments.first, "INVALID_CONTEXT", "\"context\" must be an object")
         }
         guard case .string(let unit)? = context["targetingKey"], !unit.isEmpty else {
             return Self.ofrepError(
@@ -53,7 +57,7 @@ extension FlagServerApp {
             }
         }
         let keys = state.flagSet.flags.filter { !$0.value.archived }.keys.sorted(by: utf8Less)
-        return JSONResponse.object(headers: ["ETag": state.etag], capacity: 64 * keys.count + 64) { writer in
+        let response = JSONResponse.object(capacity: 64 * keys.count + 64) { writer in
             writer.key("flags")
             writer.beginArray()
             for key in keys {
@@ -63,6 +67,26 @@ extension FlagServerApp {
             }
             writer.endArray()
         }
+        return Self.bulkValidated(response, ifNoneMatch: request.headers["If-None-Match"])
+    }
+
+    /// The bulk answer depends on the context and the clock (rollout steps) as well as the version, so its `ETag`
+    /// is a digest of the body: equal for equal answers, which is what lets a provider's `If-None-Match` get 304.
+    static func bulkValidated(_ response: HTTPResponse, ifNoneMatch: String?) -> HTTPResponse {
+        var response = response
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a, 64 bits: a cache validator, not a security boundary
+        for byte in response.body {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let digits = String(hash, radix: 16)
+        let etag = "\"ofrep-\(String(repeating: "0", count: 16 - digits.count))\(digits)\""
+        response.headers.replaceOrAdd(name: "ETag", value: etag)
+        let named = (ifNoneMatch ?? "").split(separator: ",").map { tag in
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed
+        }
+        guard named.contains(etag) || named.contains("*") else { return response }
+        return HTTPResponse(status: 304, headers: ["ETag": etag, "Cache-Control": "no-store"])
     }
 
     /// The members of one OFREP result: always `key`, `reason` and `variant`, then `value` or the error.
