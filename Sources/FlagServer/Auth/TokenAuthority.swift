@@ -54,10 +54,10 @@ public final class TokenAuthority: Sendable {
             throw ServiceError.unauthorized("missing Authorization header: send \"Authorization: Bearer TOKEN\"")
         }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        guard parts.count == 2, parts[0].utf8.count == 6 && parts[0].lowercased() == "bearer" else {
             throw ServiceError.unauthorized("the Authorization header must be \"Bearer TOKEN\"")
         }
-        let presented = SHA256.hash(String(parts[1]).trimmingCharacters(in: .whitespaces))
+        let presented = SHA256.hash(String(parts[1].trimmingHTTPSpaces()))
         if let environmentHash, constantTimeEquals(environmentHash, presented) {
             return .admin(name: Self.environmentTokenName)
         }

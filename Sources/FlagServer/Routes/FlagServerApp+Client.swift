@@ -125,7 +125,7 @@ extension FlagServerApp {
         let request = exchange.request
         try authorizeRead(request, set: set)
         _ = try service.requireState(set)
-        let lastEventID = request.headers["Last-Event-ID"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let lastEventID = request.headers["Last-Event-ID"].flatMap { Int($0.trimmingHTTPSpaces()) }
         let head = HTTPResponse(
             status: 200,
             headers: [
@@ -176,7 +176,7 @@ extension FlagServerApp {
         guard let header else { return [] }
         var versions: Set<Int> = []
         for tag in header.split(separator: ",") {
-            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            let trimmed = tag.trimmingHTTPSpaces()
             if trimmed == "*" {
                 versions.insert(-1)
             } else if let version = RequestInput.entityVersion(trimmed) {
