@@ -46,7 +46,8 @@ let package = Package(
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain"]),
         .testTarget(
-            name: "FlagClientTests", dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite"]),
+            name: "FlagClientTests",
+            dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite", "FlagServer"]),
         .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
     ],
     swiftLanguageModes: [.v6]

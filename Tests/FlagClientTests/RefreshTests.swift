@@ -41,6 +41,20 @@ import Testing
         }
     }
 
+    /// `ready` answering means the set is on disk too, so a process exiting right after it starts from that set.
+    @Test func aDocumentIsCachedBeforeItIsInUse() async throws {
+        try await withTemporaryDirectory { directory in
+            let transport = ScriptedTransport()
+            let client = try makeClient(directory: directory, transport: transport)
+            let stream = try await transport.stream(0)
+            stream.yield(eventStreamHead)
+            stream.yield(.bytes(Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", true)))))
+            #expect(await client.ready(timeout: .seconds(5)))
+            #expect(try client.core.cache?.document(set: "ios-prod")?.version == 7)
+            client.shutdown()
+        }
+    }
+
     @Test func patchWithAnotherBaseFetchesTheDocument() async throws {
         let body = Docs.bytes(version: 12, Docs.flag("new-checkout", true))
         let transport = ScriptedTransport { request in
