@@ -19,8 +19,9 @@ extension Refresher {
                         }
                         opened = true
                         recordOpened()
-                        // With a current Last-Event-ID the server sends nothing: the set in use is the live one.
-                        markLive()
+                        // Not live yet: a newer set may be on its way. The server sends a put or, when our
+                        // Last-Event-ID is current, a comment; events come in order, so the first comment means
+                        // the set in use is the live one.
                     case 401, 403: return .unauthorized(status: head.status)
                     case 404, 405, 501: return .streamUnsupported
                     default:
@@ -47,7 +48,10 @@ extension Refresher {
     private func handle(_ item: SSEItem) async -> RefreshStateMachine.Outcome? {
         switch item {
         case .comment:
-            return nil  // heartbeat: the idle timeout was reset by the bytes themselves
+            // `: current` on connect, or a heartbeat: whatever the server had to send came before it. (The bytes
+            // themselves reset the idle timeout.)
+            markLive()
+            return nil
         case .retry(let milliseconds):
             recordRetry(seconds: Double(milliseconds) / 1000)
             return nil

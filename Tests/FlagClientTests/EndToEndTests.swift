@@ -92,6 +92,31 @@ struct EndToEndTests {
         }
     }
 
+    /// A cache older than the server is not called live: `ready` answers once the newer set is in use. (Found
+    /// against the real server: the client used to call the cached set live as soon as the stream opened.)
+    @Test func readyWaitsForTheNewerSetWhenTheCacheIsBehind() async throws {
+        try await Self.withFixture { fixture in
+            let first = try fixture.client(cache: fixture.cache)
+            #expect(await first.ready(timeout: .seconds(10)))
+            first.shutdown()
+            let changed = try await fixture.server.admin(
+                "POST", "/v1/admin/sets/e2e/flags/max-items/default", #"{"value": 30}"#)
+            #expect(changed.version == 2)
+
+            let client = try fixture.client(cache: fixture.cache)
+            defer { client.shutdown() }
+            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(client.state == .live(version: 2))
+            #expect(client.session(unitID: "u-1").value(.maxItems) == 30)
+
+            // And a current cache becomes live on the server's `: current` comment, with no heartbeat wait.
+            let current = try fixture.client(cache: fixture.cache)
+            defer { current.shutdown() }
+            #expect(await current.ready(timeout: .seconds(10)))
+            #expect(current.state == .live(version: 2))
+        }
+    }
+
     @Test func aChangeLeavesAnOpenSessionFrozenAndReachesANewOne() async throws {
         try await Self.withFixture { fixture in
             let client = try fixture.client()
