@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "flagserver", targets: ["FlagServerMain"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
         .executable(name: "flagbench", targets: ["flagbench"]),
+        .executable(name: "flagdemo", targets: ["flagdemo"]),
     ],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
@@ -42,11 +43,15 @@ let package = Package(
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
+        // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
+        .executableTarget(name: "flagdemo", dependencies: ["FlagClient", "FlagCore"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain"]),
         .testTarget(
-            name: "FlagClientTests", dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite"]),
+            name: "FlagClientTests",
+            dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite", "FlagServer", "flagdemo"]),
+        .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
         .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
     ],
     swiftLanguageModes: [.v6]

@@ -67,13 +67,15 @@ public final class FlagClient: Sendable {
         core.finishSubscribers()
     }
 
-    /// Stops refreshing (the values in use stay); `deinit` does the same.
+    /// Stops refreshing (the values in use stay) and waits for the persisted sessions' pending writes, so that a
+    /// client created next on the same cache directory resumes them; `deinit` stops refreshing too.
     public func shutdown() {
         refresh.withLockedValue { task in
             task?.cancel()
             task = nil
         }
         core.finishSubscribers()
+        core.flushPersistence()
     }
 
     /// Where the values come from right now.

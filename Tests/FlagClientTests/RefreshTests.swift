@@ -41,6 +41,40 @@ import Testing
         }
     }
 
+    /// `ready` answering means the set is on disk too, so a process exiting right after it starts from that set.
+    @Test func aDocumentIsCachedBeforeItIsInUse() async throws {
+        try await withTemporaryDirectory { directory in
+            let transport = ScriptedTransport()
+            let client = try makeClient(directory: directory, transport: transport)
+            let stream = try await transport.stream(0)
+            stream.yield(eventStreamHead)
+            stream.yield(.bytes(Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", true)))))
+            #expect(await client.ready(timeout: .seconds(5)))
+            #expect(try client.core.cache?.document(set: "ios-prod")?.version == 7)
+            client.shutdown()
+        }
+    }
+
+    /// A stale cache is never reported live: `ready` answers with the newer set the stream opens with.
+    @Test func aStaleCacheBecomesLiveOnlyWithTheNewerSet() async throws {
+        try await withTemporaryDirectory { directory in
+            try seedCache(directory, Docs.bytes(version: 4, Docs.flag("new-checkout", false)), version: 4)
+            let transport = ScriptedTransport()
+            let client = try makeClient(directory: directory, transport: transport)
+            let updates = client.updates
+            let stream = try await transport.stream(0)
+            stream.yield(eventStreamHead)
+            stream.yield(.bytes(Docs.sse("put", id: 5, document(5, Docs.flag("new-checkout", true)))))
+            #expect(await client.ready(timeout: .seconds(5)))
+            #expect(client.state == .live(version: 5))
+            #expect(client.session(unitID: "u").value(.newCheckout) == true)
+            client.shutdown()
+            var states: [ClientState] = []
+            for await update in updates { states.append(update.state) }
+            #expect(!states.contains(.live(version: 4)))
+        }
+    }
+
     @Test func patchWithAnotherBaseFetchesTheDocument() async throws {
         let body = Docs.bytes(version: 12, Docs.flag("new-checkout", true))
         let transport = ScriptedTransport { request in
@@ -73,8 +107,12 @@ import Testing
             #expect(request.headers["Authorization"] == "Bearer sdk-secret")
             #expect(request.headers["Accept"] == "text/event-stream")
             #expect(request.headers["Last-Event-ID"] == "4")
-            // The server has nothing newer: the cached set becomes live as soon as the stream opens.
+            // The stream opened, but a newer set may be on its way: still cached.
             stream.yield(eventStreamHead)
+            #expect(await client.ready(timeout: .milliseconds(100)) == false)
+            #expect(client.state == .cached(version: 4))
+            // The server says nothing newer (its comment on connect, or a heartbeat): the cached set is live.
+            stream.yield(.bytes(Array(": current\n\n".utf8)))
             try await eventually("live v4") { client.state == .live(version: 4) }
             #expect(await client.ready(timeout: .seconds(1)))
             // The connection drops: stale, then a reconnect with the same Last-Event-ID.

@@ -31,7 +31,10 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     private let listener: Int32
     private let lock = NSLock()
     private var requests: [Request] = []
+    /// Open connections; a descriptor leaves the list, under `lock`, in the same step that closes it, so that
+    /// `stop()` never shuts down a number the system has since given to another test's socket.
     private var connections: [Int32] = []
+    private var stopped = false
     private let handler: @Sendable (Request) -> Response
 
     init(handler: @escaping @Sendable (Request) -> Response) throws {
@@ -75,21 +78,28 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         return requests
     }
 
+    /// Stops accepting and ends every open connection. The listener is closed by the accept loop as it ends, not
+    /// here: closed here, its number could be reused before the loop's next `accept` call.
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         lock.lock()
-        let open = connections
-        connections = []
-        lock.unlock()
-        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        stopped = true
+        shutdown(listener, Int32(SHUT_RDWR))
+        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { return }
             lock.lock()
+            guard !stopped else {
+                close(fd)
+                lock.unlock()
+                return
+            }
             connections.append(fd)
             lock.unlock()
             let thread = Thread { [self] in serve(fd) }
@@ -98,7 +108,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        defer { close(fd) }
+        defer {
+            lock.lock()
+            connections.removeAll { $0 == fd }
+            close(fd)
+            lock.unlock()
+        }
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

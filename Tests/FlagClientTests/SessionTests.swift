@@ -130,6 +130,23 @@ import Testing
         }
     }
 
+    /// A client recreated right after `shutdown()` resumes the session: shutdown waits for the pending writes.
+    @Test func shutdownFinishesPersistedSessionWrites() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = TestClock()
+            var (client, _) = try await liveClient(
+                directory, ScriptedTransport(), clock: clock, Docs.flag("new-checkout", true))
+            #expect(client.session(id: "s", unitID: "u").value(.newCheckout) == true)
+            client.shutdown()
+            (client, _) = try await liveClient(
+                directory, ScriptedTransport(), clock: clock, Docs.flag("new-checkout", false), version: 2)
+            let resumed = client.session(id: "s", unitID: "u").detail(.newCheckout)
+            #expect(resumed.value == true)
+            #expect(resumed.version == 1)
+            client.shutdown()
+        }
+    }
+
     @Test func persistedSessionKeepsAKillAcrossRestarts() async throws {
         try await withTemporaryDirectory { directory in
             var transport = ScriptedTransport()

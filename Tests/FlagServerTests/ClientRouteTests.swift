@@ -150,12 +150,13 @@ struct ClientRouteTests {
         }
     }
 
-    @Test func aCurrentLastEventIDSkipsThePut() async throws {
+    /// A current client gets a comment at once, so that it knows nothing newer is coming.
+    @Test func aCurrentLastEventIDGetsACommentInsteadOfThePut() async throws {
         try await withHarness { harness in
             let current = harness.start(
                 "GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "1")])
             #expect(current.isStream)
-            #expect(current.streamBody.isEmpty)
+            #expect(String(decoding: current.streamBody, as: UTF8.self) == ": current\n\n")
             let stale = harness.start(
                 "GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "0")])
             #expect(String(decoding: stale.streamBody, as: UTF8.self).hasPrefix("event: put\nid: 1\n"))
@@ -203,8 +204,11 @@ struct ClientRouteTests {
             defer { harness.app.shutdown() }
             let recorder = harness.start(
                 "GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "1")])
-            #expect(await eventually { recorder.streamBody.count >= 2 * ServerSentEvent.heartbeat.count })
-            #expect(recorder.streamBody.prefix(ServerSentEvent.heartbeat.count) == ServerSentEvent.heartbeat[...])
+            let first = ServerSentEvent.current.count
+            #expect(await eventually { recorder.streamBody.count >= first + 2 * ServerSentEvent.heartbeat.count })
+            #expect(recorder.streamBody.prefix(first) == ServerSentEvent.current[...])
+            #expect(recorder.streamBody.dropFirst(first).prefix(ServerSentEvent.heartbeat.count)
+                == ServerSentEvent.heartbeat[...])
         }
     }
 

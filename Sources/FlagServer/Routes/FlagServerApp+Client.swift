@@ -119,8 +119,8 @@ extension FlagServerApp {
         }
     }
 
-    /// `GET /v1/sets/{set}/stream`: Server-Sent Events, a `put` of the document on connect (unless `Last-Event-ID`
-    /// is current), then one `patch` per version and a heartbeat comment every 15 s.
+    /// `GET /v1/sets/{set}/stream`: Server-Sent Events, a `put` of the document on connect (a `: current` comment
+    /// when `Last-Event-ID` is current), then one `patch` per version and a heartbeat comment every 15 s.
     private func openStream(_ exchange: Exchange, set: String) throws {
         let request = exchange.request
         try authorizeRead(request, set: set)
@@ -147,6 +147,8 @@ extension FlagServerApp {
                 stream.write(Array("event: put\nid: \(state.version)\ndata: ".utf8))
                 stream.write(state.document)
                 stream.write([0x0A, 0x0A])
+            } else {
+                stream.write(ServerSentEvent.current)
             }
             return { signal in
                 switch signal {

@@ -155,4 +155,9 @@ public enum ServerSentEvent {
 
     /// A comment line that keeps proxies and clients from timing the stream out.
     public static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
+
+    /// The comment sent on connect instead of a `put` when `Last-Event-ID` is the current version. Without it the
+    /// client could not tell "nothing newer" from "the put is still on its way", and would either call a stale cached
+    /// set live (its `ready` answering before the newer set arrives) or wait for the first heartbeat.
+    public static let current: [UInt8] = Array(": current\n\n".utf8)
 }
