@@ -90,9 +90,22 @@ final class ClientCore: Sendable {
     }
 
     private func applyKills(_ killed: [String: JSONValue], version: Int) {
+        // Every session loaded from a weak reference is kept in `open` until the lock is released: if the
+        // temporary strong reference of a weak load were the last one and were dropped inside the lock, the
+        // session's deinit would call `unregister`, which takes this same lock — a self-deadlock on the spin lock
+        // (seen as a test process spinning forever).
         let open = sessions.withLockedValue { sessions -> [FlagSession] in
-            sessions = sessions.filter { $0.value.session != nil }
-            return sessions.values.compactMap(\.session)
+            var open: [FlagSession] = []
+            var gone: [ObjectIdentifier] = []
+            for (id, entry) in sessions {
+                if let session = entry.session {
+                    open.append(session)
+                } else {
+                    gone.append(id)
+                }
+            }
+            for id in gone { sessions[id] = nil }
+            return open
         }
         for session in open { session.applyKills(killed, version: version) }
     }

@@ -42,9 +42,10 @@ final class TestClient {
             }
         }
         guard result == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TestClientError(description: "connect() failed: errno \(code)")
+            // No close here: the instance is fully initialized, so throwing runs `deinit`, which closes `fd`.
+            // Closing it here as well closed it twice, and the second close could hit a descriptor another
+            // test's thread had just been given (a stream test saw its connection closed under it).
+            throw TestClientError(description: "connect() failed: errno \(errno)")
         }
     }
 
