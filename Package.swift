@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain"]),
         .testTarget(
             name: "FlagClientTests", dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite"]),
-        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
+        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl", "FlagServerMain"]),
     ],
     swiftLanguageModes: [.v6]
 )

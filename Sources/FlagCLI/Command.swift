@@ -86,7 +86,11 @@ public struct CommandContext {
 public enum FlagCTL {
     /// Every command, in the order the top-level help lists them.
     public static var commands: [any Command.Type] {
-        [EvalCommand.self, LintCommand.self, HelpCommand.self]
+        [
+            SetsListCommand.self, SetsCreateCommand.self, ListCommand.self, GetCommand.self, CreateCommand.self,
+            SetDefaultCommand.self, RolloutCommand.self, KillCommand.self, RestoreCommand.self,
+            ExpireCommand.self, ArchiveCommand.self, EvalCommand.self, LintCommand.self, HelpCommand.self,
+        ]
     }
 
     /// The top-level usage line.
