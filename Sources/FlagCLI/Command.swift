@@ -88,8 +88,12 @@ public enum FlagCTL {
     public static var commands: [any Command.Type] {
         [
             SetsListCommand.self, SetsCreateCommand.self, ListCommand.self, GetCommand.self, CreateCommand.self,
-            SetDefaultCommand.self, RolloutCommand.self, KillCommand.self, RestoreCommand.self,
-            ExpireCommand.self, ArchiveCommand.self, EvalCommand.self, LintCommand.self, HelpCommand.self,
+            SetDefaultCommand.self, RuleAddCommand.self, RuleRemoveCommand.self, RolloutCommand.self,
+            OverrideCommand.self, KillCommand.self, RestoreCommand.self, ExpireCommand.self, ArchiveCommand.self,
+            StaleCommand.self, CohortCreateCommand.self, CohortListCommand.self, CohortShowCommand.self,
+            EvalCommand.self, LintCommand.self, HistoryCommand.self, DiffCommand.self, RollbackCommand.self,
+            ExportCommand.self, ImportCommand.self, KeysCreateCommand.self, KeysListCommand.self,
+            KeysRevokeCommand.self, HelpCommand.self,
         ]
     }
 

@@ -89,7 +89,8 @@ public struct CreateCommand: Command {
         context.console.print("created \(key) in \(set) \(AdminClient.versionNote(answer))")
         let expiresAt = answer.json["flag"]["expiresAt"]
         if expiresAt != .null {
-            let lifetime = expires == nil && self.lifetime == nil ? ", the \(kind) lifetime (set --expires or --lifetime)" : ""
+            let implied = expires == nil && lifetime == nil
+            let lifetime = implied ? ", the \(kind) lifetime (set --expires or --lifetime)" : ""
             context.console.print("expires \(Shown.when(expiresAt, now: now))\(lifetime)")
         }
         return .success

@@ -124,8 +124,8 @@ enum Shown {
         switch size {
         case ..<60: return "now"
         case ..<3600: text = counted(size / 60, "minute")
-        case ..<86_400: text = counted(size / 3600, "hour")
-        default: text = counted(size / 86_400, "day")
+        case ..<86_400: text = counted((size + 1800) / 3600, "hour")
+        default: text = counted((size + 43_200) / 86_400, "day")
         }
         return seconds > 0 ? "in \(text)" : "\(text) ago"
     }
