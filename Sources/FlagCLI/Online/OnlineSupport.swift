@@ -82,7 +82,7 @@ enum Typed {
         do {
             return try DurationText.parse(text)
         } catch {
-            throw arguments.usageError("--\(option) '\(text)' is not a duration: \(error.message); use e.g. 2h, 6w")
+            throw arguments.usageError("--\(option) '\(text)' is not a duration: \(error.message)")
         }
     }
 
