@@ -19,7 +19,8 @@ struct OnlineErrorTests {
     @Test func failuresSayWhatToFixAndChangeNothing() throws {
         let server = try seeded()
         let cases: [(arguments: [String], token: String?, status: Int32, stderr: String)] = [
-            (["kill", "cols"], "fsa_wrong", 1, "error: the server refused the token (401): check --token / FLAGCTL_TOKEN"),
+            (["kill", "cols"], "fsa_wrong", 1,
+             "error: the server refused the token (401): check --token / FLAGCTL_TOKEN"),
             (["kill", "nope"], nil, 1, #"error: no flag "nope" in set "t""#),
             (["set", "cols", "--default", "abc"], nil, 1,
              "error: --default for cols: 'abc' is not an int; use a whole number such as 42"),

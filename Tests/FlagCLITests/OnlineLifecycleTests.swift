@@ -9,10 +9,13 @@ struct OnlineLifecycleTests {
         let created = try server.ctl(["create", "nc", "--type", "bool", "--default", "false", "--owner", "pay"])
         #expect(created.status == 0, "\(created)")
         #expect(created.stdoutLines.first == "created nc in t (version 2)")
-        #expect(created.stdoutLines.last?.hasSuffix("(in 42 days), the release lifetime (set --expires or --lifetime)") == true)
+        #expect(
+            created.stdoutLines.last?.hasSuffix("(in 42 days), the release lifetime (set --expires or --lifetime)")
+                == true)
 
         #expect(try server.ctl(["cohort", "create", "qa", "--units", "qa-1,qa-2"]).status == 0)
-        let rule = try server.ctl(["rule", "add", "nc", "--where", "country in DE,AT", "--value", "true", "--name", "dach"])
+        let rule = try server.ctl(
+            ["rule", "add", "nc", "--where", "country in DE,AT", "--value", "true", "--name", "dach"])
         #expect(rule.stdout == "added rule dach to nc: country in DE,AT → true (version 4)\n", "\(rule)")
         #expect(try server.ctl(["rollout", "nc", "--value", "true", "--phased", "apple"]).status == 0)
         let rollout = try #require(try server.flag("nc")["rollout"] as? [String: Any])
@@ -58,7 +61,8 @@ struct OnlineLifecycleTests {
             ])
         #expect(history.first { $0["action"] as? String == "flag.kill" }?["reason"] as? String == "payment errors")
         let table = try server.ctl(["history", "nc"])
-        #expect(table.stdoutLines.first == "VERSION  TIME                  ACTOR  ACTION                SUBJECT  REASON")
+        #expect(
+            table.stdoutLines.first == "VERSION  TIME                  ACTOR  ACTION                SUBJECT  REASON")
         #expect(table.stdoutLines.count == 13)
         let diff = try server.ctl(["diff", "10", "11"])
         #expect(diff.stdoutLines == ["~ flag nc", "    killed: false → true"])
@@ -83,7 +87,10 @@ struct OnlineLifecycleTests {
 
         #expect(try server.ctl(["sets", "create", "u"]).status == 0)
         let imported = try server.ctl(["import", "t.json"], set: "u")
-        #expect(imported.stdoutLines == ["+ flag cols (added)", "+ cohort de (added)", "imported t.json into u (version 2)"])
+        #expect(
+            imported.stdoutLines == [
+                "+ flag cols (added)", "+ cohort de (added)", "imported t.json into u (version 2)",
+            ])
         let first = try server.document(set: "t")
         let second = try server.document(set: "u")
         #expect(NSDictionary(dictionary: first["flags"] as? [String: Any] ?? [:])
@@ -93,7 +100,9 @@ struct OnlineLifecycleTests {
         #expect((first["flags"] as? [String: Any])?.count == 1)
 
         // Importing the same document again changes nothing; a dry run of a different one applies nothing.
-        #expect(try server.ctl(["import", "t.json"], set: "u").stdoutLines.last == "imported t.json into u (unchanged, still version 2)")
+        #expect(
+            try server.ctl(["import", "t.json"], set: "u").stdoutLines.last
+                == "imported t.json into u (unchanged, still version 2)")
         #expect(try server.ctl(["set", "cols", "--default", "5"], set: "u").status == 0)
         let dryRun = try server.ctl(["import", "t.json", "--dry-run"], set: "u")
         #expect(dryRun.stdoutLines == ["~ flag cols (changed)", "nothing applied (--dry-run)"])
