@@ -138,6 +138,10 @@ public struct AdminClient {
                 return problem["path"].string.map { "\($0): \(text)" } ?? text
             }
             return .failure(listed.isEmpty ? message : "rejected, nothing changed: " + listed.joined(separator: "; "))
+        case 404 where message.hasPrefix("no flag set"):
+            return .failure("\(message) (see 'flagctl sets list')")
+        case 404 where message.hasPrefix("no flag "):
+            return .failure("\(message) (see 'flagctl list')")
         default:
             return .failure(message)
         }
