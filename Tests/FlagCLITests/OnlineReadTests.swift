@@ -49,6 +49,35 @@ struct OnlineReadTests {
         #expect(missing.stderrLines == [#"error: no cohort "nope" in set "t""#])
     }
 
+    @Test func rolloutFormsAndAnInvalidImport() throws {
+        let server = try LiveServer()
+        #expect(try server.ctl(["sets", "create", "t"]).status == 0)
+        #expect(try server.ctl(["create", "cols", "--type", "int", "--default", "2", "--kind", "ops"]).status == 0)
+        #expect(
+            try server.ctl(["rollout", "cols", "--value", "3", "--percent", "25"]).stdout
+                == "rolling out cols: 25% of 3 (version 3)\n")
+        let percent = try server.ctl(["rollout", "cols", "show"])
+        #expect(percent.stdoutLines == ["cols: 25% of 3", "[#####...............] 25%"])
+        let steps = ["rollout", "cols", "--value", "3", "--steps", "0h:1,24h:5,72h:100", "--start", "2030-01-01"]
+        #expect(try server.ctl(steps).stdout == "rolling out cols: 0% of 3, step 0 of 3 (version 4)\n")
+        let show = try server.ctl(["rollout", "cols", "show"])
+        #expect(show.stdoutLines.count == 7)
+        #expect(show.stdoutLines[6].hasPrefix("  3     2030-01-04 00:00 UTC  in "))
+        #expect(show.stdoutLines[6].hasSuffix("  100%"))
+        let badSteps = try server.ctl(["rollout", "cols", "--value", "3", "--steps", "0h:1,24h"])
+        #expect(badSteps.status == 2)
+        #expect(badSteps.stderrLines.first == "error: --steps '24h' needs the form OFFSET:PERCENT, e.g. 24h:5")
+
+        try server.workspace.write("bad.json", #"{"schema":1,"flags":{"x":{"type":"bool","default":3}}}"#)
+        let invalid = try server.ctl(["import", "bad.json"])
+        #expect(invalid.status == 1)
+        #expect(
+            invalid.stderrLines == [
+                "error: rejected, nothing changed: flags.x.default: expected a value of type bool, found 3"
+            ])
+        #expect(try server.version() == 4)
+    }
+
     private static func daysSince2020() -> Int {
         Int((Date().timeIntervalSince1970 - 1_577_836_800 + 43_200) / 86_400)
     }

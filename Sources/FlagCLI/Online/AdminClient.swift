@@ -10,7 +10,8 @@ import Foundation
 ///
 /// ```swift
 /// let client = try AdminClient(context, for: Self.configuration)
-/// let answer = try client.send("POST", client.flagPath(key) + "/kill", body: ["reason": .string("oops")])
+/// let set = try client.requireSet(for: Self.configuration)
+/// let answer = try client.send("POST", client.flagPath(set, key) + "/kill", body: .object([:]), ifMatch: 42)
 /// ```
 public struct AdminClient {
     /// The server's base URL, without a trailing slash.
