@@ -19,21 +19,33 @@ struct OnlineErrorTests {
     @Test func failuresSayWhatToFixAndChangeNothing() throws {
         let server = try seeded()
         let cases: [(arguments: [String], token: String?, status: Int32, stderr: String)] = [
-            (["kill", "cols"], "fsa_wrong", 1,
-             "error: the server refused the token (401): check --token / FLAGCTL_TOKEN"),
+            (
+                ["kill", "cols"], "fsa_wrong", 1,
+                "error: the server refused the token (401): check --token / FLAGCTL_TOKEN"
+            ),
             (["kill", "nope"], nil, 1, #"error: no flag "nope" in set "t""#),
-            (["set", "cols", "--default", "abc"], nil, 1,
-             "error: --default for cols: 'abc' is not an int; use a whole number such as 42"),
-            (["override", "cols", "true", "--unit", "u-1"], nil, 1,
-             "error: VALUE for cols: 'true' is not an int; use a whole number such as 42"),
-            (["override", "cols", "3", "--unit", "u-1", "--for", "2x"], nil, 2,
-             "error: --for '2x' is not a duration: unknown unit 'x' at offset 1"),
-            (["expire", "cols", "--at", "2026-13-01", "--keep", "3"], nil, 2,
-             "error: --at '2026-13-01' is not a date: month 13 is out of range 01–12; use 2026-12-01 or "
-                + "2026-12-01T09:00:00Z"),
-            (["kill", "cols", "--if-match", "1"], nil, 3,
-             "error: the set changed meanwhile: it is at version 2 now, not 1 (--if-match); nothing was changed: "
-                + "review with 'flagctl history' and retry"),
+            (
+                ["set", "cols", "--default", "abc"], nil, 1,
+                "error: --default for cols: 'abc' is not an int; use a whole number such as 42"
+            ),
+            (
+                ["override", "cols", "true", "--unit", "u-1"], nil, 1,
+                "error: VALUE for cols: 'true' is not an int; use a whole number such as 42"
+            ),
+            (
+                ["override", "cols", "3", "--unit", "u-1", "--for", "2x"], nil, 2,
+                "error: --for '2x' is not a duration: unknown unit 'x' at offset 1"
+            ),
+            (
+                ["expire", "cols", "--at", "2026-13-01", "--keep", "3"], nil, 2,
+                "error: --at '2026-13-01' is not a date: month 13 is out of range 01–12; use 2026-12-01 or "
+                    + "2026-12-01T09:00:00Z"
+            ),
+            (
+                ["kill", "cols", "--if-match", "1"], nil, 3,
+                "error: the set changed meanwhile: it is at version 2 now, not 1 (--if-match); nothing was changed: "
+                    + "review with 'flagctl history' and retry"
+            ),
         ]
         for test in cases {
             let run = try server.ctl(test.arguments, token: test.token)

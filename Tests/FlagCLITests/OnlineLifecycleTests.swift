@@ -93,10 +93,12 @@ struct OnlineLifecycleTests {
             ])
         let first = try server.document(set: "t")
         let second = try server.document(set: "u")
-        #expect(NSDictionary(dictionary: first["flags"] as? [String: Any] ?? [:])
-            .isEqual(to: second["flags"] as? [String: Any] ?? [:]))
-        #expect(NSDictionary(dictionary: first["cohorts"] as? [String: Any] ?? [:])
-            .isEqual(to: second["cohorts"] as? [String: Any] ?? [:]))
+        #expect(
+            NSDictionary(dictionary: first["flags"] as? [String: Any] ?? [:])
+                .isEqual(to: second["flags"] as? [String: Any] ?? [:]))
+        #expect(
+            NSDictionary(dictionary: first["cohorts"] as? [String: Any] ?? [:])
+                .isEqual(to: second["cohorts"] as? [String: Any] ?? [:]))
         #expect((first["flags"] as? [String: Any])?.count == 1)
 
         // Importing the same document again changes nothing; a dry run of a different one applies nothing.

@@ -53,7 +53,8 @@ struct UsageTests {
             (["eval", "--file", "demo.json", "--unit", "u"], "error: missing KEY", "usage: flagctl eval KEY"),
             (["lint", "demo.json", "--json=yes"], "error: --json takes no value", "usage: flagctl lint SET.json"),
             (
-                ["help", "frob"], "error: no command 'frob'; commands: sets list, sets create, list, get, create, "
+                ["help", "frob"],
+                "error: no command 'frob'; commands: sets list, sets create, list, get, create, "
                     + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, "
                     + "cohort create, cohort list, cohort show, eval, lint, history, diff, rollback, export, import, "
                     + "keys create, keys list, keys revoke, help",

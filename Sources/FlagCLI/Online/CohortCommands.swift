@@ -1,5 +1,5 @@
-import Foundation
 import FlagCore
+import Foundation
 
 /// `flagctl cohort create NAME [--units a,b] [--where COND]...`: a named group of units.
 public struct CohortCreateCommand: Command {

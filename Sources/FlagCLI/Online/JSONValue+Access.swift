@@ -1,5 +1,5 @@
-import Foundation
 import FlagCore
+import Foundation
 
 extension JSONValue {
     /// The member `name` of an object; `null` for anything else, so that lookups chain.
