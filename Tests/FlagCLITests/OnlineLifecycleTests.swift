@@ -89,7 +89,7 @@ struct OnlineLifecycleTests {
         let imported = try server.ctl(["import", "t.json"], set: "u")
         #expect(
             imported.stdoutLines == [
-                "+ flag cols (added)", "+ cohort de (added)", "imported t.json into u (version 2)",
+                "+ flag cols", "+ cohort de", "imported t.json into u (version 2)",
             ])
         let first = try server.document(set: "t")
         let second = try server.document(set: "u")
@@ -107,7 +107,7 @@ struct OnlineLifecycleTests {
                 == "imported t.json into u (unchanged, still version 2)")
         #expect(try server.ctl(["set", "cols", "--default", "5"], set: "u").status == 0)
         let dryRun = try server.ctl(["import", "t.json", "--dry-run"], set: "u")
-        #expect(dryRun.stdoutLines == ["~ flag cols (changed)", "nothing applied (--dry-run)"])
+        #expect(dryRun.stdoutLines == ["~ flag cols", "    default: 5 → 2", "nothing applied (--dry-run)"])
         #expect(try server.version(of: "u") == 3)
         let still = try server.json(["get", "cols"], set: "u")
         #expect((still["flag"] as? [String: Any])?["default"] as? Int == 5)

@@ -78,7 +78,8 @@ public struct ImportCommand: Command {
         let check = try client.send(
             "PUT", client.setPath(set), body: .object(["document": document, "dryRun": .bool(true)]),
             ifMatch: mutation.ifMatch)
-        let lines = Self.changes(check.json)
+        let current = try client.send("GET", client.setPath(set)).json
+        let lines = Self.changes(check.json, from: current, to: document)
         if dryRun {
             if context.globals.json {
                 context.console.print(check.json.compactText)
@@ -100,16 +101,19 @@ public struct ImportCommand: Command {
         return .success
     }
 
-    /// `+ flag x` (added), `~ flag y` (changed), `- cohort z` (removed), from a dry run's answer.
-    static func changes(_ answer: JSONValue) -> [String] {
-        var lines: [String] = []
-        for kind in ["flags", "cohorts"] {
-            let items = answer[kind].object ?? [:]
-            for key in items.keys.sorted() {
-                let mark = ["added": "+", "removed": "-"][items[key]?.string ?? ""] ?? "~"
-                lines.append("\(mark) \(kind.dropLast()) \(key) (\(items[key]?.string ?? "changed"))")
-            }
+    /// `+ flag x`, `- cohort z`, and `~ flag y` with a `    member: before → after` line per changed member: the
+    /// dry run's verdict per item, detailed against the current document.
+    static func changes(_ answer: JSONValue, from current: JSONValue, to document: JSONValue) -> [String] {
+        func items(_ kind: String, name: String) -> JSONValue {
+            let verdicts = answer[kind].object ?? [:]
+            return .array(
+                verdicts.keys.sorted().map { key in
+                    .object([
+                        name: .string(key), "before": verdicts[key]?.string == "added" ? .null : current[kind][key],
+                        "after": verdicts[key]?.string == "removed" ? .null : document[kind][key],
+                    ])
+                })
         }
-        return lines
+        return DiffText.lines(flags: items("flags", name: "key"), cohorts: items("cohorts", name: "name"))
     }
 }
