@@ -56,6 +56,7 @@ struct OnlineErrorTests {
         }
         #expect(try server.version() == 2)
         #expect(try server.ctl(["kill", "cols", "--if-match", "2"]).stdout == "killed cols (version 3)\n")
+        #expect(try server.ctl(["kill", "cols"]).stdout == "killed cols (unchanged, still version 3)\n")
     }
 
     @Test func usageErrorsExitTwoWithTheCommandsUsage() throws {
