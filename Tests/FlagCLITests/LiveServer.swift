@@ -13,7 +13,7 @@ final class LiveServer {
     let workspace: TemporaryDirectory
     let url: String
     let token: String
-    private let process: Process
+    private let pid: pid_t
 
     static var binary: URL? {
         Flagctl.binary.map { $0.deletingLastPathComponent().appendingPathComponent("flagserver") }
@@ -24,22 +24,15 @@ final class LiveServer {
         directory = try TemporaryDirectory()
         workspace = try TemporaryDirectory()
         let binary = try #require(Self.binary, "flagserver is not built next to the test bundle")
-        process = Process()
-        process.executableURL = binary
-        process.arguments = ["--listen", "127.0.0.1:0", "--data", "data"]
-        process.environment = ["PATH": "/usr/bin:/bin"]
-        process.currentDirectoryURL = directory.url
         let logURL = directory.url.appendingPathComponent("server.log")
-        try Data().write(to: logURL)
-        let log = try FileHandle(forWritingTo: logURL)
-        process.standardError = log
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        try log.close()
+        pid = try Spawn.start(
+            binary.path, ["--listen", "127.0.0.1:0", "--data", "data"], environment: ["PATH": "/usr/bin:/bin"],
+            directory: directory.url.path, stdout: "/dev/null", stderr: logURL.path)
         var port: Int?
         let deadline = Date().addingTimeInterval(20)
-        while port == nil && Date() < deadline && process.isRunning {
-            let text = String(decoding: try Data(contentsOf: logURL), as: UTF8.self)
+        while port == nil && Date() < deadline && !Spawn.hasEnded(pid) {
+            // The file is there once the child runs; an unreadable moment just means "not yet".
+            let text = String(decoding: (try? Data(contentsOf: logURL)) ?? Data(), as: UTF8.self)
             if let line = text.split(separator: "\n").first(where: { $0.contains("listening on http://127.0.0.1:") }) {
                 port = Int(line.split(separator: ":").last ?? "")
             } else {
@@ -47,7 +40,8 @@ final class LiveServer {
             }
         }
         guard let port else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            kill(pid, SIGKILL)
+            _ = Spawn.wait(pid)
             throw ServerDidNotStart()
         }
         url = "http://127.0.0.1:\(port)"
@@ -56,9 +50,8 @@ final class LiveServer {
     }
 
     deinit {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        kill(pid, SIGTERM)
+        _ = Spawn.wait(pid)
     }
 
     /// Runs `flagctl` against this server with its admin token, on `set`.
