@@ -52,7 +52,7 @@ let package = Package(
             name: "FlagClientTests",
             dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite", "FlagServer", "flagdemo"]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
-        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl"]),
+        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl", "FlagServerMain"]),
     ],
     swiftLanguageModes: [.v6]
 )

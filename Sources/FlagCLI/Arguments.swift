@@ -122,7 +122,7 @@ public struct GlobalOptions: Sendable, Equatable {
 
     /// The declarations, for the parser and the help screens.
     static let options: [Option] = [
-        .value("server", "URL", help: "FlagServer base URL (default: $FLAGCTL_SERVER)"),
+        .value("server", "URL", help: "FlagServer base URL (default: $FLAGCTL_SERVER, else http://127.0.0.1:8080)"),
         .value("token", "TOKEN", help: "admin token (default: $FLAGCTL_TOKEN)"),
         .value("set", "NAME", help: "flag set to work on (default: $FLAGCTL_SET)"),
         .flag("json", help: "print JSON for scripts instead of tables for people"),

@@ -28,6 +28,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         case usage(usage: String, helpCommand: String)
         /// The command ran and failed.
         case failure
+        /// Someone changed the flag set meanwhile (`--if-match` was stale).
+        case conflict
     }
 
     private let code: Code
@@ -51,11 +53,17 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         CLIError(.failure, message)
     }
 
+    /// A conflict: the set is no longer at the version the command was told to expect; never retried silently.
+    public static func conflict(_ message: String) -> CLIError {
+        CLIError(.conflict, message)
+    }
+
     /// The exit code the process ends with.
     public var exitCode: ExitCode {
         switch code {
         case .usage: .usage
         case .failure: .failure
+        case .conflict: .conflict
         }
     }
 
@@ -64,7 +72,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         switch code {
         case .usage(let usage, let helpCommand):
             ["error: \(message)", "usage: \(usage)", "See '\(helpCommand)'."]
-        case .failure:
+        case .failure, .conflict:
             ["error: \(message)"]
         }
     }

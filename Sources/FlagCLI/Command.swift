@@ -86,7 +86,15 @@ public struct CommandContext {
 public enum FlagCTL {
     /// Every command, in the order the top-level help lists them.
     public static var commands: [any Command.Type] {
-        [EvalCommand.self, LintCommand.self, HelpCommand.self]
+        [
+            SetsListCommand.self, SetsCreateCommand.self, ListCommand.self, GetCommand.self, CreateCommand.self,
+            SetDefaultCommand.self, RuleAddCommand.self, RuleRemoveCommand.self, RolloutCommand.self,
+            OverrideCommand.self, KillCommand.self, RestoreCommand.self, ExpireCommand.self, ArchiveCommand.self,
+            StaleCommand.self, CohortCreateCommand.self, CohortListCommand.self, CohortShowCommand.self,
+            EvalCommand.self, LintCommand.self, HistoryCommand.self, DiffCommand.self, RollbackCommand.self,
+            ExportCommand.self, ImportCommand.self, KeysCreateCommand.self, KeysListCommand.self,
+            KeysRevokeCommand.self, HelpCommand.self,
+        ]
     }
 
     /// The top-level usage line.

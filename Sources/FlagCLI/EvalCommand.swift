@@ -4,13 +4,14 @@ import Foundation
 /// `flagctl eval KEY --file SET.json (--unit ID | --units-file FILE)`: evaluates a flag offline as a client would.
 ///
 /// The flag is asked for with its own type, and its own default stands in for the compiled-in default a client
-/// would pass. Unlike a client, an unknown key is an error: it is almost always a typo. Without `--file` this is
-/// the online form, which needs a server and is not available yet.
+/// would pass. Unlike a client, an unknown key is an error: it is almost always a typo. Without `--file` the
+/// server evaluates (its evaluate route), with the same output.
 public struct EvalCommand: Command {
     /// `eval KEY --file SET.json (--unit ID | --units-file FILE) …`
     public static let configuration = CommandConfiguration(
         name: "eval", abstract: "Evaluate a flag as a client would: value, reason, variant; offline with --file.",
-        synopsis: "KEY --file SET.json (--unit ID | --units-file FILE) [--attr NAME=VALUE]... [--at TIME] [--explain]",
+        synopsis:
+            "KEY [--file SET.json] (--unit ID | --units-file FILE) [--attr NAME=VALUE]... [--at TIME] [--explain]",
         positionals: [Positional("KEY", help: "the flag's key")],
         options: [
             .value("file", "SET.json", help: "evaluate against this flag-set file, offline (no server)"),
@@ -92,11 +93,7 @@ public struct EvalCommand: Command {
 
     /// Evaluates for every unit and prints a table, or one JSON object per unit with `--json`.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        guard let file else {
-            throw .failure(
-                "eval without --file evaluates on a server, and this version of flagctl cannot talk to one yet; "
-                    + "evaluate offline with --file SET.json")
-        }
+        guard let file else { return try runOnline(in: context) }
         let setFile: FlagSetFile
         switch try FlagSetFile.load(file) {
         case .failure(let error): throw .failure(FlagSetFile.describe(error, in: file))
@@ -126,7 +123,7 @@ public struct EvalCommand: Command {
         return "unknown flag '\(key)' in \(file) (known: \(shown)\(keys.count > 12 ? ", …" : ""))"
     }
 
-    private func unitIDs() throws(CLIError) -> [String] {
+    func unitIDs() throws(CLIError) -> [String] {
         switch units {
         case .one(let unit): return [unit]
         case .file(let path):

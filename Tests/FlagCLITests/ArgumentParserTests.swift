@@ -6,7 +6,7 @@ import Testing
 /// The parser on its own: spelling of options, globals, environment defaults, grouped commands.
 @Suite("ArgumentParser")
 struct ArgumentParserTests {
-    let parser = ArgumentParser(commands: FlagCTL.commands + [SetsList.self, SetsCreate.self])
+    let parser = ArgumentParser(commands: FlagCTL.commands + [DecksList.self, DecksCreate.self])
 
     /// Parses and expects a command to run.
     func parse(_ arguments: [String], environment: [String: String] = [:]) throws
@@ -120,8 +120,8 @@ struct ArgumentParserTests {
             (["eval", "k", "--unit", "u", "--explain=yes"], "--explain takes no value"),
             (["eval", "k", "--unit", "u", "-x"], "unknown option '-x'; options are spelled --name"),
             (["--set", "a", "--set", "b", "lint", "f"], "--set is given more than once"),
-            (["sets"], "'sets' needs a subcommand: list, create"),
-            (["sets", "delete"], "unknown command 'sets delete'; 'sets' has: list, create"),
+            (["decks"], "'decks' needs a subcommand: list, create"),
+            (["decks", "delete"], "unknown command 'decks delete'; 'decks' has: list, create"),
         ])
     func usageErrors(_ arguments: [String], _ message: String) throws {
         let error = try #require(usageError(arguments))
@@ -156,17 +156,17 @@ struct ArgumentParserTests {
 
     @Test("a value may start with a single dash, such as a negative number")
     func negativeValues() throws {
-        let parsed = try parse(["sets", "create", "-5", "--note", "-0.5"])
-        #expect(parsed.name == "sets create")
+        let parsed = try parse(["decks", "create", "-5", "--note", "-0.5"])
+        #expect(parsed.name == "decks create")
         #expect(parsed.arguments.positionals == ["-5"])
         #expect(parsed.arguments.value("note") == "-0.5")
     }
 
     @Test("grouped commands resolve on two words, with options before the second")
     func groupedCommands() throws {
-        #expect(try parse(["sets", "list"]).name == "sets list")
-        let create = try parse(["--json", "sets", "create", "ios-beta", "--note", "hi"])
-        #expect(create.name == "sets create")
+        #expect(try parse(["decks", "list"]).name == "decks list")
+        let create = try parse(["--json", "decks", "create", "ios-beta", "--note", "hi"])
+        #expect(create.name == "decks create")
         #expect(create.arguments.positionals == ["ios-beta"])
         #expect(create.globals.json)
     }
@@ -185,10 +185,10 @@ struct ArgumentParserTests {
     }
 }
 
-/// A grouped command, as the online `sets list` will be; only its parsing is exercised here.
-struct SetsList: Command {
+/// A grouped command made up for the tests; only its parsing and dispatch are exercised here.
+struct DecksList: Command {
     static let configuration = CommandConfiguration(
-        name: "sets list", abstract: "List flag sets.", synopsis: "", example: "flagctl sets list")
+        name: "decks list", abstract: "List flag sets.", synopsis: "", example: "flagctl decks list")
     init(parsing arguments: ParsedArguments) throws(CLIError) {}
     func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         context.console.print("ios-prod")
@@ -197,11 +197,11 @@ struct SetsList: Command {
 }
 
 /// A grouped command with a positional and an option.
-struct SetsCreate: Command {
+struct DecksCreate: Command {
     static let configuration = CommandConfiguration(
-        name: "sets create", abstract: "Create a flag set.", synopsis: "NAME [--note S]",
+        name: "decks create", abstract: "Create a flag set.", synopsis: "NAME [--note S]",
         positionals: [Positional("NAME", help: "the set's name")],
-        options: [.value("note", "S", help: "a note")], example: "flagctl sets create ios-beta")
+        options: [.value("note", "S", help: "a note")], example: "flagctl decks create ios-beta")
     let name: String
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positional(0) ?? ""
@@ -217,14 +217,14 @@ struct SetsCreate: Command {
 struct DispatchTests {
     @Test("a new command slots in as one type in the registry: it runs, and help lists it")
     func registry() {
-        let commands = FlagCTL.commands + [SetsList.self, SetsCreate.self]
-        let created = runInProcess(["sets", "create", "ios-beta", "--json"], commands: commands)
+        let commands = FlagCTL.commands + [DecksList.self, DecksCreate.self]
+        let created = runInProcess(["decks", "create", "ios-beta", "--json"], commands: commands)
         #expect(created.status == 0)
         #expect(created.stdout == "created ios-beta\n")
         let help = runInProcess(["help"], commands: commands)
-        #expect(help.stdout.contains("  sets create  Create a flag set."))
-        let subcommandHelp = runInProcess(["help", "sets", "list"], commands: commands)
-        #expect(subcommandHelp.stdout.hasPrefix("OVERVIEW: List flag sets.\n\nUSAGE: flagctl sets list\n"))
+        #expect(help.stdoutLines.contains { $0.hasPrefix("  decks create ") && $0.hasSuffix("  Create a flag set.") })
+        let subcommandHelp = runInProcess(["help", "decks", "list"], commands: commands)
+        #expect(subcommandHelp.stdout.hasPrefix("OVERVIEW: List flag sets.\n\nUSAGE: flagctl decks list\n"))
     }
 
     @Test("the clock is injected: eval without --at evaluates at the time main is given")

@@ -240,19 +240,4 @@ struct EvalTests {
         let line = try #require(run.stderrLines.first)
         #expect(line.hasPrefix("error: bad.json:3:"), "\(line)")
     }
-
-    @Test("without --file (the online form) it says a server is needed and fails, without pretending")
-    func onlineForm() throws {
-        let directory = try TemporaryDirectory()
-        let run = try Flagctl.run(
-            ["eval", "new-checkout", "--unit", "u-1"], in: directory,
-            environment: ["FLAGCTL_SERVER": "http://127.0.0.1:9"])
-        #expect(run.status == 1)
-        #expect(run.stdout == "")
-        #expect(
-            run.stderrLines == [
-                "error: eval without --file evaluates on a server, and this version of flagctl cannot talk to one yet; "
-                    + "evaluate offline with --file SET.json"
-            ])
-    }
 }

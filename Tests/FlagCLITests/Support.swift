@@ -42,35 +42,23 @@ enum Flagctl {
         throws -> Run
     {
         let binary = try #require(binary, "flagctl is not built next to the test bundle")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = directory.url
         // Files rather than pipes: a large output can never block the child while the test waits.
         let outURL = directory.url.appendingPathComponent(".stdout-\(UUID().uuidString)")
         let errURL = directory.url.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        try Data().write(to: outURL)
-        try Data().write(to: errURL)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
         // Best effort: the directory itself is removed when the test ends.
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)
         }
+        let pid = try Spawn.start(
+            binary.path, arguments, environment: environment, directory: directory.url.path, stdout: outURL.path,
+            stderr: errURL.path)
+        let ended = Spawn.wait(pid)
         return Run(
-            status: process.terminationStatus,
+            status: ended.status,
             stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
             stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self),
-            exitedNormally: process.terminationReason == .exit)
+            exitedNormally: ended.exitedNormally)
     }
 
     /// Parses each stdout line as a JSON object.

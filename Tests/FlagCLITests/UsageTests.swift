@@ -6,7 +6,7 @@ import Testing
 @Suite("flagctl usage and help")
 struct UsageTests {
     static let evalUsage =
-        "usage: flagctl eval KEY --file SET.json (--unit ID | --units-file FILE) "
+        "usage: flagctl eval KEY [--file SET.json] (--unit ID | --units-file FILE) "
         + "[--attr NAME=VALUE]... [--at TIME] [--explain]"
 
     @Test(
@@ -53,7 +53,11 @@ struct UsageTests {
             (["eval", "--file", "demo.json", "--unit", "u"], "error: missing KEY", "usage: flagctl eval KEY"),
             (["lint", "demo.json", "--json=yes"], "error: --json takes no value", "usage: flagctl lint SET.json"),
             (
-                ["help", "frob"], "error: no command 'frob'; commands: eval, lint, help",
+                ["help", "frob"],
+                "error: no command 'frob'; commands: sets list, sets create, list, get, create, "
+                    + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, "
+                    + "cohort create, cohort list, cohort show, eval, lint, history, diff, rollback, export, import, "
+                    + "keys create, keys list, keys revoke, help",
                 "usage: flagctl help [COMMAND]"
             ),
         ])
@@ -73,7 +77,7 @@ struct UsageTests {
             (["--help"], "flagctl [--server URL]"), (["-h"], "flagctl [--server URL]"),
             (["help"], "flagctl [--server URL]"), (["lint", "--help"], "flagctl lint SET.json"),
             (["lint", "-h"], "flagctl lint SET.json"), (["help", "lint"], "flagctl lint SET.json"),
-            (["eval", "--help"], "flagctl eval KEY --file SET.json"), (["help", "eval"], "flagctl eval KEY --file"),
+            (["eval", "--help"], "flagctl eval KEY [--file SET.json]"), (["help", "eval"], "flagctl eval KEY [--file"),
             (["eval", "new-checkout", "--unit", "u", "--nonsense", "-h"], "flagctl eval KEY"),
             (["help", "--help"], "flagctl help [COMMAND]"), (["help", "help"], "flagctl help [COMMAND]"),
         ])

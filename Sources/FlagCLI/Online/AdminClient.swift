@@ -1,0 +1,175 @@
+import FlagCore
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A small synchronous client of FlagServer's admin API (docs/admin-api.md): the one place that adds the token
+/// and `If-Match`, and turns error answers into a `CLIError` saying what to fix.
+///
+/// ```swift
+/// let client = try AdminClient(context, for: Self.configuration)
+/// let set = try client.requireSet(for: Self.configuration)
+/// let answer = try client.send("POST", client.flagPath(set, key) + "/kill", body: .object([:]), ifMatch: 42)
+/// ```
+public struct AdminClient {
+    /// The server's base URL, without a trailing slash.
+    public let server: String
+    /// The flag set the command works on, if one was given.
+    public let set: String?
+    private let token: String
+    private let session: URLSession
+
+    /// One answer: the status, the JSON body (`null` when empty) and the version named by `ETag`.
+    public struct Answer {
+        /// The HTTP status.
+        public let status: Int
+        /// The decoded body.
+        public let json: JSONValue
+        /// The raw body.
+        public let body: [UInt8]
+    }
+
+    /// Makes a client from the global options; without a token, says where to find one.
+    public init(_ context: CommandContext, for configuration: CommandConfiguration) throws(CLIError) {
+        let server = context.globals.server ?? "http://127.0.0.1:8080"
+        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw .usage("the server '\(server)' is not an http:// or https:// URL (FLAGCTL_SERVER)", of: configuration)
+        }
+        guard let token = context.globals.token, !token.isEmpty else {
+            if FileManager.default.fileExists(atPath: "data/admin-token") {
+                throw .failure(
+                    "no admin token; the server wrote one to data/admin-token: "
+                        + "export FLAGCTL_TOKEN=$(cat data/admin-token)")
+            }
+            throw .failure("no admin token: pass --token TOKEN or set FLAGCTL_TOKEN")
+        }
+        self.server = server.hasSuffix("/") ? String(server.dropLast()) : server
+        self.token = token
+        self.set = context.globals.set
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 30
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        session = URLSession(configuration: configuration)
+    }
+
+    /// The set to work on, or a usage error asking for `--set`.
+    public func requireSet(for configuration: CommandConfiguration) throws(CLIError) -> String {
+        guard let set, !set.isEmpty else {
+            throw .usage("no flag set: pass --set NAME or set FLAGCTL_SET", of: configuration)
+        }
+        return set
+    }
+
+    /// Sends one request; a non-2xx answer becomes the `CLIError` for it (409 → conflict, exit 3).
+    public func send(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
+        ifMatch: Int? = nil
+    ) throws(CLIError) -> Answer {
+        var components = URLComponents(string: server + path)
+        if !query.isEmpty { components?.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
+        guard let url = components?.url else { throw .failure("cannot make a URL of '\(server)\(path)'") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        if let ifMatch { request.setValue("\"\(ifMatch)\"", forHTTPHeaderField: "If-Match") }
+        if let body {
+            request.httpBody = Data(body.canonicalBytes)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (status, bytes) = try exchange(request)
+        let json: JSONValue
+        if bytes.isEmpty {
+            json = .null
+        } else if let parsed = try? JSONReader.parse(bytes) {
+            json = parsed
+        } else {
+            throw .failure("\(server) answered \(method) \(path) with \(status) and a body that is not JSON")
+        }
+        guard (200..<300).contains(status) else { throw Self.error(status: status, json: json, ifMatch: ifMatch) }
+        return Answer(status: status, json: json, body: bytes)
+    }
+
+    /// Runs the request to completion on URLSession's queue, waiting here.
+    private func exchange(_ request: URLRequest) throws(CLIError) -> (Int, [UInt8]) {
+        let box = ExchangeBox()
+        let done = DispatchSemaphore(value: 0)
+        let task = session.dataTask(with: request) { data, response, error in
+            box.data = data
+            box.status = (response as? HTTPURLResponse)?.statusCode
+            box.error = error
+            done.signal()
+        }
+        task.resume()
+        done.wait()
+        if let error = box.error {
+            let reason: String
+            switch (error as? URLError)?.code {
+            case .cannotConnectToHost?: reason = "connection refused"
+            case .timedOut?: reason = "timed out"
+            case .cannotFindHost?, .dnsLookupFailed?: reason = "unknown host"
+            default: reason = error.localizedDescription
+            }
+            throw .failure("cannot reach \(server): \(reason); is flagserver running? (--server / FLAGCTL_SERVER)")
+        }
+        guard let status = box.status else { throw .failure("\(server) sent no HTTP answer") }
+        return (status, Array(box.data ?? Data()))
+    }
+
+    /// The message for an error answer: what the server said plus what to do about it.
+    static func error(status: Int, json: JSONValue, ifMatch: Int?) -> CLIError {
+        let error = json["error"]
+        let message = error["message"].string ?? "HTTP \(status)"
+        switch status {
+        case 401:
+            return .failure("the server refused the token (401): check --token / FLAGCTL_TOKEN")
+        case 403:
+            return .failure("this token may not do that (403): use an admin token; \(message)")
+        case 409 where error["code"].string == "conflict":
+            let current = error["currentVersion"].int.map { "version \($0)" } ?? "a newer version"
+            let expected = ifMatch.map { ", not \($0) (--if-match)" } ?? ""
+            return .conflict(
+                "the set changed meanwhile: it is at \(current) now\(expected); "
+                    + "nothing was changed: review with 'flagctl history' and retry")
+        case 422:
+            let problems = error["problems"].array ?? []
+            let listed = problems.compactMap { problem -> String? in
+                guard let text = problem["message"].string else { return nil }
+                return problem["path"].string.map { "\($0): \(text)" } ?? text
+            }
+            return .failure(listed.isEmpty ? message : "rejected, nothing changed: " + listed.joined(separator: "; "))
+        case 404 where message.hasPrefix("no flag set"):
+            return .failure("\(message) (see 'flagctl sets list')")
+        case 404 where message.hasPrefix("no flag "):
+            return .failure("\(message) (see 'flagctl list')")
+        default:
+            return .failure(message)
+        }
+    }
+}
+
+/// What the URLSession callback hands back.
+///
+/// `@unchecked Sendable`: written once on URLSession's queue before `signal()`, read only after `wait()` returns,
+/// so the semaphore orders every access.
+private final class ExchangeBox: @unchecked Sendable {
+    var data: Data?
+    var status: Int?
+    var error: (any Error)?
+}
+
+/// Percent-encodes one path segment (a key, a set or cohort name).
+func segment(_ text: String) -> String {
+    var allowed = CharacterSet.alphanumerics
+    allowed.insert(charactersIn: "-._~")
+    return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+}
+
+extension AdminClient {
+    /// `/v1/admin/sets/{set}`
+    func setPath(_ set: String) -> String { "/v1/admin/sets/\(segment(set))" }
+
+    /// `/v1/admin/sets/{set}/flags/{key}`
+    func flagPath(_ set: String, _ key: String) -> String { setPath(set) + "/flags/\(segment(key))" }
+}

@@ -1,0 +1,131 @@
+import FlagCore
+import Foundation
+
+/// `flagctl cohort create NAME [--units a,b] [--where COND]...`: a named group of units.
+public struct CohortCreateCommand: Command {
+    /// `cohort create NAME …`
+    public static let configuration = CommandConfiguration(
+        name: "cohort create", abstract: "Create (or replace) a cohort: listed units and/or a condition group.",
+        synopsis: "NAME [--units a,b] [--where COND]... [--description S]",
+        positionals: [Positional("NAME", help: "the cohort's name")],
+        options: [
+            .value("units", "a,b", help: "unit ids always in the cohort"),
+            .repeated("where", "COND", help: "'ATTRIBUTE OP VALUE[,VALUE]'; several must all match"),
+            .value("description", "S", help: "who is in it"),
+        ] + Mutation.options,
+        example: "flagctl cohort create beta --units u-1,u-2 --where 'appVersion semver_gte 5.2.0'")
+
+    private let name: String
+    private let cohort: JSONValue
+    private let mutation: Mutation
+
+    /// Builds the cohort; one of `--units`/`--where` is needed.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        name = arguments.positionals[0]
+        var members: [String: JSONValue] = [:]
+        if let units = arguments.value("units") {
+            let ids = units.split(separator: ",").map { JSONValue.string(String($0)) }
+            guard !ids.isEmpty else { throw arguments.usageError("--units needs ids, e.g. u-1,u-2") }
+            members["include"] = .array(ids)
+        }
+        var conditions: [JSONValue] = []
+        for text in arguments.values("where") { conditions.append(try Typed.condition(text, arguments)) }
+        if !conditions.isEmpty { members["groups"] = .array([.array(conditions)]) }
+        guard !members.isEmpty else { throw arguments.usageError("give --units a,b and/or --where COND") }
+        if let description = arguments.value("description") { members["description"] = .string(description) }
+        cohort = .object(members)
+        mutation = try Mutation(arguments)
+    }
+
+    /// PUTs the cohort.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send(
+            "PUT", client.setPath(set) + "/cohorts/\(segment(name))", body: mutation.body(["cohort": cohort]),
+            ifMatch: mutation.ifMatch)
+        let verb = answer.status == 201 ? "created" : "replaced"
+        context.report(answer, "\(verb) cohort \(name) \(AdminClient.versionNote(answer))")
+        return .success
+    }
+}
+
+/// `flagctl cohort list`.
+public struct CohortListCommand: Command {
+    /// `cohort list`
+    public static let configuration = CommandConfiguration(
+        name: "cohort list", abstract: "List the cohorts of a set.", synopsis: "", example: "flagctl cohort list")
+
+    /// Takes no arguments.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+
+    /// `NAME  UNITS  CONDITIONS  DESCRIPTION`
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send("GET", client.setPath(set) + "/cohorts")
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        let cohorts = answer.json["cohorts"].object ?? [:]
+        var table = Table(header: ["NAME", "UNITS", "CONDITIONS", "DESCRIPTION"])
+        for name in cohorts.keys.sorted() {
+            let cohort = cohorts[name] ?? .null
+            table.append([
+                name, String(cohort["include"].array?.count ?? 0), CohortText.conditions(cohort),
+                cohort["description"].string ?? "",
+            ])
+        }
+        context.printTable(table)
+        return .success
+    }
+}
+
+/// `flagctl cohort show NAME`.
+public struct CohortShowCommand: Command {
+    /// `cohort show NAME`
+    public static let configuration = CommandConfiguration(
+        name: "cohort show", abstract: "Show one cohort.", synopsis: "NAME",
+        positionals: [Positional("NAME", help: "the cohort's name")], example: "flagctl cohort show beta")
+
+    private let name: String
+
+    /// Takes the name.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        name = arguments.positionals[0]
+    }
+
+    /// `field: value` lines.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send("GET", client.setPath(set) + "/cohorts/\(segment(name))")
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        let cohort = answer.json["cohort"]
+        context.console.print("name:        \(name)")
+        if let description = cohort["description"].string { context.console.print("description: \(description)") }
+        let ids = { (list: JSONValue) in (list.array ?? []).compactMap(\.string).joined(separator: ", ") }
+        if cohort["include"].array?.isEmpty == false { context.console.print("include:     \(ids(cohort["include"]))") }
+        if cohort["exclude"].array?.isEmpty == false { context.console.print("exclude:     \(ids(cohort["exclude"]))") }
+        let conditions = CohortText.conditions(cohort)
+        if conditions != "-" { context.console.print("matches:     \(conditions)") }
+        return .success
+    }
+}
+
+/// How a cohort's condition groups read.
+enum CohortText {
+    /// `(country in DE,AT and appVersion semver_gte 5.2.0) or (…)`, `-` for none.
+    static func conditions(_ cohort: JSONValue) -> String {
+        let groups = (cohort["groups"].array ?? []).map { group in
+            RuleText.describe(.object(["conditions": group, "value": .bool(true)]))
+                .replacingOccurrences(of: " → true", with: "")
+        }
+        if groups.isEmpty { return "-" }
+        return groups.count == 1 ? groups[0] : groups.map { "(\($0))" }.joined(separator: " or ")
+    }
+}

@@ -1,0 +1,98 @@
+import FlagCore
+import Foundation
+
+/// `flagctl create KEY --type T --default V …`: a new flag. Without `--expires`/`--lifetime` the server gives
+/// release and experiment flags their kind's lifetime (42 and 90 days), and this says so.
+public struct CreateCommand: Command {
+    /// `create KEY --type T --default V …`
+    public static let configuration = CommandConfiguration(
+        name: "create", abstract: "Create a flag.",
+        synopsis: "KEY --type T --default V [--kind K] [--description S] [--owner S] "
+            + "[--expires DATE | --lifetime 6w] [--kill-value V]",
+        positionals: [Positional("KEY", help: "the new flag's key")],
+        options: [
+            .value("type", "T", help: "bool, int, double, string or json"),
+            .value("default", "V", help: "the value everyone gets unless targeted"),
+            .value("kind", "K", help: "release (default), experiment, ops, kill_switch, permission"),
+            .value("description", "S", help: "what the flag is for"),
+            .value("owner", "S", help: "who to ask about it"),
+            .value("expires", "DATE", help: "when it expires (default: release 42 d, experiment 90 d from now)"),
+            .value("lifetime", "DURATION", help: "expires this long from now, e.g. 6w"),
+            .value("kill-value", "V", help: "the value served while killed"),
+        ] + Mutation.options,
+        example: "flagctl create new-checkout --type bool --default false --owner payments --lifetime 6w")
+
+    private let key: String
+    private let type: String
+    private let kind: String
+    private let defaultText: String
+    private let killText: String?
+    private let description: String?
+    private let owner: String?
+    private let expires: Date?
+    private let lifetime: Int?
+    private let mutation: Mutation
+
+    /// Checks the type, the kind and the expiry options.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        guard let type = arguments.value("type") else { throw arguments.usageError("missing --type T") }
+        guard ["bool", "int", "double", "string", "json"].contains(type) else {
+            throw arguments.usageError("unknown --type '\(type)'; use bool, int, double, string or json")
+        }
+        self.type = type
+        guard let defaultText = arguments.value("default") else { throw arguments.usageError("missing --default V") }
+        self.defaultText = defaultText
+        kind = arguments.value("kind") ?? "release"
+        guard ["release", "experiment", "ops", "kill_switch", "permission"].contains(kind) else {
+            throw arguments.usageError(
+                "unknown --kind '\(kind)'; use release, experiment, ops, kill_switch or permission")
+        }
+        killText = arguments.value("kill-value")
+        description = arguments.value("description")
+        owner = arguments.value("owner")
+        if arguments.value("expires") != nil && arguments.value("lifetime") != nil {
+            throw arguments.usageError("--expires and --lifetime cannot be used together")
+        }
+        expires = try arguments.value("expires").map { text throws(CLIError) in
+            try Typed.date(text, option: "expires", arguments)
+        }
+        lifetime = try arguments.value("lifetime").map { text throws(CLIError) in
+            try Typed.duration(text, option: "lifetime", arguments)
+        }
+        mutation = try Mutation(arguments)
+    }
+
+    /// PUTs the new flag; refuses to replace one that exists.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        var flag: [String: JSONValue] = [
+            "type": .string(type), "kind": .string(kind),
+            "default": try Typed.value(defaultText, type: type, for: "--default"),
+        ]
+        if let killText { flag["killValue"] = try Typed.value(killText, type: type, for: "--kill-value") }
+        if let description { flag["description"] = .string(description) }
+        if let owner { flag["owner"] = .string(owner) }
+        let now = context.now()
+        if let expires { flag["expiresAt"] = .string(ISO8601.format(expires)) }
+        if let lifetime { flag["expiresAt"] = .string(ISO8601.format(now.addingTimeInterval(Double(lifetime)))) }
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        // PUT creates or replaces; `create` must never silently replace a flag.
+        let exists = try client.send("GET", client.setPath(set) + "/flags").json["flags"][key] != .null
+        if exists { throw .failure("flag '\(key)' already exists in set '\(set)'; change it with set/rule/rollout") }
+        let answer = try client.send(
+            "PUT", client.flagPath(set, key), body: mutation.body(["flag": .object(flag)]), ifMatch: mutation.ifMatch)
+        guard !context.globals.json else {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        context.console.print("created \(key) in \(set) \(AdminClient.versionNote(answer))")
+        let expiresAt = answer.json["flag"]["expiresAt"]
+        if expiresAt != .null {
+            let implied = expires == nil && lifetime == nil
+            let lifetime = implied ? ", the \(kind) lifetime (set --expires or --lifetime)" : ""
+            context.console.print("expires \(Shown.when(expiresAt, now: now))\(lifetime)")
+        }
+        return .success
+    }
+}

@@ -1,0 +1,176 @@
+import FlagCore
+import Foundation
+
+/// The commands that POST one action to a flag and report it: kill, restore, archive.
+protocol FlagActionCommand: Command {
+    /// The action route after the flag's path, e.g. `kill`.
+    static var route: String { get }
+    /// The past tense for the report, e.g. `killed`.
+    static var done: String { get }
+    var key: String { get }
+    var mutation: Mutation { get }
+}
+
+extension FlagActionCommand {
+    /// The declaration shared by these commands.
+    static func actionConfiguration(_ name: String, abstract: String, example: String) -> CommandConfiguration {
+        CommandConfiguration(
+            name: name, abstract: abstract, synopsis: "KEY [--reason S] [--if-match N]",
+            positionals: [Positional("KEY", help: "the flag's key")], options: Mutation.options, example: example)
+    }
+
+    /// POSTs the action and reports the new version.
+    func perform(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send(
+            "POST", client.flagPath(set, key) + "/" + Self.route, body: mutation.body(), ifMatch: mutation.ifMatch)
+        context.report(answer, "\(Self.done) \(key) \(AdminClient.versionNote(answer))")
+        return .success
+    }
+}
+
+/// `flagctl kill KEY [--reason S]`: everyone gets the kill value, at once.
+public struct KillCommand: FlagActionCommand {
+    /// `kill KEY`
+    public static let configuration = actionConfiguration(
+        "kill", abstract: "Serve the kill value to everyone, at once.",
+        example: "flagctl kill new-checkout --reason 'payment errors'")
+    static let route = "kill"
+    static let done = "killed"
+    let key: String
+    let mutation: Mutation
+
+    /// Takes the key.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        mutation = try Mutation(arguments)
+    }
+
+    /// Kills the flag.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode { try perform(in: context) }
+}
+
+/// `flagctl restore KEY`: undoes a kill.
+public struct RestoreCommand: FlagActionCommand {
+    /// `restore KEY`
+    public static let configuration = actionConfiguration(
+        "restore", abstract: "Undo a kill: the flag evaluates normally again.",
+        example: "flagctl restore new-checkout --reason 'fixed'")
+    static let route = "restore"
+    static let done = "restored"
+    let key: String
+    let mutation: Mutation
+
+    /// Takes the key.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        mutation = try Mutation(arguments)
+    }
+
+    /// Restores the flag.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode { try perform(in: context) }
+}
+
+/// `flagctl archive KEY`: the flag is no longer served.
+public struct ArchiveCommand: FlagActionCommand {
+    /// `archive KEY`
+    public static let configuration = actionConfiguration(
+        "archive", abstract: "Archive a flag: clients no longer get it.", example: "flagctl archive old-banner")
+    static let route = "archive"
+    static let done = "archived"
+    let key: String
+    let mutation: Mutation
+
+    /// Takes the key.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        mutation = try Mutation(arguments)
+    }
+
+    /// Archives the flag.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode { try perform(in: context) }
+}
+
+/// `flagctl set KEY --default V`: changes the default.
+public struct SetDefaultCommand: Command {
+    /// `set KEY --default V`
+    public static let configuration = CommandConfiguration(
+        name: "set", abstract: "Change a flag's default value.", synopsis: "KEY --default V [--reason S]",
+        positionals: [Positional("KEY", help: "the flag's key")],
+        options: [.value("default", "V", help: "the new default, of the flag's type")] + Mutation.options,
+        example: "flagctl set checkout-columns --default 3")
+
+    private let key: String
+    private let text: String
+    private let mutation: Mutation
+
+    /// Takes the key and the value.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        guard let text = arguments.value("default") else { throw arguments.usageError("missing --default V") }
+        self.text = text
+        mutation = try Mutation(arguments)
+    }
+
+    /// Fetches the flag for its type, then sets the default.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let type = try client.flag(set, key)["type"].string ?? "json"
+        let value = try Typed.value(text, type: type, for: "--default for \(key)")
+        let answer = try client.send(
+            "POST", client.flagPath(set, key) + "/default", body: mutation.body(["value": value]),
+            ifMatch: mutation.ifMatch)
+        context.report(answer, "\(key) defaults to \(value.compactText) \(AdminClient.versionNote(answer))")
+        return .success
+    }
+}
+
+/// `flagctl expire KEY [--at DATE | --now] --keep V`: when the flag ends and the value it then serves.
+public struct ExpireCommand: Command {
+    /// `expire KEY [--at DATE | --now] --keep V`
+    public static let configuration = CommandConfiguration(
+        name: "expire", abstract: "Expire a flag: from then on everyone gets the kept value.",
+        synopsis: "KEY [--at DATE | --now] --keep V [--reason S]",
+        positionals: [Positional("KEY", help: "the flag's key")],
+        options: [
+            .value("at", "DATE", help: "when it expires (default: now)"),
+            .flag("now", help: "expire now"),
+            .value("keep", "V", help: "the value served once expired"),
+        ] + Mutation.options,
+        example: "flagctl expire new-checkout --now --keep true")
+
+    private let key: String
+    private let at: Date?
+    private let keep: String
+    private let mutation: Mutation
+
+    /// Takes the key, the time and the kept value.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        if arguments.flag("now") && arguments.value("at") != nil {
+            throw arguments.usageError("--at and --now cannot be used together")
+        }
+        at = try arguments.value("at").map { text throws(CLIError) in try Typed.date(text, option: "at", arguments) }
+        guard let keep = arguments.value("keep") else { throw arguments.usageError("missing --keep V") }
+        self.keep = keep
+        mutation = try Mutation(arguments)
+    }
+
+    /// Fetches the flag for its type, then expires it.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let type = try client.flag(set, key)["type"].string ?? "json"
+        var members = ["keep": try Typed.value(keep, type: type, for: "--keep for \(key)")]
+        if let at { members["at"] = .string(ISO8601.format(at)) }
+        let answer = try client.send(
+            "POST", client.flagPath(set, key) + "/expire", body: mutation.body(members), ifMatch: mutation.ifMatch)
+        context.report(
+            answer,
+            "\(key) expires \(Shown.when(answer.json["flag"]["expiresAt"], now: context.now())), then serves "
+                + "\(answer.json["flag"]["expiredValue"].compactText) \(AdminClient.versionNote(answer))")
+        return .success
+    }
+}

@@ -1,0 +1,149 @@
+import FlagCore
+import Foundation
+
+/// `flagctl list [--expired] [--kind K]`: the flags of a set.
+public struct ListCommand: Command {
+    /// `list [--expired] [--kind K]`
+    public static let configuration = CommandConfiguration(
+        name: "list", abstract: "List the flags of a set.", synopsis: "[--expired] [--kind K]",
+        options: [
+            .flag("expired", help: "only flags past their expiry"),
+            .value("kind", "K", help: "only flags of this kind: release, experiment, ops, kill_switch, permission"),
+        ],
+        example: "flagctl --set ios-prod list --kind release")
+
+    private let expired: Bool
+    private let kind: String?
+
+    /// Takes the filters.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        expired = arguments.flag("expired")
+        kind = arguments.value("kind")
+    }
+
+    /// `KEY  TYPE  KIND  DEFAULT  STATE  EXPIRES`
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        var query: [(String, String)] = []
+        if let kind { query.append(("kind", kind)) }
+        if expired { query.append(("expired", "true")) }
+        let answer = try client.send("GET", client.setPath(set) + "/flags", query: query)
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        let flags = answer.json["flags"].object ?? [:]
+        var table = Table(header: ["KEY", "TYPE", "KIND", "DEFAULT", "STATE", "EXPIRES"])
+        let now = context.now()
+        for key in flags.keys.sorted() {
+            let flag = flags[key] ?? .null
+            table.append([
+                key, flag["type"].string ?? "?", flag["kind"].string ?? "?", flag["default"].compactText,
+                FlagState.summary(flag, now: now), flag["expiresAt"].date.map { Shown.relative($0, now: now) } ?? "-",
+            ])
+        }
+        context.printTable(table)
+        return .success
+    }
+}
+
+/// `flagctl get KEY`: one flag, every field.
+public struct GetCommand: Command {
+    /// `get KEY`
+    public static let configuration = CommandConfiguration(
+        name: "get", abstract: "Show one flag: values, rules, overrides, rollout, expiry.", synopsis: "KEY",
+        positionals: [Positional("KEY", help: "the flag's key")], example: "flagctl --set ios-prod get new-checkout")
+
+    private let key: String
+
+    /// Takes the key.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+    }
+
+    /// Prints `field: value` lines, or the server's `{"set","version","key","flag"}` with `--json`.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send("GET", client.flagPath(set, key))
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        for line in FlagState.describe(key, answer.json["flag"], now: context.now()) { context.console.print(line) }
+        return .success
+    }
+}
+
+/// How a flag reads for people.
+enum FlagState {
+    /// `killed`, `archived`, `expired`, `rollout 5%`, `paused 5%`, `3 rules`, or `default`.
+    static func summary(_ flag: JSONValue, now: Date) -> String {
+        if flag["archived"].bool == true { return "archived" }
+        if flag["killed"].bool == true { return "killed" }
+        if let expires = flag["expiresAt"].date, expires <= now { return "expired" }
+        var parts: [String] = []
+        if flag["rollout"] != .null, let percent = RolloutView.percent(flag["rollout"], now: now) {
+            let paused = flag["rollout"]["pausedAt"] != .null
+            parts.append("\(paused ? "paused" : "rollout") \(Shown.percent(percent))")
+        }
+        let rules = flag["rules"].array?.count ?? 0
+        if rules > 0 { parts.append(counted(rules, "rule")) }
+        let overrides = flag["overrides"].array?.count ?? 0
+        if overrides > 0 { parts.append(counted(overrides, "override")) }
+        return parts.isEmpty ? "default" : parts.joined(separator: ", ")
+    }
+
+    /// The lines of `get`.
+    static func describe(_ key: String, _ flag: JSONValue, now: Date) -> [String] {
+        var lines = [
+            "key:         \(key)",
+            "type:        \(flag["type"].string ?? "?")",
+            "kind:        \(flag["kind"].string ?? "?")",
+        ]
+        if let text = flag["description"].string { lines.append("description: \(text)") }
+        if let text = flag["owner"].string { lines.append("owner:       \(text)") }
+        lines.append("default:     \(flag["default"].compactText)")
+        if flag["killValue"] != .null { lines.append("kill value:  \(flag["killValue"].compactText)") }
+        lines.append("state:       \(summary(flag, now: now))")
+        if flag["expiresAt"] != .null {
+            let kept = flag["expiredValue"] == .null ? "" : ", then serves \(flag["expiredValue"].compactText)"
+            lines.append("expires:     \(Shown.when(flag["expiresAt"], now: now))\(kept)")
+        }
+        for rule in flag["rules"].array ?? [] {
+            lines.append("rule:        \(rule["name"].string ?? "?"): \(RuleText.describe(rule))")
+        }
+        for override in flag["overrides"].array ?? [] {
+            let who = override["unit"].string.map { "unit \($0)" } ?? "cohort \(override["cohort"].string ?? "?")"
+            let until = override["until"] == .null ? "" : " until \(Shown.when(override["until"], now: now))"
+            lines.append("override:    \(who) → \(override["value"].compactText)\(until)")
+        }
+        if flag["rollout"] != .null {
+            lines.append("rollout:     \(RolloutView.summary(flag["rollout"], now: now))")
+        }
+        return lines
+    }
+}
+
+/// How a rule reads: `cohort beta → true`, `country in DE,AT → 50% of true`.
+enum RuleText {
+    static func describe(_ rule: JSONValue) -> String {
+        let who: String
+        if let cohort = rule["cohort"].string {
+            who = "cohort \(cohort)"
+        } else {
+            who = (rule["conditions"].array ?? []).map { condition in
+                let values = (condition["values"].array ?? []).map { $0.string ?? $0.compactText }
+                return "\(condition["attribute"].string ?? "?") \(condition["op"].string ?? "?") "
+                    + values.joined(separator: ",")
+            }.joined(separator: " and ")
+        }
+        if rule["value"] != .null { return "\(who) → \(rule["value"].compactText)" }
+        if rule["rollout"] != .null {
+            let percent = rule["rollout"]["percent"].double.map(Shown.percent) ?? "scheduled"
+            return "\(who) → \(percent) of \(rule["rollout"]["value"].compactText)"
+        }
+        return "\(who) → split"
+    }
+}

@@ -1,0 +1,94 @@
+import FlagCore
+
+/// `flagctl keys create NAME`: a new SDK key for the set, printed this once.
+public struct KeysCreateCommand: Command {
+    /// `keys create NAME`
+    public static let configuration = CommandConfiguration(
+        name: "keys create", abstract: "Create an SDK key that reads this set; prints it once.",
+        synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "a name unique on the server")],
+        options: Mutation.options, example: "flagctl --set ios-prod keys create ios-app-2026")
+
+    private let name: String
+    private let mutation: Mutation
+
+    /// Takes the name.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        name = arguments.positionals[0]
+        mutation = try Mutation(arguments)
+    }
+
+    /// POSTs and prints the token.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send(
+            "POST", client.setPath(set) + "/keys", body: mutation.body(["name": .string(name)]))
+        guard !context.globals.json else {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        context.console.print(answer.json["token"].string ?? "?")
+        context.console.printError("created SDK key \(name) for \(set); it is shown only this once, store it now")
+        return .success
+    }
+}
+
+/// `flagctl keys list`.
+public struct KeysListCommand: Command {
+    /// `keys list`
+    public static let configuration = CommandConfiguration(
+        name: "keys list", abstract: "List the SDK keys of a set (never the tokens).", synopsis: "",
+        example: "flagctl --set ios-prod keys list")
+
+    /// Takes no arguments.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+
+    /// `NAME  CREATED  REVOKED`
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send("GET", client.setPath(set) + "/keys")
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        var table = Table(header: ["NAME", "CREATED", "REVOKED"])
+        for key in answer.json["keys"].array ?? [] {
+            table.append([
+                key["name"].string ?? "?", key["createdAt"].date.map(Shown.date) ?? "?",
+                key["revokedAt"].date.map(Shown.date) ?? "-",
+            ])
+        }
+        context.printTable(table)
+        return .success
+    }
+}
+
+/// `flagctl keys revoke NAME`: refused from the next request on.
+public struct KeysRevokeCommand: Command {
+    /// `keys revoke NAME`
+    public static let configuration = CommandConfiguration(
+        name: "keys revoke", abstract: "Revoke an SDK key.", synopsis: "NAME [--reason S]",
+        positionals: [Positional("NAME", help: "the key's name")], options: Mutation.options,
+        example: "flagctl --set ios-prod keys revoke ios-app-2025 --reason leaked")
+
+    private let name: String
+    private let mutation: Mutation
+
+    /// Takes the name.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        name = arguments.positionals[0]
+        mutation = try Mutation(arguments)
+    }
+
+    /// DELETEs the key.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        var query: [(String, String)] = []
+        if let reason = mutation.reason { query.append(("reason", reason)) }
+        let answer = try client.send("DELETE", client.setPath(set) + "/keys/\(segment(name))", query: query)
+        context.report(answer, "revoked SDK key \(name)")
+        return .success
+    }
+}

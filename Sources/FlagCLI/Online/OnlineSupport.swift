@@ -1,0 +1,167 @@
+import FlagCore
+import Foundation
+
+/// What every mutating command accepts: `--reason S` and `--if-match N`.
+struct Mutation {
+    /// Why, for the history.
+    let reason: String?
+    /// The version the set must still be at.
+    let ifMatch: Int?
+
+    /// The option declarations.
+    static let options: [Option] = [
+        .value("reason", "S", help: "why, recorded in the history"),
+        .value("if-match", "N", help: "change only if the set is still at version N (else exit 3)"),
+    ]
+
+    /// Reads and checks the options.
+    init(_ arguments: ParsedArguments) throws(CLIError) {
+        reason = arguments.value("reason")
+        if let text = arguments.value("if-match") {
+            guard let version = Int(text), version >= 1 else {
+                throw arguments.usageError("--if-match needs a version number, not '\(text)'")
+            }
+            ifMatch = version
+        } else {
+            ifMatch = nil
+        }
+    }
+
+    /// `body` with the reason added.
+    func body(_ members: [String: JSONValue] = [:]) -> JSONValue {
+        var members = members
+        if let reason { members["reason"] = .string(reason) }
+        return .object(members)
+    }
+}
+
+/// Values, times and conditions as typed on the command line.
+enum Typed {
+    /// Parses `text` as a value of the flag type `type` (`true`, `42`, `1.5`, plain strings, JSON for json).
+    static func value(_ text: String, type: String, for what: String) throws(CLIError) -> JSONValue {
+        switch type {
+        case "bool":
+            if text == "true" { return .bool(true) }
+            if text == "false" { return .bool(false) }
+            throw .failure("\(what): '\(text)' is not a bool; use true or false")
+        case "int":
+            guard let number = Int64(text) else {
+                throw .failure("\(what): '\(text)' is not an int; use a whole number such as 42")
+            }
+            return .int(number)
+        case "double":
+            guard let number = Double(text), number.isFinite else {
+                throw .failure("\(what): '\(text)' is not a double; use a number such as 1.5")
+            }
+            return .double(number)
+        case "string":
+            return .string(text)
+        case "json":
+            do {
+                return try JSONReader.parse(Array(text.utf8))
+            } catch {
+                throw .failure("\(what): '\(text)' is not JSON (\(error)); quote it, e.g. '{\"columns\":2}'")
+            }
+        default:
+            throw .failure("\(what): the flag's type '\(type)' is unknown to this flagctl")
+        }
+    }
+
+    /// An ISO-8601 time or a plain date (midnight UTC), for `--expires`, `--at`, `--start`.
+    static func date(_ text: String, option: String, _ arguments: ParsedArguments) throws(CLIError) -> Date {
+        do {
+            return try ISO8601.date(from: text)
+        } catch {
+            throw arguments.usageError(
+                "--\(option) '\(text)' is not a date: \(error.message); use 2026-12-01 or 2026-12-01T09:00:00Z")
+        }
+    }
+
+    /// A duration such as `2h` or `6w`, in seconds.
+    static func duration(_ text: String, option: String, _ arguments: ParsedArguments) throws(CLIError) -> Int {
+        do {
+            return try DurationText.parse(text)
+        } catch {
+            throw arguments.usageError("--\(option) '\(text)' is not a duration: \(error.message)")
+        }
+    }
+
+    /// `ATTRIBUTE OP VALUE[,VALUE]` → `{"attribute","op","values"}`.
+    static func condition(_ text: String, _ arguments: ParsedArguments) throws(CLIError) -> JSONValue {
+        let words = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        guard words.count == 3 else {
+            throw arguments.usageError(
+                "--where '\(text)' needs the form 'ATTRIBUTE OP VALUE[,VALUE]', e.g. 'country in DE,AT'")
+        }
+        let values = words[2].split(separator: ",").map { JSONValue.string(String($0)) }
+        return .object([
+            "attribute": .string(String(words[0])), "op": .string(String(words[1])), "values": .array(values),
+        ])
+    }
+
+    /// A percent from 0 to 100.
+    static func percent(_ text: String, _ arguments: ParsedArguments) throws(CLIError) -> Double {
+        guard let percent = Double(text), percent >= 0, percent <= 100 else {
+            throw arguments.usageError("--percent needs a number from 0 to 100, not '\(text)'")
+        }
+        return percent
+    }
+}
+
+/// Times and durations as people read them.
+enum Shown {
+    /// `2026-12-01 09:00 UTC`
+    static func date(_ date: Date) -> String {
+        let iso = ISO8601.format(date)  // 2026-12-01T09:00:00Z
+        return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(5)) + " UTC"
+    }
+
+    /// `in 5 days`, `3 hours ago`, `now`.
+    static func relative(_ date: Date, now: Date) -> String {
+        let seconds = Int(date.timeIntervalSince(now).rounded())
+        let size = abs(seconds)
+        let text: String
+        switch size {
+        case ..<60: return "now"
+        case ..<3600: text = counted(size / 60, "minute")
+        case ..<86_400: text = counted((size + 1800) / 3600, "hour")
+        default: text = counted((size + 43_200) / 86_400, "day")
+        }
+        return seconds > 0 ? "in \(text)" : "\(text) ago"
+    }
+
+    /// `2026-12-01 09:00 UTC (in 5 days)`, or `-` for none.
+    static func when(_ value: JSONValue, now: Date) -> String {
+        guard let date = value.date else { return "-" }
+        return "\(Shown.date(date)) (\(relative(date, now: now)))"
+    }
+
+    /// `1%`, `12.5%`.
+    static func percent(_ percent: Double) -> String {
+        percent == percent.rounded() ? "\(Int(percent))%" : "\(percent)%"
+    }
+}
+
+extension CommandContext {
+    /// Prints the server's answer as one JSON line with `--json`, else `line` for people.
+    func report(_ answer: AdminClient.Answer, _ line: @autoclosure () -> String) {
+        if globals.json {
+            console.print(answer.json.compactText)
+        } else {
+            console.print(line())
+        }
+    }
+}
+
+extension AdminClient {
+    /// The flag `key` of `set`, as the document has it.
+    func flag(_ set: String, _ key: String) throws(CLIError) -> JSONValue {
+        try send("GET", flagPath(set, key)).json["flag"]
+    }
+
+    /// `(version 43)` or `(unchanged, version 42)` from a mutation answer.
+    static func versionNote(_ answer: Answer) -> String {
+        let version = answer.json["version"].int.map(String.init) ?? "?"
+        return answer.json["changed"].bool == false ? "(unchanged, still version \(version))" : "(version \(version))"
+    }
+}

@@ -1,0 +1,71 @@
+import FlagCore
+
+/// `flagctl override KEY VALUE (--unit ID | --cohort C) [--for DURATION]` and
+/// `override KEY --remove (--unit ID | --cohort C)`.
+public struct OverrideCommand: Command {
+    /// `override KEY VALUE …`
+    public static let configuration = CommandConfiguration(
+        name: "override", abstract: "Force a value for one unit or a cohort, or remove such an override.",
+        synopsis: "KEY (VALUE | --remove) (--unit ID | --cohort C) [--for DURATION]",
+        positionals: [
+            Positional("KEY", help: "the flag's key"),
+            Positional("VALUE", help: "the forced value, of the flag's type", isOptional: true),
+        ],
+        options: [
+            .value("unit", "ID", help: "the unit that gets the value"),
+            .value("cohort", "C", help: "the cohort whose units get the value"),
+            .value("for", "DURATION", help: "only for this long, e.g. 2h (default: until removed)"),
+            .flag("remove", help: "remove the override instead"),
+        ] + Mutation.options,
+        example: "flagctl override new-checkout true --unit u-42 --for 2h")
+
+    private let key: String
+    private let value: String?
+    private let target: (name: String, id: String)
+    private let seconds: Int?
+    private let mutation: Mutation
+
+    /// Checks VALUE against `--remove`, and exactly one of `--unit`/`--cohort`.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        let remove = arguments.flag("remove")
+        value = arguments.positional(1)
+        if remove && value != nil { throw arguments.usageError("--remove takes no VALUE") }
+        if !remove && value == nil { throw arguments.usageError("missing VALUE (or --remove)") }
+        switch (arguments.value("unit"), arguments.value("cohort")) {
+        case (let unit?, nil): target = ("unit", unit)
+        case (nil, let cohort?): target = ("cohort", cohort)
+        default: throw arguments.usageError("give exactly one of --unit ID or --cohort C")
+        }
+        if remove && arguments.value("for") != nil { throw arguments.usageError("--remove takes no --for") }
+        seconds = try arguments.value("for").map { text throws(CLIError) in
+            try Typed.duration(text, option: "for", arguments)
+        }
+        mutation = try Mutation(arguments)
+    }
+
+    /// Adds or removes the override.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let path = client.flagPath(set, key) + "/overrides"
+        let who = "\(target.name) \(target.id)"
+        guard let value else {
+            var query = [(target.name, target.id)]
+            if let reason = mutation.reason { query.append(("reason", reason)) }
+            let answer = try client.send("DELETE", path, query: query, ifMatch: mutation.ifMatch)
+            context.report(answer, "removed the override of \(key) for \(who) \(AdminClient.versionNote(answer))")
+            return .success
+        }
+        let type = try client.flag(set, key)["type"].string ?? "json"
+        var members = [target.name: JSONValue.string(target.id)]
+        members["value"] = try Typed.value(value, type: type, for: "VALUE for \(key)")
+        if let seconds { members["for"] = .string(DurationText.format(seconds)) }
+        let answer = try client.send("POST", path, body: mutation.body(members), ifMatch: mutation.ifMatch)
+        let until = seconds.map { " for \(DurationText.format($0))" } ?? ""
+        context.report(
+            answer,
+            "\(key) is \(members["value"]?.compactText ?? value) for \(who)\(until) \(AdminClient.versionNote(answer))")
+        return .success
+    }
+}

@@ -1,0 +1,99 @@
+import FlagCore
+
+/// `flagctl rule add KEY (--cohort C | --where COND...) (--value V | --percent P --value V) [--name N]`.
+public struct RuleAddCommand: Command {
+    /// `rule add KEY …`
+    public static let configuration = CommandConfiguration(
+        name: "rule add", abstract: "Append a targeting rule to a flag.",
+        synopsis: "KEY (--cohort C | --where COND...) (--value V | --percent P --value V) [--name N]",
+        positionals: [Positional("KEY", help: "the flag's key")],
+        options: [
+            .value("cohort", "C", help: "match the units of this cohort"),
+            .repeated("where", "COND", help: "match 'ATTRIBUTE OP VALUE[,VALUE]'; several must all match"),
+            .value("value", "V", help: "the value served to matching units"),
+            .value("percent", "P", help: "serve the value to this percent of matching units only"),
+            .value("name", "N", help: "the rule's name (default: the cohort, or rule-N)"),
+        ] + Mutation.options,
+        example: "flagctl rule add new-checkout --where 'country in DE,AT' --percent 50 --value true")
+
+    private let key: String
+    private let cohort: String?
+    private let conditions: [JSONValue]
+    private let value: String
+    private let percent: Double?
+    private let name: String?
+    private let mutation: Mutation
+
+    /// Checks that exactly one of `--cohort`/`--where` is given, and the value.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        cohort = arguments.value("cohort")
+        var conditions: [JSONValue] = []
+        for text in arguments.values("where") { conditions.append(try Typed.condition(text, arguments)) }
+        self.conditions = conditions
+        guard (cohort == nil) != conditions.isEmpty else {
+            throw arguments.usageError("give either --cohort C or --where COND, not both and not neither")
+        }
+        guard let value = arguments.value("value") else { throw arguments.usageError("missing --value V") }
+        self.value = value
+        percent = try arguments.value("percent").map { text throws(CLIError) in try Typed.percent(text, arguments) }
+        name = arguments.value("name")
+        mutation = try Mutation(arguments)
+    }
+
+    /// Fetches the flag for its type and rules, then appends the rule.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let flag = try client.flag(set, key)
+        let typed = try Typed.value(value, type: flag["type"].string ?? "json", for: "--value for \(key)")
+        let count = flag["rules"].array?.count ?? 0
+        var rule: [String: JSONValue] = ["name": .string(name ?? cohort ?? "rule-\(count + 1)")]
+        if let cohort { rule["cohort"] = .string(cohort) } else { rule["conditions"] = .array(conditions) }
+        if let percent {
+            rule["rollout"] = .object(["percent": .double(percent), "value": typed])
+        } else {
+            rule["value"] = typed
+        }
+        let answer = try client.send(
+            "POST", client.flagPath(set, key) + "/rules", body: mutation.body(["rule": .object(rule)]),
+            ifMatch: mutation.ifMatch)
+        context.report(
+            answer,
+            "added rule \(rule["name"]?.string ?? "?") to \(key): \(RuleText.describe(.object(rule))) "
+                + AdminClient.versionNote(answer))
+        return .success
+    }
+}
+
+/// `flagctl rule remove KEY NAME`.
+public struct RuleRemoveCommand: Command {
+    /// `rule remove KEY NAME`
+    public static let configuration = CommandConfiguration(
+        name: "rule remove", abstract: "Remove a targeting rule from a flag.", synopsis: "KEY NAME [--reason S]",
+        positionals: [Positional("KEY", help: "the flag's key"), Positional("NAME", help: "the rule's name")],
+        options: Mutation.options, example: "flagctl rule remove new-checkout beta")
+
+    private let key: String
+    private let name: String
+    private let mutation: Mutation
+
+    /// Takes the key and the rule's name.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        name = arguments.positionals[1]
+        mutation = try Mutation(arguments)
+    }
+
+    /// Deletes the rule.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        var query: [(String, String)] = []
+        if let reason = mutation.reason { query.append(("reason", reason)) }
+        let answer = try client.send(
+            "DELETE", client.flagPath(set, key) + "/rules/\(segment(name))", query: query, ifMatch: mutation.ifMatch)
+        context.report(answer, "removed rule \(name) from \(key) \(AdminClient.versionNote(answer))")
+        return .success
+    }
+}

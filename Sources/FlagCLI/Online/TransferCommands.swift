@@ -1,0 +1,119 @@
+import FlagCore
+import Foundation
+
+/// `flagctl export [FILE]`: the current document, pretty and canonical (members sorted), to a file or stdout.
+public struct ExportCommand: Command {
+    /// `export [FILE]`
+    public static let configuration = CommandConfiguration(
+        name: "export", abstract: "Write the set's current document as a file (or to stdout).", synopsis: "[FILE]",
+        positionals: [Positional("FILE", help: "where to write it (default: stdout)", isOptional: true)],
+        example: "flagctl --set ios-prod export ios-prod.json")
+
+    private let file: String?
+
+    /// Takes the file.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        file = arguments.positional(0)
+    }
+
+    /// GETs the document and writes it.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let document = try client.send("GET", client.setPath(set)).json
+        var writer = JSONWriter(pretty: true)
+        writer.value(document)
+        guard let file else {
+            context.console.print(String(decoding: writer.bytes, as: UTF8.self))
+            return .success
+        }
+        do {
+            try Data(writer.bytes + [UInt8(ascii: "\n")]).write(to: URL(fileURLWithPath: file))
+        } catch {
+            throw .failure("cannot write '\(file)': \(error.localizedDescription)")
+        }
+        if !context.globals.json {
+            let flags = document["flags"].object?.count ?? 0
+            let cohorts = document["cohorts"].object?.count ?? 0
+            context.console.print(
+                "wrote \(set) version \(document["version"].compactText) to \(file) "
+                    + "(\(counted(flags, "flag")), \(counted(cohorts, "cohort")))")
+        }
+        return .success
+    }
+}
+
+/// `flagctl import FILE [--dry-run]`: replaces the set's flags and cohorts with a file's, showing the diff first.
+public struct ImportCommand: Command {
+    /// `import FILE [--dry-run]`
+    public static let configuration = CommandConfiguration(
+        name: "import", abstract: "Replace the set's flags and cohorts with a file's; shows what changes.",
+        synopsis: "FILE [--dry-run] [--reason S]", positionals: [Positional("FILE", help: "a flag-set document")],
+        options: [.flag("dry-run", help: "only show what would change; apply nothing")] + Mutation.options,
+        example: "flagctl --set ios-prod import ios-prod.json --dry-run")
+
+    private let file: String
+    private let dryRun: Bool
+    private let mutation: Mutation
+
+    /// Takes the file and `--dry-run`.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        file = arguments.positionals[0]
+        dryRun = arguments.flag("dry-run")
+        mutation = try Mutation(arguments)
+    }
+
+    /// Validates on the server (dry run) and prints the diff; then applies it unless `--dry-run`.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let bytes = try FileInput.contents(of: file)
+        let document: JSONValue
+        do {
+            document = try JSONReader.parse(bytes)
+        } catch {
+            throw .failure("\(file) is not JSON: \(error)")
+        }
+        guard document.object != nil else { throw .failure("\(file) is not a flag-set document (not an object)") }
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let check = try client.send(
+            "PUT", client.setPath(set), body: .object(["document": document, "dryRun": .bool(true)]),
+            ifMatch: mutation.ifMatch)
+        let current = try client.send("GET", client.setPath(set)).json
+        let lines = Self.changes(check.json, from: current, to: document)
+        if dryRun {
+            if context.globals.json {
+                context.console.print(check.json.compactText)
+            } else {
+                for line in lines { context.console.print(line) }
+                context.console.print(
+                    lines.isEmpty ? "no changes; nothing applied (--dry-run)" : "nothing applied (--dry-run)")
+            }
+            return .success
+        }
+        let answer = try client.send(
+            "PUT", client.setPath(set), body: mutation.body(["document": document]), ifMatch: mutation.ifMatch)
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+        } else {
+            for line in lines { context.console.print(line) }
+            context.console.print("imported \(file) into \(set) \(AdminClient.versionNote(answer))")
+        }
+        return .success
+    }
+
+    /// `+ flag x`, `- cohort z`, and `~ flag y` with a `    member: before → after` line per changed member: the
+    /// dry run's verdict per item, detailed against the current document.
+    static func changes(_ answer: JSONValue, from current: JSONValue, to document: JSONValue) -> [String] {
+        func items(_ kind: String, name: String) -> JSONValue {
+            let verdicts = answer[kind].object ?? [:]
+            return .array(
+                verdicts.keys.sorted().map { key in
+                    .object([
+                        name: .string(key), "before": verdicts[key]?.string == "added" ? .null : current[kind][key],
+                        "after": verdicts[key]?.string == "removed" ? .null : document[kind][key],
+                    ])
+                })
+        }
+        return DiffText.lines(flags: items("flags", name: "key"), cohorts: items("cohorts", name: "name"))
+    }
+}

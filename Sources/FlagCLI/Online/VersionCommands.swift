@@ -1,0 +1,153 @@
+import FlagCore
+import Foundation
+
+/// `flagctl history [KEY]`: the versions of a set, newest first, with who did what and why.
+public struct HistoryCommand: Command {
+    /// `history [KEY]`
+    public static let configuration = CommandConfiguration(
+        name: "history", abstract: "Show the versions of a set (or those that changed one flag).",
+        synopsis: "[KEY] [--limit N]",
+        positionals: [Positional("KEY", help: "only versions that changed this flag", isOptional: true)],
+        options: [.value("limit", "N", help: "at most N versions (default 100, max 1000)")],
+        example: "flagctl history new-checkout")
+
+    private let key: String?
+    private let limit: Int?
+
+    /// Takes the key and the limit.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positional(0)
+        if let text = arguments.value("limit") {
+            guard let limit = Int(text), (1...1000).contains(limit) else {
+                throw arguments.usageError("--limit needs a number from 1 to 1000, not '\(text)'")
+            }
+            self.limit = limit
+        } else {
+            limit = nil
+        }
+    }
+
+    /// `VERSION  TIME  ACTOR  ACTION  SUBJECT  REASON`
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        var query: [(String, String)] = []
+        if let key { query.append(("key", key)) }
+        if let limit { query.append(("limit", String(limit))) }
+        let answer = try client.send("GET", client.setPath(set) + "/history", query: query)
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        var table = Table(header: ["VERSION", "TIME", "ACTOR", "ACTION", "SUBJECT", "REASON"])
+        for version in answer.json["versions"].array ?? [] {
+            table.append([
+                version["version"].compactText, version["createdAt"].date.map(Shown.date) ?? "?",
+                version["actor"].string ?? "-", version["action"].string ?? "-", version["subject"].string ?? "-",
+                version["reason"].string ?? "",
+            ])
+        }
+        context.printTable(table)
+        return .success
+    }
+}
+
+/// `flagctl diff V1 V2`: what changed between two versions, field by field.
+public struct DiffCommand: Command {
+    /// `diff V1 V2`
+    public static let configuration = CommandConfiguration(
+        name: "diff", abstract: "Show what changed between two versions of a set.", synopsis: "V1 V2",
+        positionals: [Positional("V1", help: "the older version"), Positional("V2", help: "the newer version")],
+        example: "flagctl diff 41 43")
+
+    private let from: Int
+    private let to: Int
+
+    /// Takes two version numbers.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        guard let from = Int(arguments.positionals[0]), let to = Int(arguments.positionals[1]), from >= 1, to >= 1
+        else { throw arguments.usageError("V1 and V2 are version numbers, e.g. 'flagctl diff 41 43'") }
+        self.from = from
+        self.to = to
+    }
+
+    /// `~ flag new-checkout` then `    killed: false → true` per changed member.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send(
+            "GET", client.setPath(set) + "/diff", query: [("from", String(from)), ("to", String(to))])
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        let lines = DiffText.lines(flags: answer.json["flags"], cohorts: answer.json["cohorts"])
+        if lines.isEmpty { context.console.print("versions \(from) and \(to) have the same flags and cohorts") }
+        for line in lines { context.console.print(line) }
+        return .success
+    }
+}
+
+/// How a diff reads for people.
+enum DiffText {
+    /// `+ flag x`, `- cohort y`, `~ flag z` with `    member: before → after` lines.
+    static func lines(flags: JSONValue, cohorts: JSONValue) -> [String] {
+        var lines: [String] = []
+        for (kind, items) in [("flag", flags), ("cohort", cohorts)] {
+            for item in items.array ?? [] {
+                let key = item["key"].string ?? item["name"].string ?? "?"
+                let before = item["before"]
+                let after = item["after"]
+                if before == .null {
+                    lines.append("+ \(kind) \(key)")
+                } else if after == .null {
+                    lines.append("- \(kind) \(key)")
+                } else {
+                    lines.append("~ \(kind) \(key)")
+                    let names = Set((before.object ?? [:]).keys).union((after.object ?? [:]).keys).sorted()
+                    for name in names where before[name] != after[name] {
+                        lines.append("    \(name): \(shown(before[name])) → \(shown(after[name]))")
+                    }
+                }
+            }
+        }
+        return lines
+    }
+
+    private static func shown(_ value: JSONValue) -> String {
+        let text = value == .null ? "-" : value.compactText
+        return text.count > 60 ? String(text.prefix(59)) + "…" : text
+    }
+}
+
+/// `flagctl rollback VERSION`: a new version with the flags and cohorts of an old one.
+public struct RollbackCommand: Command {
+    /// `rollback VERSION`
+    public static let configuration = CommandConfiguration(
+        name: "rollback", abstract: "Make a new version whose flags and cohorts are those of an older one.",
+        synopsis: "VERSION [--reason S]", positionals: [Positional("VERSION", help: "the version to go back to")],
+        options: Mutation.options, example: "flagctl rollback 41 --reason 'bad rule'")
+
+    private let version: Int
+    private let mutation: Mutation
+
+    /// Takes the version.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        guard let version = Int(arguments.positionals[0]), version >= 1 else {
+            throw arguments.usageError("VERSION is a version number, not '\(arguments.positionals[0])'")
+        }
+        self.version = version
+        mutation = try Mutation(arguments)
+    }
+
+    /// POSTs the rollback.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send(
+            "POST", client.setPath(set) + "/rollback", body: mutation.body(["version": .int(Int64(version))]),
+            ifMatch: mutation.ifMatch)
+        context.report(answer, "rolled \(set) back to version \(version) \(AdminClient.versionNote(answer))")
+        return .success
+    }
+}
