@@ -9,6 +9,7 @@ protocol FlagActionCommand: Command {
     static var done: String { get }
     var key: String { get }
     var mutation: Mutation { get }
+    init(key: String, mutation: Mutation)
 }
 
 extension FlagActionCommand {
@@ -19,8 +20,13 @@ extension FlagActionCommand {
             positionals: [Positional("KEY", help: "the flag's key")], options: Mutation.options, example: example)
     }
 
+    /// Takes the key.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        self.init(key: arguments.positionals[0], mutation: try Mutation(arguments))
+    }
+
     /// POSTs the action and reports the new version.
-    func perform(in context: CommandContext) throws(CLIError) -> ExitCode {
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let answer = try client.send(
@@ -40,15 +46,6 @@ public struct KillCommand: FlagActionCommand {
     static let done = "killed"
     let key: String
     let mutation: Mutation
-
-    /// Takes the key.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
-        key = arguments.positionals[0]
-        mutation = try Mutation(arguments)
-    }
-
-    /// Kills the flag.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode { try perform(in: context) }
 }
 
 /// `flagctl restore KEY`: undoes a kill.
@@ -61,15 +58,6 @@ public struct RestoreCommand: FlagActionCommand {
     static let done = "restored"
     let key: String
     let mutation: Mutation
-
-    /// Takes the key.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
-        key = arguments.positionals[0]
-        mutation = try Mutation(arguments)
-    }
-
-    /// Restores the flag.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode { try perform(in: context) }
 }
 
 /// `flagctl archive KEY`: the flag is no longer served.
@@ -81,15 +69,6 @@ public struct ArchiveCommand: FlagActionCommand {
     static let done = "archived"
     let key: String
     let mutation: Mutation
-
-    /// Takes the key.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
-        key = arguments.positionals[0]
-        mutation = try Mutation(arguments)
-    }
-
-    /// Archives the flag.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode { try perform(in: context) }
 }
 
 /// `flagctl set KEY --default V`: changes the default.

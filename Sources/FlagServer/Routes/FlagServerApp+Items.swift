@@ -202,11 +202,15 @@ extension FlagServerApp {
             var steps: [Rollout.Step] = []
             for part in text.split(separator: ",") {
                 let pieces = part.split(separator: ":")
-                guard pieces.count == 2, let percent = Double(pieces[1].trimmingCharacters(in: .whitespaces)),
-                    let offset = try? DurationText.parse(pieces[0].trimmingCharacters(in: .whitespaces))
-                else {
+                guard pieces.count == 2, let percent = Double(pieces[1].trimmingHTTPSpaces()) else {
                     throw ServiceError.badRequest(
                         "steps are OFFSET:PERCENT, e.g. \"0h:1,24h:5,72h:100\"", path: "steps")
+                }
+                let offset: Int
+                do {
+                    offset = try DurationText.parse(pieces[0].trimmingHTTPSpaces())
+                } catch {
+                    throw ServiceError.badRequest("step '\(part)': \(error.message)", path: "steps")
                 }
                 steps.append(Rollout.Step(at: start.addingTimeInterval(Double(offset)), percent: percent))
             }
