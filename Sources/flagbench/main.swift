@@ -32,6 +32,8 @@ case "client":
     benchmarkClient()
 case "client-first-read":
     benchmarkFirstReads()
+case "suite-eval", "suite-client-start":
+    runSuiteCommand(command)
 case "all":
     benchmarkEvaluation()
     benchmarkDecoding()
