@@ -13,8 +13,8 @@ import json
 import logging
 import math
 import os
-import tempfile
 import time
+from pathlib import Path
 
 FLAG = "peer-flag"
 COUNTRIES = ["US", "DE", "NL", "FR", "GB"]
@@ -76,8 +76,6 @@ class UnleashPeer:
         with open(path, "w") as file:
             json.dump(document, file)
         cache = FileCache("flagstaff-suite", directory=directory)
-        from pathlib import Path
-
         cache.bootstrap_from_file(Path(path))
         self.client = UnleashClient(
             url="http://127.0.0.1:9/api", app_name="flagstaff-suite", cache=cache, disable_metrics=True,
@@ -176,7 +174,3 @@ def spec_answers(population):
             raise RuntimeError(f"mmh3 does not reproduce SPEC §2.1's vector for {text!r}")
     return [country == "NL" or mmh3.hash(f"{FLAG}:{unit}", 0, signed=False) % 10000 < PERCENT * 100
             for unit, country in population]
-
-
-def temporary_directory():
-    return tempfile.mkdtemp(prefix="bench-peers-")

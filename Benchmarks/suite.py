@@ -116,12 +116,23 @@ class Servers:
         for _ in range(300):
             try:
                 with urllib.request.urlopen(url, timeout=2):
+                    pass
+                # Another program on the port would answer too; ours must still be running.
+                if all(process.poll() is None for process in self.processes):
                     return
+                break
             except (urllib.error.URLError, ConnectionError, OSError):
                 if any(process.poll() is not None for process in self.processes):
                     break
                 time.sleep(0.1)
-        raise Failure(f"{name} did not answer on {url} (logs in {self.work})")
+        self.server_log.flush()
+        logs = ""
+        for log_name in ("flagserver.log", "nginx-error.log"):
+            path = os.path.join(self.work, log_name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as file:
+                    logs += f"\n{log_name}: " + file.read()[-1500:]
+        raise Failure(f"{name} did not answer on {url}, or another program holds the port{logs}")
 
     def request(self, method, path, token, body=None, headers=None):
         data = json.dumps(body).encode() if body is not None else None
