@@ -343,7 +343,10 @@ class Suite:
             for _ in range(self.runs):
                 rps, p99 = wrk(duration, flag_headers, f"{servers.base}/v1/sets/demo")
                 other, other_p99 = wrk(duration, nginx_headers, servers.nginx_url)
-                flag_rps.append(rps), flag_p99.append(p99), nginx_rps.append(other), nginx_p99.append(other_p99)
+                flag_rps.append(rps)
+                flag_p99.append(p99)
+                nginx_rps.append(other)
+                nginx_p99.append(other_p99)
                 ratio.append(rps / other)
             compare = f"{median(ratio):.2f}× nginx"
             self.table.add("serve", f"{case}: flagserver req/s", median(flag_rps), "req/s", self.runs, compare,
@@ -426,7 +429,9 @@ class Suite:
             created = self.flagctl("demo", "create", key, "--type", "bool", "--default", "false", "--kind", "ops",
                                    "--reason", "benchmark")
             killed = self.flagctl("demo", "kill", key, "--reason", "benchmark")
-            create.append(created), kill.append(killed), both.append(created + killed)
+            create.append(created)
+            kill.append(killed)
+            both.append(created + killed)
             set_name = f"suite-import-{round_index}"
             self.flagctl(set_name, "sets", "create", set_name)
             imports.append(self.flagctl(set_name, "import", path, "--reason", "benchmark"))
