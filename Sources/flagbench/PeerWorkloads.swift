@@ -26,7 +26,7 @@ func runSuiteCommand(_ command: String) {
     }
 }
 
-/// The value after `--name`, when it is a positive whole number; exits with a usage error when it is not.
+/// The value after `--name`, when it is a positive whole number; exits 1 naming the option when it is not.
 private func suiteOption(_ name: String) -> Int? {
     guard let text = suiteText(name) else { return nil }
     guard let value = Int(text), value > 0 else { suiteFail("--\(name) needs a positive whole number, not \"\(text)\"") }
