@@ -305,6 +305,12 @@ class Suite:
             table.check("eval", f"rollout share outside NL: {name}", f"{value:.2f} %", goal,
                         abs(value - 25) <= tolerance)
             table.check("eval", f"NL rule served to every NL unit: {name}", "yes" if rule_ok else "no", "yes", rule_ok)
+        # Independent 25 % draws agree on 0.25² + 0.75² = 62.5 % of units: shown to make the point, not checked.
+        outside = [index for index, (_, country) in enumerate(population) if country != "NL"]
+        for name, answers in peer_answers.items():
+            same = sum(1 for index in outside if answers[index] == answers_seen[index]) / len(outside) * 100
+            table.rows.append(("eval", f"same answer as Flagstaff outside NL: {name}", f"{same:.1f} %", "", "",
+                               "≈ 62.5 % (independent hashes)", "info"))
         spec = peers.spec_answers(population)
         differing = sum(1 for mine, theirs in zip(answers_seen, spec) if mine != theirs)
         table.check("eval", "Flagstaff = SPEC §2.1 via mmh3, per unit", f"{differing} of {units:,} differ", "0 differ",
