@@ -16,9 +16,9 @@ the server's: reading a patch is one recv per stream). Prints one JSON object.
 import argparse
 import json
 import os
+import re
 import selectors
 import socket
-import re
 import statistics
 import subprocess
 import sys
