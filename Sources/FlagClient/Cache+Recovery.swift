@@ -1,0 +1,100 @@
+import FlagSQLite
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Which file a path names: device and inode, so that a file deleted or replaced under an open connection is noticed.
+struct FileIdentity: Sendable, Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    /// The identity of the file at `path`, or `nil` when there is none.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+}
+
+extension SQLiteError {
+    // SQLite's primary result codes (sqlite3.h), spelled out because this module does not import the C library.
+    private static let permission: Int32 = 3, busy: Int32 = 5, locked: Int32 = 6, noMemory: Int32 = 7
+    private static let readOnly: Int32 = 8, ioError: Int32 = 10, full: Int32 = 13, cannotOpen: Int32 = 14
+    /// SQLITE_IOERR_SHORT_READ: the file ends early, which is damage, not the disk failing.
+    private static let shortRead: Int32 = 10 | (2 << 8)
+
+    /// The write was refused because the file or its directory is read-only.
+    var isReadOnly: Bool { resultCode == Self.readOnly }
+
+    /// A failure of the surroundings (full disk, read-only or unreachable file, a lock held elsewhere, memory), not
+    /// of the file's contents: the file must not be moved aside for it.
+    var isEnvironmental: Bool {
+        if extendedResultCode == Self.shortRead { return false }
+        return [Self.permission, Self.busy, Self.locked, Self.noMemory, Self.readOnly, Self.ioError, Self.full,
+            Self.cannotOpen].contains(resultCode)
+    }
+}
+
+extension FlagCache {
+    /// Runs `body` in a write transaction, healing the cache first when its file was deleted or replaced since it
+    /// was opened (the write would go to a file nobody will read again), and once more when the write finds the
+    /// file damaged. Environmental failures (full disk, read-only) are thrown for the caller to log.
+    func healingWrite<T>(now: Date, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        try reopenIfReplaced(now: now)
+        let database = database
+        do {
+            return try database.write(body)
+        } catch let error as SQLiteError where error.isCorruption {
+            try rebuild(damaged: database, now: now)
+            return try self.database.write(body)
+        }
+    }
+
+    /// Reopens the database when the file at `path` is no longer the one opened: deleted, or replaced by a rename
+    /// (a damaged replacement is moved aside by `openDatabase` as at launch).
+    func reopenIfReplaced(now: Date) throws {
+        recovery.lock()
+        defer { recovery.unlock() }
+        let (old, file) = opened.withLockedValue { ($0.database, $0.file) }
+        let current = FileIdentity(path: path)
+        guard current != file else { return }
+        log(.warning, "flag cache at \(path) was deleted or replaced while in use; opening it again")
+        close(old)
+        if current == nil {
+            // Closing deletes the old `-wal` and `-shm`; should they be left, they belong to the deleted file and
+            // must not be replayed into the new one.
+            _ = try Self.moveAside(path: path, now: now)
+        }
+        let database = try Self.openDatabase(path: path, now: now, log: log)
+        opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+    }
+
+    /// Closes the database, moves its files aside and creates a new, empty one in place: for damage found after
+    /// opening (a read or write that fails with `SQLITE_CORRUPT` although `quick_check` passed).
+    /// Does nothing when `damaged` was already replaced (by another thread that met the same damage).
+    func rebuild(damaged: SQLiteDatabase, now: Date) throws {
+        recovery.lock()
+        defer { recovery.unlock() }
+        guard damaged === database else { return }
+        close(damaged)
+        let aside = try Self.moveAside(path: path, now: now)
+        log(.warning, "flag cache at \(path) is damaged; moved to \(aside) and rebuilt")
+        let database = try SQLiteDatabase(path: path, configuration: .client)
+        try Self.migrator.migrate(database)
+        opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+    }
+
+    private func close(_ database: SQLiteDatabase) {
+        do {
+            try database.close()
+        } catch {
+            // Only a close from inside one of its own closures fails, and the database is being replaced anyway.
+            log(.debug, "closing the replaced flag cache: \(error)")
+        }
+    }
+}
