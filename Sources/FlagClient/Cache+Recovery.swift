@@ -28,9 +28,6 @@ extension SQLiteError {
     /// SQLITE_IOERR_SHORT_READ: the file ends early, which is damage, not the disk failing.
     private static let shortRead: Int32 = 10 | (2 << 8)
 
-    /// The write was refused because the file or its directory is read-only.
-    var isReadOnly: Bool { resultCode == Self.readOnly }
-
     /// A failure of the surroundings (full disk, read-only or unreachable file, a lock held elsewhere, memory), not
     /// of the file's contents: the file must not be moved aside for it.
     var isEnvironmental: Bool {
@@ -84,7 +81,7 @@ extension FlagCache {
         close(damaged)
         let aside = try Self.moveAside(path: path, now: now)
         log(.warning, "flag cache at \(path) is damaged; moved to \(aside) and rebuilt")
-        let database = try SQLiteDatabase(path: path, configuration: .client)
+        let database = try SQLiteDatabase(path: path, configuration: Self.configuration)
         try Self.migrator.migrate(database)
         opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
     }

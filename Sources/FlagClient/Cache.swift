@@ -65,8 +65,9 @@ final class FlagCache: Sendable {
 
     /// Opens the cache in `directory`, checking it with `quick_check`. A file that cannot be read as a database,
     /// fails the check, or has a schema this program does not know is moved aside (with its `-wal` and `-shm`) and a
-    /// new one is created. A sound file that is read-only is used read-only. Throws when no database can be had
-    /// (unwritable directory, full disk, a lock held too long): the file is then left alone for the next start.
+    /// new one is created. A sound read-only file is used as it is (its writes fail and are logged). Throws when no
+    /// database can be had (unwritable directory, full disk, a lock held too long): the file is then left alone for
+    /// the next start.
     static func open(
         directory: URL, now: Date, log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
     ) throws -> FlagCache {
@@ -80,12 +81,12 @@ final class FlagCache: Sendable {
         path: String, now: Date, log: (FlagClientLogMessage.Level, String) -> Void
     ) throws -> SQLiteDatabase {
         do {
-            let database = try SQLiteDatabase(path: path, configuration: .client)
+            let database = try SQLiteDatabase(path: path, configuration: configuration)
             let problems = try database.quickCheck(maxProblems: 5)
             guard problems.isEmpty else {
                 throw CacheDamage(message: "quick_check found: \(problems.joined(separator: "; "))")
             }
-            try migrate(database, path: path, log: log)
+            try migrate(database)
             return database
         } catch let error as SQLiteError where error.isEnvironmental {
             // Not damage: the disk is full, the file or directory is read-only, or another process holds a lock.
@@ -94,24 +95,27 @@ final class FlagCache: Sendable {
         } catch {
             let aside = try moveAside(path: path, now: now)
             log(.warning, "flag cache at \(path) was unreadable (\(error)); moved to \(aside) and rebuilt")
-            let database = try SQLiteDatabase(path: path, configuration: .client)
+            let database = try SQLiteDatabase(path: path, configuration: configuration)
             try migrator.migrate(database)
             return database
         }
     }
 
-    /// Applies the migrations; a read-only file that has them all already is used as it is (its writes will fail
-    /// and be logged, sets received stay in memory).
-    private static func migrate(
-        _ database: SQLiteDatabase, path: String, log: (FlagClientLogMessage.Level, String) -> Void
-    ) throws {
+    /// WAL + `synchronous=NORMAL`, and a short busy timeout: a set is cached before it is put in use, and `init`
+    /// and `session(id:)` touch the database on the caller's thread; none may wait SQLite's usual 5 s for a lock
+    /// another process holds.
+    static let configuration = SQLiteDatabase.Configuration(
+        journalMode: .wal, synchronous: .normal, busyTimeout: .milliseconds(250))
+
+    /// Applies the migrations. A file that has them all is used even when the write that confirms it cannot run
+    /// now (another connection holds the write lock, the file is read-only): reads work; writes fail and are logged.
+    private static func migrate(_ database: SQLiteDatabase) throws {
         do {
             try migrator.migrate(database)
-        } catch let error as SQLiteError where error.isReadOnly {
+        } catch let error as SQLiteError where error.isEnvironmental {
             guard Set(try migrator.appliedVersions(database)) == Set(migrator.migrations.map(\.version)) else {
                 throw error
             }
-            log(.warning, "flag cache at \(path) is read-only: serving it, sets received are kept in memory only")
         }
     }
 

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagSQLite
 import Foundation
 import Testing
 
@@ -188,6 +189,42 @@ struct ChaosCacheTests {
             #expect(logs.messages.filter { $0.message.hasPrefix("could not cache") }.count == 1)
             #expect(Chaos.movedAside(directory).isEmpty)
             #expect(try Chaos.cachedVersion(directory) == 1)
+        }
+    }
+
+    /// Another process holds the cache's write lock: `init` and persisted sessions wait at most the cache's 250 ms
+    /// busy timeout (SQLite's usual 5 s used to block `init` that long, then the cache was given up), the cached set
+    /// is served, and a new set is cached once the lock is released.
+    @Test func aCacheLockedByAnotherProcessBlocksNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            try seedCache(directory, Chaos.document(1, newCheckout: true, maxItems: 11), version: 1)
+            let other = try SQLiteDatabase(
+                path: directory.appendingPathComponent(FlagCache.fileName).path, configuration: .client)
+            try other.writeWithoutTransaction { db in try db.execute("BEGIN EXCLUSIVE") }
+            let transport = ScriptedTransport()
+            let logs = LogSink()
+            let client = try await Chaos.bounded("init", seconds: 1) {
+                try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
+            }
+            defer { client.shutdown() }
+            #expect(client.state == .cached(version: 1))
+            try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 11)
+            let persisted = try await Chaos.bounded("a persisted session", seconds: 1) {
+                client.session(id: "s", unitID: "u").value(.maxItems)
+            }
+            #expect(persisted == 11)
+            let stream = try await transport.stream(0)
+            stream.yield(eventStreamHead)
+            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
+            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            try await Chaos.eventually("the failed write logged") {
+                logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
+            }
+            try other.writeWithoutTransaction { db in try db.execute("COMMIT") }
+            stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
+            try await Chaos.eventually("cached once the lock is gone") { (try? Chaos.cachedVersion(directory)) == 2 }
+            #expect(Chaos.movedAside(directory).isEmpty)
         }
     }
 

@@ -93,13 +93,11 @@ struct ChaosServerTests {
 
     enum Mode: String, CaseIterable, Sendable { case stream, poll }
 
-    /// 500, 503 and 429, with and without `Retry-After` (seconds or an HTTP date): the client sleeps between
-    /// attempts — never less than the server asked — asks once per sleep, and is live as soon as the server answers.
     /// An error answer: its status and `Retry-After` (`date+7` stands for an HTTP date 7 s after the `Date`).
     struct Answer: Sendable, CustomTestStringConvertible {
         var status: Int
         var retryAfter: String?
-        var testDescription: String { "\(status)" + (retryAfter.map { " Retry-After \($0)" } ?? "") }
+        var testDescription: String { "HTTP \(status)" + (retryAfter.map { ", Retry-After: \($0)" } ?? "") }
     }
 
     static let answers = [
@@ -108,6 +106,8 @@ struct ChaosServerTests {
         Answer(status: 503, retryAfter: "soon"),
     ]
 
+    /// 500, 503 and 429, with and without `Retry-After` (seconds or an HTTP date): the client sleeps between
+    /// attempts — never less than the server asked — asks once per sleep, and is live as soon as the server answers.
     @Test(arguments: answers, Mode.allCases)
     func errorStatusesBackOffAndHonourRetryAfter(_ answer: Answer, _ mode: Mode) async throws {
         let (status, retryAfter) = (answer.status, answer.retryAfter)
