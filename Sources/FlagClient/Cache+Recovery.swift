@@ -32,8 +32,10 @@ extension SQLiteError {
     /// of the file's contents: the file must not be moved aside for it.
     var isEnvironmental: Bool {
         if extendedResultCode == Self.shortRead { return false }
-        return [Self.permission, Self.busy, Self.locked, Self.noMemory, Self.readOnly, Self.ioError, Self.full,
-            Self.cannotOpen].contains(resultCode)
+        return [
+            Self.permission, Self.busy, Self.locked, Self.noMemory, Self.readOnly, Self.ioError, Self.full,
+            Self.cannotOpen,
+        ].contains(resultCode)
     }
 }
 

@@ -197,11 +197,12 @@ struct ChaosServerTests {
 }
 
 @Suite struct ChaosRetryAfterTests {
-    @Test(arguments: [
-        ("120", nil, 120.0), ("0", nil, 0), (" 5 ", nil, 5),
-        ("Sun, 29 Nov 2026 13:01:07 GMT", "Sun, 29 Nov 2026 13:01:00 GMT", 7),
-        ("Sun, 29 Nov 2026 13:00:00 GMT", "Sun, 29 Nov 2026 13:01:00 GMT", 0),
-    ] as [(String, String?, Double)])
+    @Test(
+        arguments: [
+            ("120", nil, 120.0), ("0", nil, 0), (" 5 ", nil, 5),
+            ("Sun, 29 Nov 2026 13:01:07 GMT", "Sun, 29 Nov 2026 13:01:00 GMT", 7),
+            ("Sun, 29 Nov 2026 13:00:00 GMT", "Sun, 29 Nov 2026 13:01:00 GMT", 0),
+        ] as [(String, String?, Double)])
     func retryAfterIsRead(_ value: String, _ date: String?, _ seconds: Double) {
         var headers = ["retry-after": value]
         headers["date"] = date
