@@ -228,6 +228,66 @@ struct ChaosCacheTests {
         }
     }
 
+    /// The cache directory made read-only with a sound cache in it (the usual state after a clean exit: no `-wal`,
+    /// no `-shm`). SQLite cannot open a WAL database where it cannot create the `-shm`, so the client runs without a
+    /// cache (an error logged, defaults until the first set), new sets from memory; the file is left for the next
+    /// start, which has the set again once the directory is writable.
+    @Test(.enabled(if: ChaosFileSystem.canMakeReadOnly))
+    func aReadOnlyCacheDirectoryWithACacheInIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = directory.appendingPathComponent("cache")
+            try seedCache(cache, Chaos.document(1, newCheckout: true, maxItems: 11), version: 1)
+            try #require(ChaosFileSystem.setReadOnly(cache, true))
+            defer { ChaosFileSystem.setReadOnly(cache, false) }
+            let transport = ScriptedTransport()
+            let logs = LogSink()
+            let client = try await Chaos.bounded("init") {
+                try makeClient(directory: cache, transport: transport) { $0.logger = logs.logger }
+            }
+            defer { client.shutdown() }
+            #expect(client.state == .defaultsOnly)
+            #expect(logs.messages.contains { $0.level == .error && $0.message.hasPrefix("no flag cache") })
+            let stream = try await transport.stream(0)
+            stream.yield(eventStreamHead)
+            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
+            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            #expect(Chaos.movedAside(cache).isEmpty)
+            ChaosFileSystem.setReadOnly(cache, false)
+            #expect(try Chaos.cachedVersion(cache) == 1)
+        }
+    }
+
+    /// The cache file made read-only while the client runs: its writes go on to the WAL, which stays writable, and
+    /// another client starting on it (still read-only) finds the newer set there.
+    @Test(.enabled(if: ChaosFileSystem.canMakeReadOnly))
+    func aCacheFileMadeReadOnlyWhileRunning() async throws {
+        try await withTemporaryDirectory { directory in
+            try seedCache(directory, Chaos.document(1, newCheckout: true, maxItems: 11), version: 1)
+            let transport = ScriptedTransport()
+            let logs = LogSink()
+            let client = try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
+            defer { client.shutdown() }
+            let stream = try await transport.stream(0)
+            stream.yield(eventStreamHead)
+            stream.yield(.bytes(Array(": current\n\n".utf8)))
+            try await Chaos.eventually("live v1") { client.state == .live(version: 1) }
+            let file = directory.appendingPathComponent(FlagCache.fileName)
+            try #require(ChaosFileSystem.setReadOnly(file, true))
+            defer { ChaosFileSystem.setReadOnly(file, false) }
+            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
+            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            #expect(!logs.messages.contains { $0.level >= .warning })
+            let next = try await Chaos.bounded("init of the next client") {
+                try makeClient(directory: directory, transport: ScriptedTransport(), refresh: .off)
+            }
+            defer { next.shutdown() }
+            #expect(next.state == .cached(version: 2))
+            #expect(Chaos.movedAside(directory).isEmpty)
+        }
+    }
+
     /// No cache can be created at all (a read-only, empty directory): the client works in memory.
     @Test(.enabled(if: ChaosFileSystem.canMakeReadOnly))
     func anUnwritableCacheDirectoryLeavesTheClientWorkingInMemory() async throws {
