@@ -150,6 +150,27 @@ struct ChaosServerTests {
         try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
     }
 
+    /// A server (or a proxy) that closes every stream at once, empty or right after its put: each connection counts
+    /// as a failure until one has lasted 60 s, so the reconnections back off instead of looping.
+    @Test(arguments: [false, true])
+    func streamsClosedAtOnceAreNotHammered(withPut: Bool) async throws {
+        let server = try ScriptedHTTPServer { _ in
+            .init(
+                status: 200, headers: ["Content-Type": "text/event-stream"],
+                chunks: withPut ? [Chaos.put(1, newCheckout: true)] : [], pause: 0)
+        }
+        defer { server.stop() }
+        let sleeps = LockedBox<[Double]>([])
+        let client = try Chaos.client(server: server.url, cache: nil, sleeps: sleeps)
+        defer { client.shutdown() }
+        try await Chaos.eventually("six reconnections") { sleeps.withLockedValue { $0.count >= 6 } }
+        client.shutdown()
+        #expect(Array(sleeps.withLockedValue { $0 }.prefix(6)) == [1, 2, 4, 8, 16, 30])
+        let requests = server.received.count
+        #expect(requests >= 6 && requests <= sleeps.withLockedValue { $0.count } + 1)
+        if withPut { try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10) }
+    }
+
     /// A server that accepts and then says nothing: the refresh is stuck on its request, but reads, new sessions,
     /// `ready` and `shutdown` all return at once.
     @Test func aServerThatHangsBlocksNoPublicCall() async throws {
