@@ -92,7 +92,9 @@ struct ChaosDataTests {
             let sleeps = LockedBox<[Double]>([])
             let client = try Chaos.client(server: server.url, cache: directory, sleeps: sleeps, logs: logs)
             defer { client.shutdown() }
+            let updates = UpdateRecorder(client)
             try await Chaos.eventually("refused, then a reconnection") { server.received.count >= 2 }
+            try await Chaos.eventually("reported stale") { updates.sawStale }
             #expect(logs.messages.contains { $0.level == .warning && $0.message.hasPrefix(logged) })
             #expect(server.received.last?.headers["last-event-id"] == "1")
             #expect(sleeps.withLockedValue { $0.first } == 1)  // bad data counts as a failure: backoff
@@ -128,10 +130,12 @@ struct ChaosDataTests {
                 $0.pollInterval = 1
             }
             defer { client.shutdown() }
+            let updates = UpdateRecorder(client)
             try await Chaos.eventually("three polls") { server.received.count >= 3 }
             #expect(logs.messages.contains { $0.level == .warning && $0.message.hasPrefix("ignored a document") })
             // The refused document's ETag was not taken: the next poll still names v1.
             #expect(server.received[2].headers["if-none-match"] == "\"1\"")
+            try await Chaos.eventually("reported stale") { updates.sawStale }
             try await Chaos.eventually("live again on v1") { client.state == .live(version: 1) }
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
             #expect(try Chaos.cachedVersion(directory) == 1)

@@ -134,6 +134,25 @@ enum Chaos {
     }
 }
 
+/// Records a client's state updates as they come, for tests that check what the client reported.
+final class UpdateRecorder: Sendable {
+    private let box = LockedBox<[ClientState]>([])
+    private let task: Task<Void, Never>
+
+    init(_ client: FlagClient) {
+        let updates = client.updates
+        let box = box
+        task = Task { for await update in updates { box.withLockedValue { $0.append(update.state) } } }
+    }
+
+    deinit { task.cancel() }
+
+    var states: [ClientState] { box.withLockedValue { $0 } }
+
+    /// Whether a `stale` state was reported.
+    var sawStale: Bool { states.contains { if case .stale = $0 { true } else { false } } }
+}
+
 /// An SSE stream answer of the scripted server.
 func streamAnswer(_ chunks: [UInt8]...) -> ScriptedHTTPServer.Response {
     .init(status: 200, headers: ["Content-Type": "text/event-stream"], chunks: chunks, pause: 0.005, keepOpen: true)
