@@ -55,13 +55,24 @@ extension FlagCache {
     }
 
     /// Reopens the database when the file at `path` is no longer the one opened: deleted, or replaced by a rename
-    /// (a damaged replacement is moved aside by `openDatabase` as at launch).
+    /// (a damaged replacement is moved aside by `openDatabase` as at launch); rebuilds it when the file is the one
+    /// opened but its header is gone (overwritten or emptied in place), which the open connection, working from its
+    /// page cache and WAL, would not notice.
     func reopenIfReplaced(now: Date) throws {
         recovery.lock()
         defer { recovery.unlock() }
         let (old, file) = opened.withLockedValue { ($0.database, $0.file) }
         let current = FileIdentity(path: path)
-        guard current != file else { return }
+        if current == file {
+            guard Self.headerIsGone(path) else { return }
+            close(old)
+            let aside = try Self.moveAside(path: path, now: now)
+            log(.warning, "flag cache at \(path) was overwritten while in use; moved to \(aside) and rebuilt")
+            let database = try SQLiteDatabase(path: path, configuration: Self.configuration)
+            try Self.migrator.migrate(database)
+            opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+            return
+        }
         log(.warning, "flag cache at \(path) was deleted or replaced while in use; opening it again")
         close(old)
         if current == nil {
@@ -86,6 +97,25 @@ extension FlagCache {
         let database = try SQLiteDatabase(path: path, configuration: Self.configuration)
         try Self.migrator.migrate(database)
         opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+    }
+
+    /// Whether the file at `path` is readable and does not start with SQLite's header, which every database file
+    /// has from its creation (the switch to WAL writes it). A file that cannot be read is not judged.
+    static func headerIsGone(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer {
+            do {
+                try handle.close()
+            } catch {
+                // Nothing was written through it; a failed close of a read handle loses nothing.
+            }
+        }
+        let magic = Array("SQLite format 3\u{0}".utf8)
+        do {
+            return try handle.read(upToCount: magic.count).map(Array.init) != magic
+        } catch {
+            return false
+        }
     }
 
     private func close(_ database: SQLiteDatabase) {
