@@ -43,7 +43,12 @@ extension FlagCache {
     /// Runs `body` in a write transaction, healing the cache first when its file was deleted or replaced since it
     /// was opened (the write would go to a file nobody will read again), and once more when the write finds the
     /// file damaged. Environmental failures (full disk, read-only) are thrown for the caller to log.
+    ///
+    /// While another process holds the write lock, one write waits the busy timeout and the writes of the next
+    /// second fail at once with the same error: sessions persisting a value per flag read would otherwise queue
+    /// 250 ms each, and `shutdown` (which waits for them) and new sets (which are cached first) behind them.
     func healingWrite<T>(now: Date, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        if let (until, error) = busy.withLockedValue({ $0 }), ContinuousClock.now < until { throw error }
         try reopenIfReplaced(now: now)
         let database = database
         do {
@@ -51,6 +56,10 @@ extension FlagCache {
         } catch let error as SQLiteError where error.isCorruption {
             try rebuild(damaged: database, now: now)
             return try self.database.write(body)
+        } catch let error as SQLiteError where error.isBusy {
+            // Real time on purpose, not the client's clock: SQLite's busy timeout is real time too.
+            busy.withLockedValue { $0 = (ContinuousClock.now + Self.busyPause, error) }
+            throw error
         }
     }
 

@@ -21,6 +21,10 @@ final class FlagCache: Sendable {
     let recovery = NSLock()
     let path: String
     let log: @Sendable (FlagClientLogMessage.Level, String) -> Void
+    /// Until when writes fail at once, and with what: another process held the write lock past the busy timeout.
+    let busy = LockedBox<(until: ContinuousClock.Instant, error: SQLiteError)?>(nil)
+    /// How long writes fail at once after one waited the busy timeout in vain.
+    static let busyPause = Duration.seconds(1)
 
     /// The database in use now.
     var database: SQLiteDatabase { opened.withLockedValue { $0.database } }

@@ -20,23 +20,31 @@ enum Chaos {
 
     struct TimedOut: Error {}
 
-    /// Runs `body` on a thread of its own and fails the test unless it returns within `seconds`. The waiting is
+    /// Runs `body` on a thread of its own and fails the test unless it returns within `seconds`, measured on that
+    /// thread (so a busy machine that is slow to resume the waiting test cannot hide a slow call). The waiting is
     /// asynchronous: a blocked client call must not also block one of the few threads of the test's executor.
     static func bounded<T: Sendable>(
         _ what: String, seconds: Double = bound, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        let box = LockedBox<Result<T, any Error>?>(nil)
-        let thread = Thread { box.withLockedValue { $0 = Result(catching: body) } }
+        let box = LockedBox<(result: Result<T, any Error>, took: Duration)?>(nil)
+        let thread = Thread {
+            let started = ContinuousClock.now
+            let result = Result(catching: body)
+            let took = ContinuousClock.now - started
+            box.withLockedValue { $0 = (result, took) }
+        }
         thread.stackSize = 1 << 20
         thread.start()
         let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if let result = box.withLockedValue({ $0 }) { return try result.get() }
+        while box.withLockedValue({ $0 }) == nil, ContinuousClock.now < deadline {
             try await Task.sleep(nanoseconds: 2_000_000)
         }
-        if let result = box.withLockedValue({ $0 }) { return try result.get() }
-        Issue.record("\(what) did not return within \(seconds) s")
-        throw TimedOut()
+        guard let (result, took) = box.withLockedValue({ $0 }) else {
+            Issue.record("\(what) did not return within \(seconds) s")
+            throw TimedOut()
+        }
+        if took > .seconds(seconds) { Issue.record("\(what) took \(took), more than \(seconds) s") }
+        return try result.get()
     }
 
     /// Polls `condition` every 5 ms for up to `seconds`.
