@@ -35,6 +35,8 @@ struct RefreshStateMachine: Sendable {
         case streamEnded(silent: Bool)
         /// A fetch returned a document or 304.
         case fetched
+        /// A long poll came back at once with nothing new: the server (or a proxy) does not hold long polls.
+        case notHeld
         /// The server or network failed (connection refused, timeout, 5xx, 429 …).
         case failed
         /// The server failed and said, with `Retry-After`, not to ask again for this many seconds (429, 503 …).
@@ -114,6 +116,13 @@ struct RefreshStateMachine: Sendable {
             connectedAt = nil
             // A long poll returns when something changed or the wait ended: ask again at once.
             pending = mode == .longPoll ? .fetch(waitSeconds: longPollWait) : .sleep(seconds: pollInterval)
+            return
+        case .notHeld:
+            failures = 0
+            connectedAt = nil
+            // Asking again at once would loop as fast as the network allows: wait like a poll, then long-poll again
+            // (a server that does hold will answer the next one when something changes).
+            pending = .sleep(seconds: pollInterval)
             return
         case .unauthorized(let status):
             stopped = true

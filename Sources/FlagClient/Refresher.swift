@@ -71,7 +71,7 @@ actor Refresher {
                 outcome, now: core.dependencies.now().timeIntervalSince1970, random: core.dependencies.random())
             switch outcome {
             case .failed, .throttled, .streamEnded, .badData, .unauthorized: markStale()
-            case .streamOpened, .fetched, .streamUnsupported, .serverRetry: break
+            case .streamOpened, .fetched, .notHeld, .streamUnsupported, .serverRetry: break
             }
         }
     }
@@ -186,8 +186,21 @@ actor Refresher {
         }
     }
 
+    /// A long poll answered within this many seconds with nothing new was not held by the server.
+    static let heldAtLeast = 1.0
+
     /// One fetch of the document; `wait` > 0 long-polls.
     func fetch(wait: Int) async -> RefreshStateMachine.Outcome {
+        let started = core.dependencies.now()
+        let before = model?.version
+        let outcome = await fetchOnce(wait: wait)
+        guard wait > 0, outcome == .fetched, model?.version == before,
+            core.dependencies.now().timeIntervalSince(started) < Self.heldAtLeast
+        else { return outcome }
+        return .notHeld
+    }
+
+    private func fetchOnce(wait: Int) async -> RefreshStateMachine.Outcome {
         let head: TransportHead
         let body: [UInt8]
         do {

@@ -171,6 +171,32 @@ struct ChaosServerTests {
         if withPut { try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10) }
     }
 
+    /// A server or a proxy that does not hold long polls: it answers at once, 304 or the same document again. The
+    /// client must not turn that into a loop of requests; it waits a poll interval between such answers.
+    @Test(arguments: [304, 200])
+    func longPollsAnsweredAtOnceAreNotHammered(status: Int) async throws {
+        let server = try ScriptedHTTPServer { request in
+            if status == 304, request.headers["if-none-match"] == "\"1\"" {
+                return .init(status: 304, headers: ["ETag": "\"1\""], chunks: [], pause: 0)
+            }
+            return .init(
+                status: 200, headers: ["ETag": "\"1\""], chunks: [Chaos.document(1, newCheckout: true)], pause: 0)
+        }
+        defer { server.stop() }
+        let sleeps = LockedBox<[Double]>([])
+        let client = try Chaos.client(server: server.url, cache: nil, refresh: .longPoll, sleeps: sleeps) {
+            $0.pollInterval = 30
+        }
+        defer { client.shutdown() }
+        try await Chaos.eventually("five unheld long polls") { sleeps.withLockedValue { $0.count >= 5 } }
+        client.shutdown()
+        let requests = server.received
+        #expect(requests.dropFirst().allSatisfy { $0.path == "/v1/sets/ios-prod?wait=30" })
+        #expect(Array(sleeps.withLockedValue { $0 }.prefix(5)) == [30, 30, 30, 30, 30])
+        #expect(requests.count <= sleeps.withLockedValue { $0.count } + 2)
+        try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
+    }
+
     /// A server that accepts and then says nothing: the refresh is stuck on its request, but reads, new sessions,
     /// `ready` and `shutdown` all return at once.
     @Test func aServerThatHangsBlocksNoPublicCall() async throws {
@@ -217,7 +243,8 @@ struct ChaosServerTests {
     }
 }
 
-@Suite struct ChaosRetryAfterTests {
+/// The pure parts of the chaos cases: reading `Retry-After`, and the decisions it and unheld long polls lead to.
+@Suite struct ChaosDecisionTests {
     @Test(
         arguments: [
             ("120", nil, 120.0), ("0", nil, 0), (" 5 ", nil, 5),
@@ -244,5 +271,16 @@ struct ChaosServerTests {
         // Below the backoff, Retry-After changes nothing; the backoff keeps growing underneath it.
         machine.record(.throttled(retryAfter: 1), now: 0, random: 0.5)
         #expect(machine.next() == .sleep(seconds: 2))
+    }
+
+    @Test func aLongPollNotHeldWaitsAPollIntervalThenLongPollsAgain() {
+        var machine = RefreshStateMachine(mode: .longPoll, pollInterval: 45, longPollWait: 30)
+        #expect(machine.next() == .fetch(waitSeconds: 0))
+        machine.record(.fetched, now: 0, random: 0.5)
+        #expect(machine.next() == .fetch(waitSeconds: 30))
+        machine.record(.notHeld, now: 0, random: 0.5)
+        #expect(machine.next() == .sleep(seconds: 45))
+        #expect(machine.next() == .fetch(waitSeconds: 30))
+        #expect(machine.failures == 0)
     }
 }
