@@ -92,7 +92,7 @@ final class FlagCache: Sendable {
             }
             try migrate(database)
             return database
-        } catch let error as SQLiteError where error.isEnvironmental {
+        } catch let error as SQLiteError where error.isEnvironmental && !isDirectory(path) {
             // Not damage: the disk is full, the file or directory is read-only, or another process holds a lock.
             // Moving a sound file aside would lose the last good set for good; leave it for the next start.
             throw error
@@ -103,6 +103,13 @@ final class FlagCache: Sendable {
             try migrator.migrate(database)
             return database
         }
+    }
+
+    /// Whether a directory sits where the database should be: SQLite reports that as `SQLITE_CANTOPEN`, like a
+    /// permission problem, but it is damage and must be moved aside.
+    private static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
     /// WAL + `synchronous=NORMAL`, and a short busy timeout: a set is cached before it is put in use, and `init`

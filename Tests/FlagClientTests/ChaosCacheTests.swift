@@ -34,6 +34,10 @@ struct ChaosCacheTests {
         },
         Damage(name: "emptied (an empty file is an empty database)") { path in try Self.truncate(path, to: 0) },
         Damage(name: "deleted") { path in try FileManager.default.removeItem(atPath: path) },
+        Damage(name: "replaced by a directory") { path in
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        },
     ]
 
     /// A cache seeded with v1 (a hundred flags, so that the document fills several pages), then damaged.
