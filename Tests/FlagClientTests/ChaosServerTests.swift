@@ -138,7 +138,7 @@ struct ChaosServerTests {
         let logs = LogSink()
         let client = try Chaos.client(
             server: server.url, cache: nil, refresh: mode == .stream ? .stream : .poll, sleeps: sleeps, logs: logs
-        ) { $0.pollInterval = 3600 }  // no second poll while the test looks
+        ) { $0.pollInterval = 86_400 }  // no second poll while the test looks
         defer { client.shutdown() }
         try await Chaos.eventually("live") { client.state == .live(version: 1) }
         // Exactly one request per attempt: the failures, then the answer; each failure followed by one sleep.
