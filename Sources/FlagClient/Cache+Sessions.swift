@@ -8,7 +8,7 @@ extension FlagCache {
     func resumeSession(id: String, set: String, unitID: String, now: Date, ttl: Double) throws
         -> [String: EvaluationDetail<JSONValue>]
     {
-        try database.write { db in
+        try healingWrite(now: now) { db in
             let existing = try db.queryFirst(
                 "SELECT unit_id, created_at FROM session WHERE id = ? AND set_name = ?", [.text(id), .text(set)]
             ) { row in (unit: try row.text(0), createdAt: try row.double(1)) }
@@ -45,7 +45,7 @@ extension FlagCache {
     func saveSessionValues(id: String, values: [(key: String, detail: EvaluationDetail<JSONValue>)], now: Date)
         throws
     {
-        try database.write { db in
+        try healingWrite(now: now) { db in
             for (key, detail) in values {
                 var writer = JSONWriter()
                 writer.value(detail.value)
@@ -67,7 +67,7 @@ extension FlagCache {
     /// Deletes sessions created `ttl` seconds or more before `now`; returns how many.
     @discardableResult
     func deleteExpiredSessions(now: Date, ttl: Double) throws -> Int {
-        try database.write { db in
+        try healingWrite(now: now) { db in
             try db.execute("DELETE FROM session WHERE created_at <= ?", [.real(now.timeIntervalSince1970 - ttl)])
             return db.changes
         }

@@ -4,17 +4,37 @@ import Foundation
 
 /// The client's SQLite database: the last good document per set (with its ETag), the frozen values of persisted
 /// sessions, and the overrides set through the API. WAL + `synchronous=NORMAL`; a lost last write only means a
-/// download or a re-evaluation.
+/// download or a re-evaluation. The file may be deleted, replaced or damaged while the client runs: a write then
+/// reopens or rebuilds it (`Cache+Recovery.swift`), so the cache heals without a restart.
 final class FlagCache: Sendable {
     /// The file name inside the cache directory.
     static let fileName = "flagclient.sqlite"
 
-    let database: SQLiteDatabase
-    let path: String
+    /// The open database and the file it was opened on; replaced when that file is gone or damaged.
+    struct Opened: Sendable {
+        var database: SQLiteDatabase
+        var file: FileIdentity?
+    }
 
-    private init(database: SQLiteDatabase, path: String) {
-        self.database = database
+    let opened: LockedBox<Opened>
+    /// Serializes reopening and rebuilding (a mutex: they do I/O, unlike the spin lock of `opened`).
+    let recovery = NSLock()
+    let path: String
+    let log: @Sendable (FlagClientLogMessage.Level, String) -> Void
+    /// Until when writes fail at once, and with what: another process held the write lock past the busy timeout.
+    let busy = LockedBox<(until: ContinuousClock.Instant, error: SQLiteError)?>(nil)
+    /// How long writes fail at once after one waited the busy timeout in vain.
+    static let busyPause = Duration.seconds(1)
+
+    /// The database in use now.
+    var database: SQLiteDatabase { opened.withLockedValue { $0.database } }
+
+    private init(
+        database: SQLiteDatabase, path: String, log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
+    ) {
+        self.opened = LockedBox(Opened(database: database, file: FileIdentity(path: path)))
         self.path = path
+        self.log = log
     }
 
     /// A cached document.
@@ -47,40 +67,67 @@ final class FlagCache: Sendable {
             script: "ALTER TABLE flag_set_cache ADD COLUMN flag_index BLOB"),
     ])
 
-    /// Opens the cache in `directory`, checking it with `quick_check`. A file that cannot be opened, fails the
-    /// check, or has a schema this program does not know is moved aside (with its `-wal` and `-shm`) and a new one
-    /// is created. Throws only when even a new file cannot be created (unwritable directory, full disk).
+    /// Opens the cache in `directory`, checking it with `quick_check`. A file that cannot be read as a database,
+    /// fails the check, or has a schema this program does not know is moved aside (with its `-wal` and `-shm`) and a
+    /// new one is created. A sound read-only file is used as it is (its writes fail and are logged). Throws when no
+    /// database can be had (unwritable directory, full disk, a lock held too long): the file is then left alone for
+    /// the next start.
     static func open(
-        directory: URL, now: Date, log: (FlagClientLogMessage.Level, String) -> Void
+        directory: URL, now: Date, log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
     ) throws -> FlagCache {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent(fileName).path
+        return FlagCache(database: try openDatabase(path: path, now: now, log: log), path: path, log: log)
+    }
+
+    /// Opens, checks and migrates the database at `path`, moving a damaged file aside first.
+    static func openDatabase(
+        path: String, now: Date, log: (FlagClientLogMessage.Level, String) -> Void
+    ) throws -> SQLiteDatabase {
         do {
-            let database = try SQLiteDatabase(path: path, configuration: .client)
+            let database = try SQLiteDatabase(path: path, configuration: configuration)
             let problems = try database.quickCheck(maxProblems: 5)
             guard problems.isEmpty else {
                 throw CacheDamage(message: "quick_check found: \(problems.joined(separator: "; "))")
             }
-            try migrator.migrate(database)
-            return FlagCache(database: database, path: path)
+            try migrate(database)
+            return database
+        } catch let error as SQLiteError where error.isEnvironmental && !isDirectory(path) {
+            // Not damage: the disk is full, the file or directory is read-only, or another process holds a lock.
+            // Moving a sound file aside would lose the last good set for good; leave it for the next start.
+            throw error
         } catch {
             let aside = try moveAside(path: path, now: now)
             log(.warning, "flag cache at \(path) was unreadable (\(error)); moved to \(aside) and rebuilt")
-            let database = try SQLiteDatabase(path: path, configuration: .client)
+            let database = try SQLiteDatabase(path: path, configuration: configuration)
             try migrator.migrate(database)
-            return FlagCache(database: database, path: path)
+            return database
         }
     }
 
-    /// Closes this cache, moves its files aside and opens a new, empty one: for damage found after opening (a read
-    /// that fails with `SQLITE_CORRUPT` although `quick_check` passed).
-    func rebuilt(now: Date, log: (FlagClientLogMessage.Level, String) -> Void) throws -> FlagCache {
-        try database.close()
-        let aside = try Self.moveAside(path: path, now: now)
-        log(.warning, "flag cache at \(path) is damaged; moved to \(aside) and rebuilt")
-        let database = try SQLiteDatabase(path: path, configuration: .client)
-        try Self.migrator.migrate(database)
-        return FlagCache(database: database, path: path)
+    /// Whether a directory sits where the database should be: SQLite reports that as `SQLITE_CANTOPEN`, like a
+    /// permission problem, but it is damage and must be moved aside.
+    private static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// WAL + `synchronous=NORMAL`, and a short busy timeout: a set is cached before it is put in use, and `init`
+    /// and `session(id:)` touch the database on the caller's thread; none may wait SQLite's usual 5 s for a lock
+    /// another process holds.
+    static let configuration = SQLiteDatabase.Configuration(
+        journalMode: .wal, synchronous: .normal, busyTimeout: .milliseconds(250))
+
+    /// Applies the migrations. A file that has them all is used even when the write that confirms it cannot run
+    /// now (another connection holds the write lock, the file is read-only): reads work; writes fail and are logged.
+    private static func migrate(_ database: SQLiteDatabase) throws {
+        do {
+            try migrator.migrate(database)
+        } catch let error as SQLiteError where error.isEnvironmental {
+            guard Set(try migrator.appliedVersions(database)) == Set(migrator.migrations.map(\.version)) else {
+                throw error
+            }
+        }
     }
 
     /// Moves `path` and its `-wal` / `-shm` files to `path.corrupt-<seconds>` names; returns the new main path.
@@ -110,7 +157,7 @@ final class FlagCache: Sendable {
 
     /// Replaces the cached document of `set`. Callers validate the document first.
     func store(set: String, document: Document, now: Date) throws {
-        try database.write { db in
+        try healingWrite(now: now) { db in
             try db.execute(
                 """
                 INSERT INTO flag_set_cache (set_name, version, etag, document, stored_at, flag_index)

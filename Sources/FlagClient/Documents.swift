@@ -72,6 +72,10 @@ struct FlagPatch: Sendable {
             guard let base, changes.version >= 1 else {
                 throw DocumentRejected(message: "a patch needs 'version' and 'base'")
             }
+            // Versions only grow: a patch that would take the set back to (or stay at) its base is damaged.
+            guard changes.version > base else {
+                throw DocumentRejected(message: "a patch to v\(changes.version) cannot have base v\(base)")
+            }
             return FlagPatch(
                 version: changes.version, base: base, changes: changes, removedFlags: removedFlags,
                 removedCohorts: removedCohorts)

@@ -39,7 +39,7 @@ extension FlagClient {
                 }
             } catch let error as SQLiteError where error.isCorruption {
                 do {
-                    cache = try opened.rebuilt(now: now, log: log)
+                    try opened.rebuild(damaged: opened.database, now: now)
                 } catch {
                     log(.error, "no flag cache: the damaged one could not be rebuilt (\(error))")
                     cache = nil

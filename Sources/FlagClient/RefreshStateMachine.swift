@@ -11,7 +11,8 @@ public enum RefreshMode: Sendable, Hashable {
 }
 
 /// The pure decisions of the refresh loop: what to do after each outcome, with exponential backoff (1 s doubling
-/// to a 30 s cap, ±50 % jitter, reset after 60 s connected), and when to give up on the stream or on the server.
+/// to a 30 s cap, ±50 % jitter, reset after 60 s connected; a `Retry-After` of up to 10 minutes is a floor), and
+/// when to give up on the stream or on the server.
 /// It performs no I/O and reads no clock: times and randomness come in as arguments, so tests are exact.
 struct RefreshStateMachine: Sendable {
     /// What the loop does next.
@@ -34,8 +35,12 @@ struct RefreshStateMachine: Sendable {
         case streamEnded(silent: Bool)
         /// A fetch returned a document or 304.
         case fetched
+        /// A long poll came back at once with nothing new: the server (or a proxy) does not hold long polls.
+        case notHeld
         /// The server or network failed (connection refused, timeout, 5xx, 429 …).
         case failed
+        /// The server failed and said, with `Retry-After`, not to ask again for this many seconds (429, 503 …).
+        case throttled(retryAfter: Double)
         /// The stream endpoint does not exist here (404, 405, 501, or not `text/event-stream`).
         case streamUnsupported
         /// The data was bad (broken JSON, invalid set): the old set stays; counts as a failure.
@@ -50,6 +55,8 @@ struct RefreshStateMachine: Sendable {
     static let initialDelay = 1.0
     /// No delay before jitter exceeds this.
     static let maximumDelay = 30.0
+    /// The longest `Retry-After` honoured: a misconfigured server must not stop refreshing for days.
+    static let maximumRetryAfter = 600.0
     /// A connection open this long counts as healthy: the next failure starts again at `initialDelay`.
     static let resetAfter = 60.0
     /// Silent streams in a row, each open at least `silentAfter` seconds, after which the loop polls instead: a proxy
@@ -110,6 +117,13 @@ struct RefreshStateMachine: Sendable {
             // A long poll returns when something changed or the wait ended: ask again at once.
             pending = mode == .longPoll ? .fetch(waitSeconds: longPollWait) : .sleep(seconds: pollInterval)
             return
+        case .notHeld:
+            failures = 0
+            connectedAt = nil
+            // Asking again at once would loop as fast as the network allows: wait like a poll, then long-poll again
+            // (a server that does hold will answer the next one when something changes).
+            pending = .sleep(seconds: pollInterval)
+            return
         case .unauthorized(let status):
             stopped = true
             pending = .stop(status: status)
@@ -129,11 +143,16 @@ struct RefreshStateMachine: Sendable {
             }
             if openFor >= Self.resetAfter { failures = 0 }
             connectedAt = nil
-        case .failed, .badData:
+        case .failed, .badData, .throttled:
             if let connectedAt, now - connectedAt >= Self.resetAfter { failures = 0 }
             connectedAt = nil
         }
-        pending = .sleep(seconds: delay(random: random))
+        var seconds = delay(random: random)
+        if case .throttled(let retryAfter) = outcome {
+            // The server's wish is a floor, never shortened by jitter; the backoff still grows beneath it.
+            seconds = max(seconds, min(max(0, retryAfter), Self.maximumRetryAfter))
+        }
+        pending = .sleep(seconds: seconds)
         failures += 1
     }
 

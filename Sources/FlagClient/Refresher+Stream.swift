@@ -25,8 +25,7 @@ extension Refresher {
                     case 401, 403: return .unauthorized(status: head.status)
                     case 404, 405, 501: return .streamUnsupported
                     default:
-                        core.log(.info, "the stream of set '\(setName)' answered HTTP \(head.status)")
-                        return .failed
+                        return failure(head, "the stream of set '\(setName)'")
                     }
                 case .bytes(let bytes):
                     guard opened else { continue }

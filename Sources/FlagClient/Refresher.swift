@@ -16,6 +16,8 @@ actor Refresher {
     private var wasLive = false
     /// The cached document read at launch, decoded in full here rather than on the caller's thread.
     private var pendingCached: [UInt8]?
+    /// The document in use when caching it failed, to write when the cache takes writes again.
+    private var unsaved: (bytes: [UInt8], version: Int)?
 
     init(core: ClientCore, configuration: FlagClient.Configuration, cached: FlagCache.Document?, model: FlagSet?) {
         self.core = core
@@ -68,8 +70,8 @@ actor Refresher {
             machine.record(
                 outcome, now: core.dependencies.now().timeIntervalSince1970, random: core.dependencies.random())
             switch outcome {
-            case .failed, .streamEnded, .badData, .unauthorized: markStale()
-            case .streamOpened, .fetched, .streamUnsupported, .serverRetry: break
+            case .failed, .throttled, .streamEnded, .badData, .unauthorized: markStale()
+            case .streamOpened, .fetched, .notHeld, .streamUnsupported, .serverRetry: break
             }
         }
     }
@@ -120,14 +122,18 @@ actor Refresher {
         if let id { lastEventID = id }
     }
 
-    /// Makes `set` the model in use, with the ETag and event id that name it.
+    /// Makes `set` the model in use, with the ETag and event id that name it. It comes from the server, so the
+    /// client is live from now on, and stale when the connection fails later.
     func adopt(_ set: FlagSet, etag newETag: String) {
+        wasLive = true
         model = set
         etag = newETag
         lastEventID = String(set.version)
     }
 
-    /// Caches a validated document; a failed write is logged, and the set stays in use in memory.
+    /// Caches a validated document. A failed write (full disk, read-only file) is logged once per run of failures;
+    /// the set stays in use in memory, and the write is tried again at each sign of life from the server (a
+    /// heartbeat, a 304) until it succeeds, so that the cache catches up once the disk has room again.
     func store(_ bytes: [UInt8], version: Int) {
         guard let cache = core.cache else { return }
         do {
@@ -135,12 +141,19 @@ actor Refresher {
             try cache.store(
                 set: setName, document: FlagCache.Document(version: version, etag: etag, bytes: bytes, index: index),
                 now: core.now())
+            if unsaved != nil { core.log(.info, "set '\(setName)' v\(version) is cached again") }
+            unsaved = nil
         } catch {
-            core.log(.warning, "could not cache set '\(setName)' v\(version): \(error)")
+            if unsaved == nil {
+                core.log(
+                    .warning, "could not cache set '\(setName)' v\(version) (kept in memory, will retry): \(error)")
+            }
+            unsaved = (bytes, version)
         }
     }
 
     func markLive() {
+        if let unsaved { store(unsaved.bytes, version: unsaved.version) }
         guard let model else { return }
         wasLive = true
         core.setState(.live(version: model.version))
@@ -173,8 +186,21 @@ actor Refresher {
         }
     }
 
+    /// A long poll answered within this many seconds with nothing new was not held by the server.
+    static let heldAtLeast = 1.0
+
     /// One fetch of the document; `wait` > 0 long-polls.
     func fetch(wait: Int) async -> RefreshStateMachine.Outcome {
+        let started = core.dependencies.now()
+        let before = model?.version
+        let outcome = await fetchOnce(wait: wait)
+        guard wait > 0, outcome == .fetched, model?.version == before,
+            core.dependencies.now().timeIntervalSince(started) < Self.heldAtLeast
+        else { return outcome }
+        return .notHeld
+    }
+
+    private func fetchOnce(wait: Int) async -> RefreshStateMachine.Outcome {
         let head: TransportHead
         let body: [UInt8]
         do {
@@ -193,8 +219,19 @@ actor Refresher {
         case 401, 403:
             return .unauthorized(status: head.status)
         default:
-            core.log(.info, "fetching set '\(setName)' answered HTTP \(head.status)")
+            return failure(head, "fetching set '\(setName)'")
+        }
+    }
+
+    /// The outcome of an error status: throttled when the server said when to come back (`Retry-After`, sent with
+    /// 429 and 503), else a plain failure with the usual backoff.
+    func failure(_ head: TransportHead, _ what: String) -> RefreshStateMachine.Outcome {
+        guard let seconds = head.retryAfter(localNow: core.dependencies.now()) else {
+            core.log(.info, "\(what) answered HTTP \(head.status)")
             return .failed
         }
+        let honoured = min(seconds, RefreshStateMachine.maximumRetryAfter)
+        core.log(.info, "\(what) answered HTTP \(head.status); asking again in \(Int(honoured)) s or more, as it asked")
+        return .throttled(retryAfter: seconds)
     }
 }

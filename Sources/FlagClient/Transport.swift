@@ -20,6 +20,19 @@ struct TransportHead: Sendable, Equatable {
 
     /// A header field by name, any case.
     subscript(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The seconds `Retry-After` asks the client to wait (delta-seconds or an HTTP date, RFC 9110 §10.2.3); a date
+    /// is measured against the response's own `Date`, so a skewed local clock does not matter. `nil` when the field
+    /// is absent or unreadable.
+    func retryAfter(localNow: Date) -> Double? {
+        guard let text = self["retry-after"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return Double(text)  // digits only; a number too long for Int is still a (huge) Double
+        }
+        guard let date = parseHTTPDate(text) else { return nil }
+        let reference = self["date"].flatMap(parseHTTPDate) ?? localNow
+        return max(0, date.timeIntervalSince(reference))
+    }
 }
 
 /// A part of a streamed response.

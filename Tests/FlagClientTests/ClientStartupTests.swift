@@ -186,15 +186,21 @@ import Testing
 @Suite struct CacheRebuildTests {
     @Test func damagedCacheFoundAfterOpeningIsMovedAsideAndRebuilt() async throws {
         try await withTemporaryDirectory { directory in
-            let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
+            let messages = LockedBox<[String]>([])
+            let cache = try FlagCache.open(directory: directory, now: Docs.start) { _, message in
+                messages.withLockedValue { $0.append(message) }
+            }
             try cache.store(set: "ios-prod", document: .init(version: 1, etag: nil, bytes: [1]), now: Docs.start)
-            var messages: [String] = []
-            let rebuilt = try cache.rebuilt(now: Docs.start) { _, message in messages.append(message) }
-            #expect(try rebuilt.document(set: "ios-prod") == nil)
-            #expect(throws: (any Error).self) { try cache.document(set: "ios-prod") }  // the old one is closed
+            let old = cache.database
+            try cache.rebuild(damaged: old, now: Docs.start)
+            #expect(try cache.document(set: "ios-prod") == nil)
+            #expect(throws: (any Error).self) { try old.read { _ in () } }  // the old one is closed
             let aside = directory.appendingPathComponent("\(FlagCache.fileName).corrupt-1795000000").path
             #expect(FileManager.default.fileExists(atPath: aside))
-            #expect(messages.count == 1)
+            #expect(messages.withLockedValue { $0.count } == 1)
+            // Rebuilding a database already replaced does nothing.
+            try cache.rebuild(damaged: old, now: Docs.start)
+            #expect(messages.withLockedValue { $0.count } == 1)
         }
     }
 }

@@ -18,13 +18,15 @@ final class LiveFlagServer: Sendable {
     let app: FlagServerApp
     let server: HTTPServer
     let url: URL
+    let port: Int
     let dataDirectory: URL
     private let stopped = LockedBox(false)
 
-    /// Starts a server on `dataDirectory`: a new store the first time, the same store again after `stop()`.
-    init(dataDirectory: URL) throws {
+    /// Starts a server on `dataDirectory`: a new store the first time, the same store again after `stop()`; on a
+    /// free port, or on `port` (a server coming back where its clients expect it).
+    init(dataDirectory: URL, port requested: Int = 0) throws {
         var configuration = ServerConfiguration()
-        configuration.port = 0
+        configuration.port = requested
         configuration.dataDirectory = dataDirectory.path
         configuration.seedDirectory = nil
         configuration.loopCount = 1
@@ -36,6 +38,7 @@ final class LiveFlagServer: Sendable {
         let port = try server.start()
         app.start(server: server)
         url = URL(string: "http://127.0.0.1:\(port)")!
+        self.port = port
         self.dataDirectory = dataDirectory
     }
 

@@ -1,0 +1,167 @@
+import FlagCore
+import Foundation
+import Testing
+
+@testable import FlagClient
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Helpers of the chaos suites: bounded calls, a client on the real transport with compressed time, and ways to
+/// break the file system under the cache.
+enum Chaos {
+    /// How long any public call of the client may take, whatever the server, the network or the disk do. Generous,
+    /// as the machine running the tests is shared and busy; a blocked call takes seconds (the 5 s SQLite busy
+    /// timeout, a 45 s stream timeout), not this.
+    static let bound = 2.0
+
+    struct TimedOut: Error {}
+
+    /// Runs `body` on a thread of its own and fails the test unless it returns within `seconds`, measured on that
+    /// thread (so a busy machine that is slow to resume the waiting test cannot hide a slow call). The waiting is
+    /// asynchronous: a blocked client call must not also block one of the few threads of the test's executor.
+    static func bounded<T: Sendable>(
+        _ what: String, seconds: Double = bound, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        let box = LockedBox<(result: Result<T, any Error>, took: Duration)?>(nil)
+        let thread = Thread {
+            let started = ContinuousClock.now
+            let result = Result(catching: body)
+            let took = ContinuousClock.now - started
+            box.withLockedValue { $0 = (result, took) }
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while box.withLockedValue({ $0 }) == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }
+        guard let (result, took) = box.withLockedValue({ $0 }) else {
+            Issue.record("\(what) did not return within \(seconds) s")
+            throw TimedOut()
+        }
+        if took > .seconds(seconds) { Issue.record("\(what) took \(took), more than \(seconds) s") }
+        return try result.get()
+    }
+
+    /// Polls `condition` every 5 ms for up to `seconds`.
+    static func eventually(
+        _ what: String, within seconds: Double = 10, _ condition: @escaping @Sendable () async -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if await condition() { return }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        if await condition() { return }
+        Issue.record("timed out after \(seconds) s waiting for: \(what)")
+        throw TimedOut()
+    }
+
+    /// Time compression for the backoff: one requested second sleeps one millisecond, so that a test sees dozens of
+    /// retries in well under a second, while the requested delays are recorded exactly.
+    static let timeScale = 0.001
+
+    /// A client on the real URLSession transport and system clock, whose sleeps are recorded in `sleeps` and
+    /// compressed by `timeScale`; the jitter factor is fixed at 1 (random 0.5), so the delays are exact.
+    static func client(
+        server: URL, set: String = "ios-prod", sdkKey: String = "sdk-secret", cache: URL?,
+        refresh: RefreshMode = .stream, sleeps: LockedBox<[Double]> = LockedBox([]), logs: LogSink? = nil,
+        configure: (inout FlagClient.Configuration) -> Void = { _ in }
+    ) throws -> FlagClient {
+        var configuration = FlagClient.Configuration(server: server, set: set, sdkKey: sdkKey, cacheDirectory: cache)
+        configuration.refresh = refresh
+        configuration.environment = [:]
+        configuration.logger = logs?.logger
+        configure(&configuration)
+        let dependencies = ClientDependencies(
+            now: { Date() }, random: { 0.5 },
+            sleep: { seconds in
+                sleeps.withLockedValue { $0.append(seconds) }
+                try await Task.sleep(nanoseconds: UInt64(max(0.001, seconds * timeScale) * 1e9))
+            }, transport: URLSessionTransport())
+        return try FlagClient(configuration: configuration, dependencies: dependencies)
+    }
+
+    /// Checks the promises that hold in every chaos case: each public call returns within the bound, and the values
+    /// served are those of `version` (or the compiled-in defaults when `nil`), never of a set that was refused.
+    static func expectServing(
+        _ client: FlagClient, version: Int?, newCheckout: Bool, maxItems: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let detail = try await bounded("session and detail") {
+            let session = client.session(unitID: "u-1")
+            return (session.detail(.newCheckout), session.value(.maxItems))
+        }
+        #expect(detail.0.version == version, sourceLocation: sourceLocation)
+        #expect(detail.0.value == newCheckout, sourceLocation: sourceLocation)
+        #expect(detail.1 == maxItems, sourceLocation: sourceLocation)
+        let state = try await bounded("state") { client.state }
+        if let version {
+            switch state {
+            case .stale: break
+            case .cached(let current), .live(let current):
+                #expect(current == version, "state \(state)", sourceLocation: sourceLocation)
+            case .defaultsOnly: Issue.record("defaults only, expected v\(version)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// A set of the two flags the chaos tests read, at `version`.
+    static func document(_ version: Int, newCheckout: Bool, maxItems: Int = 10, padding: Int = 0) -> [UInt8] {
+        var flags = [
+            Docs.flag("new-checkout", newCheckout),
+            Flag(key: "max-items", type: .int, defaultValue: .int(Int64(maxItems)), killValue: .int(0)),
+        ]
+        // Padding flags make a document as large as a test needs (about 120 bytes each).
+        for index in 0..<padding { flags.append(Docs.flag("padding-\(index)", index % 2 == 0)) }
+        return Docs.set(version: version, flags: flags).encoded()
+    }
+
+    /// `document` as an SSE `put` event.
+    static func put(_ version: Int, newCheckout: Bool, maxItems: Int = 10, padding: Int = 0) -> [UInt8] {
+        Docs.sse(
+            "put", id: version,
+            String(
+                decoding: document(version, newCheckout: newCheckout, maxItems: maxItems, padding: padding),
+                as: UTF8.self))
+    }
+
+    /// The version of the document cached in `directory`, read by a separate connection as the next process would.
+    static func cachedVersion(_ directory: URL) throws -> Int? {
+        try FlagCache.open(directory: directory, now: Date(), log: { _, _ in }).document(set: "ios-prod")?.version
+    }
+
+    /// The names of the files moved aside in `directory`.
+    static func movedAside(_ directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            .filter { $0.contains(".corrupt-") }.sorted()
+    }
+}
+
+/// Records a client's state updates as they come, for tests that check what the client reported.
+final class UpdateRecorder: Sendable {
+    private let box = LockedBox<[ClientState]>([])
+    private let task: Task<Void, Never>
+
+    init(_ client: FlagClient) {
+        let updates = client.updates
+        let box = box
+        task = Task { for await update in updates { box.withLockedValue { $0.append(update.state) } } }
+    }
+
+    deinit { task.cancel() }
+
+    var states: [ClientState] { box.withLockedValue { $0 } }
+
+    /// Whether a `stale` state was reported.
+    var sawStale: Bool { states.contains { if case .stale = $0 { true } else { false } } }
+}
+
+/// An SSE stream answer of the scripted server.
+func streamAnswer(_ chunks: [UInt8]...) -> ScriptedHTTPServer.Response {
+    .init(status: 200, headers: ["Content-Type": "text/event-stream"], chunks: chunks, pause: 0.005, keepOpen: true)
+}
