@@ -50,6 +50,8 @@ final class Connection {
     let fd: Int32
     let id: ConnectionID
     let remoteAddress: String
+    /// Created with the first request, so a connection that never sends one costs nothing for it.
+    var context: HTTPConnectionContext?
     var parser: HTTPRequestParser
     var outstanding: [Outstanding] = []
     var nextSequence = 0
@@ -173,6 +175,8 @@ final class Connection {
     private func dispatch(_ request: HTTPRequest) {
         var request = request
         request.remoteAddress = remoteAddress
+        if context == nil { context = HTTPConnectionContext() }
+        request.connection = context
         let sequence = nextSequence
         nextSequence += 1
         let responder = HTTPResponder(target: .connection(loop, id, sequence: sequence))
