@@ -3,9 +3,13 @@
 
   sse_load.py idle  --url http://127.0.0.1:PORT --set demo --key fss_... --pid SERVER_PID --streams 10000
   sse_load.py kill  --url ... --set bench --key fss_... --admin fsa_... --flag f-0500 --streams 1000
+  sse_load.py poll  --url ... --set bench --key fss_... --admin fsa_... --flag f-0500 --streams 1000
 
-Standard library only; one thread on epoll, so the client's own delay is part of each figure (it is small next to
-the server's: reading a patch is one recv per stream). Prints one JSON object.
+Standard library only; one thread on epoll. `kill` and `poll` time each client's receipt twice: by the kernel's
+receive timestamp of the bytes (SO_TIMESTAMPNS, when the data reached the client's socket: the server's figure) and
+by when this one Python thread got round to reading them (which adds its own serial reading of 1,000 sockets, a
+few tens of milliseconds). The admin POST is sent on a socket of the same loop, so streams are read while it is
+answered. Prints one JSON object.
 """
 
 import argparse
@@ -14,10 +18,14 @@ import os
 import selectors
 import socket
 import statistics
+import struct
 import sys
 import time
 import urllib.parse
 import urllib.request
+
+# SO_TIMESTAMPNS / SCM_TIMESTAMPNS on Linux (asm-generic/socket.h); the socket module does not export them.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 
 def rss_kib(pid):
@@ -35,6 +43,9 @@ class Stream:
         self.sock = sock
         self.buffer = bytearray()
         self.events = []  # (arrival time, event name, data)
+        self.kernel_times = []  # wall-clock receive time of each chunk read
+        self.raw = False  # a plain HTTP response (long-poll): bytes are only collected
+        self.response = None  # for a raw one: (where its body starts, its Content-Length) once the head is in
 
     def feed(self, now, chunk):
         self.buffer += chunk
@@ -85,13 +96,68 @@ def open_streams(url, set_name, key, count, batch=250):
 def pump(selector, timeout):
     for key, _ in selector.select(timeout):
         stream = key.data
+        if not isinstance(stream, Stream):
+            stream(key.fileobj)
+            continue
         try:
-            chunk = stream.sock.recv(1 << 20)
+            chunk, ancillary, _, _ = stream.sock.recvmsg(1 << 20, 64)
         except BlockingIOError:
             continue
         if not chunk:
             raise RuntimeError("the server closed a stream")
-        stream.feed(time.monotonic(), chunk)
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                seconds, nanoseconds = struct.unpack("qq", data[:16])
+                stream.kernel_times.append(seconds + nanoseconds / 1e9)
+        if stream.raw:
+            stream.buffer += chunk
+        else:
+            stream.feed(time.monotonic(), chunk)
+
+
+def stamp(streams):
+    """Asks the kernel to timestamp every stream's received data from now on."""
+    for stream in streams:
+        stream.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        stream.kernel_times.clear()
+
+
+def post_async(selector, url, path, admin, body):
+    """Sends an admin POST on a non-blocking socket served by `pump`; returns a dict that gets the status."""
+    parsed = urllib.parse.urlsplit(url)
+    sock = socket.create_connection((parsed.hostname, parsed.port), timeout=30)
+    sock.sendall(
+        (f"POST {path} HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {admin}\r\n"
+         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        + body)
+    sock.setblocking(False)
+    result = {"buffer": b""}
+
+    def readable(fileobj):
+        try:
+            chunk = fileobj.recv(65536)
+        except BlockingIOError:
+            return
+        if chunk:
+            result["buffer"] += chunk
+            if "status" not in result and b"\r\n" in result["buffer"]:
+                result["status"] = int(result["buffer"].split(b" ")[1])
+                result["at"] = time.monotonic()
+        else:
+            selector.unregister(fileobj)
+            fileobj.close()
+
+    selector.register(sock, selectors.EVENT_READ, readable)
+    return result
+
+
+def summary(delays):
+    def ms(value):
+        return round(value * 1000, 2)
+
+    delays = sorted(delays)
+    return {"p50Ms": ms(statistics.median(delays)), "p99Ms": ms(delays[max(0, int(len(delays) * 0.99) - 1)]),
+            "maxMs": ms(delays[-1])}
 
 
 def idle(args):
@@ -112,18 +178,15 @@ def idle(args):
 
 def kill(args):
     selector, streams = open_streams(args.url, args.set, args.key, args.streams)
-    request = urllib.request.Request(
-        f"{args.url}/v1/admin/sets/{args.set}/flags/{args.flag}/kill", data=b'{"reason":"benchmark"}', method="POST",
-        headers={"Authorization": f"Bearer {args.admin}", "Content-Type": "application/json"})
+    stamp(streams)
     needle = json.dumps(args.flag).encode()
+    sent_wall = time.time()
     sent = time.monotonic()
-    with urllib.request.urlopen(request, timeout=30) as response:
-        if response.status != 200:
-            raise RuntimeError(f"kill answered {response.status}")
-    answered = time.monotonic() - sent
-    arrival = {}
+    answer = post_async(selector, args.url, f"/v1/admin/sets/{args.set}/flags/{args.flag}/kill", args.admin,
+                        b'{"reason":"benchmark"}')
+    arrival, kernel_arrival = {}, {}
     deadline = time.monotonic() + 60
-    while len(arrival) < len(streams):
+    while len(arrival) < len(streams) or "status" not in answer:
         if time.monotonic() > deadline:
             raise RuntimeError(f"only {len(arrival)} of {len(streams)} streams saw the kill within 60 s")
         pump(selector, 1.0)
@@ -132,23 +195,89 @@ def kill(args):
                 for at, name, data in stream.events:
                     if name == "patch" and needle in data:
                         arrival[index] = at - sent
+                        # The patch is the only thing sent after the put: its first chunk's kernel time.
+                        if stream.kernel_times:
+                            kernel_arrival[index] = stream.kernel_times[0] - sent_wall
                         break
-    delays = sorted(arrival.values())
+    if answer["status"] != 200:
+        raise RuntimeError(f"kill answered {answer['status']}")
     for stream in streams:
         stream.sock.close()
+    return {"streams": len(streams), "killAnsweredMs": round((answer["at"] - sent) * 1000, 2),
+            "kernel": summary(kernel_arrival.values()), "client": summary(arrival.values())}
 
-    def ms(value):
-        return round(value * 1000, 2)
 
-    return {
-        "streams": len(streams), "killAnsweredMs": ms(answered), "p50Ms": ms(statistics.median(delays)),
-        "p99Ms": ms(delays[max(0, int(len(delays) * 0.99) - 1)]), "maxMs": ms(delays[-1]),
-    }
+def poll(args):
+    """`count` long-polls (`?wait=60` with the current ETag) waiting when one flag is killed."""
+    parsed = urllib.parse.urlsplit(args.url)
+    with urllib.request.urlopen(urllib.request.Request(
+            f"{args.url}/v1/sets/{args.set}", headers={"Authorization": f"Bearer {args.key}"}), timeout=30) as response:
+        etag = response.headers["ETag"]
+    request = (
+        f"GET /v1/sets/{args.set}?wait=60 HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {args.key}\r\n"
+        f"If-None-Match: {etag}\r\n\r\n").encode()
+    selector = selectors.DefaultSelector()
+    streams = []
+    for _ in range(args.streams):
+        sock = socket.create_connection((parsed.hostname, parsed.port), timeout=30)
+        sock.sendall(request)
+        sock.setblocking(False)
+        stream = Stream(sock)
+        stream.raw = True
+        selector.register(sock, selectors.EVENT_READ, stream)
+        streams.append(stream)
+    stamp(streams)
+    # Every poll must be waiting before the kill: the server's gauge says so.
+    deadline = time.monotonic() + 60
+    while True:
+        with urllib.request.urlopen(urllib.request.Request(
+                f"{args.url}/metrics", headers={"Authorization": f"Bearer {args.admin}"}), timeout=30) as response:
+            text = response.read().decode()
+        waiting = next((int(float(line.split()[-1])) for line in text.splitlines()
+                        if line.startswith("flagserver_waiting_polls ")), 0)
+        if waiting >= args.streams:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"only {waiting} of {args.streams} long-polls are waiting")
+        time.sleep(0.05)
+    sent_wall = time.time()
+    sent = time.monotonic()
+    answer = post_async(selector, args.url, f"/v1/admin/sets/{args.set}/flags/{args.flag}/kill", args.admin,
+                        b'{"reason":"benchmark"}')
+    arrival, kernel_arrival = {}, {}
+    deadline = time.monotonic() + 60
+    while len(arrival) < len(streams) or "status" not in answer:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"only {len(arrival)} of {len(streams)} long-polls were answered within 60 s")
+        pump(selector, 1.0)
+        for index, stream in enumerate(streams):
+            if index in arrival:
+                continue
+            if stream.response is None:
+                end = stream.buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    continue
+                head = bytes(stream.buffer[:end])
+                if not head.startswith(b"HTTP/1.1 200"):
+                    raise RuntimeError(f"a long-poll was answered {head.splitlines()[0]!r}")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                stream.response = (end + 4, length)
+            start, length = stream.response
+            if len(stream.buffer) - start < length:
+                continue
+            arrival[index] = time.monotonic() - sent
+            if stream.kernel_times:
+                kernel_arrival[index] = stream.kernel_times[-1] - sent_wall  # the document's last chunk
+    for stream in streams:
+        stream.sock.close()
+    return {"polls": len(streams), "killAnsweredMs": round((answer["at"] - sent) * 1000, 2),
+            "kernel": summary(kernel_arrival.values()), "client": summary(arrival.values())}
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["idle", "kill"])
+    parser.add_argument("mode", choices=["idle", "kill", "poll"])
     parser.add_argument("--url", required=True)
     parser.add_argument("--set", required=True)
     parser.add_argument("--key", required=True)
@@ -157,7 +286,7 @@ def main():
     parser.add_argument("--admin")
     parser.add_argument("--flag")
     args = parser.parse_args()
-    result = idle(args) if args.mode == "idle" else kill(args)
+    result = {"idle": idle, "kill": kill, "poll": poll}[args.mode](args)
     json.dump(result, sys.stdout)
     print()
 

@@ -46,7 +46,10 @@ final class Connection {
         case done, peerGone, headerTimeout, idleTimeout, slowReader, shutdown
     }
 
-    unowned let loop: EventLoop
+    /// `unowned(unsafe)`: the loop holds every connection in its table and outlives them all (it closes them in
+    /// `finish()` before it goes), so the reference is always valid; the checked `unowned` cost an atomic
+    /// `swift_unownedRetainStrong` on each of the many `loop.` accesses per request (2 % of the serving profile).
+    unowned(unsafe) let loop: EventLoop
     let fd: Int32
     let id: ConnectionID
     let remoteAddress: String

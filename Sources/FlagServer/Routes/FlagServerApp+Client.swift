@@ -11,9 +11,7 @@ extension FlagServerApp {
         guard let set = segments.first else { throw ServiceError.notFound("no route \(request.path)") }
         switch segments.count {
         case 1:
-            exchange.matched("GET /v1/sets/{set}")
-            try Self.allow(request, "GET", "HEAD")
-            return try currentDocument(exchange, set: set)
+            return try documentRoute(exchange, set: set)
         case 2 where segments[1] == "stream":
             exchange.matched("GET /v1/sets/{set}/stream")
             try Self.allow(request, "GET")
@@ -37,6 +35,13 @@ extension FlagServerApp {
         default:
             throw ServiceError.notFound("no route \(request.path)")
         }
+    }
+
+    /// `GET /v1/sets/{set}`.
+    func documentRoute(_ exchange: Exchange, set: String) throws -> HTTPResponse? {
+        exchange.matched("GET /v1/sets/{set}")
+        try Self.allow(exchange.request, "GET", "HEAD")
+        return try currentDocument(exchange, set: set)
     }
 
     /// 401/403 unless the request's token may read `set`.
