@@ -2,29 +2,34 @@
 """SSE load for Benchmarks/serve and Benchmarks/run: many idle streams (server RSS), and how fast one kill reaches
 many streams or many long-polling clients.
 
-  sse_load.py idle      --url http://127.0.0.1:PORT --set demo --key fss_... --pid SERVER_PID --streams 10000
-  sse_load.py kill      --url ... --set bench --key fss_... --admin fsa_... --flag f-0500 --streams 1000
-  sse_load.py longpoll  --url ... --set bench --key fss_... --admin fsa_... --flag f-0500 --streams 1000
+  sse_load.py idle  --url http://127.0.0.1:PORT --set demo --key fss_... --pid SERVER_PID --streams 10000
+  sse_load.py kill  --url ... --set bench --key fss_... --admin fsa_... --flag f-0500 --streams 1000
+  sse_load.py poll  --url ... --set bench --key fss_... --admin fsa_... --flag f-0500 --streams 1000
 
-`kill` and `longpoll` take `--command ARG...` (last) to kill with a program, e.g. `flagctl kill f-0500`, instead of
-the admin API; the clock starts just before it runs.
-
-Standard library only; one thread on epoll, so the client's own delay is part of each figure (it is small next to
-the server's: reading a patch is one recv per stream). Prints one JSON object.
+Standard library only; one thread on epoll. `kill` and `poll` time each client's receipt twice: by the kernel's
+receive timestamp of the bytes (SO_TIMESTAMPNS, when the data reached the client's socket: the server's figure) and
+by when this one Python thread got round to reading them (which adds its own serial reading of 1,000 sockets, a
+few tens of milliseconds). The admin POST is sent on a socket of the same loop, so streams are read while it is
+answered. `kill` and `poll` take `--command ARG...` (last) to kill with a program, e.g. `flagctl kill f-0500`,
+instead of the admin API; the clock starts just before it runs. Prints one JSON object.
 """
 
 import argparse
 import json
 import os
-import re
 import selectors
 import socket
 import statistics
+import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
+
+# SO_TIMESTAMPNS / SCM_TIMESTAMPNS on Linux (asm-generic/socket.h); the socket module does not export them.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 
 def rss_kib(pid):
@@ -42,6 +47,9 @@ class Stream:
         self.sock = sock
         self.buffer = bytearray()
         self.events = []  # (arrival time, event name, data)
+        self.kernel_times = []  # wall-clock receive time of each chunk read
+        self.raw = False  # a plain HTTP response (long-poll): bytes are only collected
+        self.response = None  # for a raw one: (where its body starts, its Content-Length) once the head is in
 
     def feed(self, now, chunk):
         self.buffer += chunk
@@ -72,6 +80,7 @@ def open_streams(url, set_name, key, count, batch=250):
         pending = []
         for _ in range(min(batch, count - len(streams))):
             sock = socket.create_connection((parsed.hostname, parsed.port), timeout=30)
+            sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             sock.sendall(request)
             sock.setblocking(False)
             stream = Stream(sock)
@@ -92,13 +101,90 @@ def open_streams(url, set_name, key, count, batch=250):
 def pump(selector, timeout):
     for key, _ in selector.select(timeout):
         stream = key.data
+        if not isinstance(stream, Stream):
+            stream(key.fileobj)
+            continue
         try:
-            chunk = stream.sock.recv(1 << 20)
+            chunk, ancillary, _, _ = stream.sock.recvmsg(1 << 20, 64)
         except BlockingIOError:
             continue
         if not chunk:
             raise RuntimeError("the server closed a stream")
-        stream.feed(time.monotonic(), chunk)
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                seconds, nanoseconds = struct.unpack("qq", data[:16])
+                stream.kernel_times.append(seconds + nanoseconds / 1e9)
+        if stream.raw:
+            stream.buffer += chunk
+        else:
+            stream.feed(time.monotonic(), chunk)
+
+
+def stamp(streams):
+    """Forgets the receive times so far. Timestamping is switched on when each socket is made: the kernel enables
+    it for the machine in deferred work, and a packet that arrives unstamped reports the time it is read instead."""
+    time.sleep(0.2)
+    for stream in streams:
+        stream.kernel_times.clear()
+
+
+def post_async(selector, url, path, admin, body):
+    """Sends an admin POST on a non-blocking socket served by `pump`; returns a dict that gets the status."""
+    parsed = urllib.parse.urlsplit(url)
+    sock = socket.create_connection((parsed.hostname, parsed.port), timeout=30)
+    sock.sendall(
+        (f"POST {path} HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {admin}\r\n"
+         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        + body)
+    sock.setblocking(False)
+    result = {"buffer": b""}
+
+    def readable(fileobj):
+        try:
+            chunk = fileobj.recv(65536)
+        except BlockingIOError:
+            return
+        if chunk:
+            result["buffer"] += chunk
+            if "status" not in result and b"\r\n" in result["buffer"]:
+                result["status"] = int(result["buffer"].split(b" ")[1])
+                result["at"] = time.monotonic()
+        else:
+            selector.unregister(fileobj)
+            fileobj.close()
+
+    selector.register(sock, selectors.EVENT_READ, readable)
+    return result
+
+
+def trigger_kill(selector, args):
+    """Kills `args.flag` through the admin API, or with `args.command` (a program and its arguments, e.g.
+    `flagctl kill f-0500`) run on a thread so that streams are read meanwhile; returns a dict that gets the
+    status (200 when the program exits 0) and when it came."""
+    command = getattr(args, "command", None)
+    if not command:
+        return post_async(selector, args.url, f"/v1/admin/sets/{args.set}/flags/{args.flag}/kill", args.admin,
+                          b'{"reason":"benchmark"}')
+    result = {}
+
+    def run():
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        if finished.returncode != 0:
+            result["error"] = f"{' '.join(command[:2])} … exited {finished.returncode}: {finished.stderr.strip()}"
+        result["at"] = time.monotonic()
+        result["status"] = 200 if finished.returncode == 0 else finished.returncode
+
+    threading.Thread(target=run, daemon=True).start()
+    return result
+
+
+def summary(delays):
+    def ms(value):
+        return round(value * 1000, 2)
+
+    delays = sorted(delays)
+    return {"p50Ms": ms(statistics.median(delays)), "p99Ms": ms(delays[max(0, int(len(delays) * 0.99) - 1)]),
+            "maxMs": ms(delays[-1])}
 
 
 def idle(args):
@@ -117,41 +203,16 @@ def idle(args):
     return result
 
 
-def trigger_kill(url, set_name, flag, admin, command):
-    """Kills `flag` with `command` (a program and its arguments) or, without one, through the admin API."""
-    if command:
-        finished = subprocess.run(command, capture_output=True, text=True, timeout=60)
-        if finished.returncode != 0:
-            raise RuntimeError(f"{' '.join(command[:2])} … exited {finished.returncode}: {finished.stderr.strip()}")
-        return
-    request = urllib.request.Request(
-        f"{url}/v1/admin/sets/{set_name}/flags/{flag}/kill", data=b'{"reason":"benchmark"}', method="POST",
-        headers={"Authorization": f"Bearer {admin}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        if response.status != 200:
-            raise RuntimeError(f"kill answered {response.status}")
-
-
-def summary(count, answered, delays):
-    def ms(value):
-        return round(value * 1000, 2)
-
-    delays = sorted(delays)
-    return {
-        "streams": count, "killAnsweredMs": ms(answered), "p50Ms": ms(statistics.median(delays)),
-        "p99Ms": ms(delays[max(0, int(len(delays) * 0.99) - 1)]), "maxMs": ms(delays[-1]),
-    }
-
-
 def kill(args):
     selector, streams = open_streams(args.url, args.set, args.key, args.streams)
+    stamp(streams)
     needle = json.dumps(args.flag).encode()
+    sent_wall = time.time()
     sent = time.monotonic()
-    trigger_kill(args.url, args.set, args.flag, args.admin, args.command)
-    answered = time.monotonic() - sent
-    arrival = {}
+    answer = trigger_kill(selector, args)
+    arrival, kernel_arrival = {}, {}
     deadline = time.monotonic() + 60
-    while len(arrival) < len(streams):
+    while len(arrival) < len(streams) or "status" not in answer:
         if time.monotonic() > deadline:
             raise RuntimeError(f"only {len(arrival)} of {len(streams)} streams saw the kill within 60 s")
         pump(selector, 1.0)
@@ -160,110 +221,91 @@ def kill(args):
                 for at, name, data in stream.events:
                     if name == "patch" and needle in data:
                         arrival[index] = at - sent
+                        # The patch is the only thing sent after the put: its first chunk's kernel time.
+                        if stream.kernel_times:
+                            kernel_arrival[index] = stream.kernel_times[0] - sent_wall
                         break
+    if answer["status"] != 200:
+        raise RuntimeError(answer.get("error") or f"kill answered {answer['status']}")
     for stream in streams:
         stream.sock.close()
-    return summary(len(streams), answered, arrival.values())
+    return {"streams": len(streams), "killAnsweredMs": round((answer["at"] - sent) * 1000, 2),
+            "kernel": summary(kernel_arrival.values()), "client": summary(arrival.values())}
 
 
-def metric(url, admin, name):
-    request = urllib.request.Request(f"{url}/metrics", headers={"Authorization": f"Bearer {admin}"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-    raise RuntimeError(f"/metrics has no {name}")
-
-
-class Poll:
-    """One long poll: a `GET ?wait=` with the current tag, answered once the set changes."""
-
-    def __init__(self, sock):
-        self.sock = sock
-        self.buffer = bytearray()
-        self.arrived = None  # when the whole answer was read
-        self.status = None
-        self.tag = None
-
-    def feed(self, now, chunk):
-        self.buffer += chunk
-        end = self.buffer.find(b"\r\n\r\n")
-        if end < 0:
-            return
-        head = bytes(self.buffer[:end]).decode("latin-1")
-        length = re.search(r"(?im)^content-length:\s*(\d+)", head)
-        if not length:
-            raise RuntimeError(f"a long poll was answered without Content-Length: {head.splitlines()[0]}")
-        if len(self.buffer) >= end + 4 + int(length.group(1)):
-            self.status = int(head.split()[1])
-            tag = re.search(r'(?im)^etag:\s*"?(\d+)', head)
-            self.tag = int(tag.group(1)) if tag else None
-            self.arrived = now
-
-
-def longpoll(args):
-    """`args.streams` clients long-poll the set with its current tag; one kill; when each has read the new
-    document. A client has applied the kill when it holds the whole new document (its tag is newer)."""
+def poll(args):
+    """`count` long-polls (`?wait=60` with the current ETag) waiting when one flag is killed."""
     parsed = urllib.parse.urlsplit(args.url)
     with urllib.request.urlopen(urllib.request.Request(
-            f"{args.url}/v1/sets/{args.set}", headers={"Authorization": f"Bearer {args.key}"}), timeout=30) as answer:
-        known = int(answer.headers["ETag"].strip('"'))
-        answer.read()
+            f"{args.url}/v1/sets/{args.set}", headers={"Authorization": f"Bearer {args.key}"}), timeout=30) as response:
+        etag = response.headers["ETag"]
     request = (
-        f"GET /v1/sets/{args.set}?wait=120 HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {args.key}\r\n"
-        f'If-None-Match: "{known}"\r\n\r\n').encode()
-    baseline = metric(args.url, args.admin, "flagserver_waiting_polls")
+        f"GET /v1/sets/{args.set}?wait=60 HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {args.key}\r\n"
+        f"If-None-Match: {etag}\r\n\r\n").encode()
     selector = selectors.DefaultSelector()
-    polls = []
-    for start in range(0, args.streams, 250):
-        for _ in range(min(250, args.streams - start)):
-            sock = socket.create_connection((parsed.hostname, parsed.port), timeout=30)
-            sock.sendall(request)
-            sock.setblocking(False)
-            poll = Poll(sock)
-            selector.register(sock, selectors.EVENT_READ, poll)
-            polls.append(poll)
-    # Every poll must be parked in the server before the kill, or some would be answered at once and look fast.
+    streams = []
+    for _ in range(args.streams):
+        sock = socket.create_connection((parsed.hostname, parsed.port), timeout=30)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.sendall(request)
+        sock.setblocking(False)
+        stream = Stream(sock)
+        stream.raw = True
+        selector.register(sock, selectors.EVENT_READ, stream)
+        streams.append(stream)
+    stamp(streams)
+    # Every poll must be waiting before the kill: the server's gauge says so.
     deadline = time.monotonic() + 60
-    while metric(args.url, args.admin, "flagserver_waiting_polls") < baseline + len(polls):
+    while True:
+        with urllib.request.urlopen(urllib.request.Request(
+                f"{args.url}/metrics", headers={"Authorization": f"Bearer {args.admin}"}), timeout=30) as response:
+            text = response.read().decode()
+        waiting = next((int(float(line.split()[-1])) for line in text.splitlines()
+                        if line.startswith("flagserver_waiting_polls ")), 0)
+        if waiting >= args.streams:
+            break
         if time.monotonic() > deadline:
-            raise RuntimeError("the long polls were not all waiting within 60 s")
-        pump_polls(selector, 0.05)
-    if any(poll.arrived for poll in polls):
-        raise RuntimeError("a long poll was answered before the set changed")
+            raise RuntimeError(f"only {waiting} of {args.streams} long-polls are waiting")
+        time.sleep(0.05)
+    sent_wall = time.time()
     sent = time.monotonic()
-    trigger_kill(args.url, args.set, args.flag, args.admin, args.command)
-    answered = time.monotonic() - sent
+    answer = trigger_kill(selector, args)
+    arrival, kernel_arrival = {}, {}
     deadline = time.monotonic() + 60
-    while not all(poll.arrived for poll in polls):
+    while len(arrival) < len(streams) or "status" not in answer:
         if time.monotonic() > deadline:
-            done = sum(1 for poll in polls if poll.arrived)
-            raise RuntimeError(f"only {done} of {len(polls)} long polls were answered within 60 s")
-        pump_polls(selector, 1.0)
-    for poll in polls:
-        poll.sock.close()
-        if poll.status != 200 or poll.tag is None or poll.tag <= known:
-            raise RuntimeError(f"a long poll was answered {poll.status} with tag {poll.tag}, not 200 with a newer one")
-    return summary(len(polls), answered, [poll.arrived - sent for poll in polls])
-
-
-def pump_polls(selector, timeout):
-    for key, _ in selector.select(timeout):
-        poll = key.data
-        try:
-            chunk = poll.sock.recv(1 << 20)
-        except BlockingIOError:
-            continue
-        if not chunk:
-            raise RuntimeError("the server closed a long poll")
-        poll.feed(time.monotonic(), chunk)
-        if poll.arrived:
-            selector.unregister(poll.sock)
+            raise RuntimeError(f"only {len(arrival)} of {len(streams)} long-polls were answered within 60 s")
+        pump(selector, 1.0)
+        for index, stream in enumerate(streams):
+            if index in arrival:
+                continue
+            if stream.response is None:
+                end = stream.buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    continue
+                head = bytes(stream.buffer[:end])
+                if not head.startswith(b"HTTP/1.1 200"):
+                    raise RuntimeError(f"a long-poll was answered {head.splitlines()[0]!r}")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                stream.response = (end + 4, length)
+            start, length = stream.response
+            if len(stream.buffer) - start < length:
+                continue
+            arrival[index] = time.monotonic() - sent
+            if stream.kernel_times:
+                kernel_arrival[index] = stream.kernel_times[-1] - sent_wall  # the document's last chunk
+    if answer["status"] != 200:
+        raise RuntimeError(answer.get("error") or f"kill answered {answer['status']}")
+    for stream in streams:
+        stream.sock.close()
+    return {"polls": len(streams), "killAnsweredMs": round((answer["at"] - sent) * 1000, 2),
+            "kernel": summary(kernel_arrival.values()), "client": summary(arrival.values())}
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["idle", "kill", "longpoll"])
+    parser.add_argument("mode", choices=["idle", "kill", "poll"])
     parser.add_argument("--url", required=True)
     parser.add_argument("--set", required=True)
     parser.add_argument("--key", required=True)
@@ -271,9 +313,10 @@ def main():
     parser.add_argument("--pid", type=int)
     parser.add_argument("--admin")
     parser.add_argument("--flag")
-    parser.add_argument("--command", nargs=argparse.REMAINDER, help="kill with this program instead of the API")
+    parser.add_argument("--command", nargs=argparse.REMAINDER,
+                        help="kill with this program and its arguments (last) instead of the admin API")
     args = parser.parse_args()
-    result = {"idle": idle, "kill": kill, "longpoll": longpoll}[args.mode](args)
+    result = {"idle": idle, "kill": kill, "poll": poll}[args.mode](args)
     json.dump(result, sys.stdout)
     print()
 

@@ -377,7 +377,7 @@ class Suite:
                    "--set", "bench"]
         # The CLI's own start is part of what a user waits for; the admin API variant shows the server's share.
         modes = [("SSE streams", "flagctl kill", sse_load.kill, True),
-                 ("long polls", "flagctl kill", sse_load.longpoll, True),
+                 ("long polls", "flagctl kill", sse_load.poll, True),
                  ("SSE streams", "admin API POST", sse_load.kill, False)]
         results = {mode[:2]: [] for mode in modes}
         for round_index in range(self.runs):
@@ -392,13 +392,16 @@ class Suite:
                     raise Failure(f"propagation to {clients}: {error}") from error
         for (clients, trigger), found in results.items():
             label = f"{trigger} → {streams:,} {clients}"
-            self.table.add("propagate", f"{label}: p50", median([r["p50Ms"] for r in found]), "ms", self.runs)
-            p99 = median([r["p99Ms"] for r in found])
+            # The kernel's receive time: when the patch reached the client's socket, not when this one Python
+            # thread got round to reading 1,000 sockets.
+            p50 = median([r["kernel"]["p50Ms"] for r in found])
+            self.table.add("propagate", f"{label}: p50", p50, "ms", self.runs)
+            p99 = median([r["kernel"]["p99Ms"] for r in found])
             if (clients, trigger) == ("SSE streams", "flagctl kill"):
                 self.table.add("propagate", f"{label}: p99", p99, "ms", self.runs, goal="≤ 50 ms", met=p99 <= 50)
             else:
                 self.table.add("propagate", f"{label}: p99", p99, "ms", self.runs)
-            self.table.add("propagate", f"{label}: max", median([r["maxMs"] for r in found]), "ms", self.runs,
+            self.table.add("propagate", f"{label}: max", median([r["kernel"]["maxMs"] for r in found]), "ms", self.runs,
                            f"{trigger.split()[0]} done after {median([r['killAnsweredMs'] for r in found]):.1f} ms")
 
     def idle_streams(self, streams):

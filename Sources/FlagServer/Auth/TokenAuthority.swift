@@ -36,6 +36,8 @@ public final class TokenAuthority: Sendable {
     private let environmentHash: [UInt8]?
     /// Active tokens by the hex of their hash.
     private let active: Mutex<[String: StoredToken]>
+    /// Bumped after every revocation, so that checks remembered per connection are made again.
+    let generation = Atomic<Int>(0)
 
     /// Loads the active tokens; `environmentToken` (from `FLAGSERVER_ADMIN_TOKEN`) is accepted as an admin token.
     public init(store: any FlagStore, clock: ServerClock, environmentToken: String?) throws {
@@ -128,6 +130,8 @@ public final class TokenAuthority: Sendable {
         }
         guard revoked else { throw ServiceError.notFound("no active key \"\(name)\"") }
         active.withLock { tokens in tokens = tokens.filter { $0.value.name != name } }
+        // After the removal: a check that reads the new generation also sees the token gone.
+        generation.add(1, ordering: .releasing)
     }
 
     /// A new token: a prefix and 256 bits from the system's cryptographic generator, as 64 hex digits.

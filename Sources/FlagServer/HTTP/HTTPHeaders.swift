@@ -82,16 +82,16 @@ public struct HTTPHeaders: Sendable, Equatable {
 
     /// Compares two field names ASCII case-insensitively, without allocating.
     static func namesEqual(_ lhs: String, _ rhs: String) -> Bool {
-        var left = lhs.utf8.makeIterator()
-        var right = rhs.utf8.makeIterator()
-        while true {
-            switch (left.next(), right.next()) {
-            case (nil, nil):
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var lhs = lhs
+        var rhs = rhs
+        // Native strings are contiguous, so this is a plain byte loop (names are looked up on every request).
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                for index in 0..<left.count where left[index] != right[index] {
+                    if ASCII.lowercased(left[index]) != ASCII.lowercased(right[index]) { return false }
+                }
                 return true
-            case (let a?, let b?):
-                if a != b && ASCII.lowercased(a) != ASCII.lowercased(b) { return false }
-            default:
-                return false
             }
         }
     }

@@ -42,6 +42,8 @@ public struct HTTPRequest: Sendable {
     public var keepAlive: Bool
     /// The peer's address, e.g. `127.0.0.1:53142` or `[::1]:53142`; empty when not from a socket.
     public var remoteAddress: String
+    /// The connection the request arrived on, shared by every request on it; nil when not from a socket.
+    public var connection: HTTPConnectionContext?
 
     /// A request from its parts; `path` and `rawQuery` are derived from `target` when not given.
     public init(
@@ -51,7 +53,8 @@ public struct HTTPRequest: Sendable {
         body: [UInt8] = [],
         version: HTTPVersion = .http1_1,
         keepAlive: Bool = true,
-        remoteAddress: String = ""
+        remoteAddress: String = "",
+        connection: HTTPConnectionContext? = nil
     ) {
         let parts = HTTPTarget.split(target)
         self.method = method
@@ -64,6 +67,7 @@ public struct HTTPRequest: Sendable {
         self.version = version
         self.keepAlive = keepAlive
         self.remoteAddress = remoteAddress
+        self.connection = connection
     }
 
     /// Memberwise construction for the parser, which has already split and decoded the target.
@@ -81,6 +85,7 @@ public struct HTTPRequest: Sendable {
         self.version = version
         self.keepAlive = keepAlive
         self.remoteAddress = ""
+        self.connection = nil
     }
 
     /// The decoded value of the first query parameter with this name (`+` decodes to a space), or nil.

@@ -5,9 +5,13 @@
 /// honoured by closing the connection after this response.
 public struct HTTPResponse: Sendable {
     /// The status code, e.g. 200.
-    public var status: Int
+    public var status: Int {
+        didSet { prepared = nil }
+    }
     /// Header fields in the order they are written.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        didSet { prepared = nil }
+    }
     /// The body; not sent for `HEAD` requests and for 1xx, 204 and 304 responses.
     public var body: [UInt8]
 
@@ -16,6 +20,18 @@ public struct HTTPResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// The status line and fields already encoded, for a response served many times; dropped on any change.
+    var prepared: PreparedHead?
+
+    /// A response whose status line and fields are encoded once, now, for answers served many times (each version's
+    /// 200 and 304): serving it copies those bytes instead of encoding every field again, and sends the body from
+    /// its own buffer without copying it.
+    public static func prepared(status: Int, headers: HTTPHeaders, body: [UInt8] = []) -> HTTPResponse {
+        var response = HTTPResponse(status: status, headers: headers, body: body)
+        response.prepared = HTTPResponseEncoder.prepare(response)
+        return response
     }
 
     /// The JSON error body of the spec: `{"error":{"code":…,"message":…,"path":…}}` with `Content-Type` set.

@@ -10,15 +10,32 @@ enum HTTPResponseEncoder {
         var close: Bool
     }
 
-    /// The head, with the body appended when small; the body as its own chunk when large (written with `writev`).
+    /// The head, with the body appended when small; the body as its own chunk when large (written with `writev`)
+    /// or when the response is prepared (its body is shared, so sending it from its own buffer costs no copy).
     static func encode(_ response: HTTPResponse, _ context: Context, date: [UInt8]) -> (head: [UInt8], body: [UInt8]?) {
         let sendsBody = !context.isHeadRequest && allowsBody(response.status) && !response.body.isEmpty
+        if let prepared = response.prepared {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(prepared.bytes.count + date.count + 64)
+            bytes.append(contentsOf: prepared.bytes)
+            if !prepared.hasDate { bytes.append(contentsOf: date) }
+            appendFraming(response, context, contentLength: allowsBody(response.status), to: &bytes)
+            return (bytes, sendsBody ? response.body : nil)
+        }
         let inline = sendsBody && response.body.count <= inlineBodyLimit
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160 + response.headers.count * 48 + (inline ? response.body.count : 0))
         appendHead(response, context, date: date, contentLength: allowsBody(response.status), to: &bytes)
         if inline { bytes.append(contentsOf: response.body) }
         return (bytes, sendsBody && !inline ? response.body : nil)
+    }
+
+    /// The status line and fields of `response`, encoded once for `HTTPResponse.prepared`.
+    static func prepare(_ response: HTTPResponse) -> PreparedHead {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + response.headers.count * 48)
+        let hasDate = appendStatusAndFields(response, to: &bytes)
+        return PreparedHead(bytes: bytes, hasDate: hasDate, requestsClose: fieldsRequestClose(response))
     }
 
     /// The head of a streamed response: no `Content-Length`, and `Connection: close` because the body ends with it.
@@ -32,6 +49,11 @@ enum HTTPResponseEncoder {
 
     /// Whether the handler asked for the connection to close with `Connection: close`.
     static func requestsClose(_ response: HTTPResponse) -> Bool {
+        if let prepared = response.prepared { return prepared.requestsClose }
+        return fieldsRequestClose(response)
+    }
+
+    private static func fieldsRequestClose(_ response: HTTPResponse) -> Bool {
         for field in response.headers.fields where field.name.utf8.count == 10 {
             if HTTPHeaders.namesEqual(field.name, "connection") {
                 var closes = false
@@ -54,6 +76,12 @@ enum HTTPResponseEncoder {
     private static func appendHead(
         _ response: HTTPResponse, _ context: Context, date: [UInt8], contentLength: Bool, to bytes: inout [UInt8]
     ) {
+        if !appendStatusAndFields(response, to: &bytes) { bytes.append(contentsOf: date) }
+        appendFraming(response, context, contentLength: contentLength, to: &bytes)
+    }
+
+    /// The status line and the handler's fields (framing fields left out); returns whether a `Date` was among them.
+    private static func appendStatusAndFields(_ response: HTTPResponse, to bytes: inout [UInt8]) -> Bool {
         // A status outside 100...999 cannot be written; it is a handler bug, answered as 500.
         let status = (100...999).contains(response.status) ? response.status : 500
         appendStatic("HTTP/1.1 ", to: &bytes)
@@ -73,7 +101,13 @@ enum HTTPResponseEncoder {
             appendValue(field.value, to: &bytes)
             appendStatic("\r\n", to: &bytes)
         }
-        if !hasDate { bytes.append(contentsOf: date) }
+        return hasDate
+    }
+
+    /// `Content-Length`, `Connection` and the blank line that ends the head.
+    private static func appendFraming(
+        _ response: HTTPResponse, _ context: Context, contentLength: Bool, to bytes: inout [UInt8]
+    ) {
         if contentLength {
             appendStatic("Content-Length: ", to: &bytes)
             appendDecimal(response.body.count, to: &bytes)
@@ -113,5 +147,20 @@ enum HTTPResponseEncoder {
         } else {
             for byte in value.utf8 { bytes.append(ASCII.isFieldValueByte(byte) ? byte : ASCII.space) }
         }
+    }
+}
+
+/// The encoded status line and fields of a prepared response (see `HTTPResponse.prepared`).
+final class PreparedHead: Sendable {
+    let bytes: [UInt8]
+    /// Whether the fields include a `Date`, so the engine does not add its own.
+    let hasDate: Bool
+    /// Whether the fields include `Connection: close`.
+    let requestsClose: Bool
+
+    init(bytes: [UInt8], hasDate: Bool, requestsClose: Bool) {
+        self.bytes = bytes
+        self.hasDate = hasDate
+        self.requestsClose = requestsClose
     }
 }

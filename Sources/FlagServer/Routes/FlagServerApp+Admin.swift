@@ -93,9 +93,9 @@ extension FlagServerApp {
     }
 
     private func createSet(_ request: HTTPRequest, actor: String) throws -> HTTPResponse {
-        let input = try RequestInput(request)
+        let (input, raw) = try RequestInput.reading(request, rawMember: "document")
         let name = try input.requireString("name")
-        let document = try input.value("document").map { try Self.decodeDocument($0) }
+        let document = try raw.map { try Self.decodeDocument(raw: $0) }
         let state = try service.createSet(
             name, from: document,
             note: ChangeNote(actor: actor, action: "set.create", subject: name, reason: try input.reason()))
@@ -105,11 +105,9 @@ extension FlagServerApp {
     /// `PUT /v1/admin/sets/{set}`: replaces every flag and cohort with those of `document` (creating the set if
     /// needed); with `dryRun` only validates and lists what would change.
     private func importSet(_ request: HTTPRequest, set: String, actor: String) throws -> HTTPResponse {
-        let input = try RequestInput(request)
-        guard let value = input.value("document") else {
-            throw ServiceError.badRequest("\"document\" is required", path: "document")
-        }
-        let document = try Self.decodeDocument(value)
+        let (input, raw) = try RequestInput.reading(request, rawMember: "document")
+        guard let raw else { throw ServiceError.badRequest("\"document\" is required", path: "document") }
+        let document = try Self.decodeDocument(raw: raw)
         let note = ChangeNote(actor: actor, action: "set.import", subject: set, reason: try input.reason())
         if try input.bool("dryRun") == true {
             return try dryRun(set: set, document: document)
@@ -151,13 +149,14 @@ extension FlagServerApp {
     }
 
     /// Reads a whole flag-set document sent inside a request; any read problem is a 422 naming its path.
-    static func decodeDocument(_ value: JSONValue) throws -> FlagSet {
-        guard case .object = value else {
+    static func decodeDocument(raw: [UInt8]) throws -> FlagSet {
+        let first = raw.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        guard first == UInt8(ascii: "{") else {
             throw ServiceError.badRequest("\"document\" must be a JSON object", path: "document")
         }
         let document: FlagSet
         do {
-            document = try FlagSet.decode(value.canonicalBytes)
+            document = try FlagSet.decode(raw)
         } catch {
             throw ServiceError.badRequest("\"document\" cannot be read: \(error)", path: "document")
         }

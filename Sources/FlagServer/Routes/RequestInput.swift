@@ -26,6 +26,43 @@ struct RequestInput {
         body = object
     }
 
+    /// Reads the body like `init(_:)`, except that the member `name` is returned as its exact bytes instead of being
+    /// parsed into a `JSONValue`: a flag-set document is then decoded once, straight from the request, rather than
+    /// parsed, re-encoded and parsed again (a third of a 1,000-flag import's time).
+    static func reading(_ request: HTTPRequest, rawMember name: String) throws -> (input: RequestInput, raw: [UInt8]?) {
+        guard !request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+            return (RequestInput(request: request, body: [:]), nil)
+        }
+        var members: [String: JSONValue] = [:]
+        var raw: [UInt8]?
+        var isObject = true
+        do {
+            try JSONReader.read(request.body) { reader in
+                guard try reader.peek() == .object else {
+                    isObject = false
+                    try reader.skipValue()
+                    return
+                }
+                try reader.readObject { reader, field in
+                    if field == name {
+                        raw = try reader.readRawValue()
+                    } else {
+                        members[field] = try reader.readValue()
+                    }
+                }
+            }
+        } catch {
+            throw ServiceError.badRequest("the body is not valid JSON: \(error)")
+        }
+        guard isObject else { throw ServiceError.badRequest("the body must be a JSON object") }
+        return (RequestInput(request: request, body: members), raw)
+    }
+
+    private init(request: HTTPRequest, body: [String: JSONValue]) {
+        self.request = request
+        self.body = body
+    }
+
     /// A member of the body, as sent.
     func value(_ name: String) -> JSONValue? {
         body[name]

@@ -32,6 +32,10 @@ public final class SetState: Sendable {
     public let items: [ItemKey: [UInt8]]
     /// SHA-256 of `document`.
     public let digest: [UInt8]
+    /// `GET /v1/sets/{set}`'s 200 for this version, its head encoded once: every client asking shares it.
+    let documentResponse: HTTPResponse
+    /// The 304 for this version, encoded once.
+    let notModifiedResponse: HTTPResponse
 
     init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]]) {
         let set = compiled.flagSet
@@ -49,6 +53,14 @@ public final class SetState: Sendable {
             schema: set.schema, name: set.name, version: set.version, updatedAt: set.updatedAt, cohorts: cohorts,
             flags: flags)
         self.digest = SHA256.hash(document)
+        let etag = "\"\(set.version)\""
+        documentResponse = .prepared(
+            status: 200,
+            headers: [
+                "Content-Type": "application/json; charset=utf-8", "ETag": etag, "Cache-Control": "no-cache",
+            ],
+            body: document)
+        notModifiedResponse = .prepared(status: 304, headers: ["ETag": etag, "Cache-Control": "no-cache"])
     }
 
     /// A state for a valid set, encoding each item.

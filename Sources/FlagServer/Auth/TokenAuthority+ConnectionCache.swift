@@ -1,0 +1,51 @@
+import FlagCore
+
+/// A token check remembered for one connection: the exact `Authorization` bytes that passed, whom they named, and
+/// the authority's generation then (any revocation makes it stale).
+final class CachedCredential: Sendable {
+    let header: [UInt8]
+    let principal: Principal
+    let generation: Int
+
+    init(header: [UInt8], principal: Principal, generation: Int) {
+        self.header = header
+        self.principal = principal
+        self.generation = generation
+    }
+}
+
+extension TokenAuthority {
+    /// `authenticate(_:)` remembered per connection: a keep-alive client repeating the `Authorization` header that
+    /// passed last time is recognised by a constant-time comparison of the bytes, not by hashing the token again
+    /// (SHA-256 of every request's token was a visible share of the serving profile). Any revocation since
+    /// invalidates what every connection remembers.
+    public func authenticate(_ authorization: String?, connection: HTTPConnectionContext?) throws -> Principal {
+        guard let connection, var header = authorization, !header.isEmpty else {
+            return try authenticate(authorization)
+        }
+        let generation = self.generation.load(ordering: .acquiring)
+        if let cached = connection.attachment as? CachedCredential, cached.generation == generation {
+            let same = header.withUTF8 { Self.bytesEqualInConstantTime(UnsafeRawBufferPointer($0), cached.header) }
+            if same { return cached.principal }
+        }
+        let principal: Principal
+        do {
+            principal = try authenticate(header)
+        } catch {
+            connection.attach(nil)
+            throw error
+        }
+        connection.attach(CachedCredential(header: Array(header.utf8), principal: principal, generation: generation))
+        return principal
+    }
+
+    /// Compares without an early exit, so the time taken says nothing about where the bytes differ.
+    static func bytesEqualInConstantTime(_ presented: UnsafeRawBufferPointer, _ known: [UInt8]) -> Bool {
+        guard presented.count == known.count else { return false }
+        var difference: UInt8 = 0
+        known.withUnsafeBufferPointer { known in
+            for index in 0..<known.count { difference |= presented[index] ^ known[index] }
+        }
+        return difference == 0
+    }
+}
