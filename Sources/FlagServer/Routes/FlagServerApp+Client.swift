@@ -11,17 +11,14 @@ extension FlagServerApp {
         guard let set = segments.first else { throw ServiceError.notFound("no route \(request.path)") }
         switch segments.count {
         case 1:
-            exchange.matched("GET /v1/sets/{set}")
-            try Self.allow(request, "GET", "HEAD")
+            try exchange.match(.document)
             return try currentDocument(exchange, set: set)
         case 2 where segments[1] == "stream":
-            exchange.matched("GET /v1/sets/{set}/stream")
-            try Self.allow(request, "GET")
+            try exchange.match(.stream)
             try openStream(exchange, set: set)
             return nil
         case 3 where segments[1] == "versions":
-            exchange.matched("GET /v1/sets/{set}/versions/{n}")
-            try Self.allow(request, "GET", "HEAD")
+            try exchange.match(.oldVersion)
             try authorizeRead(request, set: set)
             guard let version = Int(segments[2]), version >= 1 else {
                 throw ServiceError.badRequest("version must be a positive integer, not \"\(segments[2])\"")

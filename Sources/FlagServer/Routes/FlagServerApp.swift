@@ -125,15 +125,13 @@ public final class FlagServerApp: Sendable {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch segments.first {
         case "healthz" where segments.count == 1:
-            exchange.matched("GET /healthz")
-            try Self.allow(request, "GET", "HEAD")
+            try exchange.match(.health)
             return JSONResponse.object { writer in
                 writer.member("status", "ok")
                 writer.member("sets", service.states().count)
             }
         case "metrics" where segments.count == 1:
-            exchange.matched("GET /metrics")
-            try Self.allow(request, "GET")
+            try exchange.match(.metrics)
             try requireAdmin(request)
             return metricsResponse()
         case "v1" where segments.count >= 2 && segments[1] == "sets":
@@ -164,13 +162,6 @@ public final class FlagServerApp: Sendable {
             throw ServiceError.forbidden("SDK keys are read-only: this route needs an admin token")
         }
         return principal
-    }
-
-    /// 405 unless the request's method is one of `methods`.
-    static func allow(_ request: HTTPRequest, _ methods: String...) throws {
-        guard methods.contains(request.method) else {
-            throw ServiceError.methodNotAllowed(request.method, request.path)
-        }
     }
 
     /// The Prometheus text of `/metrics`.
