@@ -9,7 +9,7 @@ import Testing
 struct SecurityAuthMatrixTests {
     /// Who sends the request.
     enum Caller: String, CaseIterable, Sendable {
-        case noToken, basicScheme, schemeOnly, tokenWithoutScheme, twoTokens, wrongToken
+        case noToken, basicScheme, schemeOnly, tokenWithoutScheme, twoTokens, twoHeaders, wrongToken
         case revokedKey, otherSetKey, ownKey, environmentToken, admin
 
         /// The `Authorization` header, if any.
@@ -20,6 +20,8 @@ struct SecurityAuthMatrixTests {
             case .schemeOnly: "Bearer"
             case .tokenWithoutScheme: keys.admin
             case .twoTokens: "Bearer \(keys.admin) \(keys.admin)"
+            // Sent as two fields by `send`: the admin token first, then a wrong one.
+            case .twoHeaders: "Bearer \(keys.admin)"
             // The admin token with its last digit changed: right length, right prefix, wrong secret.
             case .wrongToken: "Bearer \(keys.admin.dropLast())\(keys.admin.hasSuffix("0") ? "1" : "0")"
             case .revokedKey: "Bearer \(keys.revoked)"
@@ -35,7 +37,8 @@ struct SecurityAuthMatrixTests {
             if route == .health { return 200 }
             let isClientRoute = [.document, .stream, .oldVersion, .ofrepBulk, .ofrepFlag].contains(route)
             switch self {
-            case .noToken, .basicScheme, .schemeOnly, .tokenWithoutScheme, .twoTokens, .wrongToken, .revokedKey:
+            case .noToken, .basicScheme, .schemeOnly, .tokenWithoutScheme, .twoTokens, .twoHeaders, .wrongToken,
+                .revokedKey:
                 return 401
             case .otherSetKey: return isClientRoute ? sample.otherSetKey : 403
             case .ownKey: return isClientRoute ? 200 : 403
@@ -99,7 +102,9 @@ struct SecurityAuthMatrixTests {
                     #expect(harness.app.service.state("ios-prod")?.version == versionBefore)
                 }
                 let successes = harness.app.metrics.requests(route: label, status: sample.success)
-                let response = try send(harness, route, sample, caller.header(keys))
+                var headers = caller.header(keys).map { [("Authorization", $0)] } ?? []
+                if caller == .twoHeaders { headers.append(("Authorization", "Bearer \(keys.otherSet)")) }
+                let response = try send(harness, route, sample, headers)
                 let expected = caller.expected(route, sample)
                 #expect(response.status == expected, "\(caller.rawValue) on \(label)")
                 try Self.checkRefusal(response, expected: expected)
@@ -113,17 +118,15 @@ struct SecurityAuthMatrixTests {
         try await withHarness { harness in
             defer { harness.app.shutdown() }
             try sample.prepare(harness)
-            let response = try send(harness, route, sample, "Bearer env-secret-token")
+            let response = try send(harness, route, sample, [("Authorization", "Bearer env-secret-token")])
             #expect(response.status == sample.success, "environment token on \(route.rawValue)")
         }
     }
 
-    private func send(_ harness: AppHarness, _ route: Route, _ sample: RouteSample, _ header: String?) throws
-        -> HTTPResponse
+    private func send(_ harness: AppHarness, _ route: Route, _ sample: RouteSample, _ headers: [(String, String)])
+        throws -> HTTPResponse
     {
-        try harness.send(
-            String(route.method), sample.target, token: nil,
-            headers: header.map { [("Authorization", $0)] } ?? [], body: sample.body)
+        try harness.send(String(route.method), sample.target, token: nil, headers: headers, body: sample.body)
     }
 
     /// A refusal has the error shape of SPEC §4 and, for a 401, the challenge.

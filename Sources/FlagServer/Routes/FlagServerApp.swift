@@ -148,10 +148,19 @@ public final class FlagServerApp: Sendable {
         }
     }
 
-    /// The principal of the request's token: 401 without a valid one.
+    /// The principal of the request's token: 401 without a valid one, or with more than one `Authorization` field.
     @discardableResult
     func authenticate(_ request: HTTPRequest) throws -> Principal {
-        try tokens.authenticate(request.headers["Authorization"])
+        // Two fields may name two principals (one added by a proxy, say); answering as the first would let the order
+        // of fields decide who the caller is.
+        var authorization: String?
+        for field in request.headers.fields where HTTPHeaders.namesEqual(field.name, "Authorization") {
+            guard authorization == nil else {
+                throw ServiceError.unauthorized("send one Authorization header, not several")
+            }
+            authorization = field.value
+        }
+        return try tokens.authenticate(authorization)
     }
 
     /// The admin principal of the request: 401 without a valid token, 403 for an SDK key.
