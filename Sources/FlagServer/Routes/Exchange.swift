@@ -9,7 +9,7 @@ final class Exchange: Sendable {
     let responder: HTTPResponder
     private let metrics: ServerMetrics
     private let started: ContinuousClock.Instant
-    private let route = Mutex("unmatched")
+    private let route = Locked("unmatched")
     private let answered = Atomic<Bool>(false)
 
     init(request: HTTPRequest, responder: HTTPResponder, metrics: ServerMetrics) {

@@ -45,8 +45,8 @@ public final class FlagServerApp: Sendable {
     let storeWork = DispatchQueue(label: "flagserver.store")
     /// When waiting long-polls give up.
     let deadlines: Deadlines
-    private let heartbeatTimer = Mutex<HeartbeatTimer?>(nil)
-    private let engineMetrics = Mutex<(@Sendable () -> HTTPServerMetrics)?>(nil)
+    private let heartbeatTimer = Locked<HeartbeatTimer?>(nil)
+    private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
     /// An application over a loaded service and token authority.
     public init(service: FlagService, tokens: TokenAuthority, clock: ServerClock, settings: Settings = Settings()) {
