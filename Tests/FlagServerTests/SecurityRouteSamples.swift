@@ -104,7 +104,8 @@ struct RouteSample: Sendable {
         .listKeys: RouteSample(target: "\(set)/keys"),
         .createKey: RouteSample(target: "\(set)/keys", body: #"{"name":"web"}"#, success: 201, action: "key.create"),
         .revokeKey: RouteSample(
-            target: "\(set)/keys/spare", prepare: [Step(method: "POST", target: "\(set)/keys", body: #"{"name":"spare"}"#)],
+            target: "\(set)/keys/spare",
+            prepare: [Step(method: "POST", target: "\(set)/keys", body: #"{"name":"spare"}"#)],
             action: "key.revoke"),
     ]
 

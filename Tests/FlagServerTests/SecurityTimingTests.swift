@@ -47,7 +47,8 @@ struct SecurityTimingTests {
         let left = ReadLog()
         let right = ReadLog()
         let guess = Array(Self.digest.prefix(length)) + [UInt8](repeating: 7, count: max(0, length - 32))
-        #expect(!constantTimeEquals(CountingBytes(bytes: Self.digest, log: left), CountingBytes(bytes: guess, log: right)))
+        #expect(
+            !constantTimeEquals(CountingBytes(bytes: Self.digest, log: left), CountingBytes(bytes: guess, log: right)))
         #expect(left.reads == Array(0..<32))
         #expect(right.reads == Array(0..<length))
     }

@@ -3,11 +3,11 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import FlagServer
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import FlagServer
 
 /// The first-start admin token file stays owner-only: the server repairs a file others may read and refuses what
 /// it cannot repair safely.
@@ -82,7 +82,8 @@ struct SecurityTokenFileTests {
             #expect(chmod(elsewhere, 0o644) == 0)
             #expect(symlink(elsewhere, file) == 0)
             let error = #expect(throws: ConfigurationError.self) { try start.boot() }
-            #expect(error?.message == "\(file) is a symbolic link; the admin token file must be a plain file: remove it")
+            #expect(
+                error?.message == "\(file) is a symbolic link; the admin token file must be a plain file: remove it")
             #expect(try Self.mode(elsewhere) == 0o644)
         }
     }

@@ -174,7 +174,8 @@ struct SecurityTokenLeakTests {
             client.send(head + "\r\n" + body)
             let response = try client.readResponse()
             let headers = response.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
-            transcript.append(Exchange(request: line, response: "\(response.status)\n\(headers)\n\n\(response.bodyText)"))
+            transcript.append(
+                Exchange(request: line, response: "\(response.status)\n\(headers)\n\n\(response.bodyText)"))
             return response
         }
     }
