@@ -184,13 +184,21 @@ extension SHA256 {
 /// Whether `a` and `b` hold the same bytes, taking a time that depends on their lengths but never on their contents.
 ///
 /// Compare secrets (token hashes) with this, so that the response time does not tell an attacker how many leading
-/// bytes of a guess were right. Different lengths yield `false` after the same walk over the bytes.
-public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+/// bytes of a guess were right. Different lengths yield `false` after the same walk over the bytes. Generic so that
+/// a test can count the reads; inlinable so that callers get the specialized loop over arrays.
+@inlinable
+public func constantTimeEquals<A: RandomAccessCollection<UInt8>, B: RandomAccessCollection<UInt8>>(
+    _ a: A, _ b: B
+) -> Bool {
     var difference: UInt8 = a.count == b.count ? 0 : 1
-    for index in 0..<max(a.count, b.count) {
-        let left = index < a.count ? a[index] : 0
-        let right = index < b.count ? b[index] : 0
-        difference |= left ^ right
+    var left = a.startIndex
+    var right = b.startIndex
+    for _ in 0..<max(a.count, b.count) {
+        let x: UInt8 = left != a.endIndex ? a[left] : 0
+        let y: UInt8 = right != b.endIndex ? b[right] : 0
+        difference |= x ^ y
+        if left != a.endIndex { a.formIndex(after: &left) }
+        if right != b.endIndex { b.formIndex(after: &right) }
     }
     return difference == 0
 }

@@ -53,3 +53,55 @@ extension TokenAuthority {
         }
     }
 }
+
+/// Keeping an existing token file owner-only.
+extension TokenAuthority {
+    /// What `secureTokenFile` found.
+    enum TokenFileCheck: Equatable {
+        /// There is no token file.
+        case absent
+        /// The file was already readable only by its owner.
+        case ownerOnly
+        /// The file was readable by others (the old mode is given) and is now 0600.
+        case repaired(previousMode: mode_t)
+    }
+
+    /// Makes an existing token file owner-only again: a file that others may read (mode 0644 after a careless
+    /// `chmod` or a copy) is changed to 0600 and reported, because the server keeps running on what is in its
+    /// store, not on the file. What cannot be repaired safely is refused: a symbolic link (a chmod would change
+    /// whatever it points to), something other than a plain file, or a file owned by another user.
+    static func secureTokenFile(_ file: URL) throws -> TokenFileCheck {
+        let path = file.path
+        // O_NOFOLLOW: a link is refused rather than followed; O_NONBLOCK: a FIFO planted there cannot block start.
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == ENOENT { return .absent }
+            if code == ELOOP {
+                throw ConfigurationError(
+                    "\(path) is a symbolic link; the admin token file must be a plain file: remove it")
+            }
+            throw ConfigurationError("cannot check \(path): \(String(cString: strerror(code)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw ConfigurationError("cannot check \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw ConfigurationError("\(path) is not a plain file; the admin token file must be one: remove it")
+        }
+        guard status.st_uid == geteuid() else {
+            throw ConfigurationError(
+                "\(path) belongs to user \(status.st_uid), not to the server's user \(geteuid()): remove it")
+        }
+        let mode = status.st_mode & 0o7777
+        guard mode & 0o077 != 0 else { return .ownerOnly }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            throw ConfigurationError(
+                "\(path) is readable by others (mode \(String(mode, radix: 8))) and cannot be made owner-only: "
+                    + String(cString: strerror(errno)))
+        }
+        return .repaired(previousMode: mode)
+    }
+}

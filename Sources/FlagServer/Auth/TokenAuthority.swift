@@ -35,7 +35,7 @@ public final class TokenAuthority: Sendable {
     private let clock: ServerClock
     private let environmentHash: [UInt8]?
     /// Active tokens by the hex of their hash.
-    private let active: Mutex<[String: StoredToken]>
+    private let active: Locked<[String: StoredToken]>
     /// Bumped after every revocation, so that checks remembered per connection are made again.
     let generation = Atomic<Int>(0)
 
@@ -46,7 +46,7 @@ public final class TokenAuthority: Sendable {
         self.environmentHash = environmentToken.flatMap { $0.isEmpty ? nil : SHA256.hash($0) }
         var active: [String: StoredToken] = [:]
         for token in try store.tokens() where token.revokedAt == nil { active[SHA256.hexString(token.hash)] = token }
-        self.active = Mutex(active)
+        self.active = Locked(active)
     }
 
     /// The principal of an `Authorization: Bearer …` header; 401 without one or for a token the server does not

@@ -35,8 +35,13 @@ public struct ServerBootstrap: Sendable {
         }
         let environmentToken = environment[configuration.adminTokenEnvironment].flatMap { $0.isEmpty ? nil : $0 }
         let tokens = try TokenAuthority(store: store, clock: clock, environmentToken: environmentToken)
-        let written = try tokens.bootstrapAdminToken(
-            file: URL(fileURLWithPath: configuration.adminTokenFile), environmentTokenSet: environmentToken != nil)
+        let tokenFile = URL(fileURLWithPath: configuration.adminTokenFile)
+        if case .repaired(let mode) = try TokenAuthority.secureTokenFile(tokenFile) {
+            log(
+                "\(tokenFile.path) was readable by others (mode \(String(mode, radix: 8))); it is owner-only (600) "
+                    + "now, but whoever could read it may hold the admin token")
+        }
+        let written = try tokens.bootstrapAdminToken(file: tokenFile, environmentTokenSet: environmentToken != nil)
         self.app = FlagServerApp(service: service, tokens: tokens, clock: clock, settings: configuration.app)
         self.adminTokenFile = written?.path
         self.seeded = seeded

@@ -52,7 +52,7 @@ final class ServerShared: Sendable {
 ///
 /// `@unchecked Sendable` is safe because every mutable stored property other than `inbox` and the atomics is
 /// confined to the loop thread: it is touched only from `run()` and from the entry points below after they have
-/// checked `inLoopThread`; other threads go through `enqueue(_:)` (a Mutex) and the eventfd.
+/// checked `inLoopThread`; other threads go through `enqueue(_:)` (a lock) and the eventfd.
 final class EventLoop: @unchecked Sendable {
     static let listenerToken = UInt64.max
     static let wakeToken = UInt64.max - 1
@@ -65,7 +65,7 @@ final class EventLoop: @unchecked Sendable {
     /// Requests parsed by this loop; per loop so threads do not contend on one counter.
     let requestCount = Atomic<Int>(0)
     let wakeFD: Int32
-    let inbox = Mutex(Inbox())
+    let inbox = Locked(Inbox())
     private let loopThread = Atomic<UInt>(0)
 
     // Loop-thread state.

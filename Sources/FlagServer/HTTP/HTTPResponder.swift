@@ -23,7 +23,7 @@ public final class HTTPResponder: Sendable {
     }
 
     let target: Target
-    private let state = Mutex<State>(.pending(onClose: []))
+    private let state = Locked<State>(.pending(onClose: []))
 
     init(target: Target) {
         self.target = target

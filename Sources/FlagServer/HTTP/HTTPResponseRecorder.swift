@@ -60,7 +60,7 @@ final class RecordingSink: Sendable {
         var streamFinished = false
     }
 
-    let recording = Mutex(Recording())
+    let recording = Locked(Recording())
 
     func record(_ response: HTTPResponse) {
         recording.withLock { $0.response = response }

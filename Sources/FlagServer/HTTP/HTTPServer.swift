@@ -21,7 +21,7 @@ public final class HTTPServer: Sendable {
     }
 
     private let shared: ServerShared
-    private let state = Mutex(State.idle)
+    private let state = Locked(State.idle)
 
     /// A server that answers every request through `handler`; nothing is bound until `start()`.
     public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {

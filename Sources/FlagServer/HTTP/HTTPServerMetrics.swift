@@ -23,7 +23,7 @@ final class MetricsStorage: Sendable {
     let openStreams = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
     /// Rare events only, so one lock is cheaper than a counter per reason.
-    private let rejections = Mutex<[String: Int]>([:])
+    private let rejections = Locked<[String: Int]>([:])
 
     func count(_ reason: String) {
         rejections.withLock { $0[reason, default: 0] += 1 }

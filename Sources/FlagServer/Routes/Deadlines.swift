@@ -14,7 +14,7 @@ final class Deadlines: Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let timer: HeartbeatTimer
 
     /// A timer on `queue` checking every `tick` (the timeouts' resolution).

@@ -9,7 +9,7 @@ final class Exchange: Sendable {
     let responder: HTTPResponder
     private let metrics: ServerMetrics
     private let started: ContinuousClock.Instant
-    private let route = Mutex("unmatched")
+    private let route = Locked("unmatched")
     private let answered = Atomic<Bool>(false)
 
     init(request: HTTPRequest, responder: HTTPResponder, metrics: ServerMetrics) {
@@ -19,9 +19,25 @@ final class Exchange: Sendable {
         self.started = ContinuousClock.now
     }
 
-    /// Names the matched route by its template, e.g. `GET /v1/sets/{set}`, for the metrics labels.
-    func matched(_ template: String) {
-        route.withLock { $0 = template }
+    /// Names `only` as the request's route; 405 unless it has the request's method. The one-route form of
+    /// `match(_:_:)`, without the variadic array on the per-request path.
+    func match(_ only: Route) throws {
+        let method = request.method
+        guard only.method == method || (method == "HEAD" && only.answersHead) else {
+            throw ServiceError.methodNotAllowed(method, request.path)
+        }
+        route.withLock { $0 = only.rawValue }
+    }
+
+    /// Names the route among `candidates` (one path template, its methods) that has the request's method, for
+    /// the metrics labels; 405 when none has. The only way a route handler is reached, so `Route` lists them all.
+    func match(_ candidates: Route...) throws {
+        let method = request.method
+        guard let matched = candidates.first(where: { $0.method == method || (method == "HEAD" && $0.answersHead) })
+        else {
+            throw ServiceError.methodNotAllowed(method, request.path)
+        }
+        route.withLock { $0 = matched.rawValue }
     }
 
     /// Whether this exchange has been answered (or its stream started).

@@ -7,21 +7,18 @@ extension FlagServerApp {
         let request = exchange.request
         let notFound = ServiceError.notFound("no route \(request.path)")
         if segments == ["audit"] {
-            exchange.matched("GET /v1/admin/audit")
-            try Self.allow(request, "GET")
+            try exchange.match(.audit)
             return try auditResponse(set: nil, request)
         }
         guard segments.first == "sets" else { throw notFound }
         if segments.count == 1 {
-            exchange.matched("\(request.method == "POST" ? "POST" : "GET") /v1/admin/sets")
-            try Self.allow(request, "GET", "POST")
+            try exchange.match(.listSets, .createSet)
             return request.method == "POST" ? try createSet(request, actor: actor) : listSets()
         }
         let set = segments[1]
         let rest = Array(segments.dropFirst(2))
         guard let first = rest.first else {
-            exchange.matched("\(request.method) /v1/admin/sets/{set}")
-            try Self.allow(request, "GET", "PUT")
+            try exchange.match(.exportSet, .importSet)
             if request.method == "PUT" { return try importSet(request, set: set, actor: actor) }
             return Self.documentResponse(try service.requireState(set))
         }
@@ -32,19 +29,18 @@ extension FlagServerApp {
         default: break
         }
         guard rest.count == 1 else { throw notFound }
-        exchange.matched("\(request.method) /v1/admin/sets/{set}/\(first)")
         switch first {
         case "history":
-            try Self.allow(request, "GET")
+            try exchange.match(.history)
             return try historyResponse(request, set: set)
         case "diff":
-            try Self.allow(request, "GET")
+            try exchange.match(.diff)
             return try diffResponse(request, set: set)
         case "audit":
-            try Self.allow(request, "GET")
+            try exchange.match(.setAudit)
             return try auditResponse(set: set, request)
         case "rollback":
-            try Self.allow(request, "POST")
+            try exchange.match(.rollback)
             let input = try RequestInput(request)
             guard let version = try input.int("version") else {
                 throw ServiceError.badRequest("\"version\" is required", path: "version")
@@ -53,10 +49,9 @@ extension FlagServerApp {
                 actor: actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason())
             return mutationResponse(try service.rollback(set, to: version, ifMatch: try input.ifMatch(), note: note))
         case "evaluate":
-            try Self.allow(request, "POST")
+            try exchange.match(.evaluate)
             return try evaluateResponse(request, set: set)
         default:
-            exchange.matched("unmatched")
             throw notFound
         }
     }

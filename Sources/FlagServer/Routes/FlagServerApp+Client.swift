@@ -13,13 +13,11 @@ extension FlagServerApp {
         case 1:
             return try documentRoute(exchange, set: set)
         case 2 where segments[1] == "stream":
-            exchange.matched("GET /v1/sets/{set}/stream")
-            try Self.allow(request, "GET")
+            try exchange.match(.stream)
             try openStream(exchange, set: set)
             return nil
         case 3 where segments[1] == "versions":
-            exchange.matched("GET /v1/sets/{set}/versions/{n}")
-            try Self.allow(request, "GET", "HEAD")
+            try exchange.match(.oldVersion)
             try authorizeRead(request, set: set)
             guard let version = Int(segments[2]), version >= 1 else {
                 throw ServiceError.badRequest("version must be a positive integer, not \"\(segments[2])\"")
@@ -39,8 +37,7 @@ extension FlagServerApp {
 
     /// `GET /v1/sets/{set}`.
     func documentRoute(_ exchange: Exchange, set: String) throws -> HTTPResponse? {
-        exchange.matched("GET /v1/sets/{set}")
-        try Self.allow(exchange.request, "GET", "HEAD")
+        try exchange.match(.document)
         return try currentDocument(exchange, set: set)
     }
 

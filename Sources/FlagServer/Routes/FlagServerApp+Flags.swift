@@ -5,15 +5,12 @@ import Foundation
 extension FlagServerApp {
     func flagRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
         let request = exchange.request
-        let base = "/v1/admin/sets/{set}/flags"
         guard let key = segments.first else {
-            exchange.matched("GET \(base)")
-            try Self.allow(request, "GET")
+            try exchange.match(.listFlags)
             return try listFlags(request, set: set)
         }
         if segments.count == 1 {
-            exchange.matched("\(request.method) \(base)/{key}")
-            try Self.allow(request, "GET", "PUT", "DELETE")
+            try exchange.match(.getFlag, .putFlag, .deleteFlag)
             switch request.method {
             case "GET":
                 let state = try service.requireState(set)
@@ -31,8 +28,7 @@ extension FlagServerApp {
         }
         let action = segments.dropFirst().joined(separator: "/")
         if segments.count == 3 && segments[1] == "rules" {
-            exchange.matched("DELETE \(base)/{key}/rules/{name}")
-            try Self.allow(request, "DELETE")
+            try exchange.match(.removeRule)
             let name = segments[2]
             return try mutateFlag(request, set: set, key: key, action: "flag.rule.remove", actor: actor) { flag, _ in
                 guard flag.rules.contains(where: { $0.name == name }) else {
@@ -41,25 +37,24 @@ extension FlagServerApp {
                 flag.rules.removeAll { $0.name == name }
             }
         }
-        exchange.matched("\(request.method) \(base)/{key}/\(action)")
         switch action {
         case "kill", "restore":
-            try Self.allow(request, "POST")
+            try exchange.match(action == "kill" ? .kill : .restore)
             return try mutateFlag(request, set: set, key: key, action: "flag.\(action)", actor: actor) { flag, _ in
                 flag.killed = action == "kill"
             }
         case "archive", "unarchive":
-            try Self.allow(request, "POST")
+            try exchange.match(action == "archive" ? .archive : .unarchive)
             return try mutateFlag(request, set: set, key: key, action: "flag.\(action)", actor: actor) { flag, _ in
                 flag.archived = action == "archive"
             }
         case "default":
-            try Self.allow(request, "POST", "PUT")
+            try exchange.match(.setDefault, .putDefault)
             return try mutateFlag(request, set: set, key: key, action: "flag.default", actor: actor) { flag, input in
                 flag.defaultValue = try Self.requireValue(input, "value")
             }
         case "expire":
-            try Self.allow(request, "POST")
+            try exchange.match(.expire)
             return try mutateFlag(request, set: set, key: key, action: "flag.expire", actor: actor) {
                 [clock] flag, input in
                 flag.expiredValue = try Self.requireValue(input, "keep")
@@ -68,7 +63,7 @@ extension FlagServerApp {
                     ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
             }
         case "overrides":
-            try Self.allow(request, "POST", "DELETE")
+            try exchange.match(.addOverride, .removeOverride)
             if request.method == "DELETE" {
                 return try mutateFlag(request, set: set, key: key, action: "flag.override.remove", actor: actor) {
                     flag, input in
@@ -93,7 +88,7 @@ extension FlagServerApp {
                 flag.overrides.append(Override(target: target, value: value, until: until))
             }
         case "rollout":
-            try Self.allow(request, "PUT", "POST", "DELETE")
+            try exchange.match(.putRollout, .postRollout, .removeRollout)
             if request.method == "DELETE" {
                 return try mutateFlag(request, set: set, key: key, action: "flag.rollout.remove", actor: actor) {
                     flag, _ in
@@ -105,7 +100,7 @@ extension FlagServerApp {
                 flag.rollout = try Self.rollout(from: input, now: clock.now())
             }
         case "rollout/pause", "rollout/resume":
-            try Self.allow(request, "POST")
+            try exchange.match(action == "rollout/pause" ? .pauseRollout : .resumeRollout)
             let pause = action == "rollout/pause"
             return try mutateFlag(
                 request, set: set, key: key, action: "flag.rollout.\(pause ? "pause" : "resume")", actor: actor
@@ -118,7 +113,7 @@ extension FlagServerApp {
                 flag.rollout = pause ? rollout.paused(at: now) : rollout.resumed(at: now)
             }
         case "rules":
-            try Self.allow(request, "POST")
+            try exchange.match(.addRule)
             return try mutateFlag(request, set: set, key: key, action: "flag.rule.add", actor: actor) { flag, input in
                 guard let rule = input.value("rule") else {
                     throw ServiceError.badRequest("\"rule\" is required", path: "rule")
@@ -126,7 +121,6 @@ extension FlagServerApp {
                 flag = try Self.flag(flag, appendingRule: rule)
             }
         default:
-            exchange.matched("unmatched")
             throw ServiceError.notFound("no route \(request.path)")
         }
     }

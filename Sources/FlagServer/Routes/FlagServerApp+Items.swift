@@ -5,10 +5,8 @@ import Foundation
 extension FlagServerApp {
     func cohortRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
         let request = exchange.request
-        let base = "/v1/admin/sets/{set}/cohorts"
         guard let name = segments.first else {
-            exchange.matched("GET \(base)")
-            try Self.allow(request, "GET")
+            try exchange.match(.listCohorts)
             let state = try service.requireState(set)
             let names = state.flagSet.cohorts.keys.sorted(by: utf8Less)
             return JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
@@ -24,8 +22,7 @@ extension FlagServerApp {
             }
         }
         guard segments.count == 1 else { throw ServiceError.notFound("no route \(request.path)") }
-        exchange.matched("\(request.method) \(base)/{name}")
-        try Self.allow(request, "GET", "PUT", "DELETE")
+        try exchange.match(.getCohort, .putCohort, .deleteCohort)
         switch request.method {
         case "GET":
             let state = try service.requireState(set)
@@ -67,8 +64,7 @@ extension FlagServerApp {
     func keyRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
         let request = exchange.request
         if let name = segments.first, segments.count == 1 {
-            exchange.matched("DELETE /v1/admin/sets/{set}/keys/{name}")
-            try Self.allow(request, "DELETE")
+            try exchange.match(.revokeKey)
             let input = try RequestInput(request)
             try tokens.revoke(
                 name: name, set: set,
@@ -81,8 +77,7 @@ extension FlagServerApp {
             }
         }
         guard segments.isEmpty else { throw ServiceError.notFound("no route \(request.path)") }
-        exchange.matched("\(request.method == "POST" ? "POST" : "GET") /v1/admin/sets/{set}/keys")
-        try Self.allow(request, "GET", "POST")
+        try exchange.match(.listKeys, .createKey)
         _ = try service.requireState(set)
         if request.method == "POST" {
             let input = try RequestInput(request)

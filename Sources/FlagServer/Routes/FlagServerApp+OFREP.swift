@@ -7,8 +7,7 @@ extension FlagServerApp {
     func ofrepRoute(_ exchange: Exchange, _ segments: [String]) throws -> HTTPResponse? {
         let request = exchange.request
         guard segments.count <= 1 else { throw ServiceError.notFound("no route \(request.path)") }
-        exchange.matched(segments.isEmpty ? "POST /ofrep/v1/evaluate/flags" : "POST /ofrep/v1/evaluate/flags/{key}")
-        try Self.allow(request, "POST")
+        try exchange.match(segments.isEmpty ? .ofrepBulk : .ofrepFlag)
         let principal = try authenticate(request)
         let set: String
         switch principal {

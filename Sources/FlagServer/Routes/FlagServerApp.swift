@@ -45,8 +45,8 @@ public final class FlagServerApp: Sendable {
     let storeWork = DispatchQueue(label: "flagserver.store")
     /// When waiting long-polls give up.
     let deadlines: Deadlines
-    private let heartbeatTimer = Mutex<HeartbeatTimer?>(nil)
-    private let engineMetrics = Mutex<(@Sendable () -> HTTPServerMetrics)?>(nil)
+    private let heartbeatTimer = Locked<HeartbeatTimer?>(nil)
+    private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
     /// An application over a loaded service and token authority.
     public init(service: FlagService, tokens: TokenAuthority, clock: ServerClock, settings: Settings = Settings()) {
@@ -136,15 +136,13 @@ public final class FlagServerApp: Sendable {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch segments.first {
         case "healthz" where segments.count == 1:
-            exchange.matched("GET /healthz")
-            try Self.allow(request, "GET", "HEAD")
+            try exchange.match(.health)
             return JSONResponse.object { writer in
                 writer.member("status", "ok")
                 writer.member("sets", service.states().count)
             }
         case "metrics" where segments.count == 1:
-            exchange.matched("GET /metrics")
-            try Self.allow(request, "GET")
+            try exchange.match(.metrics)
             try requireAdmin(request)
             return metricsResponse()
         case "v1" where segments.count >= 2 && segments[1] == "sets":
@@ -176,10 +174,19 @@ public final class FlagServerApp: Sendable {
         }
     }
 
-    /// The principal of the request's token: 401 without a valid one.
+    /// The principal of the request's token: 401 without a valid one, or with more than one `Authorization` field.
     @discardableResult
     func authenticate(_ request: HTTPRequest) throws -> Principal {
-        try tokens.authenticate(request.headers["Authorization"], connection: request.connection)
+        // Two fields may name two principals (one added by a proxy, say); answering as the first would let the order
+        // of fields decide who the caller is.
+        var authorization: String?
+        for field in request.headers.fields where HTTPHeaders.namesEqual(field.name, "Authorization") {
+            guard authorization == nil else {
+                throw ServiceError.unauthorized("send one Authorization header, not several")
+            }
+            authorization = field.value
+        }
+        return try tokens.authenticate(authorization, connection: request.connection)
     }
 
     /// The admin principal of the request: 401 without a valid token, 403 for an SDK key.
@@ -190,25 +197,6 @@ public final class FlagServerApp: Sendable {
             throw ServiceError.forbidden("SDK keys are read-only: this route needs an admin token")
         }
         return principal
-    }
-
-    /// 405 unless the request's method is one of `methods`.
-    static func allow(_ request: HTTPRequest, _ methods: String...) throws {
-        guard methods.contains(request.method) else {
-            throw ServiceError.methodNotAllowed(request.method, request.path)
-        }
-    }
-
-    /// 405 unless the request's method is `method` (no variadic array on the per-request path).
-    static func allow(_ request: HTTPRequest, _ method: String) throws {
-        guard request.method == method else { throw ServiceError.methodNotAllowed(request.method, request.path) }
-    }
-
-    /// 405 unless the request's method is `first` or `second`.
-    static func allow(_ request: HTTPRequest, _ first: String, _ second: String) throws {
-        guard request.method == first || request.method == second else {
-            throw ServiceError.methodNotAllowed(request.method, request.path)
-        }
     }
 
     /// The Prometheus text of `/metrics`.

@@ -18,7 +18,7 @@ public final class ServerMetrics: Sendable {
         var sum = 0.0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Event streams open right now.
     let openStreams = Atomic<Int>(0)
     /// Long-polls waiting right now.

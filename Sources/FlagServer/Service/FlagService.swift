@@ -44,7 +44,7 @@ public final class FlagService: Sendable {
     let log: @Sendable (String) -> Void
     /// Writes that made a version, and writes rejected as invalid or stale, for `/metrics`.
     let counters = ServiceCounters()
-    private let writeLock = Mutex(())
+    private let writeLock = Locked(())
 
     /// Loads every set's current version from the store.
     ///

@@ -30,7 +30,7 @@ final class SetRegistry: Sendable {
         var closed = false
     }
 
-    private let registry = Mutex(Registry())
+    private let registry = Locked(Registry())
 
     /// The current state of a set.
     func state(_ name: String) -> SetState? {
