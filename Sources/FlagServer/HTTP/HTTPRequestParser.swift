@@ -98,6 +98,9 @@ public struct HTTPRequestParser: Sendable {
         (state == .requestLine && (readIndex < buffer.count || head.headBytes > 0)) || state == .headerFields
     }
 
+    /// Body bytes (after de-chunking) received so far for the request being read.
+    var receivedBodyBytes: Int { body.count }
+
     /// Bytes held for requests not yet complete (leftovers and partial bodies), for memory accounting.
     public var bufferedByteCount: Int { buffer.count - readIndex + body.count }
 

@@ -1,0 +1,170 @@
+import Dispatch
+import Glibc
+import Synchronization
+import Testing
+
+@testable import FlagServer
+
+/// Many sockets that each send a request one byte at a time, and record when the server closes them.
+final class Trickler {
+    private(set) var descriptors: [Int32] = []
+    /// Seconds from each socket's first byte until the server closed it (nil while open).
+    private(set) var closedAfter: [Double?] = []
+    /// Everything each socket received.
+    private(set) var received: [[UInt8]] = []
+    private var firstByte: [ContinuousClock.Instant?] = []
+    private var sent: [Int] = []
+    private let clock = ContinuousClock()
+
+    init(port: Int, count: Int) throws {
+        for _ in 0..<count {
+            let client = try TestClient(port: port)
+            let fd = dup(client.fd)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            descriptors.append(fd)
+        }
+        closedAfter = Array(repeating: nil, count: count)
+        received = Array(repeating: [], count: count)
+        firstByte = Array(repeating: nil, count: count)
+        sent = Array(repeating: 0, count: count)
+    }
+
+    deinit {
+        for fd in descriptors { close(fd) }
+    }
+
+    var openCount: Int { closedAfter.filter { $0 == nil }.count }
+
+    /// Sends `prefix` at once, then the next byte of `payload` on every open socket every `interval`, reading
+    /// whatever arrives, until all are closed or `timeout` passes.
+    func run(prefix: [UInt8] = [], payload: [UInt8], interval: Duration, timeout: Duration) {
+        for fd in descriptors where !prefix.isEmpty {
+            _ = prefix.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        let deadline = clock.now + timeout
+        var nextSend = clock.now
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while openCount > 0 && clock.now < deadline {
+            if clock.now >= nextSend {
+                for index in descriptors.indices where closedAfter[index] == nil && sent[index] < payload.count {
+                    let result = payload[sent[index]...].withUnsafeBytes {
+                        send(descriptors[index], $0.baseAddress, 1, Int32(MSG_NOSIGNAL))
+                    }
+                    if result == 1 {
+                        if firstByte[index] == nil { firstByte[index] = clock.now }
+                        sent[index] += 1
+                    }
+                }
+                nextSend = clock.now + interval
+            }
+            var pollers = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&pollers, nfds_t(pollers.count), 5)
+            for (index, poller) in pollers.enumerated() where closedAfter[index] == nil && poller.revents != 0 {
+                let count = chunk.withUnsafeMutableBytes { recv(descriptors[index], $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received[index] += chunk[..<count]
+                } else if count == 0 || (errno != EAGAIN && errno != EINTR) {
+                    let start = firstByte[index] ?? clock.now
+                    let elapsed = (clock.now - start).components
+                    closedAfter[index] = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+                }
+            }
+        }
+    }
+}
+
+@Suite("HTTP server against slow clients, live")
+struct HTTPServerSlowClientLiveTests {
+    /// Header timeout 300 ms (a quarter of it is the deadline scan), bodies at 1,000 bytes/s at least.
+    static func quick(_ configuration: inout HTTPServerConfiguration) {
+        configuration.headerReadTimeout = .milliseconds(300)
+        configuration.idleTimeout = .seconds(30)
+        configuration.minBodyBytesPerSecond = 1000
+    }
+
+    @Test func aBodyTrickledOneByteAtATimeIsCutOffByTheBodyDeadline() throws {
+        try withServer(Self.quick, handler: basicHandler) { server, port in
+            let trickler = try Trickler(port: port, count: 1)
+            // The head in one go, then a byte every 50 ms: each byte resets the 30 s idle timeout, but the body
+            // deadline is 300 ms plus 1 ms per byte received.
+            trickler.run(
+                prefix: Array("POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n".utf8),
+                payload: Array(repeating: 0x78, count: 100), interval: .milliseconds(50), timeout: .seconds(5))
+            let closed = try #require(trickler.closedAfter[0], "the trickling connection is still open")
+            #expect(closed < 1.0)
+            #expect(server.metrics.rejections["body_timeout"] == 1)
+            #expect(server.metrics.requests == 0)
+        }
+    }
+
+    @Test func aSteadyBodyAboveTheMinimumRateOutlastsTheHeaderTimeout() throws {
+        try withServer({ Self.quick(&$0); $0.minBodyBytesPerSecond = 100 }, handler: basicHandler) { server, port in
+            let client = try TestClient(port: port)
+            client.send("POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
+            // 200 bytes/s for 500 ms: past the 300 ms header timeout, within 300 ms + 10 ms per byte.
+            for _ in 0..<10 {
+                usleep(50_000)
+                client.send(String(repeating: "y", count: 10))
+            }
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.bodyText == String(repeating: "y", count: 100))
+            #expect(server.metrics.rejections["body_timeout"] == nil)
+        }
+    }
+
+    @Test func trickledHeadsAreClosedByTheHeaderTimeoutWhileOthersAreServed() throws {
+        try withServer(Self.quick, handler: basicHandler) { server, port in
+            let trickler = try Trickler(port: port, count: 200)
+            let payload = Array(("GET /slow HTTP/1.1\r\nHost: t\r\nX: " + String(repeating: "a", count: 500)).utf8)
+            // A keep-alive client asks every 10 ms on another thread while the 200 sockets trickle.
+            let stop = Atomic(false)
+            let tally = Mutex((served: 0, failed: 0, slowest: Duration.zero))
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                defer { done.signal() }
+                guard let normal = try? TestClient(port: port) else { return }
+                let clock = ContinuousClock()
+                while !stop.load(ordering: .relaxed) {
+                    let start = clock.now
+                    normal.send("GET /ok HTTP/1.1\r\nHost: t\r\n\r\n")
+                    let ok = (try? normal.readResponse().status) == 200
+                    tally.withLock {
+                        if ok { $0.served += 1 } else { $0.failed += 1 }
+                        $0.slowest = max($0.slowest, clock.now - start)
+                    }
+                    usleep(10_000)
+                }
+            }
+            trickler.run(payload: payload, interval: .milliseconds(100), timeout: .seconds(5))
+            stop.store(true, ordering: .relaxed)
+            done.wait()
+            #expect(trickler.openCount == 0)
+            // 300 ms from the first byte, plus one 75 ms scan, plus scheduling on a busy machine.
+            #expect(trickler.closedAfter.compactMap { $0 }.max() ?? 99 < 1.0)
+            #expect(server.metrics.rejections["header_timeout"] == 200)
+            let result = tally.withLock { $0 }
+            #expect(result.failed == 0)
+            #expect(result.served >= 5)
+            #expect(result.slowest < .milliseconds(500))
+        }
+    }
+
+    @Test func theConnectionCapAnswers503AndCapacityReturnsWhenTheLoadGoes() throws {
+        try withServer({ Self.quick(&$0); $0.maxConnections = 50 }, handler: basicHandler) { server, port in
+            let trickler = try Trickler(port: port, count: 80)
+            trickler.run(payload: Array("GET /slow HTTP/1.1\r\n".utf8), interval: .milliseconds(100),
+                timeout: .seconds(5))
+            let refused = trickler.received.filter { String(decoding: $0, as: UTF8.self).hasPrefix("HTTP/1.1 503") }
+            #expect(refused.count == 30)
+            #expect(refused.allSatisfy { String(decoding: $0, as: UTF8.self).contains(#""code":"overloaded""#) })
+            #expect(trickler.openCount == 0)
+            #expect(server.metrics.rejections["connection_limit"] == 30)
+            #expect(server.metrics.rejections["header_timeout"] == 50)
+            #expect(waitUntil { server.metrics.openConnections == 0 })
+            let client = try TestClient(port: port)
+            client.send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "/again")
+        }
+    }
+}
