@@ -6,8 +6,8 @@ import Testing
 /// The real app (SQLite store, tokens, routes) served over real sockets on port 0, in a directory of its own.
 func withLiveApp(
     _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-    _ body: (AppHarness, HTTPServer, Int) throws -> Void
-) throws {
+    _ body: (AppHarness, HTTPServer, Int) async throws -> Void
+) async throws {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("FlagServerAbuse-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -23,7 +23,7 @@ func withLiveApp(
         server.shutdown(deadline: .seconds(2))
         harness.app.finishStoreWork()
     }
-    try body(harness, server, port)
+    try await body(harness, server, port)
 }
 
 @Suite("HTTP abuse corpus, live")
@@ -46,10 +46,11 @@ struct HTTPAbuseLiveTests {
     }
 
     @Test(arguments: try AbuseCorpus.cases())
-    func answersAsExpectedAndCloses(_ abuse: AbuseCase) throws {
-        try withLiveApp { harness, _, port in
+    func answersAsExpectedAndCloses(_ abuse: AbuseCase) async throws {
+        try await withLiveApp { harness, _, port in
             let setsBefore = harness.app.service.states().count
-            let result = try rawExchange(port: port, try abuse.bytes(adminToken: harness.admin))
+            let request = try abuse.bytes(adminToken: harness.admin)
+            let result = try await offThePool { try rawExchange(port: port, request) }
             #expect(result.statuses == abuse.statuses, "\(abuse.reference)")
             #expect(result.end == .closed, "after \(result.milliseconds) ms")
             #expect(result.responses.last?.headers["connection"] == "close")
@@ -59,8 +60,10 @@ struct HTTPAbuseLiveTests {
             }
             // Nothing was stored but what the expected 201s created, and the server still serves.
             #expect(harness.app.service.states().count == setsBefore + abuse.statuses.filter { $0 == 201 }.count)
-            let health = try rawExchange(
-                port: port, Array("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            let health = try await offThePool {
+                try rawExchange(
+                    port: port, Array("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            }
             #expect(health.statuses == [200])
         }
     }

@@ -35,6 +35,31 @@ final class Trickler {
 
     var openCount: Int { closedAfter.filter { $0 == nil }.count }
 
+    /// What the sockets saw, to check on the test's task.
+    struct Outcome: Sendable {
+        /// Seconds from each socket's first byte until the server closed it (nil while open).
+        let closedAfter: [Double?]
+        /// Everything each socket received.
+        let received: [[UInt8]]
+
+        var openCount: Int { closedAfter.filter { $0 == nil }.count }
+        var slowestClose: Double { closedAfter.compactMap { $0 }.max() ?? .infinity }
+        var refused: [String] {
+            received.map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix("HTTP/1.1 503") }
+        }
+    }
+
+    /// Opens `count` sockets and runs them on a Dispatch thread (see `offThePool`) until closed or `timeout`.
+    static func attack(
+        port: Int, count: Int, prefix: [UInt8] = [], payload: [UInt8], interval: Duration, timeout: Duration
+    ) async throws -> Outcome {
+        try await offThePool {
+            let trickler = try Trickler(port: port, count: count)
+            trickler.run(prefix: prefix, payload: payload, interval: interval, timeout: timeout)
+            return Outcome(closedAfter: trickler.closedAfter, received: trickler.received)
+        }
+    }
+
     /// Sends `prefix` at once, then the next byte of `payload` on every open socket every `interval`, reading
     /// whatever arrives, until all are closed or `timeout` passes.
     func run(prefix: [UInt8] = [], payload: [UInt8], interval: Duration, timeout: Duration) {
@@ -73,6 +98,19 @@ final class Trickler {
     }
 }
 
+/// `withServer` for async tests: an engine on port 0 with two loops, shut down afterwards.
+func withAsyncServer(
+    _ configure: (inout HTTPServerConfiguration) -> Void, handler: @escaping HTTPHandler,
+    _ body: (HTTPServer, Int) async throws -> Void
+) async throws {
+    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 2)
+    configure(&configuration)
+    let server = HTTPServer(configuration: configuration, handler: handler)
+    let port = try server.start()
+    defer { server.shutdown(deadline: .seconds(2)) }
+    try await body(server, port)
+}
+
 @Suite("HTTP server against slow clients, live")
 struct HTTPServerSlowClientLiveTests {
     /// Header timeout 300 ms (a quarter of it is the deadline scan), bodies at 1,000 bytes/s at least.
@@ -82,40 +120,43 @@ struct HTTPServerSlowClientLiveTests {
         configuration.minBodyBytesPerSecond = 1000
     }
 
-    @Test func aBodyTrickledOneByteAtATimeIsCutOffByTheBodyDeadline() throws {
-        try withServer(Self.quick, handler: basicHandler) { server, port in
-            let trickler = try Trickler(port: port, count: 1)
+    @Test func aBodyTrickledOneByteAtATimeIsCutOffByTheBodyDeadline() async throws {
+        try await withAsyncServer(Self.quick, handler: basicHandler) { server, port in
             // The head in one go, then a byte every 50 ms: each byte resets the 30 s idle timeout, but the body
             // deadline is 300 ms plus 1 ms per byte received.
-            trickler.run(
+            let outcome = try await Trickler.attack(
+                port: port, count: 1,
                 prefix: Array("POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n".utf8),
                 payload: Array(repeating: 0x78, count: 100), interval: .milliseconds(50), timeout: .seconds(5))
-            let closed = try #require(trickler.closedAfter[0], "the trickling connection is still open")
-            #expect(closed < 1.0)
+            #expect(outcome.openCount == 0, "the trickling connection is still open")
+            #expect(outcome.slowestClose < 1.0)
             #expect(server.metrics.rejections["body_timeout"] == 1)
             #expect(server.metrics.requests == 0)
         }
     }
 
-    @Test func aSteadyBodyAboveTheMinimumRateOutlastsTheHeaderTimeout() throws {
-        try withServer({ Self.quick(&$0); $0.minBodyBytesPerSecond = 100 }, handler: basicHandler) { server, port in
-            let client = try TestClient(port: port)
-            client.send("POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
-            // 200 bytes/s for 500 ms: past the 300 ms header timeout, within 300 ms + 10 ms per byte.
-            for _ in 0..<10 {
-                usleep(50_000)
-                client.send(String(repeating: "y", count: 10))
+    @Test func aSteadyBodyAboveTheMinimumRateOutlastsTheHeaderTimeout() async throws {
+        try await withAsyncServer({ Self.quick(&$0); $0.minBodyBytesPerSecond = 100 }, handler: basicHandler) {
+            server, port in
+            let (status, text) = try await offThePool {
+                let client = try TestClient(port: port)
+                client.send("POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
+                // 200 bytes/s for 500 ms: past the 300 ms header timeout, within 300 ms + 10 ms per byte.
+                for _ in 0..<10 {
+                    usleep(50_000)
+                    client.send(String(repeating: "y", count: 10))
+                }
+                let response = try client.readResponse()
+                return (response.status, response.bodyText)
             }
-            let response = try client.readResponse()
-            #expect(response.status == 200)
-            #expect(response.bodyText == String(repeating: "y", count: 100))
+            #expect(status == 200)
+            #expect(text == String(repeating: "y", count: 100))
             #expect(server.metrics.rejections["body_timeout"] == nil)
         }
     }
 
-    @Test func trickledHeadsAreClosedByTheHeaderTimeoutWhileOthersAreServed() throws {
-        try withServer(Self.quick, handler: basicHandler) { server, port in
-            let trickler = try Trickler(port: port, count: 200)
+    @Test func trickledHeadsAreClosedByTheHeaderTimeoutWhileOthersAreServed() async throws {
+        try await withAsyncServer(Self.quick, handler: basicHandler) { server, port in
             let payload = Array(("GET /slow HTTP/1.1\r\nHost: t\r\nX: " + String(repeating: "a", count: 500)).utf8)
             // A keep-alive client asks every 10 ms on another thread while the 200 sockets trickle.
             let stop = Atomic(false)
@@ -136,12 +177,13 @@ struct HTTPServerSlowClientLiveTests {
                     usleep(10_000)
                 }
             }
-            trickler.run(payload: payload, interval: .milliseconds(100), timeout: .seconds(5))
+            let outcome = try await Trickler.attack(
+                port: port, count: 200, payload: payload, interval: .milliseconds(100), timeout: .seconds(5))
             stop.store(true, ordering: .relaxed)
-            done.wait()
-            #expect(trickler.openCount == 0)
+            try await offThePool { done.wait() }
+            #expect(outcome.openCount == 0)
             // 300 ms from the first byte, plus one 75 ms scan, plus scheduling on a busy machine.
-            #expect(trickler.closedAfter.compactMap { $0 }.max() ?? 99 < 1.0)
+            #expect(outcome.slowestClose < 1.0)
             #expect(server.metrics.rejections["header_timeout"] == 200)
             let result = tally.withLock { $0 }
             #expect(result.failed == 0)
@@ -150,21 +192,24 @@ struct HTTPServerSlowClientLiveTests {
         }
     }
 
-    @Test func theConnectionCapAnswers503AndCapacityReturnsWhenTheLoadGoes() throws {
-        try withServer({ Self.quick(&$0); $0.maxConnections = 50 }, handler: basicHandler) { server, port in
-            let trickler = try Trickler(port: port, count: 80)
-            trickler.run(payload: Array("GET /slow HTTP/1.1\r\n".utf8), interval: .milliseconds(100),
+    @Test func theConnectionCapAnswers503AndCapacityReturnsWhenTheLoadGoes() async throws {
+        try await withAsyncServer({ Self.quick(&$0); $0.maxConnections = 50 }, handler: basicHandler) {
+            server, port in
+            let outcome = try await Trickler.attack(
+                port: port, count: 80, payload: Array("GET /slow HTTP/1.1\r\n".utf8), interval: .milliseconds(100),
                 timeout: .seconds(5))
-            let refused = trickler.received.filter { String(decoding: $0, as: UTF8.self).hasPrefix("HTTP/1.1 503") }
-            #expect(refused.count == 30)
-            #expect(refused.allSatisfy { String(decoding: $0, as: UTF8.self).contains(#""code":"overloaded""#) })
-            #expect(trickler.openCount == 0)
+            #expect(outcome.refused.count == 30)
+            #expect(outcome.refused.allSatisfy { $0.contains(#""code":"overloaded""#) })
+            #expect(outcome.openCount == 0)
             #expect(server.metrics.rejections["connection_limit"] == 30)
             #expect(server.metrics.rejections["header_timeout"] == 50)
-            #expect(waitUntil { server.metrics.openConnections == 0 })
-            let client = try TestClient(port: port)
-            client.send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "/again")
+            #expect(await eventually { server.metrics.openConnections == 0 })
+            let text = try await offThePool {
+                let client = try TestClient(port: port)
+                client.send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
+                return try client.readResponse().bodyText
+            }
+            #expect(text == "/again")
         }
     }
 }

@@ -1,7 +1,16 @@
+import Dispatch
 import Glibc
 
+/// Runs blocking socket work on a Dispatch thread and awaits it, so that it never holds one of the few threads of
+/// the cooperative pool (two on a two-core machine) that every async test needs to make progress.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
 /// How a raw exchange with the server ended.
-enum ExchangeEnd: Equatable, CustomStringConvertible {
+enum ExchangeEnd: Equatable, Sendable, CustomStringConvertible {
     /// `recv` returned 0: the server closed its side cleanly.
     case closed
     /// The server reset the connection (`ECONNRESET`).
@@ -19,7 +28,7 @@ enum ExchangeEnd: Equatable, CustomStringConvertible {
 }
 
 /// What a raw exchange saw: every byte the server sent, and how the connection ended.
-struct RawExchangeResult {
+struct RawExchangeResult: Sendable {
     var received: [UInt8] = []
     var end = ExchangeEnd.timedOut
     /// Request bytes the server did not take before it closed (it stopped reading after a rejection).
