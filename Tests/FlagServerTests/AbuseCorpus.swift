@@ -11,8 +11,10 @@ struct AbuseCase: CustomTestStringConvertible, Sendable {
     let statuses: [Int]
     /// Where the expectation comes from (SPEC §4, RFC 9112 …).
     let reference: String
+    /// The statuses as written in `expectations.txt` (`200*1000`), for the test's name.
+    let statusText: String
 
-    var testDescription: String { "\(name) → \(statuses.map(String.init).joined(separator: ","))" }
+    var testDescription: String { "\(name) → \(statusText)" }
 
     /// The bytes to send, with `{{admin}}` standing for `adminToken`.
     func bytes(adminToken: String) throws -> [UInt8] {
@@ -41,20 +43,31 @@ enum AbuseCorpus {
             let trimmed = line.drop { $0 == " " }
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let columns = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            let statuses = columns.count >= 2 ? columns[1].split(separator: ",").compactMap { Int($0) } : []
-            guard columns.count == 3, !statuses.isEmpty,
-                statuses.count == columns[1].split(separator: ",").count
-            else {
-                throw AbuseCorpusError(description: "expectations.txt:\(number + 1): expected FILE STATUSES SOURCE")
+            guard columns.count == 3, let statuses = Self.statuses(columns[1]) else {
+                throw AbuseCorpusError(
+                    description: "expectations.txt:\(number + 1): expected FILE STATUSES SOURCE, statuses like "
+                        + "400 or 201,401 or 200*1000")
             }
             let name = String(columns[0])
             let source = try Data(contentsOf: directory.appendingPathComponent(name))
             cases.append(
                 AbuseCase(
                     name: name, source: Array(source), statuses: statuses,
-                    reference: columns[2].trimmingCharacters(in: .whitespaces)))
+                    reference: columns[2].trimmingCharacters(in: .whitespaces), statusText: String(columns[1])))
         }
         return cases
+    }
+
+    /// `400`, `201,401`, `200*1000` (a status repeated), or nil.
+    static func statuses(_ text: Substring) -> [Int]? {
+        var result: [Int] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let parts = item.split(separator: "*", omittingEmptySubsequences: false)
+            guard parts.count <= 2, let status = Int(parts[0]), (100...599).contains(status) else { return nil }
+            guard let count = parts.count == 2 ? Int(parts[1]) : 1, count >= 1 else { return nil }
+            result += Array(repeating: status, count: count)
+        }
+        return result
     }
 
     /// Expands a corpus file into wire bytes: lines end in CRLF unless they end in `\`; escapes and directives.

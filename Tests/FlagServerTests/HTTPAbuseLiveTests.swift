@@ -34,7 +34,11 @@ struct HTTPAbuseLiveTests {
         let listed = try AbuseCorpus.cases().map(\.name)
         #expect(Set(files) == Set(listed))
         #expect(listed.count == Set(listed).count, "a file is listed twice")
-        #expect(listed.count >= 45)
+        #expect(listed.count >= 54)
+        #expect(AbuseCorpus.statuses("201,401") == [201, 401])
+        #expect(AbuseCorpus.statuses("200*3,400") == [200, 200, 200, 400])
+        #expect(AbuseCorpus.statuses("20") == nil)
+        #expect(AbuseCorpus.statuses("200*0") == nil)
     }
 
     @Test func theFormatExpandsEscapesRepeatsAndJoinedLines() throws {
