@@ -213,3 +213,19 @@ struct HTTPServerSlowClientLiveTests {
         }
     }
 }
+
+@Suite("HTTP server deadline scan")
+struct DeadlineScanTests {
+    @Test(arguments: [
+        (Duration.seconds(10), Duration.seconds(60), Int64(250_000_000)),
+        (.milliseconds(300), .seconds(30), 75_000_000),
+        (.milliseconds(1), .milliseconds(1), 5_000_000),
+    ])
+    func timeoutsAreEnforcedWithinAQuarterOfTheShortestOrAt250Milliseconds(
+        header: Duration, idle: Duration, tick: Int64
+    ) {
+        let configuration = HTTPServerConfiguration(headerReadTimeout: header, idleTimeout: idle)
+        let shared = ServerShared(configuration: configuration, handler: basicHandler)
+        #expect(shared.tick == tick)
+    }
+}
