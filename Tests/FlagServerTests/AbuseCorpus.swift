@@ -126,7 +126,9 @@ enum AbuseCorpus {
                 index += 7
                 return Array(adminToken.utf8)
             }
-            guard starts(with: "repeat ") else { throw fail("unknown directive; expected {{admin}} or {{repeat N TEXT}}") }
+            guard starts(with: "repeat ") else {
+                throw fail("unknown directive; expected {{admin}} or {{repeat N TEXT}}")
+            }
             index += 7
             var count = 0
             var digits = 0

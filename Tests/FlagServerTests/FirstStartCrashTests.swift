@@ -45,7 +45,8 @@ struct FirstStartCrashTests {
             configuration.seedDirectory = seeds.path
             let clock = TestClock()
             let error = #expect(throws: ConfigurationError.self) {
-                try ServerBootstrap(configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": "t"],
+                try ServerBootstrap(
+                    configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": "t"],
                     clock: clock.clock, log: { _ in })
             }
             #expect(error?.message.contains("flag set \"alpha\" already exists") == true)

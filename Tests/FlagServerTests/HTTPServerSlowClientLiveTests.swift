@@ -136,8 +136,11 @@ struct HTTPServerSlowClientLiveTests {
     }
 
     @Test func aSteadyBodyAboveTheMinimumRateOutlastsTheHeaderTimeout() async throws {
-        try await withAsyncServer({ Self.quick(&$0); $0.minBodyBytesPerSecond = 100 }, handler: basicHandler) {
-            server, port in
+        let slowBodies: (inout HTTPServerConfiguration) -> Void = {
+            Self.quick(&$0)
+            $0.minBodyBytesPerSecond = 100
+        }
+        try await withAsyncServer(slowBodies, handler: basicHandler) { server, port in
             let (status, text) = try await offThePool {
                 let client = try TestClient(port: port)
                 client.send("POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
@@ -193,8 +196,11 @@ struct HTTPServerSlowClientLiveTests {
     }
 
     @Test func theConnectionCapAnswers503AndCapacityReturnsWhenTheLoadGoes() async throws {
-        try await withAsyncServer({ Self.quick(&$0); $0.maxConnections = 50 }, handler: basicHandler) {
-            server, port in
+        let capped: (inout HTTPServerConfiguration) -> Void = {
+            Self.quick(&$0)
+            $0.maxConnections = 50
+        }
+        try await withAsyncServer(capped, handler: basicHandler) { server, port in
             let outcome = try await Trickler.attack(
                 port: port, count: 80, payload: Array("GET /slow HTTP/1.1\r\n".utf8), interval: .milliseconds(100),
                 timeout: .seconds(5))

@@ -72,8 +72,8 @@ public struct ServerBootstrap: Sendable {
                 let list = problems.map(\.description).joined(separator: "\n  ")
                 throw ConfigurationError("seed \(path) is invalid:\n  \(list)")
             }
-            seeds.append(
-                (name, document, ChangeNote(actor: "flagserver", action: "set.seed", subject: name, reason: "seed \(file)")))
+            let note = ChangeNote(actor: "flagserver", action: "set.seed", subject: name, reason: "seed \(file)")
+            seeds.append((name, document, note))
         }
         do {
             try service.createSets(seeds)
