@@ -47,7 +47,9 @@ let package = Package(
         .executableTarget(name: "flagdemo", dependencies: ["FlagClient", "FlagCore"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
-        .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain"]),
+        .testTarget(
+            name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain"],
+            resources: [.copy("Abuse")]),
         .testTarget(
             name: "FlagClientTests",
             dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite", "FlagServer", "flagdemo"]),

@@ -20,6 +20,7 @@ struct ConfigurationTests {
         #expect(configuration.http.limits.maxHeaderCount == 100)
         #expect(configuration.http.headerReadTimeout == .seconds(10))
         #expect(configuration.http.idleTimeout == .seconds(60))
+        #expect(configuration.http.minBodyBytesPerSecond == 1024)
     }
 
     @Test func everyCheckedInSeedSetIsValid() throws {
@@ -37,7 +38,7 @@ struct ConfigurationTests {
     @Test func fileValuesAreReadAndWrongTypesNamed() throws {
         let text = """
             {"listen":"[::1]:9090","dataDirectory":"/var/lib/flags","seedDirectory":null,
-             "limits":{"maxBodyBytes":2048,"heartbeatSeconds":5},"future":1}
+             "limits":{"maxBodyBytes":2048,"heartbeatSeconds":5,"minBodyBytesPerSecond":100},"future":1}
             """
         let configuration = try ServerConfiguration.parse(Array(text.utf8), source: "test.json")
         #expect(configuration.host == "::1")
@@ -46,6 +47,7 @@ struct ConfigurationTests {
         #expect(configuration.seedDirectory == nil)
         #expect(configuration.maxBodyBytes == 2048)
         #expect(configuration.app.heartbeatInterval == .seconds(5))
+        #expect(configuration.http.minBodyBytesPerSecond == 100)
         let error = try #require(throws: ConfigurationError.self) {
             try ServerConfiguration.parse(Array(#"{"limits":{"maxBodyBytes":"big"}}"#.utf8), source: "test.json")
         }

@@ -50,18 +50,32 @@ struct HTTPRequestParserRejectionTests {
             name: "Content-Length over the body limit",
             input: "POST / HTTP/1.1\r\n\(host)Content-Length: 1048577\r\n\r\n",
             status: 413),
-        Case(name: "xchunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: xchunked\r\n\r\n", status: 501),
+        Case(name: "xchunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: xchunked\r\n\r\n", status: 400),
         Case(
             name: "chunked, identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, identity\r\n\r\n",
-            status: 501),
+            status: 400),
         Case(
             name: "gzip, chunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n",
             status: 501),
         Case(
             name: "chunked twice in two fields",
             input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n", status: 501),
-        Case(name: "identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: identity\r\n\r\n", status: 501),
+                + "Transfer-Encoding: chunked\r\n\r\n", status: 400),
+        Case(
+            name: "chunked twice in one field",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, chunked\r\n\r\n", status: 400),
+        Case(
+            name: "gzip, chunked, chunked",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked, chunked\r\n\r\n", status: 400),
+        Case(
+            name: "chunked then gzip in two fields",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n",
+            status: 400),
+        Case(
+            name: "gzip then chunked in two fields",
+            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+            status: 501),
+        Case(name: "identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: identity\r\n\r\n", status: 400),
         Case(
             name: "empty Transfer-Encoding", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: \r\n\r\n", status: 400
         ),

@@ -20,10 +20,13 @@ extension TokenAuthority {
             suffix += 1
             name = "admin-\(suffix)"
         }
-        let (token, _) = try issue(
-            name: name, role: .admin,
-            note: ChangeNote(actor: "flagserver", action: "token.create", reason: "first start: no admin token"))
+        // The file first, then the hash: a crash between the two leaves a file whose token is not stored yet, and
+        // the next start makes a new one. The other order left a stored admin token nobody knows, so no new one.
+        let token = Self.generate(prefix: "fsa_")
         try Self.writeSecret(token + "\n", to: file)
+        try save(
+            token: token, name: name, role: .admin,
+            note: ChangeNote(actor: "flagserver", action: "token.create", reason: "first start: no admin token"))
         return file
     }
 

@@ -90,6 +90,12 @@ public final class TokenAuthority: Sendable {
             throw ServiceError.alreadyExists("a token named \"\(name)\" exists (names are never reused)")
         }
         let token = Self.generate(prefix: role == .admin ? "fsa_" : "fss_")
+        return (token, try save(token: token, name: name, role: role, note: note))
+    }
+
+    /// Stores the hash of `token`, already generated, under `name`, atomically with its audit record.
+    @discardableResult
+    func save(token: String, name: String, role: TokenRole, note: ChangeNote) throws -> StoredToken {
         let now = clock.wholeSecond()
         let record = StoredToken(name: name, hash: SHA256.hash(token), role: role, createdAt: now)
         let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
@@ -99,7 +105,7 @@ public final class TokenAuthority: Sendable {
             throw ServiceError.storage(error)
         }
         active.withLock { $0[SHA256.hexString(record.hash)] = record }
-        return (token, record)
+        return record
     }
 
     /// Every token of a role filter: SDK keys of one set (`set` given), or all tokens.

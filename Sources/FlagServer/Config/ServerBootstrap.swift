@@ -47,8 +47,9 @@ public struct ServerBootstrap: Sendable {
         self.seeded = seeded
     }
 
-    /// Imports every `*.json` document of `directory` (a missing directory imports nothing), in name order; a set
-    /// is named by its `set` field or else by its file name.
+    /// Imports every `*.json` document of `directory` (a missing directory imports nothing), in name order, in one
+    /// transaction: a crash during the import leaves an empty store, which the next start seeds again. A set is
+    /// named by its `set` field or else by its file name.
     static func seed(_ service: FlagService, from directory: String) throws -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -60,7 +61,7 @@ public struct ServerBootstrap: Sendable {
         } catch {
             throw ConfigurationError("cannot list the seed directory \(directory): \(error.localizedDescription)")
         }
-        var seeded: [String] = []
+        var seeds: [(name: String, document: FlagSet, note: ChangeNote)] = []
         for file in names.filter({ $0.hasSuffix(".json") }).sorted() {
             let path = (directory as NSString).appendingPathComponent(file)
             var document: FlagSet
@@ -76,15 +77,14 @@ public struct ServerBootstrap: Sendable {
                 let list = problems.map(\.description).joined(separator: "\n  ")
                 throw ConfigurationError("seed \(path) is invalid:\n  \(list)")
             }
-            do {
-                try service.createSet(
-                    name, from: document,
-                    note: ChangeNote(actor: "flagserver", action: "set.seed", subject: name, reason: "seed \(file)"))
-            } catch let error as ServiceError {
-                throw ConfigurationError("seed \(path): \(error)")
-            }
-            seeded.append(name)
+            let note = ChangeNote(actor: "flagserver", action: "set.seed", subject: name, reason: "seed \(file)")
+            seeds.append((name, document, note))
         }
-        return seeded
+        do {
+            try service.createSets(seeds)
+        } catch let error as ServiceError {
+            throw ConfigurationError("seeds in \(directory): \(error)")
+        }
+        return seeds.map(\.name)
     }
 }

@@ -37,6 +37,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var headerReadTimeoutSeconds = 10
     /// Seconds a keep-alive connection may stay idle.
     public var idleTimeoutSeconds = 60
+    /// The slowest average rate, in bytes per second, a request body may arrive at after the header read timeout.
+    public var minBodyBytesPerSecond = 1024
     /// Open connections before new ones get a 503.
     public var maxConnections = 10_000
     /// Event-loop threads; 0 uses one per core.
@@ -58,12 +60,14 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The HTTP engine's configuration.
     public var http: HTTPServerConfiguration {
-        HTTPServerConfiguration(
+        var http = HTTPServerConfiguration(
             host: host, port: port, loopCount: loopCount > 0 ? loopCount : HTTPServerConfiguration.coreCount,
             limits: HTTPParserLimits(
                 maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
             headerReadTimeout: .seconds(headerReadTimeoutSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
             maxConnections: maxConnections)
+        http.minBodyBytesPerSecond = minBodyBytesPerSecond
+        return http
     }
 
     /// The application layer's settings.
@@ -124,6 +128,8 @@ public struct ServerConfiguration: Sendable, Equatable {
                     case "headerReadTimeoutSeconds":
                         configuration.headerReadTimeoutSeconds = try int(path, value, minimum: 1)
                     case "idleTimeoutSeconds": configuration.idleTimeoutSeconds = try int(path, value, minimum: 1)
+                    case "minBodyBytesPerSecond":
+                        configuration.minBodyBytesPerSecond = try int(path, value, minimum: 1)
                     case "maxConnections": configuration.maxConnections = try int(path, value, minimum: 1)
                     case "loopCount": configuration.loopCount = try int(path, value, minimum: 0)
                     case "longPollMaxSeconds": configuration.longPollMaxSeconds = try int(path, value, minimum: 0)

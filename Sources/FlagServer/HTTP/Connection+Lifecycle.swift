@@ -31,7 +31,12 @@ extension Connection {
             if parser.isReadingHead {
                 (deadline, deadlineReason) = (headStart + shared.headerTimeout, .headerTimeout)
             } else {
-                (deadline, deadlineReason) = (lastReadProgress + shared.idleTimeout, .idleTimeout)
+                // Each byte resets the idle timeout, so the body also has an overall deadline that grows with
+                // what has arrived: a byte every few seconds cannot hold the connection for hours.
+                let bodyDeadline = shared.bodyDeadline(requestStart: headStart, bodyBytes: parser.receivedBodyBytes)
+                let idleDeadline = lastReadProgress + shared.idleTimeout
+                (deadline, deadlineReason) =
+                    bodyDeadline < idleDeadline ? (bodyDeadline, .bodyTimeout) : (idleDeadline, .idleTimeout)
             }
         } else if outstanding.isEmpty && phase == .open {
             (deadline, deadlineReason) =
@@ -85,6 +90,7 @@ extension Connection {
         // Counted before the descriptor closes, so a client that sees the close also sees the counts.
         switch reason {
         case .headerTimeout: loop.shared.metrics.count("header_timeout")
+        case .bodyTimeout: loop.shared.metrics.count("body_timeout")
         case .idleTimeout: loop.shared.metrics.count("idle_timeout")
         case .slowReader: loop.shared.metrics.count("slow_reader")
         case .done, .peerGone, .shutdown: break

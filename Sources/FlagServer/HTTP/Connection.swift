@@ -43,7 +43,7 @@ final class Connection {
     }
 
     enum CloseReason {
-        case done, peerGone, headerTimeout, idleTimeout, slowReader, shutdown
+        case done, peerGone, headerTimeout, bodyTimeout, idleTimeout, slowReader, shutdown
     }
 
     /// `unowned(unsafe)`: the loop holds every connection in its table and outlives them all (it closes them in

@@ -12,15 +12,17 @@ struct PartialHead {
 
     var contentLength: Int?
     var transferEncodingSeen = false
-    /// Transfer codings listed across all `Transfer-Encoding` fields, and whether every one was `chunked`.
+    /// Transfer codings listed across all `Transfer-Encoding` fields: how many, how many were `chunked`, and whether
+    /// the last one was (RFC 9112 §6.3: only a final `chunked` delimits the body).
     var transferCodingCount = 0
-    var onlyChunkedCodings = true
+    var chunkedCodingCount = 0
+    var finalCodingIsChunked = false
     var connectionClose = false
     var connectionKeepAlive = false
     var hostCount = 0
     var expectsContinue = false
 
-    var transferEncodingChunked: Bool { transferEncodingSeen && transferCodingCount == 1 && onlyChunkedCodings }
+    var transferEncodingChunked: Bool { transferEncodingSeen && transferCodingCount == 1 && chunkedCodingCount == 1 }
 
     /// The framing verdict once the head is complete; nil when the request is acceptable.
     func framingRejection(limits: HTTPParserLimits) -> HTTPRejection? {
@@ -36,6 +38,15 @@ struct PartialHead {
                 return HTTPRejection(.badRequest, "Transfer-Encoding is not allowed on an HTTP/1.0 request")
             }
             if transferCodingCount == 0 { return HTTPRejection(.badRequest, "empty Transfer-Encoding header") }
+            // RFC 9112 §6.3: unless chunked comes last, the body's end cannot be found: 400, never a guess (which
+            // is what lets a front end and this server disagree about where the next request starts).
+            if !finalCodingIsChunked {
+                return HTTPRejection(.badRequest, "Transfer-Encoding must end with \"chunked\"")
+            }
+            if chunkedCodingCount > 1 {
+                return HTTPRejection(.badRequest, "Transfer-Encoding lists \"chunked\" more than once")
+            }
+            // Framing is clear, but a coding before chunked (gzip, …) is one this server does not decode.
             if !transferEncodingChunked {
                 return HTTPRejection(.notImplemented, "only the transfer coding \"chunked\" (alone) is supported")
             }
@@ -161,8 +172,10 @@ extension HTTPRequestParser {
         case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"):
             head.transferEncodingSeen = true
             Self.forEachListElement(value) { coding in
+                let chunked = ASCII.equalsIgnoringCase(coding, "chunked")
                 head.transferCodingCount += 1
-                if !ASCII.equalsIgnoringCase(coding, "chunked") { head.onlyChunkedCodings = false }
+                if chunked { head.chunkedCodingCount += 1 }
+                head.finalCodingIsChunked = chunked
             }
         default:
             break

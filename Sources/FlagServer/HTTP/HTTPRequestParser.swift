@@ -19,8 +19,9 @@ public enum HTTPParserEvent: Sendable {
 /// - Line endings are strictly CRLF: a bare LF or a bare CR → 400.
 /// - Any second `Content-Length` field, even with an equal value, and list values like `5, 5` → 400
 ///   (RFC 9112 §6.3 allows either rejecting or merging identical values; rejecting is the simpler safe choice).
-/// - `Content-Length` together with `Transfer-Encoding` → 400; a transfer coding other than exactly one `chunked`
-///   → 501; `Transfer-Encoding` on an HTTP/1.0 request → 400.
+/// - `Content-Length` together with `Transfer-Encoding` → 400; codings that do not end with `chunked`
+///   (`xchunked`, `chunked, identity`) or list it twice → 400 (RFC 9112 §6.3: the body's end is unknown); other
+///   codings before a final `chunked` (`gzip, chunked`) → 501; `Transfer-Encoding` on an HTTP/1.0 request → 400.
 /// - A request line longer than `maxRequestLineBytes` → 414; a head longer than `maxHeaderBytes` or with more than
 ///   `maxHeaderCount` fields → 431 (the same limits apply to the trailer section of a chunked body).
 /// - Obsolete line folding, whitespace before a field name's colon and non-token bytes in methods or field
@@ -96,6 +97,9 @@ public struct HTTPRequestParser: Sendable {
     public var isReadingHead: Bool {
         (state == .requestLine && (readIndex < buffer.count || head.headBytes > 0)) || state == .headerFields
     }
+
+    /// Body bytes (after de-chunking) received so far for the request being read.
+    var receivedBodyBytes: Int { body.count }
 
     /// Bytes held for requests not yet complete (leftovers and partial bodies), for memory accounting.
     public var bufferedByteCount: Int { buffer.count - readIndex + body.count }

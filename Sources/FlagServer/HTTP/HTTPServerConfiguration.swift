@@ -53,6 +53,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var lingerTimeout: Duration
     /// The `listen(2)` backlog per listening socket.
     public var backlog: Int
+    /// The slowest average rate a request body may arrive at, in bytes per second, after a grace period of
+    /// `headerReadTimeout` from the request's first byte; a slower body closes the connection. Without it a client
+    /// sending one body byte per `idleTimeout` holds a connection open indefinitely (slowloris on the body).
+    public var minBodyBytesPerSecond = 1024
 
     /// A configuration with the spec's defaults (10 s header timeout, 60 s idle, 10,000 connections, 8 MiB output).
     public init(

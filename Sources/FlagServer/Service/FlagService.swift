@@ -85,33 +85,48 @@ public final class FlagService: Sendable {
     /// Creates a set at version 1: empty, or with the flags and cohorts of `document` (a seed or an import).
     @discardableResult
     public func createSet(_ name: String, from document: FlagSet? = nil, note: ChangeNote) throws -> SetState {
-        guard isValidKey(name) else {
+        try createSets([(name, document ?? FlagSet(name: name), note)])[0]
+    }
+
+    /// Creates several sets at version 1 in one transaction: all of them or, on any error, none (the seed sets of a
+    /// first start, so that a crash halfway cannot leave some of them never imported).
+    @discardableResult
+    public func createSets(_ sets: [(name: String, document: FlagSet, note: ChangeNote)]) throws -> [SetState] {
+        for (name, _, _) in sets where !isValidKey(name) {
             throw ServiceError.badRequest(
                 "set name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "name")
         }
         return try writeLock.withLock { _ in
-            if registry.state(name) != nil { throw ServiceError.alreadyExists("flag set \"\(name)\" already exists") }
-            var set = FlagSet(name: name)
-            if let document {
+            var names: Set<String> = []
+            var states: [SetState] = []
+            var creations: [SetCreation] = []
+            for (name, document, note) in sets {
+                if registry.state(name) != nil || !names.insert(name).inserted {
+                    throw ServiceError.alreadyExists("flag set \"\(name)\" already exists")
+                }
+                var set = FlagSet(name: name)
                 set.cohorts = document.cohorts
                 set.flags = document.flags
+                set.version = 1
+                set.updatedAt = clock.wholeSecond()
+                let state = try validated(set, reusing: nil)
+                let audit = AuditRecord(
+                    actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
+                    time: set.updatedAt ?? clock.now())
+                states.append(state)
+                creations.append(
+                    SetCreation(
+                        name: name, change: VersionChange(items: state.items.mapValues { .some($0) }),
+                        digest: state.digest, audit: audit))
             }
-            set.version = 1
-            set.updatedAt = clock.wholeSecond()
-            let state = try validated(set, reusing: nil)
-            let audit = AuditRecord(
-                actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
-                time: set.updatedAt ?? clock.now())
             do {
-                try store.createSet(
-                    name, change: VersionChange(items: state.items.mapValues { .some($0) }), digest: state.digest,
-                    audit: audit)
+                try store.createSets(creations)
             } catch {
                 throw ServiceError.storage(error)
             }
-            registry.install(state)
-            counters.writes.add(1, ordering: .relaxed)
-            return state
+            for state in states { registry.install(state) }
+            counters.writes.add(sets.count, ordering: .relaxed)
+            return states
         }
     }
 

@@ -16,6 +16,10 @@ public protocol FlagStore: Sendable {
     @discardableResult
     func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws -> VersionInfo
 
+    /// Creates several sets as `createSet` does, in one transaction: all of them, or none when any fails.
+    @discardableResult
+    func createSets(_ sets: [SetCreation]) throws -> [VersionInfo]
+
     /// Appends version `base + 1` if the set's current version is `base`, else throws a conflict carrying the
     /// current version. The items, the version, its audit record and the current-version pointer commit together.
     func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
@@ -47,4 +51,24 @@ public protocol FlagStore: Sendable {
     /// Revokes the token `name` as of `at`, atomically with its audit record. Returns `false`, recording nothing,
     /// when there is no such token or it is already revoked.
     func revokeToken(name: String, at: Date, audit: AuditRecord) throws -> Bool
+}
+
+/// One set for `FlagStore.createSets`: its name, its items at version 1, their digest and the audit record.
+public struct SetCreation: Sendable {
+    /// The new set's name.
+    public var name: String
+    /// The items of version 1 (removals are ignored).
+    public var change: VersionChange
+    /// The digest of version 1's document.
+    public var digest: [UInt8]
+    /// Who created it, when and why.
+    public var audit: AuditRecord
+
+    /// A set to create.
+    public init(name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) {
+        self.name = name
+        self.change = change
+        self.digest = digest
+        self.audit = audit
+    }
 }

@@ -34,13 +34,22 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
     public func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
         -> VersionInfo
     {
+        try createSets([SetCreation(name: name, change: change, digest: digest, audit: audit)])[0]
+    }
+
+    @discardableResult
+    public func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] {
         try locked { state in
-            guard state.sets[name] == nil else {
-                throw StoreError.alreadyExists("flag set \"\(name)\"")
+            // All names are checked before anything changes, so that a failure leaves no set behind.
+            var names: Set<String> = []
+            for set in sets where state.sets[set.name] != nil || !names.insert(set.name).inserted {
+                throw StoreError.alreadyExists("flag set \"\(set.name)\"")
             }
-            state.sets[name] = []
-            let initial = change.items.filter { $0.value != nil }
-            return Self.appendVersion(&state, set: name, change: initial, digest: digest, audit: audit)
+            return sets.map { set in
+                state.sets[set.name] = []
+                let initial = set.change.items.filter { $0.value != nil }
+                return Self.appendVersion(&state, set: set.name, change: initial, digest: set.digest, audit: set.audit)
+            }
         }
     }
 

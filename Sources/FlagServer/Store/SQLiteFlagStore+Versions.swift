@@ -19,16 +19,27 @@ extension SQLiteFlagStore {
         -> VersionInfo
     {
         try write("creating flag set \"\(name)\"") { db in
-            guard try currentVersion(of: name, db) == nil else {
-                throw StoreError.alreadyExists("flag set \"\(name)\"")
-            }
-            try db.execute(
-                "INSERT INTO flag_set (name, current_version, created_at, updated_at) VALUES (?, 1, ?, ?)",
-                [.text(name), Self.microseconds(audit.time), Self.microseconds(audit.time)]
-            )
-            let initial = VersionChange(items: change.items.filter { $0.value != nil })
-            return try insertVersion(set: name, version: 1, change: initial, digest: digest, audit: audit, db)
+            try insertSet(SetCreation(name: name, change: change, digest: digest, audit: audit), db)
         }
+    }
+
+    @discardableResult
+    public func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] {
+        try write("creating flag sets \(sets.map(\.name).joined(separator: ", "))") { db in
+            try sets.map { try insertSet($0, db) }
+        }
+    }
+
+    private func insertSet(_ set: SetCreation, _ db: SQLiteConnection) throws -> VersionInfo {
+        guard try currentVersion(of: set.name, db) == nil else {
+            throw StoreError.alreadyExists("flag set \"\(set.name)\"")
+        }
+        try db.execute(
+            "INSERT INTO flag_set (name, current_version, created_at, updated_at) VALUES (?, 1, ?, ?)",
+            [.text(set.name), Self.microseconds(set.audit.time), Self.microseconds(set.audit.time)]
+        )
+        let initial = VersionChange(items: set.change.items.filter { $0.value != nil })
+        return try insertVersion(set: set.name, version: 1, change: initial, digest: set.digest, audit: set.audit, db)
     }
 
     public func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
