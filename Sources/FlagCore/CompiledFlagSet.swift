@@ -34,13 +34,24 @@ public final class CompiledFlagSet: Sendable {
     public func evaluate<Value: FlagValue>(
         _ key: String, default fallback: Value, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<Value> {
-        let detail = evaluate(key, type: Value.flagType, default: fallback.flagValue, context: context, at: now)
+        var detail = evaluate(key, type: Value.flagType, default: fallback.flagValue, context: context, at: now)
         guard let value = Value(flagValue: detail.value) else {
             return EvaluationDetail(
                 value: fallback, reason: .error, errorCode: .typeMismatch,
                 errorMessage: "flag '\(key)' served a value that is not a \(Value.flagType.name)", version: version)
         }
-        return detail.map { _ in value }
+        return Self.retyped(&detail, value)
+    }
+
+    /// `detail` with `value` for its value, its optional strings moved rather than copied: copying them through
+    /// the generic detail cost a retain, a release and a value-witness call each, a fifth of an evaluation.
+    @inlinable
+    static func retyped<Value: Sendable>(
+        _ detail: inout EvaluationDetail<JSONValue>, _ value: Value
+    ) -> EvaluationDetail<Value> {
+        EvaluationDetail(
+            value: value, reason: detail.reason, variant: detail.variant.take(), errorCode: detail.errorCode.take(),
+            errorMessage: detail.errorMessage.take(), version: detail.version)
     }
 
     /// Evaluates a flag for a caller expecting `type`, with `fallback` as the compiled-in default.
@@ -58,14 +69,14 @@ public final class CompiledFlagSet: Sendable {
     public func evaluate<Value: FlagValue>(
         _ handle: FlagHandle, default fallback: Value, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<Value> {
-        let detail = evaluate(handle, type: Value.flagType, default: fallback.flagValue, context: context, at: now)
+        var detail = evaluate(handle, type: Value.flagType, default: fallback.flagValue, context: context, at: now)
         guard let value = Value(flagValue: detail.value) else {
             return EvaluationDetail(
                 value: fallback, reason: .error, errorCode: .typeMismatch,
                 errorMessage: "flag '\(handle.key)' served a value that is not a \(Value.flagType.name)",
                 version: version)
         }
-        return detail.map { _ in value }
+        return Self.retyped(&detail, value)
     }
 
     /// Evaluates the flag a handle names for a caller expecting `type`: no hashing of the key. Never throws.

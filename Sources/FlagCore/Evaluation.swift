@@ -77,8 +77,9 @@ public struct EvaluationDetail<Value: Sendable>: Sendable {
     }
 
     /// The same detail with the value mapped.
+    // `consuming`: the strings move into the new detail instead of being copied (retained) and released.
     @inlinable
-    public func map<Other: Sendable>(_ transform: (Value) -> Other) -> EvaluationDetail<Other> {
+    public consuming func map<Other: Sendable>(_ transform: (Value) -> Other) -> EvaluationDetail<Other> {
         EvaluationDetail<Other>(
             value: transform(value), reason: reason, variant: variant, errorCode: errorCode,
             errorMessage: errorMessage, version: version)
