@@ -46,13 +46,20 @@ public struct EvaluationContext: Sendable, Hashable {
     /// than 16 bytes, or above 16 attributes.
     @inline(__always)
     func attribute(_ key: AttributeKey, name: @autoclosure () -> String) -> String? {
-        guard let entries else { return attributes[name()] }
+        withAttribute(key, name: name()) { $0 }
+    }
+
+    /// Runs `body` on a named attribute, borrowed in place: no copy of the value (a retain and a release) per
+    /// condition.
+    @inline(__always)
+    func withAttribute<R>(_ key: AttributeKey, name: @autoclosure () -> String, _ body: (String?) -> R) -> R {
+        guard let entries else { return body(attributes[name()]) }
         // Indexing a buffer reads each entry in place; `for entry in entries` would copy (retain) its strings.
         return entries.withUnsafeBufferPointer { buffer in
             for index in buffer.indices where buffer[index].key == key {
-                if key.isComplete || buffer[index].name == name() { return buffer[index].value }
+                if key.isComplete || buffer[index].name == name() { return body(buffer[index].value) }
             }
-            return nil
+            return body(nil)
         }
     }
 

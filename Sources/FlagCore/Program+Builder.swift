@@ -96,7 +96,8 @@ struct ProgramBuilder {
         let exclude = unitSet(cohort.exclude.map { ($0, 0) })
         let first = Int32(groups.count)
         for group in cohort.groups { groups.append(lower(group)) }
-        return CohortRecord(include: include, exclude: exclude, groups: Span(start: first, count: Int32(groups.count) - first))
+        return CohortRecord(
+            include: include, exclude: exclude, groups: Span(start: first, count: Int32(groups.count) - first))
     }
 
     private mutating func lower(_ matchers: [Matcher]) -> Span {
@@ -217,7 +218,8 @@ struct ProgramBuilder {
         case .rollout(let rollout): (serve, target) = (.rollout, lower(rollout))
         case .split(let split): (serve, target) = (.split, lower(split))
         }
-        return RuleRecord(name: name(rule.name), cohort: cohort, conditions: targetConditions, serve: serve, target: target)
+        return RuleRecord(
+            name: name(rule.name), cohort: cohort, conditions: targetConditions, serve: serve, target: target)
     }
 
     private mutating func lower(_ rollout: CompiledRollout) -> Int32 {
@@ -226,7 +228,8 @@ struct ProgramBuilder {
         rollouts.append(
             RolloutRecord(
                 primed: rollout.bucketer.primed, salt: salt(rollout.bucketer.salt), value: value(rollout.value),
-                fixed: rollout.fixed.map { Int32($0) } ?? -1, steps: Span(start: first, count: Int32(steps.count) - first),
+                fixed: rollout.fixed.map { Int32($0) } ?? -1,
+                steps: Span(start: first, count: Int32(steps.count) - first),
                 pausedAt: rollout.pausedAt ?? .infinity))
         return Int32(rollouts.count - 1)
     }

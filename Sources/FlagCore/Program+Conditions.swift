@@ -16,10 +16,10 @@ extension Program {
             return false
         }
         if condition.isUnitID { return test(condition, context.unitID) }
-        guard let value = context.attribute(condition.attributeKey, name: names[condition.attribute]) else {
-            return condition.kind == .notExists
+        return context.withAttribute(condition.attributeKey, name: names[condition.attribute]) { value in
+            guard let value else { return condition.kind == .notExists }
+            return test(condition, value)
         }
-        return test(condition, value)
     }
 
     private func test(_ condition: ConditionRecord, _ value: String) -> Bool {
@@ -110,7 +110,8 @@ extension Program {
 
     @inline(__always)
     static func isEqual(_ value: UnsafeRawBufferPointer, _ operand: UnsafeRawBufferPointer) -> Bool {
-        value.count == operand.count && (value.isEmpty || memcmp(value.baseAddress!, operand.baseAddress!, value.count) == 0)
+        value.count == operand.count
+            && (value.isEmpty || memcmp(value.baseAddress!, operand.baseAddress!, value.count) == 0)
     }
 
     @inline(__always)

@@ -41,7 +41,9 @@ extension Program {
     /// The index of the flag whose key is `key` (with `ByteHash` `hash`), or -1.
     @inline(__always)
     func flagIndex(_ key: String, hash: UInt64) -> Int32 {
-        withBytes(of: key) { probe(flagSlots, start: 0, mask: Int32(flagSlots.count - 1), hash, UnsafeRawBufferPointer($0)) }
+        withBytes(of: key) {
+            probe(flagSlots, start: 0, mask: Int32(flagSlots.count - 1), hash, UnsafeRawBufferPointer($0))
+        }
     }
 
     /// Evaluates flag `index` (from `flagIndex`) for `context`, or reports a missing flag when `index` is -1.
@@ -52,7 +54,8 @@ extension Program {
     ) -> EvaluationDetail<JSONValue> {
         func fail(_ reason: Reason, _ code: ErrorCode, _ message: String) -> EvaluationDetail<JSONValue> {
             trace?(message)
-            return EvaluationDetail(value: fallback, reason: reason, errorCode: code, errorMessage: message, version: version)
+            return EvaluationDetail(
+                value: fallback, reason: reason, errorCode: code, errorMessage: message, version: version)
         }
         guard index >= 0 else {
             return fail(.default, .flagNotFound, "flag '\(key)' is not in set '\(setName)' v\(version)")
@@ -148,7 +151,8 @@ extension Program {
             let threshold = self.threshold(rollout, at: seconds)
             if bucket < threshold {
                 return serve(
-                    rollout.value, .split, "rollout", version, trace, "rollout: bucket \(bucket) < \(threshold) (inside)")
+                    rollout.value, .split, "rollout", version, trace,
+                    "rollout: bucket \(bucket) < \(threshold) (inside)")
             }
             trace?("rollout: bucket \(bucket) >= \(threshold) (outside)")
         }

@@ -30,6 +30,18 @@ func benchmarkFlag(key: String, start: Date) -> Flag {
     return flag
 }
 
+/// A flag with one attribute rule (`country eq DE`) and a flag-level 25 % rollout.
+func ruleAndRolloutFlag(key: String) -> Flag {
+    var flag = Flag(key: key, type: .bool, defaultValue: .bool(false))
+    flag.rules = [
+        Rule(
+            name: "de", target: .conditions([Condition(attribute: "country", op: .eq, values: ["DE"])]),
+            serve: .value(.bool(true)))
+    ]
+    flag.rollout = Rollout(value: .bool(true), stage: .percent(25))
+    return flag
+}
+
 func benchmarkCohorts() -> [String: Cohort] {
     [
         "beta": Cohort(
@@ -86,14 +98,8 @@ func benchmarkEvaluation() {
     report("eval.5rules+rollout.by-key", measure(compiled, "f", byKey: true), "ns/eval")
 
     // One attribute rule and a 25 % rollout: the common shape of a release flag.
-    var simple = Flag(key: "simple", type: .bool, defaultValue: .bool(false))
-    simple.rules = [
-        Rule(
-            name: "de", target: .conditions([Condition(attribute: "country", op: .eq, values: ["DE"])]),
-            serve: .value(.bool(true)))
-    ]
-    simple.rollout = Rollout(value: .bool(true), stage: .percent(25))
-    let ruleAndRollout = CompiledFlagSet(FlagSet(name: "bench", version: 1, flags: ["simple": simple]))
+    let ruleAndRollout = CompiledFlagSet(
+        FlagSet(name: "bench", version: 1, flags: ["simple": ruleAndRolloutFlag(key: "simple")]))
     report("eval.rule+rollout25", measure(ruleAndRollout, "simple"), "ns/eval")
     report("eval.rule+rollout25.share-true", Double(inside) / Double(unitCount) * 100, "%")
 
