@@ -87,7 +87,8 @@ public final class FlagSession: FeatureFlags, Sendable {
         }
         let typedValue = detail.errorCode == nil ? typed(detail.value) : nil
         let persisted = id != nil && detail.errorCode != .providerNotReady
-        let entry = Frozen(detail: detail, typed: typedValue)
+        // Moved, not copied: a copy of the detail costs a retain per string through its generic value witnesses.
+        let entry = Frozen(detail: consume detail, typed: typedValue)
         // Another thread (or a kill) may have frozen the flag meanwhile: the first stored value wins.
         let stored = frozen.withLockedValue { $0.insertIfAbsent(name, hash: hash, entry) }
         if stored === entry, persisted, let id {
