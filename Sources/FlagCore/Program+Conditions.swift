@@ -15,14 +15,16 @@ extension Program {
             }
             return false
         }
-        if condition.isUnitID { return test(condition, context.unitID) }
+        // `unitID` is never looked up among the attributes, so its name key caches the unit id's version.
+        if condition.isUnitID { return test(condition, context.unitID, &scratch) }
         return context.withAttribute(condition.attributeKey, name: names[condition.attribute]) { value in
             guard let value else { return condition.kind == .notExists }
-            return test(condition, value)
+            return test(condition, value, &scratch)
         }
     }
 
-    private func test(_ condition: ConditionRecord, _ value: String) -> Bool {
+    /// Whether `value` passes the condition's test; `scratch` keeps the parsed version of the attribute.
+    private func test(_ condition: ConditionRecord, _ value: String, _ scratch: inout UnitScratch) -> Bool {
         let operands = condition.operands
         switch condition.kind {
         case .equals:
@@ -42,7 +44,8 @@ extension Program {
             guard let number = Double(value), number.isFinite else { return false }
             return anyNumber(operands, number, condition.comparison)
         case .semver:
-            return semver(operands, value, condition.comparison)
+            let plain = scratch.plainVersion(condition.attributeKey, value)
+            return semver(operands, value, plain, condition.comparison)
         case .instant:
             guard let instant = ISO8601.parse(value)?.timeIntervalSince1970 else { return false }
             return anyNumber(operands, instant, condition.comparison)
@@ -77,10 +80,12 @@ extension Program {
         return false
     }
 
-    private func semver(_ operands: Span, _ value: String, _ comparison: Matcher.Comparison) -> Bool {
+    private func semver(
+        _ operands: Span, _ value: String, _ plain: PlainVersion?, _ comparison: Matcher.Comparison
+    ) -> Bool {
         // Most app versions are plain MAJOR.MINOR.PATCH: compare those as numbers without building a
         // SemanticVersion; anything else (pre-releases, huge numbers) takes the general path.
-        if let plain = PlainVersion(value) {
+        if let plain {
             var index = operands.start
             while index < operands.end {
                 let operand = versionOperands[index]

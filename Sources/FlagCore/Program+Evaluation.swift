@@ -8,6 +8,9 @@ struct UnitScratch {
     private var hashed = false
     private var bucketSalt: Int32 = -1
     private var bucket = 0
+    /// The last attribute read as a plain version: a flag often tests `appVersion` in several rules.
+    private var versionKey: AttributeKey?
+    private var version: PlainVersion?
 
     init(_ unit: UnsafeRawBufferPointer) {
         self.unit = unit
@@ -20,6 +23,17 @@ struct UnitScratch {
             hashed = true
         }
         return hash
+    }
+
+    /// `value`, the attribute named by `key`, as a plain version, parsed once per evaluation and attribute.
+    @inline(__always)
+    mutating func plainVersion(_ key: AttributeKey, _ value: String) -> PlainVersion? {
+        // A key of a name longer than 16 bytes may be shared by another name: no caching for those.
+        guard key.isComplete else { return PlainVersion(value) }
+        if versionKey == key { return version }
+        version = PlainVersion(value)
+        versionKey = key
+        return version
     }
 
     /// The unit's bucket for a salt (SPEC §2.1): the primed hash continued over the unit id's bytes.
