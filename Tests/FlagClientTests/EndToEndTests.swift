@@ -196,8 +196,14 @@ struct EndToEndTests {
                 firstCore.value = first.core
             }
             try await eventually("the first client released") { firstCore.value == nil }
-            fixture.server.stop()
             let file = fixture.cache.appendingPathComponent(FlagCache.fileName)
+            // A weak reference clears when the core's deinit starts, and that deinit (closing the database, which
+            // checkpoints the WAL into the file and deletes it) may still be running on the thread that let go last,
+            // e.g. the refresher finishing a compile: garbage written meanwhile would be overwritten by the checkpoint.
+            try await eventually("the first client's database closed") {
+                !FileManager.default.fileExists(atPath: file.path + "-wal")
+            }
+            fixture.server.stop()
             try Data(repeating: 0x5A, count: 8192).write(to: file)
 
             // Server down, cache garbage: defaults, and the garbage moved aside.
