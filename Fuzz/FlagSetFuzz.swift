@@ -84,8 +84,9 @@ private func evaluateSome(_ compiled: CompiledFlagSet) {
     let keys = (Array(set.flags.keys) + Array(set.unreadableFlags.keys)).sorted(by: utf8Less).prefix(4)
     for key in keys + ["no-such-flag"] {
         let type = set.flags[key]?.type ?? .json
-        let ready: Bool
-        if case .ready = compiled.flags[key] { ready = true } else { ready = false }
+        let index = compiled.program.flagIndex(key, hash: ByteHash.hash(key))
+        let ready = index >= 0 && compiled.program.flags[index].state == .ready
+        let handle = FlagHandle(key)
         for context in contexts {
             for now in instants {
                 let detail = compiled.evaluate(key, type: type, default: fallback(for: type), context: context, at: now)
@@ -93,6 +94,12 @@ private func evaluateSome(_ compiled: CompiledFlagSet) {
                     key, type: type, default: fallback(for: type), context: context, at: now)
                 let same = detail.value == repeated.value && detail.reason == repeated.reason
                 check(same && detail.variant == repeated.variant, "evaluating '\(key)' twice gives two results")
+                let byHandle = compiled.evaluate(
+                    handle, type: type, default: fallback(for: type), context: context, at: now)
+                check(
+                    byHandle.value == detail.value && byHandle.reason == detail.reason
+                        && byHandle.variant == detail.variant && byHandle.errorCode == detail.errorCode,
+                    "'\(key)' evaluates differently by handle and by key")
                 if ready {
                     check(detail.errorCode == nil, "'\(key)' is ready but failed: \(detail.errorMessage ?? "")")
                     check(detail.value.conforms(to: type), "'\(key)' served \(detail.value), not a \(type.name)")

@@ -9,16 +9,26 @@ import Foundation
 protocol EvaluationSource: Sendable {
     /// The set's version.
     var version: Int { get }
-    /// Evaluates `key` as `type`; never throws.
+    /// Evaluates the flag `handle` names as `type`; never throws.
     func evaluate(
-        _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue>
     /// The killed flags with their kill values, when known without decoding the whole set; `nil` for the lazy form.
     var killed: [String: JSONValue]? { get }
 }
 
-/// A whole compiled set.
-struct CompiledSource: EvaluationSource {
+extension EvaluationSource {
+    /// Evaluates `key` as `type`, hashing the key for this call only.
+    func evaluate(
+        _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+    ) -> EvaluationDetail<JSONValue> {
+        evaluate(FlagHandle(key), type: type, default: fallback, context: context, at: now)
+    }
+}
+
+/// A whole compiled set. A class, so that copying the current source out of the client's lock retains one
+/// reference instead of each of a struct's fields.
+final class CompiledSource: EvaluationSource {
     let compiled: CompiledFlagSet
     let killed: [String: JSONValue]?
 
@@ -39,9 +49,9 @@ struct CompiledSource: EvaluationSource {
     var version: Int { compiled.version }
 
     func evaluate(
-        _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        compiled.evaluate(key, type: type, default: fallback, context: context, at: now)
+        compiled.evaluate(handle, type: type, default: fallback, context: context, at: now)
     }
 }
 
@@ -55,13 +65,13 @@ struct OverlaySource: EvaluationSource {
     let killed: [String: JSONValue]?
 
     func evaluate(
-        _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
         var detail: EvaluationDetail<JSONValue>
-        if changed.contains(key) || removed.contains(key) {
-            detail = overlay.evaluate(key, type: type, default: fallback, context: context, at: now)
+        if changed.contains(handle.key) || removed.contains(handle.key) {
+            detail = overlay.evaluate(handle, type: type, default: fallback, context: context, at: now)
         } else {
-            detail = base.evaluate(key, type: type, default: fallback, context: context, at: now)
+            detail = base.evaluate(handle, type: type, default: fallback, context: context, at: now)
         }
         detail.version = version
         return detail
@@ -84,9 +94,9 @@ final class LazySource: EvaluationSource {
     var killed: [String: JSONValue]? { nil }
 
     func evaluate(
-        _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        compiled(for: key).evaluate(key, type: type, default: fallback, context: context, at: now)
+        compiled(for: handle.key).evaluate(handle, type: type, default: fallback, context: context, at: now)
     }
 
     /// The set holding only `key` and the cohorts, compiled once.

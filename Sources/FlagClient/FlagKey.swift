@@ -23,6 +23,8 @@ public struct FlagKey<Value: Sendable>: Sendable {
     @usableFromInline let convert: @Sendable (JSONValue) -> Value?
     /// `name.hashValue`, computed once: a frozen read then hashes one integer instead of the whole name.
     @usableFromInline let nameHash: Int
+    /// The name with its evaluation hash, computed once: a first read finds the flag without hashing the name.
+    @usableFromInline let handle: FlagHandle
     /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue).
     @usableFromInline let isPrimitive: Bool
 
@@ -32,6 +34,7 @@ public struct FlagKey<Value: Sendable>: Sendable {
     ) {
         self.name = name
         self.nameHash = name.hashValue
+        self.handle = FlagHandle(name)
         self.defaultValue = value
         self.type = type
         self.defaultJSON = defaultJSON

@@ -15,11 +15,11 @@ extension FlagSession {
     /// One frozen flag: its whole detail, and the decoded value of a `Decodable` key so that it decodes once.
     final class Frozen: Sendable {
         let detail: EvaluationDetail<JSONValue>
-        let typed: (any Sendable)?
+        let typed: TypedValue?
         /// Set by a kill: a later restore does not undo it in this session.
         let killed: Bool
 
-        init(detail: EvaluationDetail<JSONValue>, typed: (any Sendable)? = nil, killed: Bool = false) {
+        init(detail: EvaluationDetail<JSONValue>, typed: TypedValue? = nil, killed: Bool = false) {
             self.detail = detail
             self.typed = typed
             self.killed = killed
@@ -28,89 +28,117 @@ extension FlagSession {
         var lookup: FrozenLookup { detail.errorCode == nil ? .value(detail.value) : .fallback }
     }
 
-    /// The frozen flags by name, in one open-addressing array probed with the hash that the `FlagKey` computed
-    /// once: a frozen read compares integers and then one name, never runs a hasher, and copies one small enum.
+    /// A decoded `Decodable` value, boxed: an optional reference copies with one retain, where an optional
+    /// existential copied through its value witnesses cost a first read a few hundred instructions each time.
+    final class TypedValue: Sendable {
+        let value: any Sendable
+
+        init(_ value: any Sendable) {
+            self.value = value
+        }
+    }
+
+    /// The frozen flags by name, keyed by the hash that the `FlagKey` computed once: a frozen read compares integers
+    /// and then one name, never runs a hasher, and copies one small enum.
+    ///
+    /// Entries sit densely in insertion order and are scanned while there are few (most sessions read a handful of
+    /// flags); past `linearLimit` an open-addressing index of entry positions joins them. A table of pre-filled
+    /// slots cost a first read more than the evaluation: eight `Slot`s initialized, and destroyed with the session.
     struct FrozenTable: Sendable {
-        struct Slot: Sendable {
-            /// 0 marks an empty slot; real hashes of 0 are stored as 1.
-            var hash = 0
-            var name = ""
-            var value = FrozenLookup.missing
-            var frozen: Frozen?
+        struct Entry: Sendable {
+            var hash: Int
+            var name: String
+            var value: FrozenLookup
+            var frozen: Frozen
         }
 
-        private var slots: [Slot] = []
-        private var count = 0
+        static let linearLimit = 8
+
+        private var entries: [Entry] = []
+        /// Positions in `entries` plus one (0 marks an empty slot); empty while the table is scanned linearly.
+        private var index: [Int32] = []
 
         init(_ details: [String: EvaluationDetail<JSONValue>]) {
             for (name, detail) in details { self[name] = Frozen(detail: detail, killed: detail.reason == .disabled) }
         }
 
-        static func normalized(_ hash: Int) -> Int { hash == 0 ? 1 : hash }
-
         /// The value frozen for `name`, whose `hashValue` is `hash`.
         @inline(__always)
         func find(_ name: String, hash: Int) -> FrozenLookup {
-            guard let index = index(of: name, hash: Self.normalized(hash)) else { return .missing }
-            return slots[index].value
+            guard let position = position(of: name, hash: hash) else { return .missing }
+            return entries[position].value
         }
 
         /// The frozen entry of `name`, whose `hashValue` is `hash`.
         func frozen(_ name: String, hash: Int) -> Frozen? {
-            index(of: name, hash: Self.normalized(hash)).flatMap { slots[$0].frozen }
+            position(of: name, hash: hash).map { entries[$0].frozen }
         }
 
         /// Freezes `frozen` for `name` unless an entry is there already; returns the entry that stays.
         mutating func insertIfAbsent(_ name: String, hash: Int, _ frozen: Frozen) -> Frozen {
-            let hash = Self.normalized(hash)
-            if let index = index(of: name, hash: hash), let existing = slots[index].frozen { return existing }
-            set(name, hash: hash, frozen)
+            if let position = position(of: name, hash: hash) { return entries[position].frozen }
+            append(Entry(hash: hash, name: name, value: frozen.lookup, frozen: frozen))
             return frozen
         }
 
         /// The frozen entry of `name`.
         subscript(name: String) -> Frozen? {
-            get { index(of: name, hash: Self.normalized(name.hashValue)).flatMap { slots[$0].frozen } }
+            get { position(of: name, hash: name.hashValue).map { entries[$0].frozen } }
             set {
                 guard let newValue else { return }  // frozen values are replaced, never removed
-                set(name, hash: Self.normalized(name.hashValue), newValue)
+                let hash = name.hashValue
+                if let position = position(of: name, hash: hash) {
+                    entries[position].value = newValue.lookup
+                    entries[position].frozen = newValue
+                } else {
+                    append(Entry(hash: hash, name: name, value: newValue.lookup, frozen: newValue))
+                }
             }
         }
 
         /// The names frozen so far.
-        var names: [String] { slots.filter { $0.hash != 0 }.map(\.name) }
+        var names: [String] { entries.map(\.name) }
 
         @inline(__always)
-        private func index(of name: String, hash: Int) -> Int? {
-            guard !slots.isEmpty else { return nil }
-            let mask = slots.count - 1
-            var index = hash & mask
+        private func position(of name: String, hash: Int) -> Int? {
+            if index.isEmpty {
+                for position in entries.indices
+                where entries[position].hash == hash && entries[position].name == name {
+                    return position
+                }
+                return nil
+            }
+            let mask = index.count - 1
+            var slot = hash & mask
             while true {
-                let stored = slots[index].hash
+                let stored = Int(index[slot])
                 if stored == 0 { return nil }
-                if stored == hash && slots[index].name == name { return index }
-                index = (index + 1) & mask
+                if entries[stored - 1].hash == hash && entries[stored - 1].name == name { return stored - 1 }
+                slot = (slot + 1) & mask
             }
         }
 
-        private mutating func set(_ name: String, hash: Int, _ frozen: Frozen) {
-            if (count + 1) * 2 > slots.count { grow() }
-            let mask = slots.count - 1
-            var index = hash & mask
-            while slots[index].hash != 0 && !(slots[index].hash == hash && slots[index].name == name) {
-                index = (index + 1) & mask
+        private mutating func append(_ entry: Entry) {
+            if entries.isEmpty { entries.reserveCapacity(4) }
+            entries.append(entry)
+            guard entries.count > Self.linearLimit else { return }
+            if entries.count * 2 > index.count {
+                reindex(capacity: max(32, index.count * 2))
+            } else {
+                place(entries.count - 1)
             }
-            if slots[index].hash == 0 { count += 1 }
-            slots[index] = Slot(hash: hash, name: name, value: frozen.lookup, frozen: frozen)
         }
 
-        private mutating func grow() {
-            let old = slots
-            slots = Array(repeating: Slot(), count: max(4, slots.count * 2))
-            count = 0
-            for slot in old where slot.hash != 0 {
-                if let frozen = slot.frozen { set(slot.name, hash: slot.hash, frozen) }
-            }
+        private mutating func reindex(capacity: Int) {
+            index = Array(repeating: 0, count: capacity)
+            for position in entries.indices { place(position) }
+        }
+
+        private mutating func place(_ position: Int) {
+            let mask = index.count - 1
+            var slot = entries[position].hash & mask
+            while index[slot] != 0 { slot = (slot + 1) & mask }
+            index[slot] = Int32(position + 1)
         }
     }
 }

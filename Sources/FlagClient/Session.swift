@@ -34,7 +34,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         // Inlined into the caller so that reading a Bool, Int, Double or String touches no generic metadata: the
         // lookup and the first evaluation are not generic.
         if key.isPrimitive {
-            switch frozenOrFirstValue(key.name, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
+            switch frozenOrFirstValue(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
             case .value(let json): return key.convert(json) ?? key.defaultValue
             case .fallback: return key.defaultValue
             case .missing: break
@@ -46,10 +46,10 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let frozen = freeze(key.name, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
-            key.isPrimitive ? nil : key.convert($0)
+        let frozen = freeze(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
+            key.isPrimitive ? nil : key.convert($0).map { TypedValue($0) }
         }
-        if !key.isPrimitive, frozen.detail.errorCode == nil, let value = frozen.typed as? Value {
+        if !key.isPrimitive, frozen.detail.errorCode == nil, let value = frozen.typed?.value as? Value {
             return frozen.detail.map { _ in value }
         }
         return key.typed(frozen.detail)
@@ -57,36 +57,42 @@ public final class FlagSession: FeatureFlags, Sendable {
 
     /// The frozen value of `name` (freezing it now at its first read); `.missing` when a local override may apply.
     @usableFromInline
-    func frozenOrFirstValue(_ name: String, hash: Int, type: FlagType, default fallback: JSONValue) -> FrozenLookup {
+    func frozenOrFirstValue(
+        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue
+    ) -> FrozenLookup {
         if let overrides = core.overrides, overrides.isActive { return .missing }
-        let found = frozen.withLockedValue { $0.find(name, hash: hash) }
+        let found = frozen.withLockedValue { $0.find(handle.key, hash: hash) }
         if case .missing = found {
-            return freeze(name, hash: hash, type: type, default: fallback, knownMissing: true, typed: { _ in nil })
+            return freeze(handle, hash: hash, type: type, default: fallback, knownMissing: true, typed: { _ in nil })
                 .lookup
         }
         return found
     }
 
-    /// The frozen entry of `name`, evaluating and freezing it at the first read.
+    /// The frozen entry of the flag `handle` names, evaluating and freezing it at the first read.
     private func freeze(
-        _ name: String, hash: Int, type: FlagType, default fallback: JSONValue, knownMissing: Bool = false,
-        typed: (JSONValue) -> (any Sendable)?
+        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue, knownMissing: Bool = false,
+        typed: (JSONValue) -> TypedValue?
     ) -> Frozen {
+        let name = handle.key
         if !knownMissing, let entry = frozen.withLockedValue({ $0.frozen(name, hash: hash) }) { return entry }
         let (source, now) = core.sourceAndTime()
         let detail: EvaluationDetail<JSONValue>
         if let source {
-            detail = source.evaluate(name, type: type, default: fallback, context: context, at: now)
+            detail = source.evaluate(handle, type: type, default: fallback, context: context, at: now)
         } else {
             detail = EvaluationDetail(
                 value: fallback, reason: .default, errorCode: .providerNotReady,
                 errorMessage: "no flag set yet: serving the compiled-in default")
         }
-        let entry = Frozen(detail: detail, typed: detail.errorCode == nil ? typed(detail.value) : nil)
+        let typedValue = detail.errorCode == nil ? typed(detail.value) : nil
+        let persisted = id != nil && detail.errorCode != .providerNotReady
+        // Moved, not copied: a copy of the detail costs a retain per string through its generic value witnesses.
+        let entry = Frozen(detail: consume detail, typed: typedValue)
         // Another thread (or a kill) may have frozen the flag meanwhile: the first stored value wins.
         let stored = frozen.withLockedValue { $0.insertIfAbsent(name, hash: hash, entry) }
-        if stored === entry, let id, detail.errorCode != .providerNotReady {
-            core.persist(sessionID: id, values: [(name, detail)])
+        if stored === entry, persisted, let id {
+            core.persist(sessionID: id, values: [(name, entry.detail)])
         }
         return stored
     }

@@ -14,7 +14,7 @@ public struct Bucketer: Sendable, Hashable {
     /// The salt (by default the flag key) that decorrelates flags from one another.
     public let salt: String
     /// The hash state after `salt + ":"`, so that a bucket costs one pass over the unit id only.
-    private let primed: Murmur3Hasher
+    let primed: Murmur3Hasher
 
     /// Creates a bucketer for a salt, hashing `salt + ":"` once.
     public init(salt: String) {

@@ -8,8 +8,7 @@ enum CompiledFlag: Sendable {
     case broken(String)
 }
 
-/// Plans, rules, matchers and cohorts are classes so that evaluation walks them by reference: copying these
-/// structs out of arrays and enums cost a retain per field and dominated the profile.
+/// A validated flag as the compiler builds it; `ProgramBuilder` lowers it into the flat records evaluation reads.
 final class FlagPlan: Sendable {
     struct Forced: Sendable {
         let value: JSONValue

@@ -1,53 +1,5 @@
 import Foundation
 
-/// Who a flag is evaluated for: the unit that is bucketed and its string attributes.
-public struct EvaluationContext: Sendable, Hashable {
-    /// The bucketed unit: a user id, device id or account id. Addressable in conditions as the attribute `unitID`.
-    public var unitID: String
-    /// Attributes such as `country`, `appVersion`, `email`.
-    public var attributes: [String: String] {
-        didSet { (names, values) = Self.columns(attributes) }
-    }
-    // The attributes as two small arrays: a linear scan over a few short keys beats hashing each lookup
-    // (SipHash costs ~40 ns a lookup, most of an evaluation, with a dictionary). `nil` above 16 attributes.
-    private var names: [String]?
-    private var values: [String] = []
-
-    /// Creates a context.
-    public init(unitID: String, attributes: [String: String] = [:]) {
-        self.unitID = unitID
-        self.attributes = attributes
-        (names, values) = Self.columns(attributes)
-    }
-
-    private static func columns(_ attributes: [String: String]) -> ([String]?, [String]) {
-        guard attributes.count <= 16 else { return (nil, []) }
-        return (Array(attributes.keys), Array(attributes.values))
-    }
-
-    /// The attribute's value; `unitID` is the unit id.
-    public subscript(attribute name: String) -> String? {
-        name == "unitID" ? unitID : attribute(name)
-    }
-
-    /// A named attribute from `attributes` (no `unitID` special case).
-    @inline(__always)
-    func attribute(_ name: String) -> String? {
-        guard let names else { return attributes[name] }
-        for index in names.indices where quickEquals(names[index], name) { return values[index] }
-        return nil
-    }
-
-    public static func == (lhs: EvaluationContext, rhs: EvaluationContext) -> Bool {
-        lhs.unitID == rhs.unitID && lhs.attributes == rhs.attributes
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(unitID)
-        hasher.combine(attributes)
-    }
-}
-
 /// Why an evaluation produced its value, in the OpenFeature vocabulary (an open set over the spec's strings).
 public struct Reason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The string on the wire, e.g. `TARGETING_MATCH`.
@@ -111,6 +63,7 @@ public struct EvaluationDetail<Value: Sendable>: Sendable {
     public var version: Int?
 
     /// Creates a detail.
+    @inlinable
     public init(
         value: Value, reason: Reason, variant: String? = nil, errorCode: ErrorCode? = nil,
         errorMessage: String? = nil, version: Int? = nil
@@ -124,7 +77,9 @@ public struct EvaluationDetail<Value: Sendable>: Sendable {
     }
 
     /// The same detail with the value mapped.
-    public func map<Other: Sendable>(_ transform: (Value) -> Other) -> EvaluationDetail<Other> {
+    // `consuming`: the strings move into the new detail instead of being copied (retained) and released.
+    @inlinable
+    public consuming func map<Other: Sendable>(_ transform: (Value) -> Other) -> EvaluationDetail<Other> {
         EvaluationDetail<Other>(
             value: transform(value), reason: reason, variant: variant, errorCode: errorCode,
             errorMessage: errorMessage, version: version)

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A condition with its operands parsed once (numbers, versions, instants, regular expressions, cohort indexes).
+/// A condition with its operands parsed once (numbers, versions, instants, regular expressions, cohort indexes):
+/// what `Compiler` checks and `ProgramBuilder` lowers into a `ConditionRecord`.
 final class Matcher: Sendable {
     enum Comparison: Sendable {
         case lt, lte, gt, gte, eq
@@ -41,8 +42,7 @@ final class Matcher: Sendable {
         case inCohort([Int])
     }
 
-    /// What `matches` does, without payloads: the operands live in typed arrays below. Switching over a
-    /// payload enum copied (and retained) its arrays on every evaluation.
+    /// The test, without payloads: the operands live in typed arrays below.
     enum Kind: Sendable {
         case equals, equalsNone, contains, startsWith, endsWith, matches, number, semver, instant
         case exists, notExists, inCohort
@@ -89,64 +89,6 @@ final class Matcher: Sendable {
         self.versions = versions
         self.patterns = patterns
         self.cohorts = cohorts
-    }
-
-    /// Whether the condition holds. A missing attribute makes every operator false except `not_exists`
-    /// (and `in_cohort`, which looks at the unit, not at an attribute).
-    func matches(_ context: EvaluationContext, in set: CompiledFlagSet) -> Bool {
-        if kind == .inCohort {
-            for cohort in cohorts where set.matches(cohort: cohort, context) { return true }
-            return false
-        }
-        guard let value = isUnitID ? context.unitID : context.attribute(attribute) else {
-            return kind == .notExists
-        }
-        switch kind {
-        case .equals:
-            for operand in strings where quickEquals(operand, value) { return true }
-            return false
-        case .equalsNone:
-            for operand in strings where quickEquals(operand, value) { return false }
-            return true
-        case .contains:
-            for operand in strings where utf8Contains(value, operand) { return true }
-            return false
-        case .startsWith:
-            for operand in strings where utf8HasPrefix(value, operand) { return true }
-            return false
-        case .endsWith:
-            for operand in strings where utf8HasSuffix(value, operand) { return true }
-            return false
-        case .matches:
-            for pattern in patterns where pattern.matches(value) { return true }
-            return false
-        case .number:
-            guard let number = Double(value), number.isFinite else { return false }
-            for operand in numbers where comparison.holds(number, operand) { return true }
-            return false
-        case .semver:
-            // Most app versions are plain MAJOR.MINOR.PATCH: compare those as numbers without building a
-            // SemanticVersion; anything else (pre-releases, huge numbers) takes the general path.
-            if let plain = PlainVersion(value) {
-                for operand in versions {
-                    let order = operand.plain.map { plain.compare(to: $0) } ?? SemanticVersion.compare(
-                        plain.semanticVersion(value), operand.version)
-                    if comparison.holds(order) { return true }
-                }
-                return false
-            }
-            guard let version = SemanticVersion(value) else { return false }
-            for operand in versions where comparison.holds(SemanticVersion.compare(version, operand.version)) {
-                return true
-            }
-            return false
-        case .instant:
-            guard let instant = ISO8601.parse(value)?.timeIntervalSince1970 else { return false }
-            for operand in numbers where comparison.holds(instant, operand) { return true }
-            return false
-        case .exists: return true
-        case .notExists, .inCohort: return false
-        }
     }
 }
 
@@ -213,59 +155,12 @@ struct PlainVersion: Sendable {
     }
 }
 
-/// String equality that rules out different lengths before Swift's full comparison, which is slow for
-/// unequal small strings.
-@inline(__always)
-func quickEquals(_ lhs: String, _ rhs: String) -> Bool {
-    lhs.utf8.count == rhs.utf8.count && lhs == rhs
-}
-
-// String tests compare UTF-8 bytes, as clients in other languages do, without Unicode canonical equivalence:
-// Swift's `hasSuffix` and `contains` are grapheme-aware and several times slower on the hot path.
-
 /// Runs `body` on the UTF-8 bytes of a string without copying a native string (`withUTF8` needs a mutable copy,
 /// which costs a retain and release on every call).
 @inline(__always)
 func withBytes<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
     if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
     return Array(string.utf8).withUnsafeBufferPointer(body)
-}
-
-@inline(__always)
-func utf8HasPrefix(_ value: String, _ prefix: String) -> Bool {
-    withBytes(of: value) { haystack in
-        withBytes(of: prefix) { needle in
-            needle.isEmpty
-                || (needle.count <= haystack.count
-                    && memcmp(haystack.baseAddress!, needle.baseAddress!, needle.count) == 0)
-        }
-    }
-}
-
-@inline(__always)
-func utf8HasSuffix(_ value: String, _ suffix: String) -> Bool {
-    withBytes(of: value) { haystack in
-        withBytes(of: suffix) { needle in
-            needle.isEmpty
-                || (needle.count <= haystack.count
-                    && memcmp(
-                        haystack.baseAddress! + (haystack.count - needle.count), needle.baseAddress!, needle.count)
-                        == 0)
-        }
-    }
-}
-
-func utf8Contains(_ value: String, _ needle: String) -> Bool {
-    withBytes(of: value) { haystack in
-        withBytes(of: needle) { pattern in
-            guard !pattern.isEmpty else { return true }
-            guard pattern.count <= haystack.count else { return false }
-            for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
-                if memcmp(haystack.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 { return true }
-            }
-            return false
-        }
-    }
 }
 
 /// A compiled regular expression (ICU syntax, unanchored search: `matches` is true if the pattern is found

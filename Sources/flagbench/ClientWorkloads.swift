@@ -42,8 +42,10 @@ func benchmarkClient() {
     report("client.init-from-cache-to-first-value.1000flags", launch * 1e3, "ms")
 
     guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
-    // Let the background decode replace the lazy per-flag source with the whole compiled set.
-    Thread.sleep(forTimeInterval: 0.5)
+    // Let the background decode replace the lazy per-flag source with the whole compiled set. Under valgrind the
+    // decode takes seconds: `--settle=SECONDS` waits longer.
+    let settle = arguments.first { $0.hasPrefix("--settle=") }.flatMap { Double($0.dropFirst("--settle=".count)) }
+    Thread.sleep(forTimeInterval: settle ?? 0.5)
     let count = quick ? 10_000 : 100_000
     let attributes = ["country": "DE", "appVersion": "5.3.0", "email": "a@mail.test", "plan": "pro"]
     var sessions: [FlagSession] = []
@@ -120,10 +122,14 @@ func benchmarkPatchWork(_ bytes: [UInt8]) {
     if problems != 0 { print("patch benchmark found problems") }
 }
 
-/// Only sessions and their first read of a flag without targeting, repeated, for profiling.
+/// Sessions and their first reads on a compiled set, without the cache: short enough to run under callgrind
+/// (`valgrind --tool=callgrind --dump-before=… flagbench client-first-read --quick`).
 func benchmarkFirstReads() {
-    var set = FlagSet(name: "bench", version: 1)
+    let start = Date(timeIntervalSince1970: 1_795_000_000)
+    var set = FlagSet(name: "bench", version: 1, cohorts: benchmarkCohorts())
     set.flags["static"] = Flag(key: "static", type: .bool, defaultValue: .bool(true))
+    set.flags["f"] = benchmarkFlag(key: "f", start: start)
+    set.flags["simple"] = ruleAndRolloutFlag(key: "simple")
     var configuration = FlagClient.Configuration(
         server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: nil)
     configuration.refresh = .off
@@ -132,12 +138,34 @@ func benchmarkFirstReads() {
     guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
     let key = FlagKey("static", default: false)
     var count = 0
-    let rounds = quick ? 200 : 2_000
+    let rounds = quick ? 20 : 200
     let seconds = best(runs: 1) {
         for round in 0..<rounds {
             for index in 0..<1_000 where client.session(unitID: "u-\(round)-\(index)").value(key) { count += 1 }
         }
     }
     report("client.session+first-read.static-flag", seconds / Double(rounds * 1_000) * 1e9, "ns")
+
+    let units = quick ? 10_000 : 100_000
+    let countries = ["US", "DE", "FR", "GB", "AT"]
+    func sessions() -> [FlagSession] {
+        (0..<units).map { index in
+            client.session(
+                unitID: "user-\(index)",
+                attributes: [
+                    "country": countries[index % countries.count], "appVersion": "5.\(index % 7).0",
+                    "email": "user\(index)@mail.test", "plan": index % 3 == 0 ? "pro" : "free",
+                ])
+        }
+    }
+    for (name, flag) in [("5rules+rollout", "f"), ("rule+rollout25", "simple")] {
+        let open = sessions()
+        let targeted = FlagKey(flag, default: false)
+        let firstRead = best(runs: 1) {
+            for session in open where session.value(targeted) { count += 1 }
+        }
+        report("client.first-read.\(name)", firstRead / Double(units) * 1e9, "ns")
+    }
+    if count < 0 { print("(ignore: \(count))") }
     client.shutdown()
 }

@@ -30,6 +30,18 @@ func benchmarkFlag(key: String, start: Date) -> Flag {
     return flag
 }
 
+/// A flag with one attribute rule (`country eq DE`) and a flag-level 25 % rollout.
+func ruleAndRolloutFlag(key: String) -> Flag {
+    var flag = Flag(key: key, type: .bool, defaultValue: .bool(false))
+    flag.rules = [
+        Rule(
+            name: "de", target: .conditions([Condition(attribute: "country", op: .eq, values: ["DE"])]),
+            serve: .value(.bool(true)))
+    ]
+    flag.rollout = Rollout(value: .bool(true), stage: .percent(25))
+    return flag
+}
+
 func benchmarkCohorts() -> [String: Cohort] {
     [
         "beta": Cohort(
@@ -58,32 +70,43 @@ func benchmarkEvaluation() {
             ])
     }
     var inside = 0
-    let seconds = best(runs: quick ? 3 : 7) {
-        inside = 0
-        // Indexing a buffer borrows each context; `for context in contexts` would copy (retain) it first.
-        contexts.withUnsafeBufferPointer { buffer in
-            for index in buffer.indices
-            where compiled.evaluate("f", default: false, context: buffer[index], at: now).value {
-                inside += 1
+    /// Nanoseconds per evaluation of `flag` in `compiled` over every context, the best of several runs.
+    func measure(_ compiled: CompiledFlagSet, _ flag: String, byKey: Bool = false) -> Double {
+        let handle = FlagHandle(flag)
+        let seconds = best(runs: quick ? 3 : 7) {
+            inside = 0
+            // Indexing a buffer borrows each context; `for context in contexts` would copy (retain) it first.
+            contexts.withUnsafeBufferPointer { buffer in
+                if byKey {
+                    for index in buffer.indices
+                    where compiled.evaluate(flag, default: false, context: buffer[index], at: now).value {
+                        inside += 1
+                    }
+                } else {
+                    for index in buffer.indices
+                    where compiled.evaluate(handle, default: false, context: buffer[index], at: now).value {
+                        inside += 1
+                    }
+                }
             }
         }
+        return seconds / Double(unitCount) * 1e9
     }
-    report("eval.5rules+rollout", seconds / Double(unitCount) * 1e9, "ns/eval")
+    // Handles are resolved once, as a client does per flag key; `.by-key` hashes the key string on every call.
+    report("eval.5rules+rollout", measure(compiled, "f"), "ns/eval")
     report("eval.share-true", Double(inside) / Double(unitCount) * 100, "%")
+    report("eval.5rules+rollout.by-key", measure(compiled, "f", byKey: true), "ns/eval")
+
+    // One attribute rule and a 25 % rollout: the common shape of a release flag.
+    let ruleAndRollout = CompiledFlagSet(
+        FlagSet(name: "bench", version: 1, flags: ["simple": ruleAndRolloutFlag(key: "simple")]))
+    report("eval.rule+rollout25", measure(ruleAndRollout, "simple"), "ns/eval")
+    report("eval.rule+rollout25.share-true", Double(inside) / Double(unitCount) * 100, "%")
 
     // The fixed cost of an evaluation: a flag with no targeting at all.
     let plain = CompiledFlagSet(
         FlagSet(name: "bench", version: 1, flags: ["plain": Flag(key: "plain", type: .bool, defaultValue: .bool(true))]))
-    let plainSeconds = best(runs: quick ? 3 : 7) {
-        inside = 0
-        contexts.withUnsafeBufferPointer { buffer in
-            for index in buffer.indices
-            where plain.evaluate("plain", default: false, context: buffer[index], at: now).value {
-                inside += 1
-            }
-        }
-    }
-    report("eval.no-targeting", plainSeconds / Double(unitCount) * 1e9, "ns/eval")
+    report("eval.no-targeting", measure(plain, "plain"), "ns/eval")
 }
 
 /// A document of `count` flags, each with five rules and a seven-step schedule: about 1 KB a flag.

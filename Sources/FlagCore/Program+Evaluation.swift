@@ -1,0 +1,270 @@
+import Foundation
+
+/// What one evaluation learns about its unit, computed at most once: the unit id's bytes, their hash (for
+/// override and cohort tables) and the last bucket (rules and the flag rollout usually share the flag's salt).
+struct UnitScratch {
+    let unit: UnsafeRawBufferPointer
+    private var hash: UInt64 = 0
+    private var hashed = false
+    private var bucketSalt: Int32 = -1
+    private var bucket = 0
+    /// The last attribute read as a plain version: a flag often tests `appVersion` in several rules.
+    private var versionKey: AttributeKey?
+    private var version: PlainVersion?
+
+    init(_ unit: UnsafeRawBufferPointer) {
+        self.unit = unit
+    }
+
+    @inline(__always)
+    mutating func unitHash() -> UInt64 {
+        if !hashed {
+            hash = ByteHash.hash(unit)
+            hashed = true
+        }
+        return hash
+    }
+
+    /// `value`, the attribute named by `key`, as a plain version, parsed once per evaluation and attribute.
+    @inline(__always)
+    mutating func plainVersion(_ key: AttributeKey, _ value: String) -> PlainVersion? {
+        // A key of a name longer than 16 bytes may be shared by another name: no caching for those.
+        guard key.isComplete else { return PlainVersion(value) }
+        if versionKey == key { return version }
+        version = PlainVersion(value)
+        versionKey = key
+        return version
+    }
+
+    /// The unit's bucket for a salt (SPEC §2.1): the primed hash continued over the unit id's bytes.
+    @inline(__always)
+    mutating func bucket(salt: Int32, primed: Murmur3Hasher) -> Int {
+        if salt != bucketSalt {
+            var hasher = primed
+            hasher.combine(unit)
+            bucket = Int(hasher.finalize() % UInt32(Bucketer.bucketCount))
+            bucketSalt = salt
+        }
+        return bucket
+    }
+}
+
+// MARK: - Evaluation order (SPEC §2)
+
+extension Program {
+    /// The index of the flag whose key is `key` (with `ByteHash` `hash`), or -1.
+    @inline(__always)
+    func flagIndex(_ key: String, hash: UInt64) -> Int32 {
+        withBytes(of: key) {
+            probe(flagSlots, start: 0, mask: Int32(flagSlots.count - 1), hash, UnsafeRawBufferPointer($0))
+        }
+    }
+
+    /// Evaluates flag `index` (from `flagIndex`) for `context`, or reports a missing flag when `index` is -1.
+    /// `trace`, when given, receives each step considered (`flagctl eval --explain`).
+    func evaluate(
+        _ index: Int32, key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        at seconds: Double, version: Int, setName: String, trace: ((String) -> Void)?
+    ) -> EvaluationDetail<JSONValue> {
+        func fail(_ reason: Reason, _ code: ErrorCode, _ message: String) -> EvaluationDetail<JSONValue> {
+            trace?(message)
+            return EvaluationDetail(
+                value: fallback, reason: reason, errorCode: code, errorMessage: message, version: version)
+        }
+        guard index >= 0 else {
+            return fail(.default, .flagNotFound, "flag '\(key)' is not in set '\(setName)' v\(version)")
+        }
+        let flag = flags[index]
+        switch flag.state {
+        case .archived: return fail(.default, .flagNotFound, "flag '\(key)' is archived")
+        case .broken: return fail(.error, .parseError, "flag '\(key)' cannot be evaluated: \(names[flag.message])")
+        case .ready: break
+        }
+        guard flag.typeCode == FlagTypeCode.of(type) else {
+            return fail(.error, .typeMismatch, "flag '\(key)' is a \(types[flag.type].name) flag, not \(type.name)")
+        }
+        if flag.killed {
+            return serve(flag.killValue, .disabled, "kill", version, trace, "killed: serving the kill value")
+        }
+        if flag.expiresAt != .infinity, seconds >= flag.expiresAt {
+            return serve(flag.expiredValue, .static, "expired", version, trace, "expired: serving the kept value")
+        }
+        return withBytes(of: context.unitID) { unit in
+            var scratch = UnitScratch(UnsafeRawBufferPointer(unit))
+            return target(flag, context, &scratch, seconds: seconds, version: version, trace: trace)
+        }
+    }
+
+    /// Steps 5 to 9 of SPEC §2: overrides, rules, the flag rollout, the default.
+    private func target(
+        _ flag: FlagRecord, _ context: EvaluationContext, _ scratch: inout UnitScratch, seconds: Double, version: Int,
+        trace: ((String) -> Void)?
+    ) -> EvaluationDetail<JSONValue> {
+        if flag.unitOverrides >= 0 {
+            let found = lookup(flag.unitOverrides, &scratch)
+            if found >= 0 {
+                let override = forced[found]
+                if isActive(until: override.until, at: seconds) {
+                    return serve(
+                        override.value, .targetingMatch, "override", version, trace,
+                        "override for unit '\(context.unitID)'")
+                }
+                trace?("override for unit '\(context.unitID)' ended")
+            }
+        }
+        var index = flag.cohortOverrides.start
+        while index < flag.cohortOverrides.end {
+            let override = cohortForced[index]
+            index &+= 1
+            guard isActive(until: override.until, at: seconds) else { continue }
+            if matches(cohort: override.cohort, context, &scratch) {
+                return serve(
+                    override.value, .targetingMatch, names[override.variant], version, trace,
+                    "override for cohort '\(names[override.name])'")
+            }
+            trace?("not in cohort '\(names[override.name])' (override)")
+        }
+        index = flag.rules.start
+        while index < flag.rules.end {
+            let rule = rules[index]
+            index &+= 1
+            let targeted =
+                rule.cohort >= 0
+                ? matches(cohort: rule.cohort, context, &scratch) : matchesAll(rule.conditions, context, &scratch)
+            guard targeted else {
+                trace?("rule '\(names[rule.name])': no match")
+                continue
+            }
+            switch rule.serve {
+            case .value:
+                return serve(
+                    rule.target, .targetingMatch, names[rule.name], version, trace, "rule '\(names[rule.name])': match")
+            case .rollout:
+                let rollout = rollouts[rule.target]
+                let bucket = scratch.bucket(salt: rollout.salt, primed: rollout.primed)
+                let threshold = self.threshold(rollout, at: seconds)
+                if bucket < threshold {
+                    return serve(
+                        rollout.value, .split, names[rule.name], version, trace,
+                        "rule '\(names[rule.name])': match, bucket \(bucket) < \(threshold) (inside the rollout)")
+                }
+                trace?(
+                    "rule '\(names[rule.name])': match, but bucket \(bucket) >= \(threshold) (outside the rollout)")
+            case .split:
+                let split = splits[rule.target]
+                let bucket = scratch.bucket(salt: split.salt, primed: split.primed)
+                let arm = self.arm(split, bucket)
+                return serve(
+                    arm.value, .split, names[arm.name], version, trace,
+                    "rule '\(names[rule.name])': match, bucket \(bucket) → variant '\(names[arm.name])'")
+            }
+        }
+        if flag.rollout >= 0 {
+            let rollout = rollouts[flag.rollout]
+            let bucket = scratch.bucket(salt: rollout.salt, primed: rollout.primed)
+            let threshold = self.threshold(rollout, at: seconds)
+            if bucket < threshold {
+                return serve(
+                    rollout.value, .split, "rollout", version, trace,
+                    "rollout: bucket \(bucket) < \(threshold) (inside)")
+            }
+            trace?("rollout: bucket \(bucket) >= \(threshold) (outside)")
+        }
+        return serve(
+            flag.defaultValue, flag.defaultIsStatic ? .static : .default, "default", version, trace,
+            "serving the flag's default")
+    }
+
+    @inline(__always)
+    private func serve(
+        _ value: Int32, _ reason: Reason, _ variant: String, _ version: Int, _ trace: ((String) -> Void)?,
+        _ why: @autoclosure () -> String
+    ) -> EvaluationDetail<JSONValue> {
+        trace?(why())
+        return EvaluationDetail(value: values[value], reason: reason, variant: variant, version: version)
+    }
+
+    @inline(__always)
+    private func isActive(until: Double, at seconds: Double) -> Bool {
+        until == .infinity || seconds < until
+    }
+
+    /// Units whose bucket is below this number are inside (SPEC §2.1, §2.2).
+    @inline(__always)
+    private func threshold(_ rollout: RolloutRecord, at seconds: Double) -> Int {
+        if rollout.fixed >= 0 { return Int(rollout.fixed) }
+        let time = rollout.pausedAt == .infinity ? seconds : min(rollout.pausedAt, seconds)
+        var current: Int32 = 0
+        var index = rollout.steps.start
+        while index < rollout.steps.end {
+            let step = steps[index]
+            if step.at > time { break }
+            current = step.threshold
+            index &+= 1
+        }
+        return Int(current)
+    }
+
+    /// The arm whose cumulative bucket range holds `bucket`; the last arm past every bound.
+    private func arm(_ split: SplitRecord, _ bucket: Int) -> ArmRecord {
+        var index = split.arms.start
+        while index < split.arms.end {
+            if bucket < Int(arms[index].bound) { return arms[index] }
+            index &+= 1
+        }
+        return arms[split.arms.end &- 1]
+    }
+
+    // MARK: - Unit tables and cohorts
+
+    /// What unit-id set `set` maps the unit to (0 for a plain set), or -1 when the unit is not in it.
+    @inline(__always)
+    private func lookup(_ set: Int32, _ scratch: inout UnitScratch) -> Int32 {
+        let record = unitSets[set]
+        return probe(unitSlots, start: record.start, mask: record.mask, scratch.unitHash(), scratch.unit)
+    }
+
+    @inline(__always)
+    private func probe(
+        _ slots: Table<KeySlot>, start: Int32, mask: Int32, _ hash: UInt64, _ key: UnsafeRawBufferPointer
+    ) -> Int32 {
+        var index = Int32(truncatingIfNeeded: hash) & mask
+        while true {
+            let slot = slots[start &+ index]
+            if slot.target < 0 { return -1 }
+            if slot.hash == hash && equals(slot.key, key) { return slot.target }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    /// Whether the bytes at `span` are `other`.
+    @inline(__always)
+    func equals(_ span: ByteSpan, _ other: UnsafeRawBufferPointer) -> Bool {
+        guard Int(span.count) == other.count else { return false }
+        guard let base = other.baseAddress, span.count > 0 else { return true }
+        return memcmp(bytes.base + Int(span.start), base, Int(span.count)) == 0
+    }
+
+    /// Whether the unit is in a cohort: listed in `include`, or not in `exclude` and matching any group.
+    func matches(cohort index: Int32, _ context: EvaluationContext, _ scratch: inout UnitScratch) -> Bool {
+        let cohort = cohorts[index]
+        if cohort.include >= 0 && lookup(cohort.include, &scratch) >= 0 { return true }
+        if cohort.exclude >= 0 && lookup(cohort.exclude, &scratch) >= 0 { return false }
+        var group = cohort.groups.start
+        while group < cohort.groups.end {
+            if matchesAll(groups[group], context, &scratch) { return true }
+            group &+= 1
+        }
+        return false
+    }
+
+    @inline(__always)
+    func matchesAll(_ span: Span, _ context: EvaluationContext, _ scratch: inout UnitScratch) -> Bool {
+        var index = span.start
+        while index < span.end {
+            if !matches(conditions[index], context, &scratch) { return false }
+            index &+= 1
+        }
+        return true
+    }
+}
