@@ -78,7 +78,7 @@ private func events(_ pieces: [ArraySlice<UInt8>], limits: HTTPParserLimits) -> 
     return events
 }
 
-private enum Decoded: Error {
+private enum Decoded {
     case body([UInt8], end: Int)
     case rejected(Int)
     case incomplete
@@ -88,22 +88,25 @@ private enum Decoded: Error {
 private func decode(_ bytes: [UInt8], limits: HTTPParserLimits) -> Decoded {
     var index = 0
     var body: [UInt8] = []
-    /// The CRLF-terminated line at `index`: its content, or why there is none.
-    func line(limit: Int?) -> Result<ArraySlice<UInt8>, Decoded> {
-        guard let lf = bytes[index...].firstIndex(of: 0x0A) else {
-            if let limit, bytes.count - index > limit + 1 { return .failure(.rejected(400)) }
-            return .failure(.incomplete)
-        }
-        guard lf > index, bytes[lf - 1] == 0x0D else { return .failure(.rejected(400)) }
+    enum Line {
+        case complete(ArraySlice<UInt8>)
+        case bareLineFeed(length: Int)
+        case incomplete(available: Int)
+    }
+    /// The CRLF-terminated line at `index`, consumed if complete.
+    func line() -> Line {
+        guard let lf = bytes[index...].firstIndex(of: 0x0A) else { return .incomplete(available: bytes.count - index) }
+        guard lf > index, bytes[lf - 1] == 0x0D else { return .bareLineFeed(length: lf - index) }
         defer { index = lf + 1 }
-        return .success(bytes[index..<(lf - 1)])
+        return .complete(bytes[index..<(lf - 1)])
     }
 
     while true {
         let sizeLine: ArraySlice<UInt8>
-        switch line(limit: limits.maxChunkLineBytes) {
-        case .failure(let outcome): return outcome
-        case .success(let text): sizeLine = text
+        switch line() {
+        case .incomplete(let available): return available > limits.maxChunkLineBytes + 1 ? .rejected(400) : .incomplete
+        case .bareLineFeed: return .rejected(400)
+        case .complete(let text): sizeLine = text
         }
         guard sizeLine.count <= limits.maxChunkLineBytes, let size = chunkSize(sizeLine) else { return .rejected(400) }
         if size == 0 { break }
@@ -117,16 +120,18 @@ private func decode(_ bytes: [UInt8], limits: HTTPParserLimits) -> Decoded {
         guard bytes[index + 1] == 0x0A else { return .rejected(400) }
         index += 2
     }
+    // Trailer fields. The size limit is judged on the bytes before a line's end, whatever that end turns out to be:
+    // as they arrive one by one, the limit is passed before the LF is seen.
     var trailerBytes = 0
     var trailerCount = 0
     while true {
-        let start = index
         let field: ArraySlice<UInt8>
-        switch line(limit: nil) {
-        case .failure(.incomplete):
-            return trailerBytes + (bytes.count - start) + 1 > limits.maxHeaderBytes ? .rejected(431) : .incomplete
-        case .failure(let outcome): return outcome
-        case .success(let text): field = text
+        switch line() {
+        case .incomplete(let available):
+            return trailerBytes + available + 1 > limits.maxHeaderBytes ? .rejected(431) : .incomplete
+        case .bareLineFeed(let length):
+            return trailerBytes + length + 1 > limits.maxHeaderBytes ? .rejected(431) : .rejected(400)
+        case .complete(let text): field = text
         }
         trailerBytes += field.count + 2
         if trailerBytes > limits.maxHeaderBytes { return .rejected(431) }
