@@ -77,9 +77,12 @@ private func checkRun(
     let configuration = command.configuration
     check(named(configuration, in: arguments), "'\(configuration.name)' runs but was not typed: \(arguments)")
     let typed = Set(arguments)
+    // The part after the first `=` (a scalar: a combining mark after it does not hide it).
     let inline = Set(
         arguments.compactMap { argument in
-            argument.firstIndex(of: "=").map { String(argument[argument.index(after: $0)...]) }
+            argument.unicodeScalars.firstIndex(of: "=").map {
+                String(Substring(argument.unicodeScalars[argument.unicodeScalars.index(after: $0)...]))
+            }
         })
     for (name, values) in parsed.values {
         let option = configuration.options.first { $0.name == name }
