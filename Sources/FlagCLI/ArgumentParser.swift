@@ -108,9 +108,10 @@ private struct State {
             if global != nil { globalFlags.insert(name) } else { flags.insert(name) }
             return
         case .value, .repeated:
+            // `-h` asks for help anywhere, as `--help` does: neither is taken as the value.
             if let inline {
                 value = inline
-            } else if let next = rest.first, !next.hasPrefix("--") {
+            } else if let next = rest.first, !next.hasPrefix("--"), next != "-h" {
                 value = next
                 rest.removeFirst()
             } else {

@@ -16,3 +16,17 @@ import Testing
         #expect(arguments.values("attr") == ["\u{7EE}a=b"])
     }
 }
+
+/// `-h` right after an option that takes a value was taken as the value, while `--help` there asked for help.
+@Suite struct ArgumentParserHelpFuzzFindingsTests {
+    @Test(arguments: ["-h", "--help"])
+    func helpAfterAValuedOptionAsksForHelp(_ help: String) throws {
+        let parser = ArgumentParser(commands: FlagCTL.commands)
+        let invocation = try parser.parse(["rollout", "cut", "--steps", help, "1h"], environment: [:])
+        guard case .help(let configuration) = invocation else {
+            Issue.record("expected help, got \(invocation)")
+            return
+        }
+        #expect(configuration?.name == "rollout")
+    }
+}
