@@ -110,7 +110,8 @@ private func decode(_ bytes: [UInt8], limits: HTTPParserLimits) -> Decoded {
         }
         guard sizeLine.count <= limits.maxChunkLineBytes, let size = chunkSize(sizeLine) else { return .rejected(400) }
         if size == 0 { break }
-        guard body.count + size <= limits.maxBodyBytes else { return .rejected(413) }
+        // Subtracted, not added: a size near Int.max must not overflow the reference itself.
+        guard size <= limits.maxBodyBytes - body.count else { return .rejected(413) }
         guard bytes.count - index >= size else { return .incomplete }
         body += bytes[index..<(index + size)]
         index += size
