@@ -1,14 +1,19 @@
 // libFuzzer harness for flag-set documents: decode → compile → evaluate → encode. Run with `Fuzz/run flagset`.
 //
-// Compiled into one module with Sources/FlagCore/*.swift (see Fuzz/README.md). Properties checked on every input;
+// FlagCore is built with -enable-testing and imported @testable (see Fuzz/run). Properties checked on every input;
 // a violation traps so that libFuzzer saves the input as a crash:
 // - decoding either throws a JSONError or yields a set; compiling and evaluating never crash, whatever the set;
-// - evaluation of a flag that is not ready serves the caller's default with an error code;
+// - evaluation of a flag that is not ready serves the caller's default with an error code; a ready flag serves a
+//   value of its type, for fixed contexts and for contexts derived from the set and the input bytes (attribute
+//   values taken from the set's own conditions, unit ids from its overrides and cohorts, instants next to its
+//   dates), so that rules, cohorts, overrides and schedules actually match;
 // - evaluation is deterministic (two evaluations of the same input agree);
 // - a set that validates with no problems survives its canonical encoding: the bytes decode to an equal set with
 //   no problems, which encodes to the same bytes; the pretty form decodes to the same set.
 
 import Foundation
+
+@testable import FlagCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -22,7 +27,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fail("decode threw a non-JSONError: \(error)")
     }
     let compiled = CompiledFlagSet(set)
-    evaluateSome(compiled)
+    evaluateSome(compiled, contexts: contexts, instants: instants)
+    let derived = derivedContexts(set, seed: bytes)
+    evaluateSome(compiled, contexts: derived.contexts, instants: [instants[0]] + derived.instants)
     let canonical = set.encoded()
     let pretty = set.encoded(pretty: true)
     guard compiled.problems.isEmpty else { return 0 }
@@ -79,7 +86,7 @@ private func fallback(for type: FlagType) -> JSONValue {
 }
 
 /// Evaluates up to four flags (and one missing key) for every context and instant, asking for the flag's own type.
-private func evaluateSome(_ compiled: CompiledFlagSet) {
+private func evaluateSome(_ compiled: CompiledFlagSet, contexts: [EvaluationContext], instants: [Date]) {
     let set = compiled.flagSet
     let keys = (Array(set.flags.keys) + Array(set.unreadableFlags.keys)).sorted(by: utf8Less).prefix(4)
     for key in keys + ["no-such-flag"] {
@@ -115,17 +122,52 @@ private func evaluateSome(_ compiled: CompiledFlagSet) {
     }
 }
 
-private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes.prefix(300), as: UTF8.self) }
-
-private func check(_ condition: @autoclosure () throws -> Bool, _ message: @autoclosure () -> String) {
-    do {
-        if try !condition() { fail(message()) }
-    } catch {
-        fail("\(message()) (\(error))")
+/// Two contexts and two instants that the set's own targeting is likely to match, chosen by a hash of the input:
+/// each condition's attribute gets one of that condition's operands (exact, extended or empty), the unit id is one
+/// the set names, and the instants lie a second around dates the set holds.
+///
+/// Values are cut to 16 characters: a `matches` pattern such as `^(a+)+$` backtracks exponentially in the value's
+/// length, a known limit (RELIABILITY.md) that would otherwise show up here as timeouts.
+private func derivedContexts(_ set: FlagSet, seed: [UInt8]) -> (contexts: [EvaluationContext], instants: [Date]) {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in seed { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    var conditions: [Condition] = []
+    var units = ["u-1"]
+    var dates: [Date] = []
+    for cohort in set.cohorts.values {
+        conditions += cohort.groups.joined()
+        units += cohort.include + cohort.exclude
     }
-}
-
-/// A property violation: trap, so that libFuzzer records the input as a crash.
-private func fail(_ message: String) -> Never {
-    fatalError("FlagSetFuzz: \(message)")
+    for flag in set.flags.values {
+        for rule in flag.rules { if case .conditions(let list) = rule.target { conditions += list } }
+        for override in flag.overrides {
+            if case .unit(let unit) = override.target { units.append(unit) }
+            dates += override.until.map { [$0] } ?? []
+        }
+        dates += flag.expiresAt.map { [$0] } ?? []
+        if case .schedule(let steps) = flag.rollout?.stage { dates += steps.map(\.at) }
+    }
+    for condition in conditions where condition.attribute == "unitID" { units += condition.values }
+    func next(_ bound: Int) -> Int {
+        hash = hash &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return bound <= 1 ? 0 : Int((hash >> 33) % UInt64(bound))
+    }
+    var contexts: [EvaluationContext] = []
+    for _ in 0..<2 {
+        var attributes: [String: String] = [:]
+        for condition in conditions where condition.attribute != "unitID" {
+            var value = condition.values.isEmpty ? "" : condition.values[next(condition.values.count)]
+            switch next(4) {
+            case 0: value += "1"
+            case 1: value = ""
+            default: break
+            }
+            attributes[condition.attribute] = String(value.prefix(16))
+        }
+        contexts.append(EvaluationContext(unitID: String(units[next(units.count)].prefix(16)), attributes: attributes))
+    }
+    let derivedInstants = (0..<2).map { _ in
+        dates.isEmpty ? instants[0] : dates[next(dates.count)].addingTimeInterval(Double(next(3) - 1))
+    }
+    return (contexts, derivedInstants)
 }

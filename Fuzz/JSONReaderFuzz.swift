@@ -1,12 +1,14 @@
 // libFuzzer harness for JSONReader and JSONWriter. Build and run with `Fuzz/run json` (see Fuzz/README.md).
 //
-// Compiled into one module with Sources/FlagCore/*.swift, so internal API is reachable without @testable.
+// FlagCore is built with -enable-testing (see Fuzz/run), so internal API is reachable through @testable.
 // Properties checked on every input; a violation traps so that libFuzzer saves the input as a crash:
 // - no crash, no sanitizer report, whatever the bytes;
 // - a rejection carries a position inside the document;
 // - parse and the validating skipper accept exactly the same documents; readRawValue returns the value's bytes;
 // - an accepted document's canonical bytes parse to an identical value and are a fixed point;
 //   the pretty form parses to the same value too.
+
+@testable import FlagCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -69,15 +71,4 @@ private func identical(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
         return a.allSatisfy { key, value in b[key].map { identical(value, $0) } ?? false }
     default: return false
     }
-}
-
-private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes.prefix(200), as: UTF8.self) }
-
-private func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fail(message()) }
-}
-
-/// A property violation: trap, so that libFuzzer records the input as a crash.
-private func fail(_ message: String) -> Never {
-    fatalError("JSONReaderFuzz: \(message)")
 }

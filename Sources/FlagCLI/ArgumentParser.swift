@@ -80,14 +80,15 @@ private struct State {
     }
 
     private mutating func option(_ token: String, rest: inout ArraySlice<String>) {
-        let body = token.dropFirst(2)
+        // Scalars, not Characters: a value starting with a combining mark would join the `=` and hide it.
+        let body = token.dropFirst(2).unicodeScalars
         let name: String
         var inline: String?
         if let equals = body.firstIndex(of: "=") {
-            name = String(body[..<equals])
-            inline = String(body[body.index(after: equals)...])
+            name = String(Substring(body[..<equals]))
+            inline = String(Substring(body[body.index(after: equals)...]))
         } else {
-            name = String(body)
+            name = String(Substring(body))
         }
         let global = GlobalOptions.options.first { $0.name == name }
         guard let option = global ?? command?.configuration.options.first(where: { $0.name == name }) else {
@@ -107,9 +108,10 @@ private struct State {
             if global != nil { globalFlags.insert(name) } else { flags.insert(name) }
             return
         case .value, .repeated:
+            // `-h` asks for help anywhere, as `--help` does: neither is taken as the value.
             if let inline {
                 value = inline
-            } else if let next = rest.first, !next.hasPrefix("--") {
+            } else if let next = rest.first, !next.hasPrefix("--"), next != "-h" {
                 value = next
                 rest.removeFirst()
             } else {

@@ -32,15 +32,18 @@ enum OverridesParser {
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
             let source = "\(name):\(number)"
-            var line = Substring(rawLine).trimmingWhitespace()
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            if line.hasPrefix("export ") { line = line.dropFirst("export ".count).trimmingWhitespace() }
+            // Scalar by scalar: as Characters, a combining mark right after '=', '#' or a space joins it and hides it.
+            var line = Substring(rawLine).unicodeScalars.trimmingWhitespace()
+            if line.isEmpty || line.first == "#" { continue }
+            if line.starts(with: "export ".unicodeScalars) {
+                line = line.dropFirst("export ".count).trimmingWhitespace()
+            }
             guard let equals = line.firstIndex(of: "=") else {
                 problems.append(OverrideProblem(source: source, message: "expected KEY=VALUE, found no '='"))
                 continue
             }
-            let name = line[..<equals].trimmingWhitespace()
-            let value = line[line.index(after: equals)...].trimmingWhitespace()
+            let name = Substring(line[..<equals].trimmingWhitespace())
+            let value = Substring(line[line.index(after: equals)...].trimmingWhitespace())
             guard let key = flagKey(forName: String(name)) else {
                 problems.append(
                     OverrideProblem(
@@ -81,8 +84,13 @@ enum OverridesParser {
 
     /// `FLAG_NEW_CHECKOUT` → `new-checkout`: drop the prefix, lower-case, `_` → `-`.
     static func flagKey(forVariable name: String) -> String? {
-        let body = name.dropFirst("FLAG_".count)
-        let key = String(body.lowercased().map { $0 == "_" ? "-" : $0 })
+        // ASCII lower-casing only: Unicode's would turn the Kelvin sign (U+212A) into a `k`.
+        let body = name.unicodeScalars.dropFirst("FLAG_".count).map { scalar -> Unicode.Scalar in
+            if scalar == "_" { return "-" }
+            guard ("A"..."Z").contains(scalar) else { return scalar }
+            return Unicode.Scalar(UInt8(truncatingIfNeeded: scalar.value) | 0x20)
+        }
+        let key = String(String.UnicodeScalarView(body))
         return isFlagKey(key) ? key : nil
     }
 
@@ -149,8 +157,16 @@ struct OverrideValueError: Error, Sendable, Equatable {
 }
 
 extension Substring {
-    /// Without leading and trailing spaces and tabs.
+    /// Without leading spaces and tabs, and trailing spaces, tabs and CRs.
     func trimmingWhitespace() -> Substring {
+        Substring(unicodeScalars.trimmingWhitespace())
+    }
+}
+
+extension Substring.UnicodeScalarView {
+    /// Without leading spaces and tabs, and trailing spaces, tabs and CRs (scalars, so a combining mark after a
+    /// space does not keep it).
+    func trimmingWhitespace() -> Substring.UnicodeScalarView {
         var result = self
         while let first = result.first, first == " " || first == "\t" { result = result.dropFirst() }
         while let last = result.last, last == " " || last == "\t" || last == "\r" { result = result.dropLast() }

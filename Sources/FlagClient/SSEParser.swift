@@ -107,8 +107,13 @@ struct SSEParser: Sendable {
         case "event":
             eventType = String(decoding: value, as: UTF8.self)
         case "data":
-            if hasData { data.append(0x0A) }
-            if data.count + value.count <= maximumLineLength { data.append(contentsOf: value) }
+            // The line feed joining data lines counts toward the limit too: empty `data` lines would otherwise
+            // grow an event without bound.
+            let separator = hasData ? 1 : 0
+            if data.count + separator + value.count <= maximumLineLength {
+                if hasData { data.append(0x0A) }
+                data.append(contentsOf: value)
+            }
             hasData = true
         case "id":
             // An id containing NUL is ignored, as the standard says.

@@ -63,7 +63,10 @@ extension HTTPRequestParser {
                     return .event(fail(.headerFieldsTooLarge, "trailer section exceeds \(limits.maxHeaderBytes) bytes"))
                 }
                 return .needMoreInput
-            case .bareLineFeed:
+            case .bareLineFeed(let length):
+                if trailerBytes + length + 1 > limits.maxHeaderBytes {
+                    return .event(fail(.headerFieldsTooLarge, "trailer section exceeds \(limits.maxHeaderBytes) bytes"))
+                }
                 return .event(fail(.badRequest, "bare LF in the trailer section; use CRLF"))
             case .complete(let line):
                 readIndex = line.upperBound + 2

@@ -112,19 +112,15 @@ public struct HTTPRequestParser: Sendable {
             case .requestLine:
                 switch findLine(raw) {
                 case .incomplete(let available):
-                    return checkIncompleteRequestLine(raw, available: available)
-                case .bareLineFeed:
+                    return requestLineLimitRejection(raw, length: available).map { fail($0) }
+                case .bareLineFeed(let length):
+                    if let rejection = requestLineLimitRejection(raw, length: length) { return fail(rejection) }
                     return fail(.badRequest, "bare LF in the request line; lines must end with CRLF")
                 case .complete(let line):
+                    if let rejection = requestLineLimitRejection(raw, length: line.count + 1) { return fail(rejection) }
                     readIndex = line.upperBound + 2
                     head.headBytes += line.count + 2
-                    if head.headBytes > limits.maxHeaderBytes {
-                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
-                    }
                     if line.isEmpty { continue }  // RFC 9112 §2.2: empty lines before the request line are skipped
-                    if line.count > limits.maxRequestLineBytes {
-                        return fail(.uriTooLong, "request line exceeds \(limits.maxRequestLineBytes) bytes")
-                    }
                     if let rejection = parseRequestLine(UnsafeRawBufferPointer(rebasing: raw[line])) {
                         return fail(rejection)
                     }
@@ -137,7 +133,11 @@ public struct HTTPRequestParser: Sendable {
                         return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
                     }
                     return nil
-                case .bareLineFeed:
+                case .bareLineFeed(let length):
+                    // The size limit first, as when the LF comes in a later read than the bytes before it.
+                    if head.headBytes + length + 1 > limits.maxHeaderBytes {
+                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+                    }
                     return fail(.badRequest, "bare LF after header field \(head.fields.count + 1); use CRLF")
                 case .complete(let line):
                     readIndex = line.upperBound + 2
@@ -203,17 +203,19 @@ public struct HTTPRequestParser: Sendable {
         return .request(request)
     }
 
-    /// A request line is still incomplete: reject now if it can no longer fit the limits.
-    private mutating func checkIncompleteRequestLine(_ raw: UnsafeRawBufferPointer, available: Int) -> HTTPParserEvent?
-    {
-        let endsWithCR = available > 0 && raw[raw.count - 1] == ASCII.cr
-        if available - (endsWithCR ? 1 : 0) > limits.maxRequestLineBytes {
-            return fail(.uriTooLong, "request line exceeds \(limits.maxRequestLineBytes) bytes")
+    /// The limit passed by a request line of which `length` bytes (up to its LF, if any) have arrived, judged as
+    /// if they had come one at a time, so that the status does not depend on how the peer's writes were split.
+    private func requestLineLimitRejection(_ raw: UnsafeRawBufferPointer, length: Int) -> HTTPRejection? {
+        // The line is too long at maxRequestLineBytes + 1 bytes, unless the last of them is a CR that may end it.
+        var lineTooLongAt = limits.maxRequestLineBytes + 1
+        if lineTooLongAt <= length && raw[readIndex + lineTooLongAt - 1] == ASCII.cr { lineTooLongAt += 1 }
+        // The head is too large when its bytes so far and the LF still to come exceed the limit.
+        let headTooLargeAt = limits.maxHeaderBytes - head.headBytes
+        guard min(lineTooLongAt, headTooLargeAt) <= length else { return nil }
+        if lineTooLongAt <= headTooLargeAt {
+            return HTTPRejection(.uriTooLong, "request line exceeds \(limits.maxRequestLineBytes) bytes")
         }
-        if head.headBytes + available + 1 > limits.maxHeaderBytes {
-            return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
-        }
-        return nil
+        return HTTPRejection(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
     }
 
     mutating func fail(_ kind: HTTPRejection.Kind, _ message: String) -> HTTPParserEvent {
@@ -235,7 +237,8 @@ public struct HTTPRequestParser: Sendable {
         /// A line's content without its CRLF, as a range of the buffer.
         case complete(Range<Int>)
         case incomplete(available: Int)
-        case bareLineFeed
+        /// A LF without a CR before it, after `length` bytes of the line.
+        case bareLineFeed(length: Int)
     }
 
     /// Finds the CRLF-terminated line that starts at `readIndex`; does not consume it.
@@ -250,7 +253,9 @@ public struct HTTPRequestParser: Sendable {
         }
         let lineFeed = base.distance(to: UnsafeRawPointer(found))
         lineScanned = 0
-        guard lineFeed > readIndex, raw[lineFeed - 1] == ASCII.cr else { return .bareLineFeed }
+        guard lineFeed > readIndex, raw[lineFeed - 1] == ASCII.cr else {
+            return .bareLineFeed(length: lineFeed - readIndex)
+        }
         return .complete(readIndex..<(lineFeed - 1))
     }
 }
