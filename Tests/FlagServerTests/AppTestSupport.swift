@@ -1,13 +1,12 @@
 import FlagCore
 import Foundation
-import Synchronization
 import Testing
 
 @testable import FlagServer
 
 /// A clock a test moves by hand, starting at 2027-01-15T08:00:00Z.
 final class TestClock: Sendable {
-    private let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    private let date = Locked(Date(timeIntervalSince1970: 1_800_000_000))
 
     var clock: ServerClock { ServerClock { [self] in now } }
     var now: Date { date.withLock { $0 } }

@@ -165,7 +165,7 @@ struct HTTPServerSlowClientLiveTests {
             let payload = Array(("GET /slow HTTP/1.1\r\nHost: t\r\nX: " + String(repeating: "a", count: 500)).utf8)
             // A keep-alive client asks every 10 ms on another thread while the 200 sockets trickle.
             let stop = Atomic(false)
-            let tally = Mutex((served: 0, failed: 0, slowest: Duration.zero))
+            let tally = Locked((served: 0, failed: 0, slowest: Duration.zero))
             let done = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {
                 defer { done.signal() }

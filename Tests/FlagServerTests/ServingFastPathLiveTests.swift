@@ -1,6 +1,5 @@
 import FlagCore
 import Foundation
-import Synchronization
 import Testing
 
 @testable import FlagServer
@@ -10,7 +9,7 @@ import Testing
 @Suite("Serving fast path, live on port 0")
 struct ServingFastPathLiveTests {
     @Test func everyRequestOfAConnectionSharesItsContextAndOnlyThose() throws {
-        let seen = Mutex<[String: [ObjectIdentifier]]>([:])
+        let seen = Locked<[String: [ObjectIdentifier]]>([:])
         let handler: HTTPHandler = { request, responder in
             if let context = request.connection {
                 seen.withLock { $0[request.path, default: []].append(ObjectIdentifier(context)) }
