@@ -9,20 +9,22 @@ import Foundation
 protocol EvaluationSource: Sendable {
     /// The set's version.
     var version: Int { get }
-    /// Evaluates the flag `handle` names as `type`; never throws.
+    /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
+    /// time; never throws.
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue>
     /// The killed flags with their kill values, when known without decoding the whole set; `nil` for the lazy form.
     var killed: [String: JSONValue]? { get }
 }
 
 extension EvaluationSource {
-    /// Evaluates `key` as `type`, hashing the key for this call only.
+    /// Evaluates `key` as `type` at `now`, hashing the key for this call only.
     func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        evaluate(FlagHandle(key), type: type, default: fallback, context: context, at: now)
+        evaluate(FlagHandle(key), type: type, default: fallback, context: context, clock: { now })
     }
 }
 
@@ -49,9 +51,10 @@ final class CompiledSource: EvaluationSource {
     var version: Int { compiled.version }
 
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
-        compiled.evaluate(handle, type: type, default: fallback, context: context, at: now)
+        compiled.evaluate(handle, type: type, default: fallback, context: context, clock: now)
     }
 }
 
@@ -65,13 +68,14 @@ struct OverlaySource: EvaluationSource {
     let killed: [String: JSONValue]?
 
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
         var detail: EvaluationDetail<JSONValue>
         if changed.contains(handle.key) || removed.contains(handle.key) {
-            detail = overlay.evaluate(handle, type: type, default: fallback, context: context, at: now)
+            detail = overlay.evaluate(handle, type: type, default: fallback, context: context, clock: now)
         } else {
-            detail = base.evaluate(handle, type: type, default: fallback, context: context, at: now)
+            detail = base.evaluate(handle, type: type, default: fallback, context: context, clock: now)
         }
         detail.version = version
         return detail
@@ -94,9 +98,10 @@ final class LazySource: EvaluationSource {
     var killed: [String: JSONValue]? { nil }
 
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
-        compiled(for: handle.key).evaluate(handle, type: type, default: fallback, context: context, at: now)
+        compiled(for: handle.key).evaluate(handle, type: type, default: fallback, context: context, clock: now)
     }
 
     /// The set holding only `key` and the cohorts, compiled once.

@@ -88,20 +88,26 @@ public final class FlagSession: FeatureFlags, Sendable {
         typed: (JSONValue) -> TypedValue?, read: (FrozenTable, Int) -> Result
     ) -> Result {
         let name = handle.key
-        let (source, now) = core.sourceAndTime()
-        let detail: EvaluationDetail<JSONValue>
+        let (source, skew) = core.sourceAndSkew()
+        // Built in place and moved into the table: each copy of a detail costs a retain per string through its
+        // generic value witnesses.
+        var entry: Frozen
         if let source {
-            detail = source.evaluate(handle, type: type, default: fallback, context: context, at: now)
+            // The clock is read only for a flag whose value can depend on the time.
+            let clock = core.dependencies.now
+            entry = Frozen(
+                detail: source.evaluate(handle, type: type, default: fallback, context: context) {
+                    clock().addingTimeInterval(skew)
+                })
         } else {
-            detail = EvaluationDetail(
-                value: fallback, reason: .default, errorCode: .providerNotReady,
-                errorMessage: "no flag set yet: serving the compiled-in default")
+            entry = Frozen(
+                detail: EvaluationDetail(
+                    value: fallback, reason: .default, errorCode: .providerNotReady,
+                    errorMessage: "no flag set yet: serving the compiled-in default"))
         }
-        let typedValue = detail.errorCode == nil ? typed(detail.value) : nil
-        // Copied only for a persisted session; otherwise the detail moves into the table: a copy costs a retain
-        // per string through its generic value witnesses.
-        let persisted = id != nil && detail.errorCode != .providerNotReady ? detail : nil
-        var entry = Frozen(detail: consume detail, typed: typedValue)
+        if entry.detail.errorCode == nil { entry.typed = typed(entry.detail.value) }
+        var persisted: EvaluationDetail<JSONValue>?
+        if id != nil, entry.detail.errorCode != .providerNotReady { persisted = entry.detail }
         let (result, inserted) = frozen.withLockedValue { table in
             let (position, inserted) = table.insertIfAbsent(name, hash: hash, &entry)
             return (read(table, position), inserted)
