@@ -6,7 +6,10 @@ import Foundation
 /// Three forms, because the speed targets pull apart: a whole `CompiledFlagSet` is the fastest to evaluate but takes
 /// ~15 ms to build from a 1 MB document, too slow for the first value at launch (lazy, per flag) and for a one-flag
 /// patch (an overlay of the changed flags over the previous set).
-protocol EvaluationSource: Sendable {
+///
+/// Class-bound: copying the source out of the client's lock at every first read is then one retain, where a
+/// copy of an unconstrained existential went through its value witnesses (~140 instructions, twice a read).
+protocol EvaluationSource: AnyObject, Sendable {
     /// The set's version.
     var version: Int { get }
     /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
@@ -59,13 +62,25 @@ final class CompiledSource: EvaluationSource {
 }
 
 /// The flags a patch changed, compiled with every cohort of the new set, over the previous source.
-struct OverlaySource: EvaluationSource {
+final class OverlaySource: EvaluationSource {
     let base: any EvaluationSource
     let overlay: CompiledFlagSet
     let changed: Set<String>
     let removed: Set<String>
     let version: Int
     let killed: [String: JSONValue]?
+
+    init(
+        base: any EvaluationSource, overlay: CompiledFlagSet, changed: Set<String>, removed: Set<String>, version: Int,
+        killed: [String: JSONValue]?
+    ) {
+        self.base = base
+        self.overlay = overlay
+        self.changed = changed
+        self.removed = removed
+        self.version = version
+        self.killed = killed
+    }
 
     func evaluate(
         _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
