@@ -88,23 +88,9 @@ public final class FlagSession: FeatureFlags, Sendable {
         typed: (JSONValue) -> TypedValue?, read: (FrozenTable, Int) -> Result
     ) -> Result {
         let name = handle.key
-        let (source, skew) = core.sourceAndSkew()
-        // Built in place and moved into the table: each copy of a detail costs a retain per string through its
-        // generic value witnesses.
-        var entry: Frozen
-        if let source {
-            // The clock is read only for a flag whose value can depend on the time.
-            let clock = core.dependencies.now
-            entry = Frozen(
-                detail: source.evaluate(handle, type: type, default: fallback, context: context) {
-                    clock().addingTimeInterval(skew)
-                })
-        } else {
-            entry = Frozen(
-                detail: EvaluationDetail(
-                    value: fallback, reason: .default, errorCode: .providerNotReady,
-                    errorMessage: "no flag set yet: serving the compiled-in default"))
-        }
+        // Built in place and moved into the table: each copy of an entry costs a retain per string through its
+        // outlined value witnesses (assigning it in two branches copied it once more).
+        var entry = Frozen(detail: evaluate(handle, type: type, default: fallback))
         if entry.detail.errorCode == nil { entry.typed = typed(entry.detail.value) }
         var persisted: EvaluationDetail<JSONValue>?
         if id != nil, entry.detail.errorCode != .providerNotReady { persisted = entry.detail }
@@ -116,6 +102,23 @@ public final class FlagSession: FeatureFlags, Sendable {
             core.persist(sessionID: id, values: [(name, persisted)])
         }
         return result
+    }
+
+    /// Evaluates the flag `handle` names in the set in use; `PROVIDER_NOT_READY` when there is none yet.
+    private func evaluate(
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue
+    ) -> EvaluationDetail<JSONValue> {
+        let (source, skew) = core.sourceAndSkew()
+        guard let source else {
+            return EvaluationDetail(
+                value: fallback, reason: .default, errorCode: .providerNotReady,
+                errorMessage: "no flag set yet: serving the compiled-in default")
+        }
+        // The clock is read only for a flag whose value can depend on the time.
+        let clock = core.dependencies.now
+        return source.evaluate(handle, type: type, default: fallback, context: context) {
+            clock().addingTimeInterval(skew)
+        }
     }
 
     /// Replaces the values of flags killed in a new set (read or not yet read) by their kill values.
