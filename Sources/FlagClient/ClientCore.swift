@@ -41,10 +41,9 @@ final class ClientCore: Sendable {
         logger?(FlagClientLogMessage(level: level, message: message))
     }
 
-    /// The set in use and the server-corrected time, read together.
-    func sourceAndTime() -> (source: (any EvaluationSource)?, now: Date) {
-        let (source, skew) = current.withLockedValue { ($0.source, $0.skew) }
-        return (source, dependencies.now().addingTimeInterval(skew))
+    /// The set in use and the server-clock correction, read together.
+    func sourceAndSkew() -> (source: (any EvaluationSource)?, skew: Double) {
+        current.withLockedValue { ($0.source, $0.skew) }
     }
 
     /// The local clock corrected by the server's.

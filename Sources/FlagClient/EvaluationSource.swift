@@ -6,23 +6,28 @@ import Foundation
 /// Three forms, because the speed targets pull apart: a whole `CompiledFlagSet` is the fastest to evaluate but takes
 /// ~15 ms to build from a 1 MB document, too slow for the first value at launch (lazy, per flag) and for a one-flag
 /// patch (an overlay of the changed flags over the previous set).
-protocol EvaluationSource: Sendable {
+///
+/// Class-bound: copying the source out of the client's lock at every first read is then one retain, where a
+/// copy of an unconstrained existential went through its value witnesses (~140 instructions, twice a read).
+protocol EvaluationSource: AnyObject, Sendable {
     /// The set's version.
     var version: Int { get }
-    /// Evaluates the flag `handle` names as `type`; never throws.
+    /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
+    /// time; never throws.
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue>
     /// The killed flags with their kill values, when known without decoding the whole set; `nil` for the lazy form.
     var killed: [String: JSONValue]? { get }
 }
 
 extension EvaluationSource {
-    /// Evaluates `key` as `type`, hashing the key for this call only.
+    /// Evaluates `key` as `type` at `now`, hashing the key for this call only.
     func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        evaluate(FlagHandle(key), type: type, default: fallback, context: context, at: now)
+        evaluate(FlagHandle(key), type: type, default: fallback, context: context, clock: { now })
     }
 }
 
@@ -49,14 +54,15 @@ final class CompiledSource: EvaluationSource {
     var version: Int { compiled.version }
 
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
-        compiled.evaluate(handle, type: type, default: fallback, context: context, at: now)
+        compiled.evaluate(handle, type: type, default: fallback, context: context, clock: now)
     }
 }
 
 /// The flags a patch changed, compiled with every cohort of the new set, over the previous source.
-struct OverlaySource: EvaluationSource {
+final class OverlaySource: EvaluationSource {
     let base: any EvaluationSource
     let overlay: CompiledFlagSet
     let changed: Set<String>
@@ -64,14 +70,27 @@ struct OverlaySource: EvaluationSource {
     let version: Int
     let killed: [String: JSONValue]?
 
+    init(
+        base: any EvaluationSource, overlay: CompiledFlagSet, changed: Set<String>, removed: Set<String>, version: Int,
+        killed: [String: JSONValue]?
+    ) {
+        self.base = base
+        self.overlay = overlay
+        self.changed = changed
+        self.removed = removed
+        self.version = version
+        self.killed = killed
+    }
+
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
         var detail: EvaluationDetail<JSONValue>
         if changed.contains(handle.key) || removed.contains(handle.key) {
-            detail = overlay.evaluate(handle, type: type, default: fallback, context: context, at: now)
+            detail = overlay.evaluate(handle, type: type, default: fallback, context: context, clock: now)
         } else {
-            detail = base.evaluate(handle, type: type, default: fallback, context: context, at: now)
+            detail = base.evaluate(handle, type: type, default: fallback, context: context, clock: now)
         }
         detail.version = version
         return detail
@@ -94,9 +113,10 @@ final class LazySource: EvaluationSource {
     var killed: [String: JSONValue]? { nil }
 
     func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
-        compiled(for: handle.key).evaluate(handle, type: type, default: fallback, context: context, at: now)
+        compiled(for: handle.key).evaluate(handle, type: type, default: fallback, context: context, clock: now)
     }
 
     /// The set holding only `key` and the cohorts, compiled once.

@@ -13,13 +13,15 @@ extension FlagSession {
     }
 
     /// One frozen flag: its whole detail, and the decoded value of a `Decodable` key so that it decodes once.
-    final class Frozen: Sendable {
-        let detail: EvaluationDetail<JSONValue>
-        let typed: TypedValue?
+    /// A value stored in the session's table, not an object: a first read allocated one per flag (~220
+    /// instructions, and fresh memory that no cache holds when 100,000 sessions each read once).
+    struct Frozen: Sendable {
+        var detail: EvaluationDetail<JSONValue>
+        var typed: TypedValue?
         /// Set by a kill: a later restore does not undo it in this session.
-        let killed: Bool
+        var killed: Bool
 
-        init(detail: EvaluationDetail<JSONValue>, typed: TypedValue? = nil, killed: Bool = false) {
+        init(detail: consuming EvaluationDetail<JSONValue>, typed: TypedValue? = nil, killed: Bool = false) {
             self.detail = detail
             self.typed = typed
             self.killed = killed
@@ -39,23 +41,28 @@ extension FlagSession {
     }
 
     /// The frozen flags by name, keyed by the hash that the `FlagKey` computed once: a frozen read compares integers
-    /// and then one name, never runs a hasher, and copies one small enum.
+    /// and then one name, never runs a hasher.
     ///
-    /// Entries sit densely in insertion order and are scanned while there are few (most sessions read a handful of
-    /// flags); past `linearLimit` an open-addressing index of entry positions joins them. A table of pre-filled
-    /// slots cost a first read more than the evaluation: eight `Slot`s initialized, and destroyed with the session.
+    /// The first flag a session freezes is stored in the table itself, which lives in the session's lock storage
+    /// allocated with the session: most sessions read a handful of flags, and the first read of a fresh session
+    /// then allocates nothing (the array of later entries cost ~680 instructions and cold memory). `first` is a
+    /// placeholder while `count` is 0, not an optional: reading a field of an optional this size copied all of it.
+    /// Later entries sit densely in insertion order and are scanned while there are few; past `linearLimit` an
+    /// open-addressing index of entry positions joins them. Position 0 is `first`, position `p` is `rest[p - 1]`.
     struct FrozenTable: Sendable {
         struct Entry: Sendable {
             var hash: Int
             var name: String
-            var value: FrozenLookup
             var frozen: Frozen
         }
 
         static let linearLimit = 8
 
-        private var entries: [Entry] = []
-        /// Positions in `entries` plus one (0 marks an empty slot); empty while the table is scanned linearly.
+        private var count = 0
+        private var first = Entry(
+            hash: 0, name: "", frozen: Frozen(detail: EvaluationDetail(value: .null, reason: .default)))
+        private var rest: [Entry] = []
+        /// Positions plus one (0 marks an empty slot); empty while the table is scanned linearly.
         private var index: [Int32] = []
 
         init(_ details: [String: EvaluationDetail<JSONValue>]) {
@@ -66,45 +73,66 @@ extension FlagSession {
         @inline(__always)
         func find(_ name: String, hash: Int) -> FrozenLookup {
             guard let position = position(of: name, hash: hash) else { return .missing }
-            return entries[position].value
+            return lookup(at: position)
         }
 
         /// The frozen entry of `name`, whose `hashValue` is `hash`.
         func frozen(_ name: String, hash: Int) -> Frozen? {
-            position(of: name, hash: hash).map { entries[$0].frozen }
+            position(of: name, hash: hash).map { frozen(at: $0) }
         }
 
-        /// Freezes `frozen` for `name` unless an entry is there already; returns the entry that stays.
-        mutating func insertIfAbsent(_ name: String, hash: Int, _ frozen: Frozen) -> Frozen {
-            if let position = position(of: name, hash: hash) { return entries[position].frozen }
-            append(Entry(hash: hash, name: name, value: frozen.lookup, frozen: frozen))
-            return frozen
+        /// Freezes `frozen` for `name` unless an entry is there already; returns the position of the entry that
+        /// stays and whether it is the new one. A new first entry is swapped in, not copied: `frozen` is left
+        /// holding the placeholder.
+        mutating func insertIfAbsent(
+            _ name: String, hash: Int, _ frozen: inout Frozen
+        ) -> (position: Int, inserted: Bool) {
+            if let position = position(of: name, hash: hash) { return (position, false) }
+            if count == 0 {
+                first.hash = hash
+                first.name = name
+                swap(&first.frozen, &frozen)
+                count = 1
+                return (0, true)
+            }
+            return (append(Entry(hash: hash, name: name, frozen: frozen)), true)
+        }
+
+        /// What a read of the entry at `position` (from this table) finds.
+        @inline(__always)
+        func lookup(at position: Int) -> FrozenLookup {
+            position == 0 ? first.frozen.lookup : rest[position - 1].frozen.lookup
+        }
+
+        /// The entry at `position` (from this table).
+        func frozen(at position: Int) -> Frozen {
+            position == 0 ? first.frozen : rest[position - 1].frozen
         }
 
         /// The frozen entry of `name`.
         subscript(name: String) -> Frozen? {
-            get { position(of: name, hash: name.hashValue).map { entries[$0].frozen } }
+            get { frozen(name, hash: name.hashValue) }
             set {
                 guard let newValue else { return }  // frozen values are replaced, never removed
                 let hash = name.hashValue
-                if let position = position(of: name, hash: hash) {
-                    entries[position].value = newValue.lookup
-                    entries[position].frozen = newValue
-                } else {
-                    append(Entry(hash: hash, name: name, value: newValue.lookup, frozen: newValue))
+                switch position(of: name, hash: hash) {
+                case 0?: first.frozen = newValue
+                case let position?: rest[position - 1].frozen = newValue
+                case nil: _ = append(Entry(hash: hash, name: name, frozen: newValue))
                 }
             }
         }
 
         /// The names frozen so far.
-        var names: [String] { entries.map(\.name) }
+        var names: [String] { count == 0 ? [] : [first.name] + rest.map(\.name) }
 
         @inline(__always)
         private func position(of name: String, hash: Int) -> Int? {
             if index.isEmpty {
-                for position in entries.indices
-                where entries[position].hash == hash && entries[position].name == name {
-                    return position
+                guard count > 0 else { return nil }
+                if first.hash == hash && first.name == name { return 0 }
+                for position in rest.indices where rest[position].hash == hash && rest[position].name == name {
+                    return position + 1
                 }
                 return nil
             }
@@ -113,30 +141,46 @@ extension FlagSession {
             while true {
                 let stored = Int(index[slot])
                 if stored == 0 { return nil }
-                if entries[stored - 1].hash == hash && entries[stored - 1].name == name { return stored - 1 }
+                if hashAt(stored - 1) == hash && nameAt(stored - 1) == name { return stored - 1 }
                 slot = (slot + 1) & mask
             }
         }
 
-        private mutating func append(_ entry: Entry) {
-            if entries.isEmpty { entries.reserveCapacity(4) }
-            entries.append(entry)
-            guard entries.count > Self.linearLimit else { return }
-            if entries.count * 2 > index.count {
+        private func hashAt(_ position: Int) -> Int {
+            position == 0 ? first.hash : rest[position - 1].hash
+        }
+
+        private func nameAt(_ position: Int) -> String {
+            position == 0 ? first.name : rest[position - 1].name
+        }
+
+        /// Appends `entry`; returns its position.
+        private mutating func append(_ entry: Entry) -> Int {
+            if count == 0 {
+                first = entry
+                count = 1
+                return 0
+            }
+            if rest.isEmpty { rest.reserveCapacity(4) }
+            rest.append(entry)
+            count += 1
+            guard count > Self.linearLimit else { return count - 1 }
+            if count * 2 > index.count {
                 reindex(capacity: max(32, index.count * 2))
             } else {
-                place(entries.count - 1)
+                place(count - 1)
             }
+            return count - 1
         }
 
         private mutating func reindex(capacity: Int) {
             index = Array(repeating: 0, count: capacity)
-            for position in entries.indices { place(position) }
+            for position in 0..<count { place(position) }
         }
 
         private mutating func place(_ position: Int) {
             let mask = index.count - 1
-            var slot = entries[position].hash & mask
+            var slot = hashAt(position) & mask
             while index[slot] != 0 { slot = (slot + 1) & mask }
             index[slot] = Int32(position + 1)
         }

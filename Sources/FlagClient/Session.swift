@@ -46,7 +46,7 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let frozen = freeze(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
+        let frozen = frozenEntry(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
             key.isPrimitive ? nil : key.convert($0).map { TypedValue($0) }
         }
         if !key.isPrimitive, frozen.detail.errorCode == nil, let value = frozen.typed?.value as? Value {
@@ -63,38 +63,62 @@ public final class FlagSession: FeatureFlags, Sendable {
         if let overrides = core.overrides, overrides.isActive { return .missing }
         let found = frozen.withLockedValue { $0.find(handle.key, hash: hash) }
         if case .missing = found {
-            return freeze(handle, hash: hash, type: type, default: fallback, knownMissing: true, typed: { _ in nil })
-                .lookup
+            return freeze(handle, hash: hash, type: type, default: fallback, typed: { _ in nil }) { table, position in
+                table.lookup(at: position)
+            }
         }
         return found
     }
 
     /// The frozen entry of the flag `handle` names, evaluating and freezing it at the first read.
-    private func freeze(
-        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue, knownMissing: Bool = false,
+    private func frozenEntry(
+        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
         typed: (JSONValue) -> TypedValue?
     ) -> Frozen {
+        if let entry = frozen.withLockedValue({ $0.frozen(handle.key, hash: hash) }) { return entry }
+        return freeze(handle, hash: hash, type: type, default: fallback, typed: typed) { table, position in
+            table.frozen(at: position)
+        }
+    }
+
+    /// Evaluates the flag `handle` names and freezes the result unless another thread (or a kill) froze the flag
+    /// meanwhile (the first stored value wins); `read` gets the entry that stays, inside the lock.
+    private func freeze<Result>(
+        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
+        typed: (JSONValue) -> TypedValue?, read: (FrozenTable, Int) -> Result
+    ) -> Result {
         let name = handle.key
-        if !knownMissing, let entry = frozen.withLockedValue({ $0.frozen(name, hash: hash) }) { return entry }
-        let (source, now) = core.sourceAndTime()
-        let detail: EvaluationDetail<JSONValue>
-        if let source {
-            detail = source.evaluate(handle, type: type, default: fallback, context: context, at: now)
-        } else {
-            detail = EvaluationDetail(
+        // Built in place and moved into the table: each copy of an entry costs a retain per string through its
+        // outlined value witnesses (assigning it in two branches copied it once more).
+        var entry = Frozen(detail: evaluate(handle, type: type, default: fallback))
+        if entry.detail.errorCode == nil { entry.typed = typed(entry.detail.value) }
+        var persisted: EvaluationDetail<JSONValue>?
+        if id != nil, entry.detail.errorCode != .providerNotReady { persisted = entry.detail }
+        let (result, inserted) = frozen.withLockedValue { table in
+            let (position, inserted) = table.insertIfAbsent(name, hash: hash, &entry)
+            return (read(table, position), inserted)
+        }
+        if inserted, let persisted, let id {
+            core.persist(sessionID: id, values: [(name, persisted)])
+        }
+        return result
+    }
+
+    /// Evaluates the flag `handle` names in the set in use; `PROVIDER_NOT_READY` when there is none yet.
+    private func evaluate(
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue
+    ) -> EvaluationDetail<JSONValue> {
+        let (source, skew) = core.sourceAndSkew()
+        guard let source else {
+            return EvaluationDetail(
                 value: fallback, reason: .default, errorCode: .providerNotReady,
                 errorMessage: "no flag set yet: serving the compiled-in default")
         }
-        let typedValue = detail.errorCode == nil ? typed(detail.value) : nil
-        let persisted = id != nil && detail.errorCode != .providerNotReady
-        // Moved, not copied: a copy of the detail costs a retain per string through its generic value witnesses.
-        let entry = Frozen(detail: consume detail, typed: typedValue)
-        // Another thread (or a kill) may have frozen the flag meanwhile: the first stored value wins.
-        let stored = frozen.withLockedValue { $0.insertIfAbsent(name, hash: hash, entry) }
-        if stored === entry, persisted, let id {
-            core.persist(sessionID: id, values: [(name, entry.detail)])
+        // The clock is read only for a flag whose value can depend on the time.
+        let clock = core.dependencies.now
+        return source.evaluate(handle, type: type, default: fallback, context: context) {
+            clock().addingTimeInterval(skew)
         }
-        return stored
     }
 
     /// Replaces the values of flags killed in a new set (read or not yet read) by their kill values.

@@ -89,6 +89,20 @@ public final class CompiledFlagSet: Sendable {
             trace: nil)
     }
 
+    /// Evaluates the flag a handle names for a caller expecting `type`, reading the time from `now` only when the
+    /// flag's value can depend on it (an expiry, an override with an end, a scheduled rollout). Never throws.
+    public func evaluate(
+        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
+        clock now: () -> Date
+    ) -> EvaluationDetail<JSONValue> {
+        let index = program.flagIndex(handle.key, hash: handle.hash)
+        // A timeless flag never compares `seconds` with anything finite, so any number gives the same result.
+        let seconds = index >= 0 && program.flags[index].timeless ? 0 : now().timeIntervalSince1970
+        return program.evaluate(
+            index, key: handle.key, type: type, default: fallback, context: context, at: seconds,
+            version: flagSet.version, setName: flagSet.name, trace: nil)
+    }
+
     /// Evaluates like `evaluate` and also returns each step considered, for `flagctl eval --explain`.
     public func explain(
         _ key: String, type: FlagType? = nil, default fallback: JSONValue? = nil, context: EvaluationContext,

@@ -195,7 +195,20 @@ struct ProgramBuilder {
             record.rules = Span(start: Int32(rules.count), count: Int32(lowered.count))
             rules += lowered
             record.rollout = plan.rollout.map { lower($0) } ?? -1
+            record.timeless = Self.isTimeless(plan)
             return record
+        }
+    }
+
+    /// Whether no step of evaluating `plan` reads the time (SPEC §2: expiry, override ends, rollout schedules).
+    private static func isTimeless(_ plan: FlagPlan) -> Bool {
+        func fixed(_ rollout: CompiledRollout?) -> Bool { rollout.map { $0.fixed != nil } ?? true }
+        guard plan.expiresAt == nil, fixed(plan.rollout) else { return false }
+        if let overrides = plan.unitOverrides, overrides.values.contains(where: { $0.until != nil }) { return false }
+        if plan.cohortOverrides.contains(where: { $0.until != nil }) { return false }
+        return plan.rules.allSatisfy { rule in
+            if case .rollout(let rollout) = rule.serve { return fixed(rollout) }
+            return true
         }
     }
 

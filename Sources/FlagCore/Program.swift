@@ -172,6 +172,8 @@ struct FlagRecord: Sendable {
     var cohortOverrides = Span.empty
     var rules = Span.empty
     var rollout: Int32 = -1
+    /// No step of the evaluation reads the time: no expiry, no override with an end, no scheduled rollout.
+    var timeless = false
 }
 
 /// Flag types as small numbers, so that the type check compares bytes.

@@ -226,6 +226,25 @@ import Testing
         // A wrong hash never finds another name's value.
         #expect(table.find("flag-1", hash: "flag-2".hashValue) == .missing)
     }
+
+    @Test func theFirstStoredValueWinsAndAKillReplacesIt() {
+        var table = FlagSession.FrozenTable([:])
+        var first = frozen(.bool(true))
+        #expect(table.insertIfAbsent("a", hash: "a".hashValue, &first) == (0, true))
+        var second = frozen(.bool(false))
+        #expect(table.insertIfAbsent("a", hash: "a".hashValue, &second) == (0, false))
+        #expect(table.lookup(at: 0) == .value(.bool(true)))
+        var other = frozen(.int(3))
+        #expect(table.insertIfAbsent("b", hash: "b".hashValue, &other) == (1, true))
+        #expect(table.find("b", hash: "b".hashValue) == .value(.int(3)))
+        // A kill replaces the inline first entry and a later one alike.
+        table["a"] = FlagSession.Frozen(detail: EvaluationDetail(value: .bool(false), reason: .disabled), killed: true)
+        table["b"] = FlagSession.Frozen(detail: EvaluationDetail(value: .int(0), reason: .disabled), killed: true)
+        #expect(table.find("a", hash: "a".hashValue) == .value(.bool(false)))
+        #expect(table["a"]?.killed == true)
+        #expect(table.frozen(at: 1).detail.value == .int(0))
+        #expect(table.names == ["a", "b"])
+    }
 }
 
 extension FlagSession.FrozenLookup: Equatable {

@@ -32,6 +32,64 @@ struct ProgramTests {
             (missing.value, missing.reason, missing.errorCode, missing.version) == (true, .default, .flagNotFound, 7))
     }
 
+    /// Flags and whether their value can depend on the time; a timed flag serves "then" on 2026-11-29 and
+    /// "default" from 2026-11-30.
+    static let clockCases: [(flag: String, timed: Bool)] = [
+        (#"{"type":"string","default":"default"}"#, false),
+        (
+            #"{"type":"string","default":"default","rules":[{"name":"de","conditions":[{"attribute":"country","op":"eq","values":["DE"]}],"value":"then"}],"rollout":{"value":"then","percent":25}}"#,
+            false
+        ),
+        (#"{"type":"string","default":"default","overrides":[{"unit":"u-1","value":"then"}]}"#, false),
+        (#"{"type":"string","default":"then","expiresAt":"2026-11-30T00:00:00Z","expiredValue":"default"}"#, true),
+        (
+            #"{"type":"string","default":"default","overrides":[{"unit":"u-1","value":"then","until":"2026-11-30T00:00:00Z"}]}"#,
+            true
+        ),
+        (
+            #"{"type":"string","default":"default","overrides":[{"cohort":"all","value":"then","until":"2026-11-30T00:00:00Z"}]}"#,
+            true
+        ),
+        (
+            #"{"type":"string","default":"default","rollout":{"value":"then","schedule":[{"at":"2026-11-29T00:00:00Z","percent":100},{"at":"2026-11-30T00:00:00Z","percent":0}]}}"#,
+            true
+        ),
+        (
+            #"{"type":"string","default":"default","rules":[{"name":"r","cohort":"all","rollout":{"value":"then","schedule":[{"at":"2026-11-29T00:00:00Z","percent":100},{"at":"2026-11-30T00:00:00Z","percent":0}]}}]}"#,
+            true
+        ),
+    ]
+
+    @Test(arguments: clockCases)
+    func theClockIsReadOnlyForFlagsThatDependOnTheTime(flag: String, timed: Bool) throws {
+        let set = try Fixtures.compile(
+            Fixtures.set(flag: flag, cohorts: #"{"all":{"groups":[[{"attribute":"country","op":"exists"}]]}}"#))
+        let context = EvaluationContext(unitID: "u-1", attributes: ["country": "DE"])
+        for at in [Self.now, Fixtures.date("2026-12-01T00:00:00Z")] {
+            var reads = 0
+            let detail = set.evaluate(FlagHandle("f"), type: .string, default: .string("caller"), context: context) {
+                reads += 1
+                return at
+            }
+            // Whether the clock is read or not, the detail is the one evaluating at that time gives.
+            let expected = set.evaluate("f", type: .string, default: .string("caller"), context: context, at: at)
+            #expect(detail.value == expected.value && detail.reason == expected.reason)
+            #expect(detail.variant == expected.variant)
+            #expect(reads == (timed ? 1 : 0))
+        }
+        if timed {
+            // Each timed case serves "then" today and "default" after 2026-11-30.
+            let today = set.evaluate(FlagHandle("f"), type: .string, default: .null, context: context) { Self.now }
+            let later = set.evaluate(FlagHandle("f"), type: .string, default: .null, context: context) {
+                Fixtures.date("2026-12-01T00:00:00Z")
+            }
+            #expect((today.value, later.value) == (.string("then"), .string("default")))
+        }
+        // A missing flag reads the clock (nothing is known of it) and still reports FLAG_NOT_FOUND.
+        let missing = set.evaluate(FlagHandle("nope"), type: .string, default: .null, context: context) { Self.now }
+        #expect(missing.errorCode == .flagNotFound)
+    }
+
     @Test func everyFlagOfALargeSetIsFoundByItsKey() throws {
         var flags: [String] = []
         for index in 0..<500 { flags.append(#""flag-\#(index)":{"type":"int","default":\#(index)}"#) }
