@@ -74,12 +74,7 @@ extension FlagCache {
         let current = FileIdentity(path: path)
         if current == file {
             guard Self.headerIsGone(path) else { return }
-            close(old)
-            let aside = try Self.moveAside(path: path, now: now)
-            log(.warning, "flag cache at \(path) was overwritten while in use; moved to \(aside) and rebuilt")
-            let database = try SQLiteDatabase(path: path, configuration: Self.configuration)
-            try Self.migrator.migrate(database)
-            opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+            try replaceWithEmpty(old, because: "was overwritten while in use", now: now)
             return
         }
         log(.warning, "flag cache at \(path) was deleted or replaced while in use; opening it again")
@@ -100,9 +95,14 @@ extension FlagCache {
         recovery.lock()
         defer { recovery.unlock() }
         guard damaged === database else { return }
-        close(damaged)
+        try replaceWithEmpty(damaged, because: "is damaged", now: now)
+    }
+
+    /// Closes `old`, moves its files aside and opens a new, empty cache in place; the caller holds `recovery`.
+    private func replaceWithEmpty(_ old: SQLiteDatabase, because what: String, now: Date) throws {
+        close(old)
         let aside = try Self.moveAside(path: path, now: now)
-        log(.warning, "flag cache at \(path) is damaged; moved to \(aside) and rebuilt")
+        log(.warning, "flag cache at \(path) \(what); moved to \(aside) and rebuilt")
         let database = try SQLiteDatabase(path: path, configuration: Self.configuration)
         try Self.migrator.migrate(database)
         opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
