@@ -35,6 +35,14 @@ public final class CompiledFlagSet: Sendable {
         _ key: String, default fallback: Value, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<Value> {
         var detail = evaluate(key, type: Value.flagType, default: fallback.flagValue, context: context, at: now)
+        return typed(&detail, default: fallback, key: key)
+    }
+
+    /// `detail` as a `Value`, or the fallback with `TYPE_MISMATCH` when the served value is not one.
+    @inlinable
+    func typed<Value: FlagValue>(
+        _ detail: inout EvaluationDetail<JSONValue>, default fallback: Value, key: String
+    ) -> EvaluationDetail<Value> {
         guard let value = Value(flagValue: detail.value) else {
             return EvaluationDetail(
                 value: fallback, reason: .error, errorCode: .typeMismatch,
@@ -70,13 +78,7 @@ public final class CompiledFlagSet: Sendable {
         _ handle: FlagHandle, default fallback: Value, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<Value> {
         var detail = evaluate(handle, type: Value.flagType, default: fallback.flagValue, context: context, at: now)
-        guard let value = Value(flagValue: detail.value) else {
-            return EvaluationDetail(
-                value: fallback, reason: .error, errorCode: .typeMismatch,
-                errorMessage: "flag '\(handle.key)' served a value that is not a \(Value.flagType.name)",
-                version: version)
-        }
-        return Self.retyped(&detail, value)
+        return typed(&detail, default: fallback, key: handle.key)
     }
 
     /// Evaluates the flag a handle names for a caller expecting `type`: no hashing of the key. Never throws.
