@@ -18,7 +18,7 @@ final class ClientCore: Sendable {
     let overrides: OverrideStore?
     let logger: (@Sendable (FlagClientLogMessage) -> Void)?
     private let current: LockedBox<Current>
-    private let sessions = LockedBox<[ObjectIdentifier: WeakSession]>([:])
+    private let sessions = LockedBox<[ObjectIdentifier: OpenSession]>([:])
     private let subscribers = LockedBox<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
     /// Writes of persisted sessions' values, in order, off the reading thread.
     private let persistence = DispatchQueue(label: "FlagClient.persistence")
@@ -89,28 +89,14 @@ final class ClientCore: Sendable {
     }
 
     private func applyKills(_ killed: [String: JSONValue], version: Int) {
-        // Every session loaded from a weak reference is kept in `open` until the lock is released: if the
-        // temporary strong reference of a weak load were the last one and were dropped inside the lock, the
-        // session's deinit would call `unregister`, which takes this same lock — a self-deadlock on the spin lock
-        // (seen as a test process spinning forever).
-        let open = sessions.withLockedValue { sessions -> [FlagSession] in
-            var open: [FlagSession] = []
-            var gone: [ObjectIdentifier] = []
-            for (id, entry) in sessions {
-                if let session = entry.session {
-                    open.append(session)
-                } else {
-                    gone.append(id)
-                }
-            }
-            for id in gone { sessions[id] = nil }
-            return open
-        }
-        for session in open { session.applyKills(killed, version: version) }
+        // Copied out first: the writes to each session's table and the persistence happen outside this lock.
+        let open = sessions.withLockedValue { Array($0.values) }
+        for session in open { FlagSession.applyKills(killed, version: version, to: session, core: self) }
     }
 
-    func register(_ session: FlagSession) {
-        sessions.withLockedValue { $0[ObjectIdentifier(session)] = WeakSession(session: session) }
+    /// Registers a new session's frozen values for kills; the session's `deinit` unregisters them.
+    func register(_ id: ObjectIdentifier, _ session: OpenSession) {
+        sessions.withLockedValue { $0[id] = session }
     }
 
     func unregister(_ id: ObjectIdentifier) {
@@ -150,7 +136,11 @@ final class ClientCore: Sendable {
     }
 }
 
-/// An open session, held weakly so that the client does not keep sessions alive.
-struct WeakSession: Sendable {
-    weak var session: FlagSession?
+/// What a kill needs of an open session: its frozen values and its persisted id. Held strongly and removed by the
+/// session's `deinit`: the registry used to hold the session weakly, and a weakly referenced object keeps its counts
+/// in a side table, which made every retain and release of a session take the runtime's slow path (~125
+/// instructions per first read in `flagbench suite-eval`).
+struct OpenSession: Sendable {
+    let id: String?
+    let frozen: LockedBox<FlagSession.FrozenTable>
 }

@@ -13,21 +13,58 @@ protocol EvaluationSource: AnyObject, Sendable {
     /// The set's version.
     var version: Int { get }
     /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
-    /// time; never throws.
-    func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
-        clock now: () -> Date
-    ) -> EvaluationDetail<JSONValue>
+    /// time; never throws. The result is valid while this source is alive (see `Resolution`).
+    func resolve(
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date
+    ) -> Resolution
     /// The killed flags with their kill values, when known without decoding the whole set; `nil` for the lazy form.
     var killed: [String: JSONValue]? { get }
 }
 
+/// An evaluation's outcome as numbers and the compiled set that holds what they index.
+///
+/// The set is unretained: the source that returned the resolution holds it, and a caller keeps that source alive
+/// (`withExtendedLifetime`) while it reads here. Reading through `_withUnsafeGuaranteedRef` then retains nothing
+/// (an `unowned(unsafe)` field was retained and released at every read: ~90 instructions per first read).
+struct Resolution {
+    let outcome: Outcome
+    private let compiled: Unmanaged<CompiledFlagSet>
+
+    init(outcome: Outcome, compiled: CompiledFlagSet) {
+        self.outcome = outcome
+        self.compiled = .passUnretained(compiled)
+    }
+
+    /// The served value, or `fallback` when the evaluation failed.
+    func value(default fallback: JSONValue) -> JSONValue {
+        compiled._withUnsafeGuaranteedRef { $0.value(outcome) } ?? fallback
+    }
+
+    /// The variant name; `nil` on a failure.
+    var variant: String? { compiled._withUnsafeGuaranteedRef { $0.variant(outcome) } }
+
+    /// The failure's message for flag `key` asked for as `type`; `nil` when it did not fail.
+    func message(key: String, type: FlagType) -> String? {
+        compiled._withUnsafeGuaranteedRef { $0.message(outcome, key: key, type: type) }
+    }
+
+    /// The public detail, with the version of the source that resolved it.
+    func detail(key: String, type: FlagType, default fallback: JSONValue, version: Int) -> EvaluationDetail<JSONValue> {
+        EvaluationDetail(
+            value: value(default: fallback), reason: outcome.reason.reason, variant: variant,
+            errorCode: outcome.errorCode?.errorCode, errorMessage: message(key: key, type: type), version: version)
+    }
+}
+
 extension EvaluationSource {
-    /// Evaluates `key` as `type` at `now`, hashing the key for this call only.
+    /// Evaluates `key` as `type` at `now` into a detail, hashing the key for this call only.
     func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        evaluate(FlagHandle(key), type: type, default: fallback, context: context, clock: { now })
+        withExtendedLifetime(self) {
+            resolve(FlagHandle(key), type: type, context: context, clock: { now })
+                .detail(key: key, type: type, default: fallback, version: version)
+        }
     }
 }
 
@@ -53,11 +90,8 @@ final class CompiledSource: EvaluationSource {
 
     var version: Int { compiled.version }
 
-    func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
-        clock now: () -> Date
-    ) -> EvaluationDetail<JSONValue> {
-        compiled.evaluate(handle, type: type, default: fallback, context: context, clock: now)
+    func resolve(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date) -> Resolution {
+        Resolution(outcome: compiled.outcome(handle, type: type, context: context, clock: now), compiled: compiled)
     }
 }
 
@@ -82,18 +116,13 @@ final class OverlaySource: EvaluationSource {
         self.killed = killed
     }
 
-    func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
-        clock now: () -> Date
-    ) -> EvaluationDetail<JSONValue> {
-        var detail: EvaluationDetail<JSONValue>
+    /// The set that resolves a flag is the overlay or the base; the version reported is this source's (callers
+    /// take it from `version`).
+    func resolve(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date) -> Resolution {
         if changed.contains(handle.key) || removed.contains(handle.key) {
-            detail = overlay.evaluate(handle, type: type, default: fallback, context: context, clock: now)
-        } else {
-            detail = base.evaluate(handle, type: type, default: fallback, context: context, clock: now)
+            return Resolution(outcome: overlay.outcome(handle, type: type, context: context, clock: now), compiled: overlay)
         }
-        detail.version = version
-        return detail
+        return base.resolve(handle, type: type, context: context, clock: now)
     }
 }
 
@@ -112,11 +141,10 @@ final class LazySource: EvaluationSource {
     var version: Int { index.version }
     var killed: [String: JSONValue]? { nil }
 
-    func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
-        clock now: () -> Date
-    ) -> EvaluationDetail<JSONValue> {
-        compiled(for: handle.key).evaluate(handle, type: type, default: fallback, context: context, clock: now)
+    /// The resolving set is kept in `compiledFlags` for this source's life.
+    func resolve(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date) -> Resolution {
+        let compiled = compiled(for: handle.key)
+        return Resolution(outcome: compiled.outcome(handle, type: type, context: context, clock: now), compiled: compiled)
     }
 
     /// The set holding only `key` and the cohorts, compiled once.
@@ -132,8 +160,12 @@ final class LazySource: EvaluationSource {
             }
         }
         let compiled = CompiledFlagSet(set)
-        compiledFlags.withLockedValue { $0[key] = compiled }
-        return compiled
+        // The first set stored wins, so that a resolution from one a racing thread compiled stays valid.
+        return compiledFlags.withLockedValue { stored in
+            if let done = stored[key] { return done }
+            stored[key] = compiled
+            return compiled
+        }
     }
 
     private func cohorts() -> FlagSet {

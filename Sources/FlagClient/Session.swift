@@ -21,7 +21,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         self.id = id
         self.context = context
         self.frozen = LockedBox(FrozenTable(frozen))
-        core.register(self)
+        core.register(ObjectIdentifier(self), OpenSession(id: id, frozen: self.frozen))
     }
 
     deinit {
@@ -36,6 +36,8 @@ public final class FlagSession: FeatureFlags, Sendable {
         if key.isPrimitive {
             switch frozenOrFirstValue(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
             case .value(let json): return key.convert(json) ?? key.defaultValue
+            // Folds to a plain return when the caller's `Value` is `Bool` (this function is inlined and specialized).
+            case .bool(let bool): return bool as? Value ?? key.convert(.bool(bool)) ?? key.defaultValue
             case .fallback: return key.defaultValue
             case .missing: break
             }
@@ -49,7 +51,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         let frozen = frozenEntry(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
             key.isPrimitive ? nil : key.convert($0).map { TypedValue($0) }
         }
-        if !key.isPrimitive, frozen.detail.errorCode == nil, let value = frozen.typed?.value as? Value {
+        if !key.isPrimitive, frozen.error == nil, let value = frozen.typed?.value as? Value {
             return frozen.detail.map { _ in value }
         }
         return key.typed(frozen.detail)
@@ -88,12 +90,11 @@ public final class FlagSession: FeatureFlags, Sendable {
         typed: (JSONValue) -> TypedValue?, read: (FrozenTable, Int) -> Result
     ) -> Result {
         let name = handle.key
-        // Built in place and moved into the table: each copy of an entry costs a retain per string through its
-        // outlined value witnesses (assigning it in two branches copied it once more).
-        var entry = Frozen(detail: evaluate(handle, type: type, default: fallback))
-        if entry.detail.errorCode == nil { entry.typed = typed(entry.detail.value) }
+        // Built in place and moved into the table: each copy of an entry costs a retain per reference it holds.
+        var entry = evaluate(handle, type: type, default: fallback)
+        if entry.error == nil { entry.typed = typed(entry.value) }
         var persisted: EvaluationDetail<JSONValue>?
-        if id != nil, entry.detail.errorCode != .providerNotReady { persisted = entry.detail }
+        if id != nil, entry.error != .providerNotReady { persisted = entry.detail }
         let (result, inserted) = frozen.withLockedValue { table in
             let (position, inserted) = table.insertIfAbsent(name, hash: hash, &entry)
             return (read(table, position), inserted)
@@ -104,33 +105,35 @@ public final class FlagSession: FeatureFlags, Sendable {
         return result
     }
 
-    /// Evaluates the flag `handle` names in the set in use; `PROVIDER_NOT_READY` when there is none yet.
-    private func evaluate(
-        _ handle: FlagHandle, type: FlagType, default fallback: JSONValue
-    ) -> EvaluationDetail<JSONValue> {
+    /// Evaluates the flag `handle` names in the set in use into a frozen entry; `PROVIDER_NOT_READY` when there is
+    /// none yet.
+    private func evaluate(_ handle: FlagHandle, type: FlagType, default fallback: JSONValue) -> Frozen {
         let (source, skew) = core.sourceAndSkew()
         guard let source else {
-            return EvaluationDetail(
-                value: fallback, reason: .default, errorCode: .providerNotReady,
-                errorMessage: "no flag set yet: serving the compiled-in default")
+            return Frozen(
+                value: fallback, reason: .default, error: .providerNotReady,
+                message: "no flag set yet: serving the compiled-in default", version: nil)
         }
         // The clock is read only for a flag whose value can depend on the time.
         let clock = core.dependencies.now
-        return source.evaluate(handle, type: type, default: fallback, context: context) {
-            clock().addingTimeInterval(skew)
-        }
+        let resolution = source.resolve(handle, type: type, context: context) { clock().addingTimeInterval(skew) }
+        let entry = Frozen(resolution, key: handle.key, type: type, default: fallback, version: source.version)
+        // The resolution read the source's compiled set without retaining it: the source lives until here.
+        withExtendedLifetime(source) {}
+        return entry
     }
 
-    /// Replaces the values of flags killed in a new set (read or not yet read) by their kill values.
-    func applyKills(_ killed: [String: JSONValue], version: Int) {
+    /// Replaces the values of flags killed in a new set (read or not yet read) in an open session by their kill
+    /// values.
+    static func applyKills(_ killed: [String: JSONValue], version: Int, to session: OpenSession, core: ClientCore) {
         var changed: [(key: String, detail: EvaluationDetail<JSONValue>)] = []
-        frozen.withLockedValue { values in
+        session.frozen.withLockedValue { values in
             for (key, value) in killed where values[key]?.killed != true {
-                let detail = EvaluationDetail(value: value, reason: .disabled, variant: "kill", version: version)
-                values[key] = Frozen(detail: detail, killed: true)
-                changed.append((key, detail))
+                let entry = Frozen(value: value, reason: .disabled, variant: "kill", version: version, killed: true)
+                values[key] = entry
+                changed.append((key, entry.detail))
             }
         }
-        if let id { core.persist(sessionID: id, values: changed) }
+        if let id = session.id { core.persist(sessionID: id, values: changed) }
     }
 }

@@ -66,10 +66,10 @@ public final class CompiledFlagSet: Sendable {
     public func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        program.evaluate(
-            program.flagIndex(key, hash: ByteHash.hash(key)), key: key, type: type, default: fallback,
-            context: context, at: now.timeIntervalSince1970, version: flagSet.version, setName: flagSet.name,
-            trace: nil)
+        let outcome = program.resolve(
+            program.flagIndex(key, hash: ByteHash.hash(key)), type: type, context: context,
+            at: now.timeIntervalSince1970, trace: nil)
+        return detail(outcome, key: key, type: type, default: fallback)
     }
 
     /// Evaluates the flag a handle names for a caller expecting `Value`: no hashing of the key. Never throws.
@@ -85,10 +85,10 @@ public final class CompiledFlagSet: Sendable {
     public func evaluate(
         _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        program.evaluate(
-            program.flagIndex(handle.key, hash: handle.hash), key: handle.key, type: type, default: fallback,
-            context: context, at: now.timeIntervalSince1970, version: flagSet.version, setName: flagSet.name,
-            trace: nil)
+        let outcome = program.resolve(
+            program.flagIndex(handle.key, hash: handle.hash), type: type, context: context,
+            at: now.timeIntervalSince1970, trace: nil)
+        return detail(outcome, key: handle.key, type: type, default: fallback)
     }
 
     /// Evaluates the flag a handle names for a caller expecting `type`, reading the time from `now` only when the
@@ -97,12 +97,7 @@ public final class CompiledFlagSet: Sendable {
         _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
         clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
-        let index = program.flagIndex(handle.key, hash: handle.hash)
-        // A timeless flag never compares `seconds` with anything finite, so any number gives the same result.
-        let seconds = index >= 0 && program.flags[index].timeless ? 0 : now().timeIntervalSince1970
-        return program.evaluate(
-            index, key: handle.key, type: type, default: fallback, context: context, at: seconds,
-            version: flagSet.version, setName: flagSet.name, trace: nil)
+        detail(outcome(handle, type: type, context: context, clock: now), key: handle.key, type: type, default: fallback)
     }
 
     /// Evaluates like `evaluate` and also returns each step considered, for `flagctl eval --explain`.
@@ -120,10 +115,10 @@ public final class CompiledFlagSet: Sendable {
         } else {
             flagType = .json
         }
-        let detail = program.evaluate(
-            index, key: key, type: flagType, default: fallback ?? .null, context: context,
-            at: now.timeIntervalSince1970, version: flagSet.version, setName: flagSet.name,
-            trace: { steps.append($0) })
+        let outcome = program.resolve(
+            index, type: flagType, context: context, at: now.timeIntervalSince1970, trace: { steps.append($0) })
+        let detail = detail(outcome, key: key, type: flagType, default: fallback ?? .null)
+        if let message = detail.errorMessage { steps.append(message) }
         return (detail, steps)
     }
 }

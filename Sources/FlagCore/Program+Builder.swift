@@ -23,7 +23,8 @@ struct ProgramBuilder {
     var versionOperands: [VersionRecord] = []
     var cohortOperands: [Int32] = []
     var values: [JSONValue] = []
-    var names: [String] = []
+    /// Begins with the variant names of `Program.FixedName`, in that order.
+    var names: [String] = Program.FixedName.allCases.map(\.text)
     var fullVersions: [SemanticVersion] = []
     var patterns: [Pattern] = []
     var types: [FlagType] = []

@@ -60,53 +60,59 @@ extension Program {
         }
     }
 
-    /// Evaluates flag `index` (from `flagIndex`) for `context`, or reports a missing flag when `index` is -1.
-    /// `trace`, when given, receives each step considered (`flagctl eval --explain`).
-    func evaluate(
-        _ index: Int32, key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
-        at seconds: Double, version: Int, setName: String, trace: ((String) -> Void)?
-    ) -> EvaluationDetail<JSONValue> {
-        func fail(_ reason: Reason, _ code: ErrorCode, _ message: String) -> EvaluationDetail<JSONValue> {
-            trace?(message)
-            return EvaluationDetail(
-                value: fallback, reason: reason, errorCode: code, errorMessage: message, version: version)
+    /// Evaluates flag `index` (from `flagIndex`; -1 for a missing flag) for a caller expecting `type` (SPEC §2).
+    /// `trace`, when given, receives each step considered (`flagctl eval --explain`); a failure's message is not
+    /// among them, as it needs the key and the set (`message(_:key:type:version:setName:)`).
+    func resolve(
+        _ index: Int32, type: FlagType, context: EvaluationContext, at seconds: Double, trace: ((String) -> Void)?
+    ) -> Outcome {
+        func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
+            Outcome(value: -1, variant: -1, reason: reason, failure: failure, flag: index)
         }
-        guard index >= 0 else {
-            return fail(.default, .flagNotFound, "flag '\(key)' is not in set '\(setName)' v\(version)")
-        }
+        guard index >= 0 else { return fail(.default, .missing) }
         let flag = flags[index]
         switch flag.state {
-        case .archived: return fail(.default, .flagNotFound, "flag '\(key)' is archived")
-        case .broken: return fail(.error, .parseError, "flag '\(key)' cannot be evaluated: \(names[flag.message])")
+        case .archived: return fail(.default, .archived)
+        case .broken: return fail(.error, .broken)
         case .ready: break
         }
-        guard flag.typeCode == FlagTypeCode.of(type) else {
-            return fail(.error, .typeMismatch, "flag '\(key)' is a \(types[flag.type].name) flag, not \(type.name)")
-        }
+        guard flag.typeCode == FlagTypeCode.of(type) else { return fail(.error, .typeMismatch) }
         if flag.killed {
-            return serve(flag.killValue, .disabled, "kill", version, trace, "killed: serving the kill value")
+            return serve(flag.killValue, .disabled, FixedName.kill.rawValue, index, trace, "killed: serving the kill value")
         }
         if flag.expiresAt != .infinity, seconds >= flag.expiresAt {
-            return serve(flag.expiredValue, .static, "expired", version, trace, "expired: serving the kept value")
+            return serve(
+                flag.expiredValue, .static, FixedName.expired.rawValue, index, trace, "expired: serving the kept value")
         }
         return withBytes(of: context.unitID) { unit in
             var scratch = UnitScratch(UnsafeRawBufferPointer(unit))
-            return target(flag, context, &scratch, seconds: seconds, version: version, trace: trace)
+            return target(index, flag, context, &scratch, seconds: seconds, trace: trace)
+        }
+    }
+
+    /// The message of a failed `outcome` for flag `key` asked for as `type`; `nil` when it did not fail.
+    func message(_ outcome: Outcome, key: String, type: FlagType, version: Int, setName: String) -> String? {
+        switch outcome.failure {
+        case .none: nil
+        case .missing: "flag '\(key)' is not in set '\(setName)' v\(version)"
+        case .archived: "flag '\(key)' is archived"
+        case .broken: "flag '\(key)' cannot be evaluated: \(names[flags[outcome.flag].message])"
+        case .typeMismatch: "flag '\(key)' is a \(types[flags[outcome.flag].type].name) flag, not \(type.name)"
         }
     }
 
     /// Steps 5 to 9 of SPEC §2: overrides, rules, the flag rollout, the default.
     private func target(
-        _ flag: FlagRecord, _ context: EvaluationContext, _ scratch: inout UnitScratch, seconds: Double, version: Int,
-        trace: ((String) -> Void)?
-    ) -> EvaluationDetail<JSONValue> {
+        _ flagIndex: Int32, _ flag: FlagRecord, _ context: EvaluationContext, _ scratch: inout UnitScratch,
+        seconds: Double, trace: ((String) -> Void)?
+    ) -> Outcome {
         if flag.unitOverrides >= 0 {
             let found = lookup(flag.unitOverrides, &scratch)
             if found >= 0 {
                 let override = forced[found]
                 if isActive(until: override.until, at: seconds) {
                     return serve(
-                        override.value, .targetingMatch, "override", version, trace,
+                        override.value, .targetingMatch, FixedName.override.rawValue, flagIndex, trace,
                         "override for unit '\(context.unitID)'")
                 }
                 trace?("override for unit '\(context.unitID)' ended")
@@ -119,7 +125,7 @@ extension Program {
             guard isActive(until: override.until, at: seconds) else { continue }
             if matches(cohort: override.cohort, context, &scratch) {
                 return serve(
-                    override.value, .targetingMatch, names[override.variant], version, trace,
+                    override.value, .targetingMatch, override.variant, flagIndex, trace,
                     "override for cohort '\(names[override.name])'")
             }
             trace?("not in cohort '\(names[override.name])' (override)")
@@ -138,14 +144,14 @@ extension Program {
             switch rule.serve {
             case .value:
                 return serve(
-                    rule.target, .targetingMatch, names[rule.name], version, trace, "rule '\(names[rule.name])': match")
+                    rule.target, .targetingMatch, rule.name, flagIndex, trace, "rule '\(names[rule.name])': match")
             case .rollout:
                 let rollout = rollouts[rule.target]
                 let bucket = scratch.bucket(salt: rollout.salt, primed: rollout.primed)
                 let threshold = self.threshold(rollout, at: seconds)
                 if bucket < threshold {
                     return serve(
-                        rollout.value, .split, names[rule.name], version, trace,
+                        rollout.value, .split, rule.name, flagIndex, trace,
                         "rule '\(names[rule.name])': match, bucket \(bucket) < \(threshold) (inside the rollout)")
                 }
                 trace?(
@@ -155,7 +161,7 @@ extension Program {
                 let bucket = scratch.bucket(salt: split.salt, primed: split.primed)
                 let arm = self.arm(split, bucket)
                 return serve(
-                    arm.value, .split, names[arm.name], version, trace,
+                    arm.value, .split, arm.name, flagIndex, trace,
                     "rule '\(names[rule.name])': match, bucket \(bucket) → variant '\(names[arm.name])'")
             }
         }
@@ -165,23 +171,23 @@ extension Program {
             let threshold = self.threshold(rollout, at: seconds)
             if bucket < threshold {
                 return serve(
-                    rollout.value, .split, "rollout", version, trace,
+                    rollout.value, .split, FixedName.rollout.rawValue, flagIndex, trace,
                     "rollout: bucket \(bucket) < \(threshold) (inside)")
             }
             trace?("rollout: bucket \(bucket) >= \(threshold) (outside)")
         }
         return serve(
-            flag.defaultValue, flag.defaultIsStatic ? .static : .default, "default", version, trace,
-            "serving the flag's default")
+            flag.defaultValue, flag.defaultIsStatic ? .static : .default, FixedName.default.rawValue, flagIndex,
+            trace, "serving the flag's default")
     }
 
     @inline(__always)
     private func serve(
-        _ value: Int32, _ reason: Reason, _ variant: String, _ version: Int, _ trace: ((String) -> Void)?,
+        _ value: Int32, _ reason: ReasonCode, _ variant: Int32, _ flag: Int32, _ trace: ((String) -> Void)?,
         _ why: @autoclosure () -> String
-    ) -> EvaluationDetail<JSONValue> {
+    ) -> Outcome {
         trace?(why())
-        return EvaluationDetail(value: values[value], reason: reason, variant: variant, version: version)
+        return Outcome(value: value, variant: variant, reason: reason, failure: .none, flag: flag)
     }
 
     @inline(__always)

@@ -93,6 +93,23 @@ final class Program: @unchecked Sendable {
     }
 }
 
+extension Program {
+    /// Variant names every program holds at the start of `names`, so that an `Outcome` names them by index.
+    enum FixedName: Int32, CaseIterable {
+        case kill, expired, override, rollout, `default`
+
+        var text: String {
+            switch self {
+            case .kill: "kill"
+            case .expired: "expired"
+            case .override: "override"
+            case .rollout: "rollout"
+            case .default: "default"
+            }
+        }
+    }
+}
+
 /// An immutable array in memory its `Program` owns and frees. Reads are plain loads without a bounds check:
 /// every index stored in a record was produced by `ProgramBuilder` for the table it indexes.
 struct Table<Element>: @unchecked Sendable {

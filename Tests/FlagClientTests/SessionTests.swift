@@ -184,6 +184,20 @@ import Testing
         var count: Int
     }
 
+    @Test func boolValuesOfJSONFlagsReadAsJSONAndNotAsBool() async throws {
+        let transport = ScriptedTransport()
+        let (client, _) = try await liveClient(nil, transport, Flag(key: "raw", type: .json, defaultValue: .bool(true)))
+        let session = client.session(unitID: "u")
+        let key = FlagKey("raw", default: JSONValue.null)
+        #expect(session.value(key) == .bool(true))  // first read
+        #expect(session.value(key) == .bool(true))  // frozen read, the `bool` shortcut
+        // A json flag is not a bool flag: a first read with a `Bool` key is a type mismatch.
+        let other = client.session(unitID: "u")
+        #expect(other.detail(FlagKey("raw", default: false)).errorCode == .typeMismatch)
+        #expect(other.value(FlagKey("raw", default: false)) == false)
+        client.shutdown()
+    }
+
     @Test func decodableJSONValues() async throws {
         let transport = ScriptedTransport()
         let banner = Flag(
@@ -205,8 +219,21 @@ import Testing
 }
 
 @Suite struct FrozenTableTests {
-    func frozen(_ value: JSONValue, error: ErrorCode? = nil) -> FlagSession.Frozen {
-        FlagSession.Frozen(detail: EvaluationDetail(value: value, reason: .static, errorCode: error))
+    func frozen(_ value: JSONValue, error: ErrorCodeValue? = nil) -> FlagSession.Frozen {
+        FlagSession.Frozen(value: value, reason: error == nil ? .static : .error, error: error, version: 1)
+    }
+
+    @Test func aPersistedValueWithAReasonOrCodeThisBuildDoesNotGiveIsDropped() {
+        let table = FlagSession.FrozenTable([
+            "known": EvaluationDetail(value: .bool(true), reason: .static, variant: "default", version: 3),
+            "future-reason": EvaluationDetail(value: .bool(true), reason: Reason(rawValue: "FUTURE")),
+            "future-code": EvaluationDetail(
+                value: .bool(true), reason: .error, errorCode: ErrorCode(rawValue: "FUTURE"), errorMessage: "?"),
+        ])
+        #expect(table.names == ["known"])
+        #expect(table.find("known", hash: "known".hashValue) == .bool(true))
+        #expect(table.frozen("known", hash: "known".hashValue)?.detail
+                == EvaluationDetail(value: .bool(true), reason: .static, variant: "default", version: 3))
     }
 
     @Test func findsEveryNameSetAndNothingElse() {
@@ -233,14 +260,14 @@ import Testing
         #expect(table.insertIfAbsent("a", hash: "a".hashValue, &first) == (0, true))
         var second = frozen(.bool(false))
         #expect(table.insertIfAbsent("a", hash: "a".hashValue, &second) == (0, false))
-        #expect(table.lookup(at: 0) == .value(.bool(true)))
+        #expect(table.lookup(at: 0) == .bool(true))
         var other = frozen(.int(3))
         #expect(table.insertIfAbsent("b", hash: "b".hashValue, &other) == (1, true))
         #expect(table.find("b", hash: "b".hashValue) == .value(.int(3)))
         // A kill replaces the inline first entry and a later one alike.
         table["a"] = FlagSession.Frozen(detail: EvaluationDetail(value: .bool(false), reason: .disabled), killed: true)
         table["b"] = FlagSession.Frozen(detail: EvaluationDetail(value: .int(0), reason: .disabled), killed: true)
-        #expect(table.find("a", hash: "a".hashValue) == .value(.bool(false)))
+        #expect(table.find("a", hash: "a".hashValue) == .bool(false))
         #expect(table["a"]?.killed == true)
         #expect(table.frozen(at: 1).detail.value == .int(0))
         #expect(table.names == ["a", "b"])
@@ -251,6 +278,7 @@ extension FlagSession.FrozenLookup: Equatable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         switch (lhs, rhs) {
         case (.value(let a), .value(let b)): a == b
+        case (.bool(let a), .bool(let b)): a == b
         case (.fallback, .fallback), (.missing, .missing): true
         default: false
         }

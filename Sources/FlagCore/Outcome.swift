@@ -1,0 +1,133 @@
+import Foundation
+
+/// An evaluation as plain numbers: which served value, variant name, reason and failure, as indexes into the
+/// program that produced it. Nothing in it is reference-counted, so evaluating, returning and storing one copies a
+/// few words; `CompiledFlagSet` turns it into an `EvaluationDetail` only when someone asks for the detail. The
+/// client freezes a session's first read from it (a first read that built the whole detail spent about half its
+/// instructions copying and releasing the detail's strings).
+package struct Outcome: Sendable {
+    /// Why an evaluation fell back to the caller's default.
+    package enum Failure: UInt8, Sendable {
+        case none, missing, archived, broken, typeMismatch
+    }
+
+    /// The served value's index in the program's values; -1 when the caller's default is served.
+    package var value: Int32
+    /// The variant's index in the program's names; -1 for none.
+    package var variant: Int32
+    package var reason: ReasonCode
+    package var failure: Failure
+    /// The flag's index in the program; -1 when the set has no such flag.
+    package var flag: Int32
+
+    /// The error code a failure reports; `nil` when the evaluation served a value of the flag.
+    package var errorCode: ErrorCodeValue? {
+        switch failure {
+        case .none: nil
+        case .missing, .archived: .flagNotFound
+        case .broken: .parseError
+        case .typeMismatch: .typeMismatch
+        }
+    }
+}
+
+/// A `Reason` of this build as one byte.
+package enum ReasonCode: UInt8, Sendable {
+    case `static`, `default`, targetingMatch, split, disabled, override, error
+
+    /// The reason with its wire string.
+    package var reason: Reason {
+        switch self {
+        case .static: .static
+        case .default: .default
+        case .targetingMatch: .targetingMatch
+        case .split: .split
+        case .disabled: .disabled
+        case .override: .override
+        case .error: .error
+        }
+    }
+
+    /// The code of `reason`; `nil` for a reason this build does not produce.
+    package init?(_ reason: Reason) {
+        switch reason {
+        case .static: self = .static
+        case .default: self = .default
+        case .targetingMatch: self = .targetingMatch
+        case .split: self = .split
+        case .disabled: self = .disabled
+        case .override: self = .override
+        case .error: self = .error
+        default: return nil
+        }
+    }
+}
+
+/// An `ErrorCode` of this build as one byte.
+package enum ErrorCodeValue: UInt8, Sendable {
+    case flagNotFound, typeMismatch, parseError, providerNotReady, general
+
+    /// The error code with its wire string.
+    package var errorCode: ErrorCode {
+        switch self {
+        case .flagNotFound: .flagNotFound
+        case .typeMismatch: .typeMismatch
+        case .parseError: .parseError
+        case .providerNotReady: .providerNotReady
+        case .general: .general
+        }
+    }
+
+    /// The code of `errorCode`; `nil` for a code this build does not produce.
+    package init?(_ errorCode: ErrorCode) {
+        switch errorCode {
+        case .flagNotFound: self = .flagNotFound
+        case .typeMismatch: self = .typeMismatch
+        case .parseError: self = .parseError
+        case .providerNotReady: self = .providerNotReady
+        case .general: self = .general
+        default: return nil
+        }
+    }
+}
+
+extension CompiledFlagSet {
+    /// Evaluates the flag a handle names as `type`, reading the time from `now` only when the flag's value can
+    /// depend on it, and returns the outcome as numbers (see `Outcome`). Never throws.
+    package func outcome(
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date
+    ) -> Outcome {
+        let index = program.flagIndex(handle.key, hash: handle.hash)
+        // A timeless flag never compares `seconds` with anything finite, so any number gives the same result.
+        let seconds = index >= 0 && program.flags[index].timeless ? 0 : now().timeIntervalSince1970
+        return program.resolve(index, type: type, context: context, at: seconds, trace: nil)
+    }
+
+    /// The value `outcome` serves; `nil` when it serves the caller's default.
+    package func value(_ outcome: Outcome) -> JSONValue? {
+        outcome.value >= 0 ? program.values[outcome.value] : nil
+    }
+
+    /// The variant name of `outcome`; `nil` on a failure.
+    package func variant(_ outcome: Outcome) -> String? {
+        outcome.variant >= 0 ? program.names[outcome.variant] : nil
+    }
+
+    /// The message of a failed `outcome` for flag `key` asked for as `type`; `nil` when it did not fail.
+    package func message(_ outcome: Outcome, key: String, type: FlagType) -> String? {
+        program.message(outcome, key: key, type: type, version: flagSet.version, setName: flagSet.name)
+    }
+
+    /// The public detail of `outcome`.
+    func detail(
+        _ outcome: Outcome, key: String, type: FlagType, default fallback: JSONValue
+    ) -> EvaluationDetail<JSONValue> {
+        guard let value = value(outcome) else {
+            return EvaluationDetail(
+                value: fallback, reason: outcome.reason.reason, errorCode: outcome.errorCode?.errorCode,
+                errorMessage: message(outcome, key: key, type: type), version: flagSet.version)
+        }
+        return EvaluationDetail(
+            value: value, reason: outcome.reason.reason, variant: variant(outcome), version: flagSet.version)
+    }
+}
