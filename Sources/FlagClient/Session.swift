@@ -107,6 +107,7 @@ public final class FlagSession: FeatureFlags, Sendable {
 
     /// Evaluates the flag `handle` names in the set in use into a frozen entry; `PROVIDER_NOT_READY` when there is
     /// none yet.
+    @inline(__always)
     private func evaluate(_ handle: FlagHandle, type: FlagType, default fallback: JSONValue) -> Frozen {
         let (source, skew) = core.sourceAndSkew()
         guard let source else {
@@ -116,10 +117,12 @@ public final class FlagSession: FeatureFlags, Sendable {
         }
         // The clock is read only for a flag whose value can depend on the time.
         let clock = core.dependencies.now
+        // The resolution reads the source's compiled set without retaining it: the source lives until the entry is
+        // built. `_fixLifetime` rather than `withExtendedLifetime`, whose call made the compiler build the entry, copy
+        // it and destroy the original (~200 instructions per first read).
         let resolution = source.resolve(handle, type: type, context: context) { clock().addingTimeInterval(skew) }
         let entry = Frozen(resolution, key: handle.key, type: type, default: fallback, version: source.version)
-        // The resolution read the source's compiled set without retaining it: the source lives until here.
-        withExtendedLifetime(source) {}
+        _fixLifetime(source)
         return entry
     }
 

@@ -1,26 +1,29 @@
 import Foundation
 
 /// Why an evaluation produced its value, in the OpenFeature vocabulary (an open set over the spec's strings).
+///
+/// The known reasons are computed, not stored: a `static let` is a lazily initialized global, checked on every read
+/// of an evaluation's detail, where a string literal costs nothing.
 public struct Reason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The string on the wire, e.g. `TARGETING_MATCH`.
     public let rawValue: String
     /// Creates a reason from its wire string.
-    public init(rawValue: String) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: String) { self.rawValue = rawValue }
 
     /// The flag has no targeting: its default (or its expired value) is the value for everyone.
-    public static let `static` = Reason(rawValue: "STATIC")
+    @inlinable public static var `static`: Reason { Reason(rawValue: "STATIC") }
     /// Nothing matched, or the flag is missing: a default was served.
-    public static let `default` = Reason(rawValue: "DEFAULT")
+    @inlinable public static var `default`: Reason { Reason(rawValue: "DEFAULT") }
     /// An override or a rule matched.
-    public static let targetingMatch = Reason(rawValue: "TARGETING_MATCH")
+    @inlinable public static var targetingMatch: Reason { Reason(rawValue: "TARGETING_MATCH") }
     /// The unit's bucket put it inside a rollout or a split arm.
-    public static let split = Reason(rawValue: "SPLIT")
+    @inlinable public static var split: Reason { Reason(rawValue: "SPLIT") }
     /// The flag is killed.
-    public static let disabled = Reason(rawValue: "DISABLED")
+    @inlinable public static var disabled: Reason { Reason(rawValue: "DISABLED") }
     /// A local override (env file, environment, debug menu) decided.
-    public static let override = Reason(rawValue: "OVERRIDE")
+    @inlinable public static var override: Reason { Reason(rawValue: "OVERRIDE") }
     /// Something went wrong; see the error code. The caller's default was served.
-    public static let error = Reason(rawValue: "ERROR")
+    @inlinable public static var error: Reason { Reason(rawValue: "ERROR") }
 
     public var description: String { rawValue }
 }
@@ -30,18 +33,18 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// The string on the wire, e.g. `FLAG_NOT_FOUND`.
     public let rawValue: String
     /// Creates an error code from its wire string.
-    public init(rawValue: String) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: String) { self.rawValue = rawValue }
 
     /// The set has no such flag, or it is archived.
-    public static let flagNotFound = ErrorCode(rawValue: "FLAG_NOT_FOUND")
+    @inlinable public static var flagNotFound: ErrorCode { ErrorCode(rawValue: "FLAG_NOT_FOUND") }
     /// The flag's type is not the one the caller asked for.
-    public static let typeMismatch = ErrorCode(rawValue: "TYPE_MISMATCH")
+    @inlinable public static var typeMismatch: ErrorCode { ErrorCode(rawValue: "TYPE_MISMATCH") }
     /// The flag uses a construct this build does not know, or is malformed.
-    public static let parseError = ErrorCode(rawValue: "PARSE_ERROR")
+    @inlinable public static var parseError: ErrorCode { ErrorCode(rawValue: "PARSE_ERROR") }
     /// No flag set is available yet.
-    public static let providerNotReady = ErrorCode(rawValue: "PROVIDER_NOT_READY")
+    @inlinable public static var providerNotReady: ErrorCode { ErrorCode(rawValue: "PROVIDER_NOT_READY") }
     /// Anything else.
-    public static let general = ErrorCode(rawValue: "GENERAL")
+    @inlinable public static var general: ErrorCode { ErrorCode(rawValue: "GENERAL") }
 
     public var description: String { rawValue }
 }
