@@ -115,12 +115,14 @@ public final class FlagSession: FeatureFlags, Sendable {
                 value: fallback, reason: .default, error: .providerNotReady,
                 message: "no flag set yet: serving the compiled-in default", version: nil)
         }
-        // The clock is read only for a flag whose value can depend on the time.
-        let clock = core.dependencies.now
-        // The resolution reads the source's compiled set without retaining it: the source lives until the entry is
-        // built. `_fixLifetime` rather than `withExtendedLifetime`, whose call made the compiler build the entry, copy
-        // it and destroy the original (~200 instructions per first read).
-        let resolution = source.resolve(handle, type: type, context: context) { clock().addingTimeInterval(skew) }
+        // The clock is read only for a flag whose value can depend on the time; the closure captures only `self`
+        // (copying `core.dependencies.now` out first retained and released it).
+        let resolution = source.resolve(handle, type: type, context: context) {
+            self.core.dependencies.now().addingTimeInterval(skew)
+        }
+        // The resolution reads the source's compiled set without retaining it, so the source must live until the
+        // entry is built. `_fixLifetime` rather than `withExtendedLifetime`, whose call made the compiler build the
+        // entry, copy it and destroy the original (~200 instructions per first read).
         let entry = Frozen(resolution, key: handle.key, type: type, default: fallback, version: source.version)
         _fixLifetime(source)
         return entry
