@@ -104,11 +104,13 @@ extension CompiledFlagSet {
     }
 
     /// The value `outcome` serves; `nil` when it serves the caller's default.
+    @inline(__always)
     package func value(_ outcome: Outcome) -> JSONValue? {
         outcome.value >= 0 ? program.values[outcome.value] : nil
     }
 
     /// The variant name of `outcome`; `nil` on a failure.
+    @inline(__always)
     package func variant(_ outcome: Outcome) -> String? {
         outcome.variant >= 0 ? program.names[outcome.variant] : nil
     }
@@ -119,6 +121,7 @@ extension CompiledFlagSet {
     }
 
     /// The public detail of `outcome`.
+    @inline(__always)
     func detail(
         _ outcome: Outcome, key: String, type: FlagType, default fallback: JSONValue
     ) -> EvaluationDetail<JSONValue> {
