@@ -103,6 +103,34 @@ extension CompiledFlagSet {
         return program.resolve(index, type: type, context: context, at: seconds, trace: nil)
     }
 
+    /// The flag's value for a caller expecting `Value`, without the detail: no reason, variant or message is built
+    /// (OpenFeature's `getBooleanValue` next to `getBooleanDetails`). `fallback` when the flag is missing, archived,
+    /// broken, of another type, or serves a value that is not a `Value`. Never throws.
+    @inlinable
+    public func value<Value: FlagValue>(
+        _ key: String, default fallback: Value, context: EvaluationContext, at now: Date
+    ) -> Value {
+        value(FlagHandle(key), default: fallback, context: context, at: now)
+    }
+
+    /// `value(_:default:context:at:)` for the flag a handle names: no hashing of the key.
+    @inlinable
+    public func value<Value: FlagValue>(
+        _ handle: FlagHandle, default fallback: Value, context: EvaluationContext, at now: Date
+    ) -> Value {
+        guard let served = servedValue(handle, type: Value.flagType, context: context, at: now) else { return fallback }
+        return Value(flagValue: served) ?? fallback
+    }
+
+    /// The value the flag serves a caller expecting `type`; `nil` when the caller's default is due.
+    @usableFromInline
+    func servedValue(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, at now: Date) -> JSONValue? {
+        value(
+            program.resolve(
+                program.flagIndex(handle.key, hash: handle.hash), type: type, context: context,
+                at: now.timeIntervalSince1970, trace: nil))
+    }
+
     /// The value `outcome` serves; `nil` when it serves the caller's default.
     @inline(__always)
     package func value(_ outcome: Outcome) -> JSONValue? {

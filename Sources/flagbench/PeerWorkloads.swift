@@ -96,15 +96,27 @@ func benchmarkSuiteEvaluation(units: Int, runs: Int, results: String?) {
     let key = FlagKey(suiteFlagKey, default: false)
     var toggled = false
     for _ in 0..<runs {
+        // The value alone, as the peers' `is_on`, `is_enabled` and `variation` return it.
         let coreSeconds = timed {
             // Indexing a buffer borrows each context; `for context in contexts` would copy (retain) it first.
             contexts.withUnsafeBufferPointer { buffer in
                 for index in buffer.indices {
-                    core[index] = compiled.evaluate(suiteFlagKey, default: false, context: buffer[index], at: now).value
+                    core[index] = compiled.value(suiteFlagKey, default: false, context: buffer[index], at: now)
                 }
             }
         }
         report("suite.flagstaff.core", coreSeconds / Double(units) * 1e9, "ns/eval")
+        var detailed = [Bool](repeating: false, count: units)
+        let detailSeconds = timed {
+            contexts.withUnsafeBufferPointer { buffer in
+                for index in buffer.indices {
+                    detailed[index] =
+                        compiled.evaluate(suiteFlagKey, default: false, context: buffer[index], at: now).value
+                }
+            }
+        }
+        report("suite.flagstaff.core-detail", detailSeconds / Double(units) * 1e9, "ns/eval")
+        guard detailed == core else { suiteFail("CompiledFlagSet.value and .evaluate disagree") }
         // Fresh sessions each run: only a session's first read evaluates.
         let sessions = contexts.map { client.session(unitID: $0.unitID, attributes: $0.attributes) }
         var first = [Bool](repeating: false, count: units)

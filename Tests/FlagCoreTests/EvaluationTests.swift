@@ -32,6 +32,30 @@ struct EvaluationTests {
         set.evaluate("f", default: "caller", context: EvaluationContext(unitID: unit, attributes: attributes), at: at)
     }
 
+    /// `value` is `evaluate(…).value` without the detail, whatever step decides (and for every failure).
+    @Test(arguments: [
+        ("u-over", [:]), ("u-past", [:]), ("u-vip", [:]), ("u-1", ["country": "DE"]), ("u-2", ["country": "FR"]),
+        ("u-3", ["country": "FR"]), ("u-4", ["country": "US"]), ("u-5", [:]),
+    ] as [(String, [String: String])])
+    func valueIsTheDetailsValue(unit: String, attributes: [String: String]) throws {
+        for set in [try Self.precedenceSet(), try Self.precedenceSet(killed: true),
+                    try Self.precedenceSet(expiresAt: "2026-11-01T00:00:00Z")] {
+            let context = EvaluationContext(unitID: unit, attributes: attributes)
+            for key in ["f", "nope"] {
+                let handle = FlagHandle(key)
+                #expect(
+                    set.value(key, default: "caller", context: context, at: Self.now)
+                        == set.evaluate(key, default: "caller", context: context, at: Self.now).value)
+                #expect(
+                    set.value(handle, default: "caller", context: context, at: Self.now)
+                        == set.evaluate(handle, default: "caller", context: context, at: Self.now).value)
+                // A caller expecting another type gets its default, as with the detail.
+                #expect(set.value(key, default: 42, context: context, at: Self.now) == 42)
+                #expect(set.value(key, default: true, context: context, at: Self.now) == true)
+            }
+        }
+    }
+
     @Test func missingFlagServesTheCallersDefault() throws {
         let result = try Self.precedenceSet().evaluate(
             "nope", default: true, context: EvaluationContext(unitID: "u"), at: Self.now)
