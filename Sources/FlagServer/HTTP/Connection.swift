@@ -53,7 +53,7 @@ final class Connection {
     let fd: Int32
     let id: ConnectionID
     let remoteAddress: String
-    /// Created with the first request, so a connection that never sends one costs nothing for it.
+    /// Created with the first bytes read, so a connection that never sends any costs nothing for it.
     var context: HTTPConnectionContext?
     var parser: HTTPRequestParser
     var outstanding: [Outstanding] = []
@@ -131,6 +131,13 @@ final class Connection {
         }
         guard phase == .open, input != .discarding else { return }
         if parser.isIdle { headStart = loop.now }
+        if context == nil {
+            let context = HTTPConnectionContext()
+            self.context = context
+            parser.remoteAddress = remoteAddress
+            parser.connection = context
+        }
+        parser.receivedAt = loop.now
         parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count]))
         processRequests()
         updateDeadline()
@@ -176,10 +183,6 @@ final class Connection {
     private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     private func dispatch(_ request: HTTPRequest) {
-        var request = request
-        request.remoteAddress = remoteAddress
-        if context == nil { context = HTTPConnectionContext() }
-        request.connection = context
         let sequence = nextSequence
         nextSequence += 1
         let responder = HTTPResponder(target: .connection(loop, id, sequence: sequence))

@@ -6,7 +6,7 @@ struct PartialHead {
     var path = ""
     var rawQuery: String?
     var version = HTTPVersion.http1_1
-    var fields: [HTTPHeaders.Field] = []
+    var fields = HTTPRawFields()
     /// Bytes of the head consumed so far, CRLFs and skipped empty lines included.
     var headBytes = 0
 
@@ -57,11 +57,12 @@ struct PartialHead {
         return nil
     }
 
-    func makeRequest(body: [UInt8]) -> HTTPRequest {
+    func makeRequest(body: [UInt8], remoteAddress: String, connection: HTTPConnectionContext?) -> HTTPRequest {
         let keepAlive = !connectionClose && (version == .http1_1 || connectionKeepAlive)
         return HTTPRequest(
             method: method, target: target, rawPath: rawPath, path: path, rawQuery: rawQuery,
-            headers: HTTPHeaders(fields), body: body, version: version, keepAlive: keepAlive)
+            headers: HTTPHeaders(raw: fields), body: body, version: version, keepAlive: keepAlive,
+            remoteAddress: remoteAddress, connection: connection)
     }
 }
 
@@ -97,9 +98,18 @@ extension HTTPRequestParser {
             return HTTPRejection(.versionNotSupported, "\(version) is not supported; use HTTP/1.1")
         }
         head.version = version
-        head.method = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<methodEnd]), as: UTF8.self)
+        head.method = Self.method(UnsafeRawBufferPointer(rebasing: line[..<methodEnd]))
         let target = UnsafeRawBufferPointer(rebasing: line[targetStart..<targetEnd])
         return parseTarget(target)
+    }
+
+    /// The method as a `String`; the common ones as literals, without decoding.
+    private static func method(_ bytes: UnsafeRawBufferPointer) -> String {
+        if bytes.count == 3 && bytes[0] == 0x47 && bytes[1] == 0x45 && bytes[2] == 0x54 { return "GET" }
+        if bytes.count == 4 && bytes[0] == 0x48 && bytes[1] == 0x45 && bytes[2] == 0x41 && bytes[3] == 0x44 {
+            return "HEAD"
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Accepts origin-form (`/path?query`), absolute-form (`http://host/path`) and `*` (OPTIONS only).
@@ -126,6 +136,11 @@ extension HTTPRequestParser {
             (head.rawPath, head.rawQuery) = HTTPTarget.split(text)
         } else {
             return HTTPRejection(.badRequest, "request target must start with \"/\" or be an absolute URI")
+        }
+        if !target.contains(ASCII.percent) {
+            // Nothing to decode: the path is the raw path (the same string, not a copy).
+            head.path = head.rawPath
+            return nil
         }
         guard let decoded = HTTPTarget.percentDecoded(head.rawPath, plusAsSpace: false) else {
             return HTTPRejection(.badRequest, "invalid percent-encoding in the request path")
@@ -180,9 +195,7 @@ extension HTTPRequestParser {
         default:
             break
         }
-        head.fields.append(
-            HTTPHeaders.Field(
-                name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+        head.fields.append(name: name, value: value)
         return nil
     }
 

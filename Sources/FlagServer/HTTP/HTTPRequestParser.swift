@@ -42,6 +42,11 @@ public struct HTTPRequestParser: Sendable {
     /// Bytes of the trailer section (chunked bodies) consumed so far, and its field count.
     var trailerBytes = 0
     var trailerCount = 0
+    /// Given to every request this parser makes (the engine sets them; the request is not copied to add them).
+    var remoteAddress = ""
+    var connection: HTTPConnectionContext?
+    /// When the bytes last appended were read (monotonic nanoseconds), for `HTTPRequest.receivedAt`.
+    var receivedAt: Int64 = 0
 
     enum State: Equatable {
         case requestLine
@@ -194,7 +199,8 @@ public struct HTTPRequestParser: Sendable {
 
     /// Emits the request built so far and resets for the next one.
     mutating func completeRequest() -> HTTPParserEvent {
-        let request = head.makeRequest(body: body)
+        var request = head.makeRequest(body: body, remoteAddress: remoteAddress, connection: connection)
+        request.receivedAt = receivedAt
         head = PartialHead()
         body = []
         trailerBytes = 0

@@ -179,14 +179,19 @@ public final class FlagServerApp: Sendable {
     func authenticate(_ request: HTTPRequest) throws -> Principal {
         // Two fields may name two principals (one added by a proxy, say); answering as the first would let the order
         // of fields decide who the caller is.
-        var authorization: String?
-        for field in request.headers.fields where HTTPHeaders.namesEqual(field.name, "Authorization") {
-            guard authorization == nil else {
-                throw ServiceError.unauthorized("send one Authorization header, not several")
-            }
-            authorization = field.value
+        // The header is read as bytes: a keep-alive client's repeated header is recognised without a `String`.
+        let headers = request.headers
+        let connection = request.connection
+        var count = 0
+        var remembered: Principal?
+        headers.forEachValue(named: "Authorization") { value in
+            count += 1
+            if count == 1, let connection { remembered = tokens.rememberedPrincipal(value, connection: connection) }
+            return true
         }
-        return try tokens.authenticate(authorization, connection: request.connection)
+        guard count <= 1 else { throw ServiceError.unauthorized("send one Authorization header, not several") }
+        if let remembered { return remembered }
+        return try tokens.authenticate(headers["Authorization"], connection: connection)
     }
 
     /// The admin principal of the request: 401 without a valid token, 403 for an SDK key.

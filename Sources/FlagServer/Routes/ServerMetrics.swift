@@ -6,9 +6,12 @@ public final class ServerMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds (long-polls land in the last ones).
     static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300]
 
+    /// A route by its index in `Route.ordered` (-1: unmatched), so that counting hashes two integers, not a label.
     private struct Key: Hashable {
-        var route: String
+        var route: Int
         var status: Int
+
+        var label: String { Route.ordered.indices.contains(route) ? Route.ordered[route].rawValue : "unmatched" }
     }
 
     private struct State {
@@ -27,13 +30,13 @@ public final class ServerMetrics: Sendable {
     /// Empty counters.
     public init() {}
 
-    /// Counts one answered request.
-    func record(route: String, status: Int, since start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    /// Counts one answered request; a nil route is counted as `unmatched`.
+    /// `start` is in `CLOCK_MONOTONIC` nanoseconds (`Socket.monotonicNanoseconds()`).
+    func record(route: Route?, status: Int, since start: Int64) {
+        let seconds = Double(max(0, Socket.monotonicNanoseconds() - start)) / 1e9
         let bucket = Self.bounds.firstIndex { seconds <= $0 }
         state.withLock { state in
-            state.requests[Key(route: route, status: status), default: 0] += 1
+            state.requests[Key(route: route?.index ?? -1, status: status), default: 0] += 1
             if let bucket { state.buckets[bucket] += 1 }
             state.count += 1
             state.sum += seconds
@@ -42,7 +45,15 @@ public final class ServerMetrics: Sendable {
 
     /// How many requests were answered with `status` on `route`.
     public func requests(route: String, status: Int) -> Int {
-        state.withLock { $0.requests[Key(route: route, status: status)] ?? 0 }
+        let index: Int
+        if let known = Route(rawValue: route) {
+            index = known.index
+        } else if route == "unmatched" {
+            index = -1
+        } else {
+            return 0
+        }
+        return state.withLock { $0.requests[Key(route: index, status: status)] ?? 0 }
     }
 
     /// The request counters and histogram as Prometheus text lines.
@@ -50,9 +61,9 @@ public final class ServerMetrics: Sendable {
         let snapshot = state.withLock { $0 }
         text += "# HELP flagserver_requests_total Requests answered, by route and status.\n"
         text += "# TYPE flagserver_requests_total counter\n"
-        let keys = snapshot.requests.keys.sorted { ($0.route, $0.status) < ($1.route, $1.status) }
+        let keys = snapshot.requests.keys.sorted { ($0.label, $0.status) < ($1.label, $1.status) }
         for key in keys {
-            text += "flagserver_requests_total{route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} "
+            text += "flagserver_requests_total{route=\"\(Self.escape(key.label))\",status=\"\(key.status)\"} "
             text += "\(snapshot.requests[key] ?? 0)\n"
         }
         text += "# HELP flagserver_request_duration_seconds Time from request to answer (or stream start).\n"
