@@ -33,6 +33,28 @@ enum ASCII {
         byte == tab || (byte >= 0x20 && byte != 0x7F)
     }
 
+    /// Whether every byte is allowed in a field value, eight bytes at a time (a token header is some 80 bytes).
+    static func allFieldValueBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // The "has a byte less than n" test: nonzero iff a byte is below 0x20 (a control, or a tab, which the
+            // exact loop below then allows) or, after the XOR, equal to 0x7F (DEL).
+            let below = (word &- ones &* 0x20) & ~word & highBits
+            let delete = word ^ (ones &* 0x7F)
+            let isDelete = (delete &- ones) & ~delete & highBits
+            if below | isDelete != 0 { break }
+            index += 8
+        }
+        while index < bytes.count {
+            guard isFieldValueByte(bytes[index]) else { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// A byte allowed in a request target: visible ASCII, no space and no controls.
     @inline(__always)
     static func isTargetByte(_ byte: UInt8) -> Bool {

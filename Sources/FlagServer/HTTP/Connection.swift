@@ -138,8 +138,13 @@ final class Connection {
             parser.connection = context
         }
         parser.receivedAt = loop.now
-        parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count]))
-        processRequests()
+        let bytes = UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count])
+        if parser.hasBufferedInput {
+            parser.append(bytes)
+            processRequests()
+        } else {
+            processRequests(direct: bytes)
+        }
         updateDeadline()
     }
 
@@ -155,8 +160,16 @@ final class Connection {
     // MARK: - Requests
 
     /// Parses and dispatches buffered requests until the parser needs input or back-pressure pauses reading.
-    func processRequests() {
+    /// `direct` bytes (just read, while the parser holds none) are parsed in the loop's read buffer; what is left of
+    /// them is handed to the parser at the end, since the read buffer is reused.
+    func processRequests(direct bytes: UnsafeRawBufferPointer? = nil) {
         let configuration = loop.shared.configuration
+        var offset = 0
+        defer {
+            if let bytes, offset < bytes.count, phase != .closed {
+                parser.append(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            }
+        }
         while phase == .open && input == .parsing {
             if outstanding.count >= configuration.maxPipelinedRequests
                 || output.byteCount >= loop.shared.outputHighWater
@@ -164,7 +177,13 @@ final class Connection {
                 input = .paused
                 break
             }
-            guard let event = parser.next() else { break }
+            let event: HTTPParserEvent?
+            if let bytes {
+                event = parser.next(from: bytes, offset: &offset)
+            } else {
+                event = parser.next()
+            }
+            guard let event else { break }
             switch event {
             case .request(let request):
                 dispatch(request)

@@ -49,7 +49,7 @@ public struct HTTPHeaders: Sendable {
         case .raw(let raw):
             var fields: [Field] = []
             fields.reserveCapacity(raw.count)
-            raw.forEach { name, value in
+            raw.visit { name, value in
                 fields.append(
                     Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
                 return true
@@ -118,7 +118,7 @@ public struct HTTPHeaders: Sendable {
                     if !more { return }
                 }
             case .raw(let raw):
-                raw.forEach { fieldName, value in
+                raw.visit { fieldName, value in
                     guard Self.bytesEqualIgnoringCase(fieldName, wanted) else { return true }
                     return body(value)
                 }
@@ -230,7 +230,7 @@ struct HTTPRawFields: Sendable {
     }
 
     /// Calls `body` with each field's name and value bytes, in order, until it returns false.
-    func forEach(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) {
+    func visit(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) {
         bytes.withUnsafeBytes { raw in
             let word = MemoryLayout<Int>.size
             var offset = 0

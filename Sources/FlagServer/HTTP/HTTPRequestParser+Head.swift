@@ -222,9 +222,10 @@ extension HTTPRequestParser {
         var end = line.count
         while start < end, ASCII.isWhitespace(line[start]) { start += 1 }
         while end > start, ASCII.isWhitespace(line[end - 1]) { end -= 1 }
-        for index in start..<end where !ASCII.isFieldValueByte(line[index]) {
+        let valueBytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        if !ASCII.allFieldValueBytes(valueBytes), let bad = valueBytes.first(where: { !ASCII.isFieldValueByte($0) }) {
             let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
-            return .failure(HTTPRejection(.badRequest, "invalid byte 0x\(hex(line[index])) in the \(name) value"))
+            return .failure(HTTPRejection(.badRequest, "invalid byte 0x\(hex(bad)) in the \(name) value"))
         }
         return .success(
             (UnsafeRawBufferPointer(rebasing: line[..<colon]), UnsafeRawBufferPointer(rebasing: line[start..<end])))

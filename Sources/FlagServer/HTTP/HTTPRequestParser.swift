@@ -93,6 +93,24 @@ public struct HTTPRequestParser: Sendable {
         return event
     }
 
+    /// `next()` over bytes the caller owns, parsed where they lie instead of being copied into the parser first
+    /// (one allocation and copy less per read on a keep-alive connection). Only for a parser holding no input
+    /// (`hasBufferedInput` false): call it with the same `bytes`, starting at `offset` 0, until it returns nil or the
+    /// caller stops, then give what is left (`bytes[offset...]`) to `append(_:)` before `bytes` goes away.
+    mutating func next(from bytes: UnsafeRawBufferPointer, offset: inout Int) -> HTTPParserEvent? {
+        guard state != .failed, readIndex == buffer.count else { return nil }
+        buffer = []
+        readIndex = offset
+        let event = step(bytes)
+        // After a rejection the rest of the input is ignored, as `append` does.
+        offset = state == .failed ? bytes.count : readIndex
+        readIndex = 0
+        return event
+    }
+
+    /// Whether bytes received and not yet parsed are held (then `next(from:offset:)` may not be used).
+    var hasBufferedInput: Bool { readIndex < buffer.count }
+
     /// Whether nothing of a next request has been received: no buffered bytes and no request half-read.
     public var isIdle: Bool {
         state == .requestLine && readIndex == buffer.count && head.headBytes == 0
