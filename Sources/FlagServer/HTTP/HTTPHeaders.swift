@@ -224,8 +224,13 @@ struct HTTPRawFields: Sendable {
         let valueOffset =
             value.isEmpty ? name.count : value.baseAddress.map { nameStart.distance(to: $0) } ?? name.count
         if bytes.isEmpty { bytes.reserveCapacity(256) }
-        withUnsafeBytes(of: (name.count, valueOffset, value.count)) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: UnsafeRawBufferPointer(start: nameStart, count: valueOffset + value.count))
+        // Appended as typed buffers: `append(contentsOf:)` copies those with one memcpy, raw ones byte by byte.
+        withUnsafeBytes(of: (name.count, valueOffset, value.count)) { header in
+            header.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        }
+        UnsafeRawBufferPointer(start: nameStart, count: valueOffset + value.count).withMemoryRebound(to: UInt8.self) {
+            bytes.append(contentsOf: $0)
+        }
         count += 1
     }
 

@@ -29,20 +29,21 @@ public struct HTTPRequest: Sendable {
     /// The request's parts; shared by copies until one of them changes a part.
     // @unchecked Sendable is safe: a `Storage` is changed only through `HTTPRequest`'s setters, and only after
     // `isKnownUniquelyReferenced` has shown that no other request value — so no other thread — refers to it;
-    // shared boxes are only ever read.
+    // shared boxes are only ever read. For the same reason no two accesses to a property can overlap, so the
+    // runtime's exclusivity tracking is switched off for them.
     final class Storage: @unchecked Sendable {
-        var method: String
-        var target: String
-        var rawPath: String
-        var path: String
-        var rawQuery: String?
-        var headers: HTTPHeaders
-        var body: [UInt8]
-        var version: HTTPVersion
-        var keepAlive: Bool
-        var remoteAddress: String
-        var connection: HTTPConnectionContext?
-        var receivedAt: Int64 = 0
+        @exclusivity(unchecked) var method: String
+        @exclusivity(unchecked) var target: String
+        @exclusivity(unchecked) var rawPath: String
+        @exclusivity(unchecked) var path: String
+        @exclusivity(unchecked) var rawQuery: String?
+        @exclusivity(unchecked) var headers: HTTPHeaders
+        @exclusivity(unchecked) var body: [UInt8]
+        @exclusivity(unchecked) var version: HTTPVersion
+        @exclusivity(unchecked) var keepAlive: Bool
+        @exclusivity(unchecked) var remoteAddress: String
+        @exclusivity(unchecked) var connection: HTTPConnectionContext?
+        @exclusivity(unchecked) var receivedAt: Int64 = 0
 
         init(
             method: String, target: String, rawPath: String, path: String, rawQuery: String?, headers: HTTPHeaders,

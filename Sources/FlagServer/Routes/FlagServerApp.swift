@@ -110,10 +110,14 @@ public final class FlagServerApp: Sendable {
         // and cost 6 % of the serving profile.
         var path = path
         return path.withUTF8 { bytes in
-            if bytes.starts(with: "/v1/admin/".utf8) { return true }
+            guard let base = bytes.baseAddress else { return false }
+            let admin: StaticString = "/v1/admin/"
+            if bytes.count >= admin.utf8CodeUnitCount && memcmp(base, admin.utf8Start, admin.utf8CodeUnitCount) == 0 {
+                return true
+            }
             let needle: StaticString = "/versions/"
             let count = needle.utf8CodeUnitCount
-            guard bytes.count >= count, let base = bytes.baseAddress else { return false }
+            guard bytes.count >= count else { return false }
             return (0...(bytes.count - count)).contains { start in memcmp(base + start, needle.utf8Start, count) == 0 }
         }
     }
