@@ -234,7 +234,7 @@ final class EventLoop: @unchecked Sendable {
             connection.isDirty = false
             connection.flush()
         }
-        dirty.removeAll(keepingCapacity: true)
+        dirty.emptyKeepingCapacity()
     }
 
     private func checkDeadlines() {
