@@ -65,9 +65,10 @@ guard fd >= 0, connected == 0 else { fail("cannot connect to port \(port)") }
 
 /// Reads one response (head, then `Content-Length` bytes of body); returns its status.
 func readResponse(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+    guard let base = buffer.baseAddress else { fail("no read buffer") }
     var filled = 0
     while true {
-        let got = read(fd, buffer.baseAddress! + filled, buffer.count - filled)
+        let got = read(fd, base + filled, buffer.count - filled)
         guard got > 0 else { fail("the server closed the connection") }
         filled += got
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<filled])
@@ -79,7 +80,7 @@ func readResponse(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
             length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
         }
         while filled < end.upperBound + length {
-            let more = read(fd, buffer.baseAddress! + filled, buffer.count - filled)
+            let more = read(fd, base + filled, buffer.count - filled)
             guard more > 0 else { fail("the server closed the connection") }
             filled += more
         }
