@@ -43,6 +43,8 @@ let package = Package(
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
+        // servebench: the serving path in one process, for callgrind's instruction counts (BENCHMARKS.md).
+        .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
         .executableTarget(name: "flagdemo", dependencies: ["FlagClient", "FlagCore"]),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),

@@ -4,7 +4,8 @@
 // The first input byte picks the limits (the defaults, or small ones that a 4 KiB input can exceed), the next two
 // how the rest is split into reads. Properties checked on every input; a violation traps:
 // - the events do not depend on how the bytes are split into reads (`100-continue` aside: by design it is sent
-//   only when none of the body has arrived with the head);
+//   only when none of the body has arrived with the head), nor on whether a read is parsed where it lies
+//   (`next(from:offset:)`, the engine's path when the parser holds nothing) or appended first;
 // - after a rejection nothing more comes out; a `100-continue` is followed by its request or a rejection;
 // - every request keeps the limits and the framing rules: body ≤ maxBodyBytes, fields ≤ maxHeaderCount, version
 //   1.0 or 1.1, one Host on 1.1, Content-Length equal to the body, a body only with Content-Length or chunked;
@@ -38,6 +39,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     check(
         whole.withoutContinue == split.withoutContinue,
         "reads of \(sizes) give \(split.withoutContinue), all at once \(whole.withoutContinue): \(text(bytes))")
+    let direct = parseAll(pieces(bytes, sizes: sizes), limits: limits, direct: true)
+    check(
+        direct.events == split.events,
+        "reads of \(sizes) parsed in place give \(direct.events), appended \(split.events): \(text(bytes))")
     checkSequence(split.events)
     checkSequence(whole.events)
 
@@ -100,15 +105,27 @@ private struct Run {
     var withoutContinue: [Event] { events.filter { $0 != .continueExpected } }
 }
 
-/// Feeds the pieces in order, draining the parser after each.
-private func parseAll(_ pieces: [ArraySlice<UInt8>], limits: HTTPParserLimits) -> Run {
+/// Feeds the pieces in order, draining the parser after each; `direct`: a piece that arrives while the parser holds
+/// nothing is parsed where it lies, as the engine does, and only its rest appended.
+private func parseAll(_ pieces: [ArraySlice<UInt8>], limits: HTTPParserLimits, direct: Bool = false) -> Run {
     var parser = HTTPRequestParser(limits: limits)
     var run = Run()
     var fed = 0
     for piece in pieces {
-        parser.append(piece)
+        var events: [HTTPParserEvent] = []
+        if direct && !parser.hasBufferedInput {
+            piece.withUnsafeBytes { bytes in
+                var offset = 0
+                while let event = parser.next(from: bytes, offset: &offset) { events.append(event) }
+                check((0...bytes.count).contains(offset), "offset \(offset) outside a read of \(bytes.count) bytes")
+                parser.append(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            }
+        } else {
+            parser.append(piece)
+        }
         fed += piece.count
-        while let event = parser.next() {
+        while let event = parser.next() { events.append(event) }
+        for event in events {
             switch event {
             case .request(let request):
                 run.requests.append(request)

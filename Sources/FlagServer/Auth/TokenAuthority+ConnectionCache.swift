@@ -24,9 +24,9 @@ extension TokenAuthority {
             return try authenticate(authorization)
         }
         let generation = self.generation.load(ordering: .acquiring)
-        if let cached = connection.attachment as? CachedCredential, cached.generation == generation {
-            let same = header.withUTF8 { Self.bytesEqualInConstantTime(UnsafeRawBufferPointer($0), cached.header) }
-            if same { return cached.principal }
+        if let remembered = header.withUTF8({ rememberedPrincipal(UnsafeRawBufferPointer($0), connection: connection) })
+        {
+            return remembered
         }
         let principal: Principal
         do {
@@ -37,6 +37,17 @@ extension TokenAuthority {
         }
         connection.attach(CachedCredential(header: Array(header.utf8), principal: principal, generation: generation))
         return principal
+    }
+
+    /// The principal remembered on `connection` for exactly these `Authorization` bytes, if no revocation has
+    /// happened since; nil otherwise (then `authenticate(_:connection:)` checks the token). Lets a caller holding
+    /// the header's bytes skip making a `String` of them.
+    func rememberedPrincipal(_ header: UnsafeRawBufferPointer, connection: HTTPConnectionContext) -> Principal? {
+        guard let cached = connection.attachment as? CachedCredential,
+            cached.generation == generation.load(ordering: .acquiring),
+            Self.bytesEqualInConstantTime(header, cached.header)
+        else { return nil }
+        return cached.principal
     }
 
     /// Compares without an early exit, so the time taken says nothing about where the bytes differ.

@@ -23,7 +23,7 @@ extension Connection {
             }
             output.append(head)
             if let body { output.append(body) }
-            outstanding.removeFirst()
+            outstanding.removeFirstQuickly()
             if closeAfter { beginClosing() } else { advance() }
         } else {
             outstanding[index].state = .done(chunks: body.map { [head, $0] } ?? [head], close: closeAfter)
@@ -100,7 +100,7 @@ extension Connection {
                 return
             case .done(let chunks, let close):
                 output.append(contentsOf: chunks)
-                outstanding.removeFirst()
+                outstanding.removeFirstQuickly()
                 if close {
                     beginClosing()
                     return

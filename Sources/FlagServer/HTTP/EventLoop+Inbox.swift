@@ -77,7 +77,7 @@ extension EventLoop {
                 return
             }
             process(batch)
-            batch.removeAll(keepingCapacity: true)
+            batch.emptyKeepingCapacity()
         }
         spareMessages = batch
         // Still busy: wake up again right after the sockets have had their turn.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The head of the request being parsed, with the framing facts gathered from its fields.
 struct PartialHead {
     var method = ""
@@ -6,7 +8,7 @@ struct PartialHead {
     var path = ""
     var rawQuery: String?
     var version = HTTPVersion.http1_1
-    var fields: [HTTPHeaders.Field] = []
+    var fields = HTTPRawFields()
     /// Bytes of the head consumed so far, CRLFs and skipped empty lines included.
     var headBytes = 0
 
@@ -57,11 +59,12 @@ struct PartialHead {
         return nil
     }
 
-    func makeRequest(body: [UInt8]) -> HTTPRequest {
+    func makeRequest(body: [UInt8], remoteAddress: String, connection: HTTPConnectionContext?) -> HTTPRequest {
         let keepAlive = !connectionClose && (version == .http1_1 || connectionKeepAlive)
         return HTTPRequest(
             method: method, target: target, rawPath: rawPath, path: path, rawQuery: rawQuery,
-            headers: HTTPHeaders(fields), body: body, version: version, keepAlive: keepAlive)
+            headers: HTTPHeaders(raw: fields), body: body, version: version, keepAlive: keepAlive,
+            remoteAddress: remoteAddress, connection: connection)
     }
 }
 
@@ -97,9 +100,18 @@ extension HTTPRequestParser {
             return HTTPRejection(.versionNotSupported, "\(version) is not supported; use HTTP/1.1")
         }
         head.version = version
-        head.method = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<methodEnd]), as: UTF8.self)
+        head.method = Self.method(UnsafeRawBufferPointer(rebasing: line[..<methodEnd]))
         let target = UnsafeRawBufferPointer(rebasing: line[targetStart..<targetEnd])
         return parseTarget(target)
+    }
+
+    /// The method as a `String`; the common ones as literals, without decoding.
+    private static func method(_ bytes: UnsafeRawBufferPointer) -> String {
+        if bytes.count == 3 && bytes[0] == 0x47 && bytes[1] == 0x45 && bytes[2] == 0x54 { return "GET" }
+        if bytes.count == 4 && bytes[0] == 0x48 && bytes[1] == 0x45 && bytes[2] == 0x41 && bytes[3] == 0x44 {
+            return "HEAD"
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Accepts origin-form (`/path?query`), absolute-form (`http://host/path`) and `*` (OPTIONS only).
@@ -108,7 +120,7 @@ extension HTTPRequestParser {
         head.target = text
         if target[0] == ASCII.slash {
             // The common case, split here without searching for "://".
-            if let question = target.firstIndex(of: ASCII.question) {
+            if let question = Self.index(of: ASCII.question, in: target) {
                 head.rawPath = String(decoding: UnsafeRawBufferPointer(rebasing: target[..<question]), as: UTF8.self)
                 head.rawQuery = String(
                     decoding: UnsafeRawBufferPointer(rebasing: target[(question + 1)...]), as: UTF8.self)
@@ -127,11 +139,22 @@ extension HTTPRequestParser {
         } else {
             return HTTPRejection(.badRequest, "request target must start with \"/\" or be an absolute URI")
         }
+        if Self.index(of: ASCII.percent, in: target) == nil {
+            // Nothing to decode: the path is the raw path (the same string, not a copy).
+            head.path = head.rawPath
+            return nil
+        }
         guard let decoded = HTTPTarget.percentDecoded(head.rawPath, plusAsSpace: false) else {
             return HTTPRejection(.badRequest, "invalid percent-encoding in the request path")
         }
         head.path = decoded
         return nil
+    }
+
+    /// The first position of `byte` in `bytes` (`memchr`: the generic `firstIndex(of:)` showed in the profile).
+    private static func index(of byte: UInt8, in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress, let found = memchr(base, Int32(byte), bytes.count) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     /// Parses exactly `HTTP/<digit>.<digit>` (case-sensitive, RFC 9112 §2.3).
@@ -180,9 +203,7 @@ extension HTTPRequestParser {
         default:
             break
         }
-        head.fields.append(
-            HTTPHeaders.Field(
-                name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+        head.fields.append(name: name, value: value)
         return nil
     }
 
@@ -209,9 +230,10 @@ extension HTTPRequestParser {
         var end = line.count
         while start < end, ASCII.isWhitespace(line[start]) { start += 1 }
         while end > start, ASCII.isWhitespace(line[end - 1]) { end -= 1 }
-        for index in start..<end where !ASCII.isFieldValueByte(line[index]) {
+        let valueBytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        if !ASCII.allFieldValueBytes(valueBytes), let bad = valueBytes.first(where: { !ASCII.isFieldValueByte($0) }) {
             let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
-            return .failure(HTTPRejection(.badRequest, "invalid byte 0x\(hex(line[index])) in the \(name) value"))
+            return .failure(HTTPRejection(.badRequest, "invalid byte 0x\(hex(bad)) in the \(name) value"))
         }
         return .success(
             (UnsafeRawBufferPointer(rebasing: line[..<colon]), UnsafeRawBufferPointer(rebasing: line[start..<end])))

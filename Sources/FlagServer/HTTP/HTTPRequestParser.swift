@@ -42,6 +42,11 @@ public struct HTTPRequestParser: Sendable {
     /// Bytes of the trailer section (chunked bodies) consumed so far, and its field count.
     var trailerBytes = 0
     var trailerCount = 0
+    /// Given to every request this parser makes (the engine sets them; the request is not copied to add them).
+    var remoteAddress = ""
+    var connection: HTTPConnectionContext?
+    /// When the bytes last appended were read (monotonic nanoseconds), for `HTTPRequest.receivedAt`.
+    var receivedAt: Int64 = 0
 
     enum State: Equatable {
         case requestLine
@@ -87,6 +92,24 @@ public struct HTTPRequestParser: Sendable {
         }
         return event
     }
+
+    /// `next()` over bytes the caller owns, parsed where they lie instead of being copied into the parser first
+    /// (one allocation and copy less per read on a keep-alive connection). Only for a parser holding no input
+    /// (`hasBufferedInput` false): call it with the same `bytes`, starting at `offset` 0, until it returns nil or the
+    /// caller stops, then give what is left (`bytes[offset...]`) to `append(_:)` before `bytes` goes away.
+    mutating func next(from bytes: UnsafeRawBufferPointer, offset: inout Int) -> HTTPParserEvent? {
+        guard state != .failed, readIndex == buffer.count else { return nil }
+        buffer = []
+        readIndex = offset
+        let event = step(bytes)
+        // After a rejection the rest of the input is ignored, as `append` does.
+        offset = state == .failed ? bytes.count : readIndex
+        readIndex = 0
+        return event
+    }
+
+    /// Whether bytes received and not yet parsed are held (then `next(from:offset:)` may not be used).
+    var hasBufferedInput: Bool { readIndex < buffer.count }
 
     /// Whether nothing of a next request has been received: no buffered bytes and no request half-read.
     public var isIdle: Bool {
@@ -194,7 +217,8 @@ public struct HTTPRequestParser: Sendable {
 
     /// Emits the request built so far and resets for the next one.
     mutating func completeRequest() -> HTTPParserEvent {
-        let request = head.makeRequest(body: body)
+        var request = head.makeRequest(body: body, remoteAddress: remoteAddress, connection: connection)
+        request.receivedAt = receivedAt
         head = PartialHead()
         body = []
         trailerBytes = 0

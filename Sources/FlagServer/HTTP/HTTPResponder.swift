@@ -8,35 +8,56 @@ import Synchronization
 public typealias HTTPHandler = @Sendable (HTTPRequest, HTTPResponder) -> Void
 
 /// Answers one request, now or later, from any thread (see `HTTPHandler`).
+///
+/// Which of answer, stream and close comes first is decided by one atomic compare-and-exchange on `phase`; the
+/// `onClose` callbacks and the stream live in a locked box made only when a handler registers a callback or starts
+/// a stream (or the client leaves first), so a request answered at once costs no lock and no second allocation.
 public final class HTTPResponder: Sendable {
     enum Target: Sendable {
         case connection(EventLoop, ConnectionID, sequence: Int)
         case recorder(RecordingSink)
     }
 
-    private enum State {
-        case pending(onClose: [@Sendable () -> Void])
-        case streaming(HTTPStream, onClose: [@Sendable () -> Void])
+    private enum Phase {
+        static let pending = 0
+        static let streaming = 1
         /// Answered (or the stream finished by the handler): `onClose` callbacks are dropped, never called.
-        case answered
-        case closed
+        static let answered = 2
+        static let closed = 3
+    }
+
+    /// What only streams and waiting handlers need. Everyone who reads or changes it holds its lock, and the close
+    /// takes the lock after its phase change, so a callback added under the lock is either seen by the close or
+    /// finds the phase closed and runs at once.
+    private final class Extras: Sendable {
+        struct State {
+            var onClose: [@Sendable () -> Void] = []
+            var stream: HTTPStream?
+        }
+
+        let state = Locked(State())
     }
 
     let target: Target
-    private let state = Locked<State>(.pending(onClose: []))
+    private let phase = Atomic<Int>(Phase.pending)
+    private let extras = AtomicLazyReference<Extras>()
 
     init(target: Target) {
         self.target = target
     }
 
+    /// The one box (whoever makes it first wins).
+    private var sharedExtras: Extras {
+        extras.load() ?? extras.storeIfNil(Extras())
+    }
+
     /// Sends a complete response. Only the first call of `respond`/`startStream` counts.
     public func respond(_ response: HTTPResponse) {
-        let accepted = state.withLock { state -> Bool in
-            guard case .pending = state else { return false }
-            state = .answered
-            return true
-        }
-        guard accepted else { return }
+        guard
+            phase.compareExchange(
+                expected: Phase.pending, desired: Phase.answered, ordering: .acquiringAndReleasing
+            ).exchanged
+        else { return }
         switch target {
         case .connection(let loop, let id, let sequence): loop.respond(id, sequence: sequence, response)
         case .recorder(let recorder): recorder.record(response)
@@ -48,9 +69,13 @@ public final class HTTPResponder: Sendable {
     /// client has gone) the returned stream is already closed.
     public func startStream(_ head: HTTPResponse) -> HTTPStream {
         let stream = HTTPStream(responder: self)
-        let accepted = state.withLock { state -> Bool in
-            guard case .pending(let callbacks) = state else { return false }
-            state = .streaming(stream, onClose: callbacks)
+        let accepted = sharedExtras.state.withLock { state -> Bool in
+            guard
+                phase.compareExchange(
+                    expected: Phase.pending, desired: Phase.streaming, ordering: .acquiringAndReleasing
+                ).exchanged
+            else { return false }
+            state.stream = stream
             return true
         }
         guard accepted else {
@@ -68,20 +93,15 @@ public final class HTTPResponder: Sendable {
     /// stream still open). Called at most once, on any thread; at once if the client is already gone; never if
     /// the request was answered (or its stream finished) first.
     public func onClose(_ callback: @escaping @Sendable () -> Void) {
-        let callNow = state.withLock { state -> Bool in
-            switch state {
-            case .pending(var callbacks):
-                callbacks.append(callback)
-                state = .pending(onClose: callbacks)
+        let callNow = sharedExtras.state.withLock { state -> Bool in
+            switch phase.load(ordering: .acquiring) {
+            case Phase.pending, Phase.streaming:
+                state.onClose.append(callback)
                 return false
-            case .streaming(let stream, var callbacks):
-                callbacks.append(callback)
-                state = .streaming(stream, onClose: callbacks)
-                return false
-            case .answered:
-                return false
-            case .closed:
+            case Phase.closed:
                 return true
+            default:
+                return false
             }
         }
         if callNow { callback() }
@@ -89,13 +109,17 @@ public final class HTTPResponder: Sendable {
 
     /// The connection closed: mark the stream closed and run the `onClose` callbacks, once.
     func connectionClosed() {
-        let (callbacks, stream) = state.withLock { state -> ([@Sendable () -> Void], HTTPStream?) in
-            defer { state = .closed }
-            switch state {
-            case .pending(let callbacks): return (callbacks, nil)
-            case .streaming(let stream, let callbacks): return (callbacks, stream)
-            case .answered, .closed: return ([], nil)
-            }
+        var current = phase.load(ordering: .acquiring)
+        while current == Phase.pending || current == Phase.streaming {
+            let (exchanged, original) = phase.compareExchange(
+                expected: current, desired: Phase.closed, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            current = original
+        }
+        guard current == Phase.pending || current == Phase.streaming else { return }
+        let (callbacks, stream) = sharedExtras.state.withLock { state in
+            defer { state = Extras.State() }
+            return (state.onClose, state.stream)
         }
         stream?.markClosed()
         for callback in callbacks { callback() }
@@ -103,9 +127,7 @@ public final class HTTPResponder: Sendable {
 
     /// The handler finished its stream: from now on the client leaving is no longer reported.
     fileprivate func streamFinished() {
-        state.withLock { state in
-            if case .streaming = state { state = .answered }
-        }
+        _ = phase.compareExchange(expected: Phase.streaming, desired: Phase.answered, ordering: .acquiringAndReleasing)
     }
 }
 

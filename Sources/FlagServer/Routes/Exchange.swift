@@ -8,48 +8,56 @@ final class Exchange: Sendable {
     let request: HTTPRequest
     let responder: HTTPResponder
     private let metrics: ServerMetrics
-    private let started: ContinuousClock.Instant
-    private let route = Locked("unmatched")
+    /// Monotonic nanoseconds: when the engine read the request (or, for a request not from a socket, now).
+    private let started: Int64
+    /// The matched route's index in `Route.ordered`, -1 until one matches: an atomic, not a lock, since a lock cost
+    /// an allocation and a lock and unlock on every request.
+    private let route = Atomic<Int>(-1)
     private let answered = Atomic<Bool>(false)
 
     init(request: HTTPRequest, responder: HTTPResponder, metrics: ServerMetrics) {
         self.request = request
         self.responder = responder
         self.metrics = metrics
-        self.started = ContinuousClock.now
+        self.started = request.receivedAt > 0 ? request.receivedAt : Socket.monotonicNanoseconds()
     }
 
     /// Names `only` as the request's route; 405 unless it has the request's method. The one-route form of
     /// `match(_:_:)`, without the variadic array on the per-request path.
     func match(_ only: Route) throws {
         let method = request.method
-        guard only.method == method || (method == "HEAD" && only.answersHead) else {
+        guard only.hasMethod(method) || (only.answersHead && method == "HEAD") else {
             throw ServiceError.methodNotAllowed(method, request.path)
         }
-        route.withLock { $0 = only.rawValue }
+        route.store(only.index, ordering: .releasing)
     }
 
     /// Names the route among `candidates` (one path template, its methods) that has the request's method, for
     /// the metrics labels; 405 when none has. The only way a route handler is reached, so `Route` lists them all.
     func match(_ candidates: Route...) throws {
         let method = request.method
-        guard let matched = candidates.first(where: { $0.method == method || (method == "HEAD" && $0.answersHead) })
+        guard let matched = candidates.first(where: { $0.hasMethod(method) || ($0.answersHead && method == "HEAD") })
         else {
             throw ServiceError.methodNotAllowed(method, request.path)
         }
-        route.withLock { $0 = matched.rawValue }
+        route.store(matched.index, ordering: .releasing)
     }
 
     /// Whether this exchange has been answered (or its stream started).
     var isAnswered: Bool { answered.load(ordering: .acquiring) }
+
+    /// The matched route, nil before a match.
+    private var matchedRoute: Route? {
+        let index = route.load(ordering: .acquiring)
+        return Route.ordered.indices.contains(index) ? Route.ordered[index] : nil
+    }
 
     /// Sends the response if nothing has been sent yet; returns whether this call sent it.
     @discardableResult
     func respond(_ response: HTTPResponse) -> Bool {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         // A 405's label would carry whatever method the client invented: keep label values bounded.
-        let label = response.status == 405 ? "unmatched" : route.withLock { $0 }
-        metrics.record(route: label, status: response.status, since: started)
+        metrics.record(route: response.status == 405 ? nil : matchedRoute, status: response.status, since: started)
         responder.respond(response)
         return true
     }
@@ -57,7 +65,7 @@ final class Exchange: Sendable {
     /// Starts a streamed response (counted as answered with its status at once).
     func startStream(_ head: HTTPResponse) -> HTTPStream? {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
-        metrics.record(route: route.withLock { $0 }, status: head.status, since: started)
+        metrics.record(route: matchedRoute, status: head.status, since: started)
         return responder.startStream(head)
     }
 }

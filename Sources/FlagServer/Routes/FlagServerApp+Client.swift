@@ -55,7 +55,7 @@ extension FlagServerApp {
         let request = exchange.request
         try authorizeRead(request, set: set)
         let state = try service.requireState(set)
-        guard Self.ifNoneMatch(request.headers["If-None-Match"], names: state.version) else {
+        guard Self.ifNoneMatch(request.headers, names: state.version) else {
             return Self.documentResponse(state)
         }
         var wait = 0
@@ -180,13 +180,25 @@ extension FlagServerApp {
     /// Read byte by byte: this runs on every conditional request, and splitting into strings showed in the profile.
     static func ifNoneMatch(_ header: String?, names version: Int) -> Bool {
         guard var header else { return false }
-        return header.withUTF8 { bytes in
-            var matched = false
-            HTTPRequestParser.forEachListElement(UnsafeRawBufferPointer(bytes)) { tag in
-                if !matched && entityTag(tag, names: version) { matched = true }
-            }
-            return matched
+        return header.withUTF8 { ifNoneMatch(UnsafeRawBufferPointer($0), names: version) }
+    }
+
+    /// Whether the first `If-None-Match` field of `headers` names `version`, read without making a `String`.
+    static func ifNoneMatch(_ headers: HTTPHeaders, names version: Int) -> Bool {
+        var matched = false
+        headers.forEachValue(named: "If-None-Match") { value in
+            matched = ifNoneMatch(value, names: version)
+            return false
         }
+        return matched
+    }
+
+    private static func ifNoneMatch(_ bytes: UnsafeRawBufferPointer, names version: Int) -> Bool {
+        var matched = false
+        HTTPRequestParser.forEachListElement(bytes) { tag in
+            if !matched && entityTag(tag, names: version) { matched = true }
+        }
+        return matched
     }
 
     /// Whether one entity tag is `*` or names `version`.

@@ -110,10 +110,14 @@ public final class FlagServerApp: Sendable {
         // and cost 6 % of the serving profile.
         var path = path
         return path.withUTF8 { bytes in
-            if bytes.starts(with: "/v1/admin/".utf8) { return true }
+            guard let base = bytes.baseAddress else { return false }
+            let admin: StaticString = "/v1/admin/"
+            if bytes.count >= admin.utf8CodeUnitCount && memcmp(base, admin.utf8Start, admin.utf8CodeUnitCount) == 0 {
+                return true
+            }
             let needle: StaticString = "/versions/"
             let count = needle.utf8CodeUnitCount
-            guard bytes.count >= count, let base = bytes.baseAddress else { return false }
+            guard bytes.count >= count else { return false }
             return (0...(bytes.count - count)).contains { start in memcmp(base + start, needle.utf8Start, count) == 0 }
         }
     }
@@ -179,14 +183,19 @@ public final class FlagServerApp: Sendable {
     func authenticate(_ request: HTTPRequest) throws -> Principal {
         // Two fields may name two principals (one added by a proxy, say); answering as the first would let the order
         // of fields decide who the caller is.
-        var authorization: String?
-        for field in request.headers.fields where HTTPHeaders.namesEqual(field.name, "Authorization") {
-            guard authorization == nil else {
-                throw ServiceError.unauthorized("send one Authorization header, not several")
-            }
-            authorization = field.value
+        // The header is read as bytes: a keep-alive client's repeated header is recognised without a `String`.
+        let headers = request.headers
+        let connection = request.connection
+        var count = 0
+        var remembered: Principal?
+        headers.forEachValue(named: "Authorization") { value in
+            count += 1
+            if count == 1, let connection { remembered = tokens.rememberedPrincipal(value, connection: connection) }
+            return true
         }
-        return try tokens.authenticate(authorization, connection: request.connection)
+        guard count <= 1 else { throw ServiceError.unauthorized("send one Authorization header, not several") }
+        if let remembered { return remembered }
+        return try tokens.authenticate(headers["Authorization"], connection: connection)
     }
 
     /// The admin principal of the request: 401 without a valid token, 403 for an SDK key.
