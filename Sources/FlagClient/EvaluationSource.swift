@@ -24,7 +24,7 @@ protocol EvaluationSource: AnyObject, Sendable {
 /// An evaluation's outcome as numbers and the compiled set that holds what they index.
 ///
 /// The set is unretained: the source that returned the resolution holds it, and a caller keeps that source alive
-/// (`withExtendedLifetime`) while it reads here. Reading through `_withUnsafeGuaranteedRef` then retains nothing
+/// (`withExtendedLifetime`, `_fixLifetime`) while it reads here. Reading through `_withUnsafeGuaranteedRef` then retains nothing
 /// (an `unowned(unsafe)` field was retained and released at every read: ~90 instructions per first read).
 struct Resolution {
     let outcome: Outcome

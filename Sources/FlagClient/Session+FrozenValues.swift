@@ -46,18 +46,13 @@ extension FlagSession {
             self.killed = killed
         }
 
-        /// The entry of an evaluation that `source` (of `version`) resolved.
-        // Field by field rather than through `init(value:…)`: the delegating form built a whole entry and copied it
-        // (~200 instructions per first read in outlined copy and destroy).
+        /// The entry of an evaluation that a source of `version` resolved.
         init(_ resolution: Resolution, key: String, type: FlagType, default fallback: JSONValue, version: Int) {
             let outcome = resolution.outcome
-            value = resolution.value(default: fallback)
-            reason = outcome.reason
-            variant = resolution.variant
-            error = outcome.errorCode
-            message = error == nil ? nil : resolution.message(key: key, type: type)
-            self.version = version
-            killed = false
+            let error = outcome.errorCode
+            self.init(
+                value: resolution.value(default: fallback), reason: outcome.reason, variant: resolution.variant,
+                error: error, message: error == nil ? nil : resolution.message(key: key, type: type), version: version)
         }
 
         /// The entry of a persisted detail; `nil` when its reason or error code is not one this build gives (the

@@ -121,8 +121,8 @@ public final class FlagSession: FeatureFlags, Sendable {
             self.core.dependencies.now().addingTimeInterval(skew)
         }
         // The resolution reads the source's compiled set without retaining it, so the source must live until the
-        // entry is built. `_fixLifetime` rather than `withExtendedLifetime`, whose call made the compiler build the
-        // entry, copy it and destroy the original (~200 instructions per first read).
+        // entry is built. `_fixLifetime` rather than `withExtendedLifetime`: around that call the compiler built the
+        // entry, copied it and destroyed the original (56 instructions per first read fewer without it).
         let entry = Frozen(resolution, key: handle.key, type: type, default: fallback, version: source.version)
         _fixLifetime(source)
         return entry
