@@ -50,9 +50,11 @@ struct Resolution {
 
     /// The public detail, with the version of the source that resolved it.
     func detail(key: String, type: FlagType, default fallback: JSONValue, version: Int) -> EvaluationDetail<JSONValue> {
-        EvaluationDetail(
-            value: value(default: fallback), reason: outcome.reason.reason, variant: variant,
-            errorCode: outcome.errorCode?.errorCode, errorMessage: message(key: key, type: type), version: version)
+        var detail = compiled._withUnsafeGuaranteedRef {
+            $0.detail(outcome, key: key, type: type, default: fallback)
+        }
+        detail.version = version
+        return detail
     }
 }
 

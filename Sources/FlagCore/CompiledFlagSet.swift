@@ -66,10 +66,7 @@ public final class CompiledFlagSet: Sendable {
     public func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        let outcome = program.resolve(
-            program.flagIndex(key, hash: ByteHash.hash(key)), type: type, context: context,
-            at: now.timeIntervalSince1970, trace: nil)
-        return detail(outcome, key: key, type: type, default: fallback)
+        detail(outcome(FlagHandle(key), type: type, context: context, at: now), key: key, type: type, default: fallback)
     }
 
     /// Evaluates the flag a handle names for a caller expecting `Value`: no hashing of the key. Never throws.
@@ -85,10 +82,8 @@ public final class CompiledFlagSet: Sendable {
     public func evaluate(
         _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        let outcome = program.resolve(
-            program.flagIndex(handle.key, hash: handle.hash), type: type, context: context,
-            at: now.timeIntervalSince1970, trace: nil)
-        return detail(outcome, key: handle.key, type: type, default: fallback)
+        detail(
+            outcome(handle, type: type, context: context, at: now), key: handle.key, type: type, default: fallback)
     }
 
     /// Evaluates the flag a handle names for a caller expecting `type`, reading the time from `now` only when the

@@ -103,6 +103,14 @@ extension CompiledFlagSet {
         return program.resolve(index, type: type, context: context, at: seconds, trace: nil)
     }
 
+    /// Evaluates the flag a handle names as `type` at `now` into an outcome. Never throws.
+    @inline(__always)
+    func outcome(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, at now: Date) -> Outcome {
+        program.resolve(
+            program.flagIndex(handle.key, hash: handle.hash), type: type, context: context,
+            at: now.timeIntervalSince1970, trace: nil)
+    }
+
     /// The flag's value for a caller expecting `Value`, without the detail: no reason, variant or message is built
     /// (OpenFeature's `getBooleanValue` next to `getBooleanDetails`). `fallback` when the flag is missing, archived,
     /// broken, of another type, or serves a value that is not a `Value`. Never throws.
@@ -125,10 +133,7 @@ extension CompiledFlagSet {
     /// The value the flag serves a caller expecting `type`; `nil` when the caller's default is due.
     @usableFromInline
     func servedValue(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, at now: Date) -> JSONValue? {
-        value(
-            program.resolve(
-                program.flagIndex(handle.key, hash: handle.hash), type: type, context: context,
-                at: now.timeIntervalSince1970, trace: nil))
+        value(outcome(handle, type: type, context: context, at: now))
     }
 
     /// The value `outcome` serves; `nil` when it serves the caller's default.
@@ -148,9 +153,9 @@ extension CompiledFlagSet {
         program.message(outcome, key: key, type: type, version: flagSet.version, setName: flagSet.name)
     }
 
-    /// The public detail of `outcome`.
+    /// The public detail of `outcome`, with this set's version.
     @inline(__always)
-    func detail(
+    package func detail(
         _ outcome: Outcome, key: String, type: FlagType, default fallback: JSONValue
     ) -> EvaluationDetail<JSONValue> {
         guard let value = value(outcome) else {
