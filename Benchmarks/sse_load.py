@@ -203,10 +203,9 @@ def idle(args):
     return result
 
 
-def kill(args):
-    selector, streams = open_streams(args.url, args.set, args.key, args.streams)
-    stamp(streams)
-    needle = json.dumps(args.flag).encode()
+def time_kill(selector, streams, args, what, arrived):
+    """Kills the flag and waits until every stream has the change: `arrived(stream)` gives (monotonic time, kernel
+    wall time or None) once it has, else None. Returns the kill's answer time and the delays, in ms."""
     sent_wall = time.time()
     sent = time.monotonic()
     answer = trigger_kill(selector, args)
@@ -214,23 +213,39 @@ def kill(args):
     deadline = time.monotonic() + 60
     while len(arrival) < len(streams) or "status" not in answer:
         if time.monotonic() > deadline:
-            raise RuntimeError(f"only {len(arrival)} of {len(streams)} streams saw the kill within 60 s")
+            raise RuntimeError(f"only {len(arrival)} of {len(streams)} {what} within 60 s")
         pump(selector, 1.0)
         for index, stream in enumerate(streams):
-            if index not in arrival:
-                for at, name, data in stream.events:
-                    if name == "patch" and needle in data:
-                        arrival[index] = at - sent
-                        # The patch is the only thing sent after the put: its first chunk's kernel time.
-                        if stream.kernel_times:
-                            kernel_arrival[index] = stream.kernel_times[0] - sent_wall
-                        break
+            if index in arrival:
+                continue
+            found = arrived(stream)
+            if found is None:
+                continue
+            at, kernel_at = found
+            arrival[index] = at - sent
+            if kernel_at is not None:
+                kernel_arrival[index] = kernel_at - sent_wall
     if answer["status"] != 200:
         raise RuntimeError(answer.get("error") or f"kill answered {answer['status']}")
     for stream in streams:
         stream.sock.close()
-    return {"streams": len(streams), "killAnsweredMs": round((answer["at"] - sent) * 1000, 2),
+    return {"killAnsweredMs": round((answer["at"] - sent) * 1000, 2),
             "kernel": summary(kernel_arrival.values()), "client": summary(arrival.values())}
+
+
+def kill(args):
+    selector, streams = open_streams(args.url, args.set, args.key, args.streams)
+    stamp(streams)
+    needle = json.dumps(args.flag).encode()
+
+    def arrived(stream):
+        for at, name, data in stream.events:
+            if name == "patch" and needle in data:
+                # The patch is the only thing sent after the put: its first chunk's kernel time.
+                return at, stream.kernel_times[0] if stream.kernel_times else None
+        return None
+
+    return {"streams": len(streams), **time_kill(selector, streams, args, "streams saw the kill", arrived)}
 
 
 def poll(args):
@@ -267,40 +282,25 @@ def poll(args):
         if time.monotonic() > deadline:
             raise RuntimeError(f"only {waiting} of {args.streams} long-polls are waiting")
         time.sleep(0.05)
-    sent_wall = time.time()
-    sent = time.monotonic()
-    answer = trigger_kill(selector, args)
-    arrival, kernel_arrival = {}, {}
-    deadline = time.monotonic() + 60
-    while len(arrival) < len(streams) or "status" not in answer:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"only {len(arrival)} of {len(streams)} long-polls were answered within 60 s")
-        pump(selector, 1.0)
-        for index, stream in enumerate(streams):
-            if index in arrival:
-                continue
-            if stream.response is None:
-                end = stream.buffer.find(b"\r\n\r\n")
-                if end < 0:
-                    continue
-                head = bytes(stream.buffer[:end])
-                if not head.startswith(b"HTTP/1.1 200"):
-                    raise RuntimeError(f"a long-poll was answered {head.splitlines()[0]!r}")
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
-                stream.response = (end + 4, length)
-            start, length = stream.response
-            if len(stream.buffer) - start < length:
-                continue
-            arrival[index] = time.monotonic() - sent
-            if stream.kernel_times:
-                kernel_arrival[index] = stream.kernel_times[-1] - sent_wall  # the document's last chunk
-    if answer["status"] != 200:
-        raise RuntimeError(answer.get("error") or f"kill answered {answer['status']}")
-    for stream in streams:
-        stream.sock.close()
-    return {"polls": len(streams), "killAnsweredMs": round((answer["at"] - sent) * 1000, 2),
-            "kernel": summary(kernel_arrival.values()), "client": summary(arrival.values())}
+
+    def arrived(stream):
+        if stream.response is None:
+            end = stream.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return None
+            head = bytes(stream.buffer[:end])
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(f"a long-poll was answered {head.splitlines()[0]!r}")
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            stream.response = (end + 4, length)
+        start, length = stream.response
+        if len(stream.buffer) - start < length:
+            return None
+        # The document's last chunk.
+        return time.monotonic(), stream.kernel_times[-1] if stream.kernel_times else None
+
+    return {"polls": len(streams), **time_kill(selector, streams, args, "long-polls were answered", arrived)}
 
 
 def main():
