@@ -46,13 +46,21 @@ extension FlagSession {
             self.killed = killed
         }
 
-        /// The entry of an evaluation that a source of `version` resolved.
-        init(_ resolution: Resolution, key: String, type: FlagType, default fallback: JSONValue, version: Int) {
+        /// Sets every field to the evaluation that a source of `version` resolved, with `typed` decoded from it.
+        mutating func set(
+            _ resolution: Resolution, key: String, type: FlagType, default fallback: JSONValue, version: Int,
+            typed: TypedValue?
+        ) {
             let outcome = resolution.outcome
             let error = outcome.errorCode
-            self.init(
-                value: resolution.value(default: fallback), reason: outcome.reason, variant: resolution.variant,
-                error: error, message: error == nil ? nil : resolution.message(key: key, type: type), version: version)
+            value = resolution.value(default: fallback)
+            variant = resolution.variant
+            message = error == nil ? nil : resolution.message(key: key, type: type)
+            self.typed = typed
+            self.version = version
+            reason = outcome.reason
+            self.error = error
+            killed = false
         }
 
         /// The entry of a persisted detail; `nil` when its reason or error code is not one this build gives (the
@@ -135,21 +143,25 @@ extension FlagSession {
             position(of: name, hash: hash).map { frozen(at: $0) }
         }
 
-        /// Freezes `frozen` for `name` unless an entry is there already; returns the position of the entry that
-        /// stays and whether it is the new one. A new first entry is swapped in, not copied: `frozen` is left
-        /// holding the placeholder.
+        /// Freezes an entry that `fill` writes for `name` unless an entry is there already; returns the position
+        /// of the entry that stays and whether it is the new one. `fill` gets a placeholder in the entry's place and
+        /// must set every field: written field by field where it stays, the entry is never copied or destroyed
+        /// whole (each of those walked all its fields: built outside and moved in, an entry was copied once and
+        /// destroyed twice, ~200 instructions of a first read).
         mutating func insertIfAbsent(
-            _ name: String, hash: Int, _ frozen: inout Frozen
+            _ name: String, hash: Int, _ fill: (inout Frozen) -> Void
         ) -> (position: Int, inserted: Bool) {
             if let position = position(of: name, hash: hash) { return (position, false) }
             if count == 0 {
                 first.hash = hash
                 first.name = name
-                swap(&first.frozen, &frozen)
+                fill(&first.frozen)
                 count = 1
                 return (0, true)
             }
-            return (append(Entry(hash: hash, name: name, frozen: frozen)), true)
+            var entry = Entry(hash: hash, name: name, frozen: Frozen(value: .null, reason: .default, version: nil))
+            fill(&entry.frozen)
+            return (append(entry), true)
         }
 
         /// What a read of the entry at `position` (from this table) finds.

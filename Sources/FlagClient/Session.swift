@@ -48,9 +48,8 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let frozen = frozenEntry(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
-            key.isPrimitive ? nil : key.convert($0).map { TypedValue($0) }
-        }
+        let typed: ((JSONValue) -> TypedValue?)? = key.isPrimitive ? nil : { key.convert($0).map { TypedValue($0) } }
+        let frozen = frozenEntry(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON, typed: typed)
         if !key.isPrimitive, frozen.error == nil, let value = frozen.typed?.value as? Value {
             return frozen.detail.map { _ in value }
         }
@@ -64,18 +63,23 @@ public final class FlagSession: FeatureFlags, Sendable {
     ) -> FrozenLookup {
         if let overrides = core.overrides, overrides.isActive { return .missing }
         let found = frozen.withLockedValue { $0.find(handle.key, hash: hash) }
-        if case .missing = found {
-            return freeze(handle, hash: hash, type: type, default: fallback, typed: { _ in nil }) { table, position in
-                table.lookup(at: position)
-            }
-        }
+        if case .missing = found { return firstValue(handle, hash: hash, type: type, default: fallback) }
         return found
+    }
+
+    /// The first read of a primitive flag. Out of line so that the frozen read above stays small: inlined, it cost
+    /// every frozen read 6 instructions (of ~140).
+    @inline(never)
+    private func firstValue(_ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue) -> FrozenLookup {
+        freeze(handle, hash: hash, type: type, default: fallback, typed: nil) { table, position in
+            table.lookup(at: position)
+        }
     }
 
     /// The frozen entry of the flag `handle` names, evaluating and freezing it at the first read.
     private func frozenEntry(
         _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
-        typed: (JSONValue) -> TypedValue?
+        typed: ((JSONValue) -> TypedValue?)?
     ) -> Frozen {
         if let entry = frozen.withLockedValue({ $0.frozen(handle.key, hash: hash) }) { return entry }
         return freeze(handle, hash: hash, type: type, default: fallback, typed: typed) { table, position in
@@ -84,48 +88,45 @@ public final class FlagSession: FeatureFlags, Sendable {
     }
 
     /// Evaluates the flag `handle` names and freezes the result unless another thread (or a kill) froze the flag
-    /// meanwhile (the first stored value wins); `read` gets the entry that stays, inside the lock.
+    /// meanwhile (the first stored value wins); `read` gets the entry that stays, inside the lock. `typed` decodes
+    /// the value for a `Decodable` key; `nil` for the primitive types.
+    ///
     private func freeze<Result>(
         _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
-        typed: (JSONValue) -> TypedValue?, read: (FrozenTable, Int) -> Result
+        typed: ((JSONValue) -> TypedValue?)?, read: (FrozenTable, Int) -> Result
     ) -> Result {
         let name = handle.key
-        // Built in place and moved into the table: each copy of an entry costs a retain per reference it holds.
-        var entry = evaluate(handle, type: type, default: fallback)
-        if entry.error == nil { entry.typed = typed(entry.value) }
-        var persisted: EvaluationDetail<JSONValue>?
-        if id != nil, entry.error != .providerNotReady { persisted = entry.detail }
-        let (result, inserted) = frozen.withLockedValue { table in
-            let (position, inserted) = table.insertIfAbsent(name, hash: hash, &entry)
-            return (read(table, position), inserted)
-        }
-        if inserted, let persisted, let id {
-            core.persist(sessionID: id, values: [(name, persisted)])
-        }
-        return result
-    }
-
-    /// Evaluates the flag `handle` names in the set in use into a frozen entry; `PROVIDER_NOT_READY` when there is
-    /// none yet.
-    @inline(__always)
-    private func evaluate(_ handle: FlagHandle, type: FlagType, default fallback: JSONValue) -> Frozen {
         let (source, skew) = core.sourceAndSkew()
         guard let source else {
-            return Frozen(
+            let entry = Frozen(
                 value: fallback, reason: .default, error: .providerNotReady,
                 message: "no flag set yet: serving the compiled-in default", version: nil)
+            return frozen.withLockedValue { table in
+                let position = table.insertIfAbsent(name, hash: hash) { $0 = entry }.position
+                return read(table, position)
+            }
         }
         // The clock is read only for a flag whose value can depend on the time; the closure captures only `self`
         // (copying `core.dependencies.now` out first retained and released it).
         let resolution = source.resolve(handle, type: type, context: context) {
             self.core.dependencies.now().addingTimeInterval(skew)
         }
-        // The resolution reads the source's compiled set without retaining it, so the source must live until the
-        // entry is built. `_fixLifetime` rather than `withExtendedLifetime`: around that call the compiler built the
-        // entry, copied it and destroyed the original (56 instructions per first read fewer without it).
-        let entry = Frozen(resolution, key: handle.key, type: type, default: fallback, version: source.version)
+        let version = source.version
+        // Decoded before the lock is taken: it runs the caller's `Decodable` code, which may read this session.
+        var decoded: TypedValue?
+        if let typed, resolution.outcome.errorCode == nil { decoded = typed(resolution.value(default: fallback)) }
+        let (result, persisted) = frozen.withLockedValue { table in
+            let (position, inserted) = table.insertIfAbsent(name, hash: hash) {
+                $0.set(resolution, key: name, type: type, default: fallback, version: version, typed: decoded)
+            }
+            return (read(table, position), inserted && id != nil ? table.frozen(at: position).detail : nil)
+        }
+        // The resolution reads the source's compiled set without retaining it: the source lives until here.
         _fixLifetime(source)
-        return entry
+        if let persisted, let id {
+            core.persist(sessionID: id, values: [(name, persisted)])
+        }
+        return result
     }
 
     /// Replaces the values of flags killed in a new set (read or not yet read) in an open session by their kill

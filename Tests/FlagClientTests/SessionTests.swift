@@ -256,13 +256,12 @@ import Testing
 
     @Test func theFirstStoredValueWinsAndAKillReplacesIt() {
         var table = FlagSession.FrozenTable([:])
-        var first = frozen(.bool(true))
-        #expect(table.insertIfAbsent("a", hash: "a".hashValue, &first) == (0, true))
-        var second = frozen(.bool(false))
-        #expect(table.insertIfAbsent("a", hash: "a".hashValue, &second) == (0, false))
+        #expect(table.insertIfAbsent("a", hash: "a".hashValue) { $0 = frozen(.bool(true)) } == (0, true))
+        var filledAgain = false
+        #expect(table.insertIfAbsent("a", hash: "a".hashValue) { _ in filledAgain = true } == (0, false))
+        #expect(!filledAgain)
         #expect(table.lookup(at: 0) == .bool(true))
-        var other = frozen(.int(3))
-        #expect(table.insertIfAbsent("b", hash: "b".hashValue, &other) == (1, true))
+        #expect(table.insertIfAbsent("b", hash: "b".hashValue) { $0 = frozen(.int(3)) } == (1, true))
         #expect(table.find("b", hash: "b".hashValue) == .value(.int(3)))
         // A kill replaces the inline first entry and a later one alike.
         table["a"] = FlagSession.Frozen(detail: EvaluationDetail(value: .bool(false), reason: .disabled), killed: true)
