@@ -70,7 +70,9 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The first read of a primitive flag. Out of line so that the frozen read above stays small: inlined, it cost
     /// every frozen read 6 instructions (of ~140).
     @inline(never)
-    private func firstValue(_ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue) -> FrozenLookup {
+    private func firstValue(
+        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue
+    ) -> FrozenLookup {
         freeze(handle, hash: hash, type: type, default: fallback, typed: nil) { table, position in
             table.lookup(at: position)
         }
@@ -90,7 +92,6 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// Evaluates the flag `handle` names and freezes the result unless another thread (or a kill) froze the flag
     /// meanwhile (the first stored value wins); `read` gets the entry that stays, inside the lock. `typed` decodes
     /// the value for a `Decodable` key; `nil` for the primitive types.
-    ///
     private func freeze<Result>(
         _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
         typed: ((JSONValue) -> TypedValue?)?, read: (FrozenTable, Int) -> Result
