@@ -25,8 +25,8 @@ extension FlagSession {
         /// The served value, or the caller's default when `error` is set.
         var value: JSONValue
         var variant: String?
-        var message: String?
-        var typed: TypedValue?
+        /// A failure's message or a `Decodable` key's decoded value; `nil` on the common path.
+        var annex: Annex?
         var version: Int?
         var reason: ReasonCode
         var error: ErrorCodeValue?
@@ -41,22 +41,22 @@ extension FlagSession {
             self.reason = reason
             self.variant = variant
             self.error = error
-            self.message = message
+            self.annex = message.map { Annex(message: $0) }
             self.version = version
             self.killed = killed
         }
 
-        /// Sets every field to the evaluation that a source of `version` resolved, with `typed` decoded from it.
+        /// Sets every field to the evaluation that a source of `version` resolved; `typed` holds the value decoded
+        /// for a `Decodable` key.
         mutating func set(
             _ resolution: Resolution, key: String, type: FlagType, default fallback: JSONValue, version: Int,
-            typed: TypedValue?
+            typed: Annex?
         ) {
             let outcome = resolution.outcome
             let error = outcome.errorCode
             value = resolution.value(default: fallback)
             variant = resolution.variant
-            message = error == nil ? nil : resolution.message(key: key, type: type)
-            self.typed = typed
+            annex = error == nil ? typed : resolution.message(key: key, type: type).map { Annex(message: $0) }
             self.version = version
             reason = outcome.reason
             self.error = error
@@ -84,6 +84,8 @@ extension FlagSession {
                 errorMessage: message, version: version)
         }
 
+        var message: String? { annex?.message }
+
         var lookup: FrozenLookup {
             guard error == nil else { return .fallback }
             if case .bool(let bool) = value { return .bool(bool) }
@@ -91,13 +93,22 @@ extension FlagSession {
         }
     }
 
-    /// A decoded `Decodable` value, boxed: an optional reference copies with one retain, where an optional
-    /// existential copied through its value witnesses cost a first read a few hundred instructions each time.
-    final class TypedValue: Sendable {
-        let value: any Sendable
+    /// What few frozen entries carry: a failure's message, or the decoded value of a `Decodable` key. One optional
+    /// reference instead of two fields keeps a `Frozen` at 64 bytes and the session's table with its lock at 124
+    /// (see `FrozenTable`); and an optional reference copies with one retain, where an optional existential copied
+    /// through its value witnesses cost a first read a few hundred instructions.
+    final class Annex: Sendable {
+        let message: String?
+        let typed: (any Sendable)?
 
-        init(_ value: any Sendable) {
-            self.value = value
+        init(message: String) {
+            self.message = message
+            typed = nil
+        }
+
+        init(typed: any Sendable) {
+            message = nil
+            self.typed = typed
         }
     }
 
@@ -108,6 +119,9 @@ extension FlagSession {
     /// allocated with the session: most sessions read a handful of flags, and the first read of a fresh session
     /// then allocates nothing (the array of later entries cost ~680 instructions and cold memory). `first` is a
     /// placeholder while `count` is 0, not an optional: reading a field of an optional this size copied all of it.
+    /// `count` is an `Int32` after `first`, in the padding at its end: the table is 104 bytes, and with the lock
+    /// after it the session's lock storage is 124, two cache lines when aligned (148 bytes had been three or four;
+    /// a first read over 100,000 sessions made earlier misses the cache on every line it touches).
     /// Later entries sit densely in insertion order and are scanned while there are few; past `linearLimit` an
     /// open-addressing index of entry positions joins them. Position 0 is `first`, position `p` is `rest[p - 1]`.
     struct FrozenTable: Sendable {
@@ -119,8 +133,8 @@ extension FlagSession {
 
         static let linearLimit = 8
 
-        private var count = 0
         private var first = Entry(hash: 0, name: "", frozen: Frozen(value: .null, reason: .default, version: nil))
+        private var count: Int32 = 0
         private var rest: [Entry] = []
         /// Positions plus one (0 marks an empty slot); empty while the table is scanned linearly.
         private var index: [Int32] = []
@@ -237,18 +251,19 @@ extension FlagSession {
             if rest.isEmpty { rest.reserveCapacity(4) }
             rest.append(entry)
             count += 1
-            guard count > Self.linearLimit else { return count - 1 }
-            if count * 2 > index.count {
+            let last = Int(count) - 1
+            guard last >= Self.linearLimit else { return last }
+            if Int(count) * 2 > index.count {
                 reindex(capacity: max(32, index.count * 2))
             } else {
-                place(count - 1)
+                place(last)
             }
-            return count - 1
+            return last
         }
 
         private mutating func reindex(capacity: Int) {
             index = Array(repeating: 0, count: capacity)
-            for position in 0..<count { place(position) }
+            for position in 0..<Int(count) { place(position) }
         }
 
         private mutating func place(_ position: Int) {

@@ -48,9 +48,9 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let typed: ((JSONValue) -> TypedValue?)? = key.isPrimitive ? nil : { key.convert($0).map { TypedValue($0) } }
+        let typed: ((JSONValue) -> Annex?)? = key.isPrimitive ? nil : { key.convert($0).map { Annex(typed: $0) } }
         let frozen = frozenEntry(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON, typed: typed)
-        if !key.isPrimitive, frozen.error == nil, let value = frozen.typed?.value as? Value {
+        if !key.isPrimitive, frozen.error == nil, let value = frozen.annex?.typed as? Value {
             return frozen.detail.map { _ in value }
         }
         return key.typed(frozen.detail)
@@ -81,7 +81,7 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The frozen entry of the flag `handle` names, evaluating and freezing it at the first read.
     private func frozenEntry(
         _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
-        typed: ((JSONValue) -> TypedValue?)?
+        typed: ((JSONValue) -> Annex?)?
     ) -> Frozen {
         if let entry = frozen.withLockedValue({ $0.frozen(handle.key, hash: hash) }) { return entry }
         return freeze(handle, hash: hash, type: type, default: fallback, typed: typed) { table, position in
@@ -94,7 +94,7 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// the value for a `Decodable` key; `nil` for the primitive types.
     private func freeze<Result>(
         _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
-        typed: ((JSONValue) -> TypedValue?)?, read: (FrozenTable, Int) -> Result
+        typed: ((JSONValue) -> Annex?)?, read: (FrozenTable, Int) -> Result
     ) -> Result {
         let name = handle.key
         let (source, skew) = core.sourceAndSkew()
@@ -114,7 +114,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         }
         let version = source.version
         // Decoded before the lock is taken: it runs the caller's `Decodable` code, which may read this session.
-        var decoded: TypedValue?
+        var decoded: Annex?
         if let typed, resolution.outcome.errorCode == nil { decoded = typed(resolution.value(default: fallback)) }
         let (result, persisted) = frozen.withLockedValue { table in
             let (position, inserted) = table.insertIfAbsent(name, hash: hash) {

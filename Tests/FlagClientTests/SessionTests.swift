@@ -172,10 +172,15 @@ import Testing
         #expect(mismatch.value == 3)
         #expect(mismatch.reason == .error)
         #expect(mismatch.errorCode == .typeMismatch)
+        #expect(mismatch.errorMessage?.contains("new-checkout") == true)
         let missing = session.detail(.maxItems)
         #expect(missing.value == 10)
         #expect(missing.reason == .default)
         #expect(missing.errorCode == .flagNotFound)
+        #expect(missing.errorMessage?.isEmpty == false)
+        // Read again, the frozen entries give the same messages.
+        #expect(session.detail(FlagKey("new-checkout", default: 3)).errorMessage == mismatch.errorMessage)
+        #expect(session.detail(.maxItems).errorMessage == missing.errorMessage)
         client.shutdown()
     }
 
