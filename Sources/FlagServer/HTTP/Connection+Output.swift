@@ -15,7 +15,12 @@ extension Connection {
         let closeAfter = !entry.keepAlive || loop.isDraining || HTTPResponseEncoder.requestsClose(response)
         let context = HTTPResponseEncoder.Context(
             isHeadRequest: entry.isHeadRequest, version: entry.version, close: closeAfter)
-        let (head, body) = HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
+        let (head, body) =
+            if let prepared = response.prepared {
+                loop.preparedHeads.encode(response, prepared, context, date: loop.dateCache)
+            } else {
+                HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
+            }
         if index == 0 {
             if output.byteCount >= loop.shared.configuration.maxPendingOutputBytes {
                 close(.slowReader)
