@@ -17,15 +17,16 @@ extension FlagServerApp {
         guard method == "GET" || method == "HEAD" else { return false }
         // The set: what this connection read last, while no set has changed since; else looked up (and remembered
         // below, once the request has passed every check).
+        let path = request.path
         let registry = service.registry
         let epoch = registry.epoch.load(ordering: .acquiring)
         let state: SetState
         let mayRead: Bool
         var remember: RememberedDocument?
-        if let memo = credential.document, memo.epoch == epoch, Self.path(request.path, namesSet: memo.name) {
+        if let memo = credential.document, memo.epoch == epoch, Self.path(path, namesSet: memo.name) {
             (state, mayRead) = (memo.state, memo.mayRead)
         } else {
-            guard let set = Self.documentSet(request.path), let found = registry.state(set) else { return false }
+            guard let set = Self.documentSet(path), let found = registry.state(set) else { return false }
             (state, mayRead) = (found, credential.principal.mayRead(set))
             remember = RememberedDocument(name: Array(set.utf8), state: found, epoch: epoch, mayRead: mayRead)
         }
