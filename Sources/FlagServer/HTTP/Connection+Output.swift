@@ -11,10 +11,11 @@ extension Connection {
     /// A complete response for request `sequence`; written now if it is next in line, else kept until it is.
     func deliver(sequence: Int, _ response: HTTPResponse) {
         guard phase == .open, let index = index(of: sequence), case .waiting = outstanding[index].state else { return }
-        let entry = outstanding[index]
-        let closeAfter = !entry.keepAlive || loop.isDraining || HTTPResponseEncoder.requestsClose(response)
+        // The entry's fields read in place: a copy of the entry retained and released its responder.
+        let closeAfter =
+            !outstanding[index].keepAlive || loop.isDraining || HTTPResponseEncoder.requestsClose(response)
         let context = HTTPResponseEncoder.Context(
-            isHeadRequest: entry.isHeadRequest, version: entry.version, close: closeAfter)
+            isHeadRequest: outstanding[index].isHeadRequest, version: outstanding[index].version, close: closeAfter)
         let (head, body) =
             if let prepared = response.prepared {
                 loop.preparedHeads.encode(response, prepared, context, date: loop.dateCache)
