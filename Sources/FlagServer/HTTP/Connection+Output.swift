@@ -12,12 +12,14 @@ extension Connection {
     func deliver(sequence: Int, _ response: HTTPResponse) {
         guard phase == .open, let index = index(of: sequence), case .waiting = outstanding[index].state else { return }
         // The entry's fields read in place: a copy of the entry retained and released its responder.
+        let prepared = response.prepared
         let closeAfter =
-            !outstanding[index].keepAlive || loop.isDraining || HTTPResponseEncoder.requestsClose(response)
+            !outstanding[index].keepAlive || loop.isDraining
+            || (prepared.map(\.requestsClose) ?? HTTPResponseEncoder.requestsClose(response))
         let context = HTTPResponseEncoder.Context(
             isHeadRequest: outstanding[index].isHeadRequest, version: outstanding[index].version, close: closeAfter)
         let (head, body) =
-            if let prepared = response.prepared {
+            if let prepared {
                 loop.preparedHeads.encode(response, prepared, context, date: loop.dateCache)
             } else {
                 HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)

@@ -214,7 +214,7 @@ final class Connection {
         if isKnownUniquelyReferenced(&spareResponder), let spare = spareResponder, spare.reuse(sequence: sequence) {
             responder = spare
         } else {
-            responder = HTTPResponder(target: .connection(loop, id, sequence: sequence))
+            responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
             spareResponder = responder
         }
         outstanding.append(
