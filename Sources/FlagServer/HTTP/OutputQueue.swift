@@ -62,7 +62,8 @@ struct OutputQueue {
 
     @inline(__always)
     private static func iovecOf(_ raw: UnsafeRawBufferPointer, from start: Int) -> iovec {
-        iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress.map { $0 + start }), iov_len: raw.count - start)
+        iovec(
+            iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress.map { $0 + start }), iov_len: raw.count - start)
     }
 
     /// Fills `iovecs[index...]` inside nested `withUnsafeBytes` scopes, so each pointer stays valid for the call.
