@@ -6,11 +6,32 @@ final class CachedCredential: Sendable {
     let header: [UInt8]
     let principal: Principal
     let generation: Int
+    /// The set this connection last read through the document route with this credential, if any.
+    let document: RememberedDocument?
 
-    init(header: [UInt8], principal: Principal, generation: Int) {
+    init(header: [UInt8], principal: Principal, generation: Int, document: RememberedDocument? = nil) {
         self.header = header
         self.principal = principal
         self.generation = generation
+        self.document = document
+    }
+}
+
+/// The set a connection's document requests name, its state and whether the credential may read it, as of the
+/// registry's `epoch`: while the epoch is unchanged the state is current, so a polling client's next request needs
+/// neither a `String` of the set's name nor the registry's lock and hash lookup.
+final class RememberedDocument: Sendable {
+    /// The set's name as it appears in the path (`/v1/sets/{name}`).
+    let name: [UInt8]
+    let state: SetState
+    let epoch: Int
+    let mayRead: Bool
+
+    init(name: [UInt8], state: SetState, epoch: Int, mayRead: Bool) {
+        self.name = name
+        self.state = state
+        self.epoch = epoch
+        self.mayRead = mayRead
     }
 }
 

@@ -11,11 +11,19 @@ extension Connection {
     /// A complete response for request `sequence`; written now if it is next in line, else kept until it is.
     func deliver(sequence: Int, _ response: HTTPResponse) {
         guard phase == .open, let index = index(of: sequence), case .waiting = outstanding[index].state else { return }
-        let entry = outstanding[index]
-        let closeAfter = !entry.keepAlive || loop.isDraining || HTTPResponseEncoder.requestsClose(response)
+        // The entry's fields read in place: a copy of the entry retained and released its responder.
+        let prepared = response.prepared
+        let closeAfter =
+            !outstanding[index].keepAlive || loop.isDraining
+            || (prepared.map(\.requestsClose) ?? HTTPResponseEncoder.requestsClose(response))
         let context = HTTPResponseEncoder.Context(
-            isHeadRequest: entry.isHeadRequest, version: entry.version, close: closeAfter)
-        let (head, body) = HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
+            isHeadRequest: outstanding[index].isHeadRequest, version: outstanding[index].version, close: closeAfter)
+        let (head, body) =
+            if let prepared {
+                loop.preparedHeads.encode(response, prepared, context, date: loop.dateCache)
+            } else {
+                HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
+            }
         if index == 0 {
             if output.byteCount >= loop.shared.configuration.maxPendingOutputBytes {
                 close(.slowReader)

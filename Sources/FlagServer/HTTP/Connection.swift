@@ -79,6 +79,8 @@ final class Connection {
     @exclusivity(unchecked) var lingeredBytes = 0
     /// Set by a rejection: the client may still be sending, so closing lingers to let the error response arrive.
     @exclusivity(unchecked) var lingerOnClose = false
+    /// The last request's responder, reused for the next request when nothing else holds it any more.
+    @exclusivity(unchecked) var spareResponder: HTTPResponder?
 
     init(loop: EventLoop, fd: Int32, id: ConnectionID, remoteAddress: String) {
         self.loop = loop
@@ -208,7 +210,13 @@ final class Connection {
     private func dispatch(_ request: HTTPRequest) {
         let sequence = nextSequence
         nextSequence += 1
-        let responder = HTTPResponder(target: .connection(loop, id, sequence: sequence))
+        let responder: HTTPResponder
+        if isKnownUniquelyReferenced(&spareResponder), let spare = spareResponder, spare.reuse(sequence: sequence) {
+            responder = spare
+        } else {
+            responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
+            spareResponder = responder
+        }
         outstanding.append(
             Outstanding(
                 sequence: sequence, responder: responder, keepAlive: request.keepAlive,

@@ -92,6 +92,7 @@ final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var spareMessages: [LoopMessage] = []
     @exclusivity(unchecked) private(set) var now: Int64 = 0
     @exclusivity(unchecked) private(set) var dateCache = HTTPDateCache()
+    @exclusivity(unchecked) var preparedHeads = PreparedHeadCache()
     @exclusivity(unchecked) private(set) var drainDeadline: Int64?
     @exclusivity(unchecked) private var nextTimerCheck: Int64 = 0
     let readBuffer: UnsafeMutableRawBufferPointer

@@ -83,7 +83,8 @@ func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
 /// The `Date: …\r\n` header line, reformatted at most once per second (one cache per event loop).
 struct HTTPDateCache {
     private(set) var line: [UInt8] = []
-    private var second: Int64 = .min
+    /// The wall-clock second `line` shows (what a head encoded with it is valid for).
+    private(set) var second: Int64 = .min
 
     /// Refreshes the cached line if the wall-clock second changed.
     mutating func update(secondsSince1970: Int64) {

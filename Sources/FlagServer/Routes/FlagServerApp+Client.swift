@@ -193,7 +193,7 @@ extension FlagServerApp {
         return matched
     }
 
-    private static func ifNoneMatch(_ bytes: UnsafeRawBufferPointer, names version: Int) -> Bool {
+    static func ifNoneMatch(_ bytes: UnsafeRawBufferPointer, names version: Int) -> Bool {
         var matched = false
         HTTPRequestParser.forEachListElement(bytes) { tag in
             if !matched && entityTag(tag, names: version) { matched = true }

@@ -96,6 +96,7 @@ public final class FlagServerApp: Sendable {
 
     /// Answers one request: from memory on the calling (loop) thread, or on the store queue when it needs SQLite.
     public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        if answerDocumentQuickly(request, responder) { return }
         let exchange = Exchange(request: request, responder: responder, metrics: metrics)
         if Self.touchesStore(request.path) {
             storeWork.async { [self] in run(exchange) }

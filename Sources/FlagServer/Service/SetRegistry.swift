@@ -31,6 +31,10 @@ final class SetRegistry: Sendable {
     }
 
     private let registry = Locked(Registry())
+    /// Counts changes of any set's state; bumped under the lock right after the swap. A reader that loaded it before
+    /// looking a state up, and finds it unchanged later, knows that state is still current (the document route's
+    /// per-connection memo, `RememberedDocument`, relies on this).
+    let epoch = Atomic<Int>(0)
 
     /// The current state of a set.
     func state(_ name: String) -> SetState? {
@@ -50,6 +54,7 @@ final class SetRegistry: Sendable {
             } else {
                 registry.entries[state.name] = Entry(state: state)
             }
+            epoch.add(1, ordering: .releasing)
         }
     }
 
@@ -59,9 +64,11 @@ final class SetRegistry: Sendable {
             // Taken out of the dictionary so that dropping subscribers does not copy the whole table.
             guard var entry = registry.entries.removeValue(forKey: update.state.name) else {
                 registry.entries[update.state.name] = Entry(state: update.state)
+                epoch.add(1, ordering: .releasing)
                 return
             }
             entry.state = update.state
+            epoch.add(1, ordering: .releasing)
             for (id, callback) in entry.subscribers where !callback(.update(update)) {
                 entry.subscribers[id] = nil
             }

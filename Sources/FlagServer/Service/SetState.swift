@@ -36,6 +36,9 @@ public final class SetState: Sendable {
     let documentResponse: HTTPResponse
     /// The 304 for this version, encoded once.
     let notModifiedResponse: HTTPResponse
+    /// The version this state serves, kept apart from `compiled.flagSet`: reading it through the model copied the
+    /// whole `FlagSet` struct (a retain and release per field) on every conditional request.
+    public let version: Int
 
     init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]]) {
         let set = compiled.flagSet
@@ -49,6 +52,7 @@ public final class SetState: Sendable {
         }
         self.compiled = compiled
         self.items = items
+        self.version = set.version
         self.document = FlagSet.assemble(
             schema: set.schema, name: set.name, version: set.version, updatedAt: set.updatedAt, cohorts: cohorts,
             flags: flags)
@@ -70,8 +74,6 @@ public final class SetState: Sendable {
 
     /// The set's name.
     public var name: String { compiled.flagSet.name }
-    /// The version this state serves.
-    public var version: Int { compiled.flagSet.version }
     /// The model.
     public var flagSet: FlagSet { compiled.flagSet }
     /// The `ETag` of this version: `"{version}"`.
