@@ -19,7 +19,9 @@ final class CachedCredential: Sendable {
 
 /// The set a connection's document requests name, its state and whether the credential may read it, as of the
 /// registry's `epoch`: while the epoch is unchanged the state is current, so a polling client's next request needs
-/// neither a `String` of the set's name nor the registry's lock and hash lookup.
+/// neither a `String` of the set's name nor the registry's lock and hash lookup. It keeps its state alive until the
+/// connection's next request or its close (the idle timeout, 60 s by default): an idle connection can hold a version
+/// that has since been replaced, and the versions held at once are at most those published within one idle timeout.
 final class RememberedDocument: Sendable {
     /// The set's name as it appears in the path (`/v1/sets/{name}`).
     let name: [UInt8]
