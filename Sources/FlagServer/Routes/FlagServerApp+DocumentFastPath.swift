@@ -8,6 +8,7 @@ extension FlagServerApp {
     /// connection's remembered token, the set's current state); returns false, having done nothing, otherwise, and
     /// the general router answers it — with exactly the status this path would have given, since it only answers
     /// when none of the router's checks (method, `?wait=`, one `Authorization`, its principal, the set) can fail.
+    /// A check added to `currentDocument` must be added here too (`ServingFastPathLiveTests` pins the statuses).
     func answerDocumentQuickly(_ request: HTTPRequest, _ responder: HTTPResponder) -> Bool {
         guard request.rawQuery == nil, let connection = request.connection,
             let credential = connection.attachment as? CachedCredential,
