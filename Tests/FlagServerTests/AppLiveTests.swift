@@ -38,12 +38,7 @@ struct AppLiveTests {
                 #expect(stream.read(count: put.count) == put)
                 #expect(waitUntil { harness.app.service.registry.subscriberCounts()["ios-prod"] == 2 })
 
-                let admin = try TestClient(port: port)
-                let body = #"{"reason":"live"}"#
-                admin.send(
-                    "POST /v1/admin/sets/ios-prod/flags/new-checkout/kill HTTP/1.1\r\nHost: t\r\n"
-                        + "Authorization: Bearer \(harness.admin)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-                #expect(try admin.readResponse().status == 200)
+                #expect(try harness.killOverSocket("new-checkout", port: port, reason: "live").status == 200)
 
                 let woken = try poll.readResponse()
                 #expect(woken.status == 200)
@@ -55,6 +50,7 @@ struct AppLiveTests {
                 ).patchEvent
                 #expect(stream.read(count: patch.count) == patch)
 
+                let admin = try TestClient(port: port)
                 admin.send("GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.admin)\r\n\r\n")
                 let metrics = try admin.readResponse()
                 #expect(metrics.status == 200)

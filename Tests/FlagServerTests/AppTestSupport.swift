@@ -131,3 +131,15 @@ func eventually(timeout: Duration = .seconds(2), _ condition: () -> Bool) async 
     }
     return condition()
 }
+
+extension AppHarness {
+    /// Kills `flag` of `ios-prod` through the admin API over a new socket to `port`; the response.
+    func killOverSocket(_ flag: String, port: Int, reason: String) throws -> TestResponse {
+        let admin = try TestClient(port: port)
+        let body = #"{"reason":"\#(reason)"}"#
+        admin.send(
+            "POST /v1/admin/sets/ios-prod/flags/\(flag)/kill HTTP/1.1\r\nHost: t\r\n"
+                + "Authorization: Bearer \(self.admin)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        return try admin.readResponse()
+    }
+}

@@ -65,54 +65,44 @@ struct ServingFastPathLiveTests {
 
     /// The document route answers the repeated requests of a keep-alive connection from what that connection
     /// remembers (its key, the set's state); every answer must still be the general router's.
-    @Test func repeatedDocumentRequestsOnOneConnectionFollowChangesAndChecks() throws {
-        try withTemporaryDirectory { directory in
-            let harness = try AppHarness(directory: directory)
-            try withServer({ $0.loopCount = 1 }, handler: harness.app.handler) { server, port in
-                harness.app.start(server: server)
-                defer { harness.app.shutdown() }
-                let reader = try TestClient(port: port)
-                let auth = "Authorization: Bearer \(harness.sdk)\r\n"
-                func get(_ extra: String = "", method: String = "GET", target: String = "/v1/sets/ios-prod") throws
-                    -> TestResponse
-                {
-                    reader.send("\(method) \(target) HTTP/1.1\r\nHost: t\r\n\(auth)\(extra)\r\n")
-                    return try reader.readResponse(headRequest: method == "HEAD")
-                }
-                let first = try get()
-                #expect(first.status == 200)
-                #expect(first.header("ETag") == "\"1\"")
-                // Remembered from here on: the same bytes, the same statuses.
-                let again = try get()
-                #expect(again.status == 200 && again.body == first.body)
-                #expect(try get("If-None-Match: \"1\"\r\n").status == 304)
-                #expect(try get("If-None-Match: \"1\"\r\n").status == 304)
-                let head = try get(method: "HEAD")
-                #expect(head.status == 200 && head.body.isEmpty)
-                #expect(head.header("Content-Length") == "\(first.body.count)")
-
-                // A change from another connection: the next conditional request gets the new version.
-                let admin = try TestClient(port: port)
-                let reason = #"{"reason":"test"}"#
-                admin.send(
-                    "POST /v1/admin/sets/ios-prod/flags/new-checkout/kill HTTP/1.1\r\nHost: t\r\n"
-                        + "Authorization: Bearer \(harness.admin)\r\nContent-Length: \(reason.utf8.count)\r\n\r\n\(reason)")
-                #expect(try admin.readResponse().status == 200)
-                let changed = try get("If-None-Match: \"1\"\r\n")
-                #expect(changed.status == 200)
-                #expect(changed.header("ETag") == "\"2\"")
-                #expect(changed.body != first.body)
-                #expect(try get("If-None-Match: \"2\"\r\n").status == 304)
-
-                // What the router refuses is refused on a remembered connection too.
-                #expect(try get("Authorization: Bearer other\r\n").status == 401)
-                #expect(try get(target: "/v1/sets/android-prod").status == 403)
-                #expect(try get(target: "/v1/sets/nowhere").status == 403)
-                #expect(try get(method: "DELETE").status == 405)
-                // A query is the long poll's; wait=0 answers at once.
-                #expect(try get("If-None-Match: \"2\"\r\n", target: "/v1/sets/ios-prod?wait=0").status == 304)
-                #expect(try get("If-None-Match: \"2\"\r\n").status == 304)
+    @Test func repeatedDocumentRequestsOnOneConnectionFollowChangesAndChecks() async throws {
+        try await withLiveApp({ $0.loopCount = 1 }) { harness, _, port in
+            let reader = try TestClient(port: port)
+            let auth = "Authorization: Bearer \(harness.sdk)\r\n"
+            func get(_ extra: String = "", method: String = "GET", target: String = "/v1/sets/ios-prod") throws
+                -> TestResponse
+            {
+                reader.send("\(method) \(target) HTTP/1.1\r\nHost: t\r\n\(auth)\(extra)\r\n")
+                return try reader.readResponse(headRequest: method == "HEAD")
             }
+            let first = try get()
+            #expect(first.status == 200)
+            #expect(first.header("ETag") == "\"1\"")
+            // Remembered from here on: the same bytes, the same statuses.
+            let again = try get()
+            #expect(again.status == 200 && again.body == first.body)
+            #expect(try get("If-None-Match: \"1\"\r\n").status == 304)
+            #expect(try get("If-None-Match: \"1\"\r\n").status == 304)
+            let head = try get(method: "HEAD")
+            #expect(head.status == 200 && head.body.isEmpty)
+            #expect(head.header("Content-Length") == "\(first.body.count)")
+
+            // A change from another connection: the next conditional request gets the new version.
+            #expect(try harness.killOverSocket("new-checkout", port: port, reason: "test").status == 200)
+            let changed = try get("If-None-Match: \"1\"\r\n")
+            #expect(changed.status == 200)
+            #expect(changed.header("ETag") == "\"2\"")
+            #expect(changed.body != first.body)
+            #expect(try get("If-None-Match: \"2\"\r\n").status == 304)
+
+            // What the router refuses is refused on a remembered connection too.
+            #expect(try get("Authorization: Bearer other\r\n").status == 401)
+            #expect(try get(target: "/v1/sets/android-prod").status == 403)
+            #expect(try get(target: "/v1/sets/nowhere").status == 403)
+            #expect(try get(method: "DELETE").status == 405)
+            // A query is the long poll's; wait=0 answers at once.
+            #expect(try get("If-None-Match: \"2\"\r\n", target: "/v1/sets/ios-prod?wait=0").status == 304)
+            #expect(try get("If-None-Match: \"2\"\r\n").status == 304)
         }
     }
 }
