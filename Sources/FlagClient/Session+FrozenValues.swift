@@ -86,6 +86,9 @@ extension FlagSession {
 
         var message: String? { annex?.message }
 
+        /// What stands in an entry's place until its first value is written (`FrozenTable.insertIfAbsent`).
+        static var placeholder: Frozen { Frozen(value: .null, reason: .default, version: nil) }
+
         var lookup: FrozenLookup {
             guard error == nil else { return .fallback }
             if case .bool(let bool) = value { return .bool(bool) }
@@ -133,7 +136,7 @@ extension FlagSession {
 
         static let linearLimit = 8
 
-        private var first = Entry(hash: 0, name: "", frozen: Frozen(value: .null, reason: .default, version: nil))
+        private var first = Entry(hash: 0, name: "", frozen: .placeholder)
         private var count: Int32 = 0
         private var rest: [Entry] = []
         /// Positions plus one (0 marks an empty slot); empty while the table is scanned linearly.
@@ -173,7 +176,7 @@ extension FlagSession {
                 count = 1
                 return (0, true)
             }
-            var entry = Entry(hash: hash, name: name, frozen: Frozen(value: .null, reason: .default, version: nil))
+            var entry = Entry(hash: hash, name: name, frozen: .placeholder)
             fill(&entry.frozen)
             return (append(entry), true)
         }
