@@ -126,8 +126,9 @@ private func evaluateSome(_ compiled: CompiledFlagSet, contexts: [EvaluationCont
 /// each condition's attribute gets one of that condition's operands (exact, extended or empty), the unit id is one
 /// the set names, and the instants lie a second around dates the set holds.
 ///
-/// Values are cut to 16 characters: a `matches` pattern such as `^(a+)+$` backtracks exponentially in the value's
-/// length, a known limit (RELIABILITY.md) that would otherwise show up here as timeouts.
+/// Values are cut to 16 characters: on long values a backtracking `matches` pattern runs up to its step limit
+/// (about a million steps, 10–15 ms; see `Pattern`) on every input, which would slow the fuzzer a hundredfold. The
+/// limit has its own tests (`PatternTests`).
 private func derivedContexts(_ set: FlagSet, seed: [UInt8]) -> (contexts: [EvaluationContext], instants: [Date]) {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in seed { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }

@@ -368,10 +368,17 @@ struct Compiler {
                             + "rewrite it without nesting (e.g. (a+)+ → a+)")
                     continue
                 }
-                do {
+                do throws(Pattern.Invalid) {
                     patterns.append(try Pattern(value))
                 } catch {
-                    report("\(path()).values[\(index)]", "'\(value)' is not a valid regular expression")
+                    switch error {
+                    case .syntax:
+                        report("\(path()).values[\(index)]", "'\(value)' is not a valid regular expression")
+                    case .openAtEnd:
+                        report(
+                            "\(path()).values[\(index)]",
+                            "'\(value)' ends inside a \\Q quote or a (?x) comment; close it with \\E or a line break")
+                    }
                 }
             }
             test = .matches(patterns)

@@ -165,12 +165,44 @@ func withBytes<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) 
 
 /// A compiled regular expression (ICU syntax, unanchored search: `matches` is true if the pattern is found
 /// anywhere in the value; anchor with `^…$` for a whole match).
+///
+/// ICU backtracks, so even an ordinary pattern can take polynomial time on a long value (`a*b` on 20,000 `a`s takes
+/// 4 s, `a*a*a*b` on 400 takes 16 s), and OFREP clients choose the values the server tests. So every test runs with
+/// a step limit. ICU reports progress every 10,000 steps of its engine; an unanchored search also reports each start
+/// position it tries, which would make the limit grow with the value. So the pattern runs as `(?s:.*?)(?:P)`,
+/// anchored at the value's start: the same matches as searching for `P` (the lazy prefix tries each start in turn),
+/// one start, and every report is 10,000 steps. A search still running after `progressLimit` reports stops and
+/// counts as no match. Steps are counted, not time, so the answer does not depend on the machine or its load.
 final class Pattern: @unchecked Sendable {
-    // NSRegularExpression is immutable after creation and documented as safe to use from several threads.
-    let expression: NSRegularExpression
+    /// Reports (of 10,000 engine steps each) after which a search stops: about a million steps, 10–15 ms here. A
+    /// linear pattern on a 10,000-character value stays far below it.
+    static let progressLimit = 100
 
-    init(_ source: String) throws {
-        expression = try NSRegularExpression(pattern: source)
+    enum Invalid: Error {
+        /// Not an ICU regular expression.
+        case syntax
+        /// Valid alone, but it does not stay inside a group: an unclosed `\Q` quote or a `(?x)` comment running to
+        /// the pattern's end would swallow the `)` that closes the search's group.
+        case openAtEnd
+    }
+
+    /// What a search found.
+    enum Search: Equatable {
+        case matched, notMatched
+        /// The step limit stopped the search; `matches` counts this as no match.
+        case stopped
+    }
+
+    /// `(?s:.*?)(?:P)`, run anchored. NSRegularExpression is immutable after creation and documented as safe to use
+    /// from several threads.
+    private let expression: NSRegularExpression
+
+    init(_ source: String) throws(Invalid) {
+        guard (try? NSRegularExpression(pattern: source)) != nil else { throw .syntax }
+        guard let expression = try? NSRegularExpression(pattern: "(?s:.*?)(?:" + source + ")") else {
+            throw .openAtEnd
+        }
+        self.expression = expression
     }
 
     /// Whether the pattern repeats a group that itself repeats or alternates (`(a+)+`, `(a|ab)*`, `(x*y){2,}`):
@@ -219,6 +251,26 @@ final class Pattern: @unchecked Sendable {
     }
 
     func matches(_ value: String) -> Bool {
-        expression.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil
+        search(value) == .matched
+    }
+
+    func search(_ value: String) -> Search {
+        var outcome = Search.notMatched
+        var reports = 0
+        expression.enumerateMatches(
+            in: value, options: [.anchored, .reportProgress], range: NSRange(value.startIndex..., in: value)
+        ) { result, _, stop in
+            if result != nil {
+                outcome = .matched
+                stop.pointee = true
+            } else {
+                reports += 1
+                if reports > Pattern.progressLimit {
+                    outcome = .stopped
+                    stop.pointee = true
+                }
+            }
+        }
+        return outcome
     }
 }

@@ -46,6 +46,29 @@ struct OFREPRouteTests {
         }
     }
 
+    /// OFREP clients choose the attributes the server tests. A `matches` pattern that backtracks polynomially on a
+    /// long value (`a*a*a*b` on 2,000 `a`s: minutes without the step limit) answers at once, as no match.
+    @Test func aLongAttributeCannotMakeAPatternRunLong() async throws {
+        try await withHarness { harness in
+            let document = #"""
+                {"document":{"schema":1,"flags":{"promo":{"type":"bool","default":false,"rules":[{"name":"r",
+                  "conditions":[{"attribute":"email","op":"matches","values":["a*a*a*b"]}],"value":true}]}}}}
+                """#
+            #expect(try harness.send("PUT", "/v1/admin/sets/ios-prod", body: document).status == 200)
+            func evaluate(_ email: String) throws -> HTTPResponse {
+                try harness.send(
+                    "POST", "\(Self.bulk)/promo", token: harness.sdk,
+                    body: #"{"context":{"targetingKey":"u-1","email":"\#(email)"}}"#)
+            }
+            let matching = try evaluate("aab")
+            #expect(try matching.json("reason") == .string("TARGETING_MATCH"))
+            let hostile = try evaluate(String(repeating: "a", count: 2_000))
+            #expect(hostile.status == 200)
+            #expect(try hostile.json("value") == .bool(false))
+            #expect(try hostile.json("reason") == .string("DEFAULT"))
+        }
+    }
+
     @Test(arguments: ["", "{}", #"{"context":null}"#])
     func aMissingContextIsAMissingTargetingKey(body: String) async throws {
         try await withHarness { harness in
