@@ -47,7 +47,8 @@ struct OFREPRouteTests {
     }
 
     /// OFREP clients choose the attributes the server tests. A `matches` pattern that backtracks polynomially on a
-    /// long value (`a*a*a*b` on 2,000 `a`s: minutes without the step limit) answers at once, as no match.
+    /// long value answers at once, as no match. (As a plain search, before the step limit, `a*a*a*b` took 0.9 s on
+    /// 200 `a`s and 18 s on 400.)
     @Test func aLongAttributeCannotMakeAPatternRunLong() async throws {
         try await withHarness { harness in
             let document = #"""
