@@ -371,14 +371,12 @@ struct Compiler {
                 do throws(Pattern.Invalid) {
                     patterns.append(try Pattern(value))
                 } catch {
-                    switch error {
-                    case .syntax:
-                        report("\(path()).values[\(index)]", "'\(value)' is not a valid regular expression")
-                    case .openAtEnd:
-                        report(
-                            "\(path()).values[\(index)]",
-                            "'\(value)' ends inside a \\Q quote or a (?x) comment; close it with \\E or a line break")
-                    }
+                    let problem =
+                        switch error {
+                        case .syntax: "is not a valid regular expression"
+                        case .openAtEnd: "ends inside a \\Q quote or a (?x) comment; close it with \\E or a line break"
+                        }
+                    report("\(path()).values[\(index)]", "'\(value)' \(problem)")
                 }
             }
             test = .matches(patterns)

@@ -200,6 +200,8 @@ final class Pattern: @unchecked Sendable {
     private let expression: NSRegularExpression
 
     init(_ source: String) throws(Invalid) {
+        // The pattern alone is compiled too, once, when the set is compiled: some non-patterns read as valid once
+        // wrapped (`a)|(b` becomes `(?:a)|(b)`). ICU's own message is not kept; the problem names the pattern.
         guard (try? NSRegularExpression(pattern: source)) != nil else { throw .syntax }
         guard let expression = try? NSRegularExpression(pattern: "(?s:.*?)(?:" + source + ")") else {
             throw .openAtEnd
