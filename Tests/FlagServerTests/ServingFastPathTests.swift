@@ -97,7 +97,7 @@ struct ServingFastPathTests {
             let key = "Bearer \(harness.sdk)"
             #expect(try Self.send(harness, "/v1/sets/ios-prod", authorization: key, on: connection).status == 200)
             #expect(try Self.send(harness, "/v1/sets/ios-prod", authorization: key, on: connection).status == 200)
-            #expect(connection.attachment is CachedCredential)
+            #expect(ConnectionMemo.of(connection)?.credential != nil)
             let revoked = try harness.send("DELETE", "/v1/admin/sets/ios-prod/keys/ios-app")
             #expect(revoked.status == 200)
             let after = try Self.send(harness, "/v1/sets/ios-prod", authorization: key, on: connection)

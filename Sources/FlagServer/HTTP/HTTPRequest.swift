@@ -22,33 +22,29 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
 
 /// A complete HTTP request: head and body, as the parser produced it.
 ///
-/// A value type over one copy-on-write box: the engine and the application pass a request along several times per
-/// request (parser event, dispatch, handler, exchange), and each copy of eleven stored properties was eleven
-/// reference-count operations (5 % of the serving profile); a copy is now one.
+/// A value type over one immutable box: the engine and the application pass a request along several times per
+/// request (parser event, dispatch, handler, exchange), and a copy is then one reference-count operation rather
+/// than one per part.
 public struct HTTPRequest: Sendable {
-    /// The request's parts; shared by copies until one of them changes a part.
-    // @unchecked Sendable is safe: a `Storage` is changed only through `HTTPRequest`'s setters, and only after
-    // `isKnownUniquelyReferenced` has shown that no other request value — so no other thread — refers to it;
-    // shared boxes are only ever read. For the same reason no two accesses to a property can overlap, so the
-    // runtime's exclusivity tracking is switched off for them.
-    final class Storage: @unchecked Sendable {
-        @exclusivity(unchecked) var method: String
-        @exclusivity(unchecked) var target: String
-        @exclusivity(unchecked) var rawPath: String
-        @exclusivity(unchecked) var path: String
-        @exclusivity(unchecked) var rawQuery: String?
-        @exclusivity(unchecked) var headers: HTTPHeaders
-        @exclusivity(unchecked) var body: [UInt8]
-        @exclusivity(unchecked) var version: HTTPVersion
-        @exclusivity(unchecked) var keepAlive: Bool
-        @exclusivity(unchecked) var remoteAddress: String
-        @exclusivity(unchecked) var connection: HTTPConnectionContext?
-        @exclusivity(unchecked) var receivedAt: Int64 = 0
+    /// The request's parts, never changed after the parser or `init` made them.
+    final class Storage: Sendable {
+        let method: String
+        let target: String
+        let rawPath: String
+        let path: String
+        let rawQuery: String?
+        let headers: HTTPHeaders
+        let body: [UInt8]
+        let version: HTTPVersion
+        let keepAlive: Bool
+        let remoteAddress: String
+        let connection: HTTPConnectionContext?
+        let receivedAt: Int64
 
         init(
             method: String, target: String, rawPath: String, path: String, rawQuery: String?, headers: HTTPHeaders,
             body: [UInt8], version: HTTPVersion, keepAlive: Bool, remoteAddress: String,
-            connection: HTTPConnectionContext?
+            connection: HTTPConnectionContext?, receivedAt: Int64
         ) {
             self.method = method
             self.target = target
@@ -61,90 +57,39 @@ public struct HTTPRequest: Sendable {
             self.keepAlive = keepAlive
             self.remoteAddress = remoteAddress
             self.connection = connection
-        }
-
-        func copy() -> Storage {
-            let copy = Storage(
-                method: method, target: target, rawPath: rawPath, path: path, rawQuery: rawQuery, headers: headers,
-                body: body, version: version, keepAlive: keepAlive, remoteAddress: remoteAddress,
-                connection: connection)
-            copy.receivedAt = receivedAt
-            return copy
+            self.receivedAt = receivedAt
         }
     }
 
-    private var storage: Storage
-
-    /// The box, copied first if another request value shares it.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage
-    }
+    private let storage: Storage
 
     /// The method, e.g. `GET` (case-sensitive, as sent).
-    public var method: String {
-        get { storage.method }
-        set { unique().method = newValue }
-    }
+    public var method: String { storage.method }
     /// The request target exactly as sent, e.g. `/v1/sets/ios%2Dprod?wait=30`.
-    public var target: String {
-        get { storage.target }
-        set { unique().target = newValue }
-    }
+    public var target: String { storage.target }
     /// The path part of the target, still percent-encoded (`*` for `OPTIONS *`).
-    public var rawPath: String {
-        get { storage.rawPath }
-        set { unique().rawPath = newValue }
-    }
+    public var rawPath: String { storage.rawPath }
     /// The path part of the target, percent-decoded (the parser rejects targets that do not decode to UTF-8).
-    public var path: String {
-        get { storage.path }
-        set { unique().path = newValue }
-    }
+    public var path: String { storage.path }
     /// The query part of the target after `?`, still percent-encoded; nil when the target has no `?`.
-    public var rawQuery: String? {
-        get { storage.rawQuery }
-        set { unique().rawQuery = newValue }
-    }
+    public var rawQuery: String? { storage.rawQuery }
     /// The header fields in wire order.
-    public var headers: HTTPHeaders {
-        get { storage.headers }
-        set { unique().headers = newValue }
-    }
+    public var headers: HTTPHeaders { storage.headers }
     /// The body, de-chunked; empty when the request has none.
-    public var body: [UInt8] {
-        get { storage.body }
-        set { unique().body = newValue }
-    }
+    public var body: [UInt8] { storage.body }
     /// The protocol version of the request line.
-    public var version: HTTPVersion {
-        get { storage.version }
-        set { unique().version = newValue }
-    }
+    public var version: HTTPVersion { storage.version }
     /// Whether the connection may stay open after the response (per version and `Connection`).
-    public var keepAlive: Bool {
-        get { storage.keepAlive }
-        set { unique().keepAlive = newValue }
-    }
+    public var keepAlive: Bool { storage.keepAlive }
     /// The peer's address, e.g. `127.0.0.1:53142` or `[::1]:53142`; empty when not from a socket.
-    public var remoteAddress: String {
-        get { storage.remoteAddress }
-        set { unique().remoteAddress = newValue }
-    }
+    public var remoteAddress: String { storage.remoteAddress }
     /// The connection the request arrived on, shared by every request on it; nil when not from a socket.
-    public var connection: HTTPConnectionContext? {
-        get { storage.connection }
-        set { unique().connection = newValue }
-    }
-
+    public var connection: HTTPConnectionContext? { storage.connection }
     /// When the engine read the request's last bytes (`CLOCK_MONOTONIC` nanoseconds); 0 when not from a socket.
     /// The application times its answer from here, so it needs no clock reading of its own at the start.
-    var receivedAt: Int64 {
-        get { storage.receivedAt }
-        set { unique().receivedAt = newValue }
-    }
+    var receivedAt: Int64 { storage.receivedAt }
 
-    /// A request from its parts; `path` and `rawQuery` are derived from `target` when not given.
+    /// A request from its parts; `path` and `rawQuery` are derived from `target`.
     public init(
         method: String,
         target: String,
@@ -160,18 +105,19 @@ public struct HTTPRequest: Sendable {
             method: method, target: target, rawPath: parts.rawPath,
             path: HTTPTarget.percentDecoded(parts.rawPath, plusAsSpace: false) ?? parts.rawPath,
             rawQuery: parts.rawQuery, headers: headers, body: body, version: version, keepAlive: keepAlive,
-            remoteAddress: remoteAddress, connection: connection)
+            remoteAddress: remoteAddress, connection: connection, receivedAt: 0)
     }
 
     /// Memberwise construction for the parser, which has already split and decoded the target.
     init(
         method: String, target: String, rawPath: String, path: String, rawQuery: String?,
         headers: HTTPHeaders, body: [UInt8], version: HTTPVersion, keepAlive: Bool, remoteAddress: String,
-        connection: HTTPConnectionContext?
+        connection: HTTPConnectionContext?, receivedAt: Int64
     ) {
         storage = Storage(
             method: method, target: target, rawPath: rawPath, path: path, rawQuery: rawQuery, headers: headers,
-            body: body, version: version, keepAlive: keepAlive, remoteAddress: remoteAddress, connection: connection)
+            body: body, version: version, keepAlive: keepAlive, remoteAddress: remoteAddress, connection: connection,
+            receivedAt: receivedAt)
     }
 
     /// The decoded value of the first query parameter with this name (`+` decodes to a space), or nil.

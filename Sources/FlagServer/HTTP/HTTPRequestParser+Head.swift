@@ -59,12 +59,14 @@ struct PartialHead {
         return nil
     }
 
-    func makeRequest(body: [UInt8], remoteAddress: String, connection: HTTPConnectionContext?) -> HTTPRequest {
+    func makeRequest(
+        body: [UInt8], remoteAddress: String, connection: HTTPConnectionContext?, receivedAt: Int64
+    ) -> HTTPRequest {
         let keepAlive = !connectionClose && (version == .http1_1 || connectionKeepAlive)
         return HTTPRequest(
             method: method, target: target, rawPath: rawPath, path: path, rawQuery: rawQuery,
             headers: HTTPHeaders(raw: fields), body: body, version: version, keepAlive: keepAlive,
-            remoteAddress: remoteAddress, connection: connection)
+            remoteAddress: remoteAddress, connection: connection, receivedAt: receivedAt)
     }
 }
 

@@ -217,8 +217,8 @@ public struct HTTPRequestParser: Sendable {
 
     /// Emits the request built so far and resets for the next one.
     mutating func completeRequest() -> HTTPParserEvent {
-        var request = head.makeRequest(body: body, remoteAddress: remoteAddress, connection: connection)
-        request.receivedAt = receivedAt
+        let request = head.makeRequest(
+            body: body, remoteAddress: remoteAddress, connection: connection, receivedAt: receivedAt)
         head = PartialHead()
         body = []
         trailerBytes = 0

@@ -2,62 +2,34 @@ import FlagCore
 import Foundation
 import Synchronization
 
-/// One request being answered: the responder, the route it matched (for metrics) and when it started. Answers
-/// at most once, from any thread.
+/// One request being answered: the responder, its route (for metrics) and when it started. Answers at most once,
+/// from any thread.
 final class Exchange: Sendable {
     let request: HTTPRequest
     let responder: HTTPResponder
+    /// The route the request resolved to; nil for a path or method that none has (counted as `unmatched`).
+    let route: Route?
     private let metrics: ServerMetrics
     /// Monotonic nanoseconds: when the engine read the request (or, for a request not from a socket, now).
     private let started: Int64
-    /// The matched route's index in `Route.ordered`, -1 until one matches: an atomic, not a lock, since a lock cost
-    /// an allocation and a lock and unlock on every request.
-    private let route = Atomic<Int>(-1)
     private let answered = Atomic<Bool>(false)
 
-    init(request: HTTPRequest, responder: HTTPResponder, metrics: ServerMetrics) {
+    init(request: HTTPRequest, responder: HTTPResponder, route: Route?, metrics: ServerMetrics) {
         self.request = request
         self.responder = responder
+        self.route = route
         self.metrics = metrics
         self.started = request.receivedAt > 0 ? request.receivedAt : Socket.monotonicNanoseconds()
-    }
-
-    /// Names `only` as the request's route; 405 unless it has the request's method. The one-route form of
-    /// `match(_:_:)`, without the variadic array on the per-request path.
-    func match(_ only: Route) throws {
-        let method = request.method
-        guard only.hasMethod(method) || (only.answersHead && method == "HEAD") else {
-            throw ServiceError.methodNotAllowed(method, request.path)
-        }
-        route.store(only.index, ordering: .releasing)
-    }
-
-    /// Names the route among `candidates` (one path template, its methods) that has the request's method, for
-    /// the metrics labels; 405 when none has. The only way a route handler is reached, so `Route` lists them all.
-    func match(_ candidates: Route...) throws {
-        let method = request.method
-        guard let matched = candidates.first(where: { $0.hasMethod(method) || ($0.answersHead && method == "HEAD") })
-        else {
-            throw ServiceError.methodNotAllowed(method, request.path)
-        }
-        route.store(matched.index, ordering: .releasing)
     }
 
     /// Whether this exchange has been answered (or its stream started).
     var isAnswered: Bool { answered.load(ordering: .acquiring) }
 
-    /// The matched route, nil before a match.
-    private var matchedRoute: Route? {
-        let index = route.load(ordering: .acquiring)
-        return Route.ordered.indices.contains(index) ? Route.ordered[index] : nil
-    }
-
     /// Sends the response if nothing has been sent yet; returns whether this call sent it.
     @discardableResult
     func respond(_ response: HTTPResponse) -> Bool {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return false }
-        // A 405's label would carry whatever method the client invented: keep label values bounded.
-        metrics.record(route: response.status == 405 ? nil : matchedRoute, status: response.status, since: started)
+        metrics.record(route: route, status: response.status, since: started)
         responder.respond(response)
         return true
     }
@@ -65,9 +37,30 @@ final class Exchange: Sendable {
     /// Starts a streamed response (counted as answered with its status at once).
     func startStream(_ head: HTTPResponse) -> HTTPStream? {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
-        metrics.record(route: matchedRoute, status: head.status, since: started)
+        metrics.record(route: route, status: head.status, since: started)
         return responder.startStream(head)
     }
+}
+
+/// A request matched to its route, as a handler gets it: the exchange that answers it, the path's parameters and
+/// the caller, already checked against the route's `Access`.
+struct Call: Sendable {
+    let exchange: Exchange
+    let parameters: RouteParameters
+    /// Who sent it; nil only on routes anyone may call.
+    let principal: Principal?
+    /// What the connection remembered once the caller was checked.
+    let memo: ConnectionMemo?
+
+    var request: HTTPRequest { exchange.request }
+    /// The path's `{set}`.
+    var set: String { parameters.set }
+    /// The path's `{key}`.
+    var key: String { parameters.key }
+    /// The path's `{name}`.
+    var name: String { parameters.name }
+    /// The audit log's actor: the token's name.
+    var actor: String { principal?.name ?? "" }
 }
 
 /// Builders for the JSON responses of the API.

@@ -3,57 +3,20 @@ import Foundation
 
 /// The admin API under `/v1/admin` (admin token only); shapes are documented in `docs/admin-api.md`.
 extension FlagServerApp {
-    func adminRoute(_ exchange: Exchange, _ segments: [String], actor: String) throws -> HTTPResponse? {
-        let request = exchange.request
-        let notFound = ServiceError.notFound("no route \(request.path)")
-        if segments == ["audit"] {
-            try exchange.match(.audit)
-            return try auditResponse(set: nil, request)
+    /// `GET /v1/admin/sets/{set}`: the set's current document.
+    func exportSet(_ call: Call) throws -> HTTPResponse {
+        Self.documentResponse(try requireState(call))
+    }
+
+    /// `POST …/rollback`: a new version whose content is that of `version`.
+    func rollback(_ call: Call) throws -> HTTPResponse {
+        let input = try RequestInput(call.request)
+        guard let version = try input.int("version") else {
+            throw ServiceError.badRequest("\"version\" is required", path: "version")
         }
-        guard segments.first == "sets" else { throw notFound }
-        if segments.count == 1 {
-            try exchange.match(.listSets, .createSet)
-            return request.method == "POST" ? try createSet(request, actor: actor) : listSets()
-        }
-        let set = segments[1]
-        let rest = Array(segments.dropFirst(2))
-        guard let first = rest.first else {
-            try exchange.match(.exportSet, .importSet)
-            if request.method == "PUT" { return try importSet(request, set: set, actor: actor) }
-            return Self.documentResponse(try service.requireState(set))
-        }
-        switch first {
-        case "flags": return try flagRoute(exchange, set: set, Array(rest.dropFirst()), actor: actor)
-        case "cohorts": return try cohortRoute(exchange, set: set, Array(rest.dropFirst()), actor: actor)
-        case "keys": return try keyRoute(exchange, set: set, Array(rest.dropFirst()), actor: actor)
-        default: break
-        }
-        guard rest.count == 1 else { throw notFound }
-        switch first {
-        case "history":
-            try exchange.match(.history)
-            return try historyResponse(request, set: set)
-        case "diff":
-            try exchange.match(.diff)
-            return try diffResponse(request, set: set)
-        case "audit":
-            try exchange.match(.setAudit)
-            return try auditResponse(set: set, request)
-        case "rollback":
-            try exchange.match(.rollback)
-            let input = try RequestInput(request)
-            guard let version = try input.int("version") else {
-                throw ServiceError.badRequest("\"version\" is required", path: "version")
-            }
-            let note = ChangeNote(
-                actor: actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason())
-            return mutationResponse(try service.rollback(set, to: version, ifMatch: try input.ifMatch(), note: note))
-        case "evaluate":
-            try exchange.match(.evaluate)
-            return try evaluateResponse(request, set: set)
-        default:
-            throw notFound
-        }
+        let note = ChangeNote(
+            actor: call.actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason())
+        return mutationResponse(try service.rollback(call.set, to: version, ifMatch: try input.ifMatch(), note: note))
     }
 
     /// `{"set","version","changed"}` plus `extra` members, with the version's `ETag`.
@@ -69,7 +32,7 @@ extension FlagServerApp {
         }
     }
 
-    private func listSets() -> HTTPResponse {
+    func listSets() -> HTTPResponse {
         let states = service.states()
         return JSONResponse.object(capacity: 128 * states.count + 32) { writer in
             writer.key("sets")
@@ -87,23 +50,24 @@ extension FlagServerApp {
         }
     }
 
-    private func createSet(_ request: HTTPRequest, actor: String) throws -> HTTPResponse {
-        let (input, raw) = try RequestInput.reading(request, rawMember: "document")
+    func createSet(_ call: Call) throws -> HTTPResponse {
+        let (input, raw) = try RequestInput.reading(call.request, rawMember: "document")
         let name = try input.requireString("name")
         let document = try raw.map { try Self.decodeDocument(raw: $0) }
         let state = try service.createSet(
             name, from: document,
-            note: ChangeNote(actor: actor, action: "set.create", subject: name, reason: try input.reason()))
+            note: ChangeNote(actor: call.actor, action: "set.create", subject: name, reason: try input.reason()))
         return mutationResponse(WriteResult(state: state, createdVersion: true), status: 201)
     }
 
     /// `PUT /v1/admin/sets/{set}`: replaces every flag and cohort with those of `document` (creating the set if
     /// needed); with `dryRun` only validates and lists what would change.
-    private func importSet(_ request: HTTPRequest, set: String, actor: String) throws -> HTTPResponse {
-        let (input, raw) = try RequestInput.reading(request, rawMember: "document")
+    func importSet(_ call: Call) throws -> HTTPResponse {
+        let set = call.set
+        let (input, raw) = try RequestInput.reading(call.request, rawMember: "document")
         guard let raw else { throw ServiceError.badRequest("\"document\" is required", path: "document") }
         let document = try Self.decodeDocument(raw: raw)
-        let note = ChangeNote(actor: actor, action: "set.import", subject: set, reason: try input.reason())
+        let note = ChangeNote(actor: call.actor, action: "set.import", subject: set, reason: try input.reason())
         if try input.bool("dryRun") == true {
             return try dryRun(set: set, document: document)
         }
@@ -166,8 +130,9 @@ extension FlagServerApp {
         return min(limit, settings.maxListLimit)
     }
 
-    private func historyResponse(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
-        let input = try RequestInput(request)
+    func historyResponse(_ call: Call) throws -> HTTPResponse {
+        let set = call.set
+        let input = try RequestInput(call.request)
         let versions = try service.history(set, subject: try input.string("key"), limit: try listLimit(input))
         return JSONResponse.object(capacity: 256 * versions.count + 64) { writer in
             writer.member("set", set)
@@ -193,8 +158,9 @@ extension FlagServerApp {
         }
     }
 
-    private func diffResponse(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
-        let input = try RequestInput(request)
+    func diffResponse(_ call: Call) throws -> HTTPResponse {
+        let set = call.set
+        let input = try RequestInput(call.request)
         guard let from = try input.int("from") else {
             throw ServiceError.badRequest("\"from\" is required", path: "from")
         }
@@ -221,8 +187,9 @@ extension FlagServerApp {
         }
     }
 
-    private func auditResponse(set: String?, _ request: HTTPRequest) throws -> HTTPResponse {
-        let input = try RequestInput(request)
+    /// The audit records of one set, or of every set (`?set=` may name one).
+    func auditResponse(_ call: Call, set: String?) throws -> HTTPResponse {
+        let input = try RequestInput(call.request)
         let records = try service.audit(set ?? (try input.string("set")), limit: try listLimit(input))
         return JSONResponse.object(capacity: 192 * records.count + 32) { writer in
             writer.key("records")
@@ -246,9 +213,9 @@ extension FlagServerApp {
     }
 
     /// `POST …/evaluate`: evaluates one flag for a context at the current (or a given) time, with every step.
-    private func evaluateResponse(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
-        let state = try service.requireState(set)
-        let input = try RequestInput(request)
+    func evaluateResponse(_ call: Call) throws -> HTTPResponse {
+        let state = try requireState(call)
+        let input = try RequestInput(call.request)
         let key = try input.requireString("key")
         let unit = try input.string("unitID") ?? input.requireString("unit")
         var attributes: [String: String] = [:]

@@ -6,55 +6,27 @@ import Synchronization
 /// The client API (SDK key or admin token): the current document with ETags and long-polls, old versions, and
 /// the event stream.
 extension FlagServerApp {
-    func clientRoute(_ exchange: Exchange, _ segments: [String]) throws -> HTTPResponse? {
-        let request = exchange.request
-        guard let set = segments.first else { throw ServiceError.notFound("no route \(request.path)") }
-        switch segments.count {
-        case 1:
-            return try documentRoute(exchange, set: set)
-        case 2 where segments[1] == "stream":
-            try exchange.match(.stream)
-            try openStream(exchange, set: set)
-            return nil
-        case 3 where segments[1] == "versions":
-            try exchange.match(.oldVersion)
-            try authorizeRead(request, set: set)
-            guard let version = Int(segments[2]), version >= 1 else {
-                throw ServiceError.badRequest("version must be a positive integer, not \"\(segments[2])\"")
-            }
-            let document = try service.document(set, version: version)
-            return HTTPResponse(
-                status: 200,
-                headers: [
-                    "Content-Type": "application/json; charset=utf-8", "ETag": "\"\(version)\"",
-                    "Cache-Control": "public, max-age=31536000, immutable",
-                ],
-                body: document)
-        default:
-            throw ServiceError.notFound("no route \(request.path)")
+    /// `GET /v1/sets/{set}/versions/{n}`: an old version's document, immutable and cacheable by anyone.
+    func oldVersion(_ call: Call) throws -> HTTPResponse {
+        let text = call.parameters.version
+        guard let version = Int(text), version >= 1 else {
+            throw ServiceError.badRequest("version must be a positive integer, not \"\(text)\"")
         }
-    }
-
-    /// `GET /v1/sets/{set}`.
-    func documentRoute(_ exchange: Exchange, set: String) throws -> HTTPResponse? {
-        try exchange.match(.document)
-        return try currentDocument(exchange, set: set)
-    }
-
-    /// 401/403 unless the request's token may read `set`.
-    func authorizeRead(_ request: HTTPRequest, set: String) throws {
-        let principal = try authenticate(request)
-        guard principal.mayRead(set) else {
-            throw ServiceError.forbidden("this SDK key may read only its own flag set, not \"\(set)\"")
-        }
+        let document = try service.document(call.set, version: version)
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                "Content-Type": "application/json; charset=utf-8", "ETag": "\"\(version)\"",
+                "Cache-Control": "public, max-age=31536000, immutable",
+            ],
+            body: document)
     }
 
     /// `GET /v1/sets/{set}`: 200 with the document, 304 when `If-None-Match` names the current version, or a
     /// long-poll with `?wait=N` that answers when a newer version appears or after N seconds (304).
-    private func currentDocument(_ exchange: Exchange, set: String) throws -> HTTPResponse? {
-        let request = exchange.request
-        try authorizeRead(request, set: set)
-        let state = try service.requireState(set)
+    func currentDocument(_ call: Call) throws -> HTTPResponse? {
+        let request = call.request
+        let state = try requireState(call)
         guard Self.ifNoneMatch(request.headers, names: state.version) else {
             return Self.documentResponse(state)
         }
@@ -66,7 +38,7 @@ extension FlagServerApp {
             wait = min(seconds, settings.longPollMaxSeconds)
         }
         if wait == 0 { return Self.notModified(state) }
-        longPoll(exchange, set: set, known: state.version, wait: wait)
+        longPoll(call.exchange, set: call.set, known: state.version, wait: wait)
         return nil
     }
 
@@ -124,10 +96,9 @@ extension FlagServerApp {
 
     /// `GET /v1/sets/{set}/stream`: Server-Sent Events, a `put` of the document on connect (a `: current` comment
     /// when `Last-Event-ID` is current), then one `patch` per version and a heartbeat comment every 15 s.
-    private func openStream(_ exchange: Exchange, set: String) throws {
-        let request = exchange.request
-        try authorizeRead(request, set: set)
-        _ = try service.requireState(set)
+    func openStream(_ call: Call) throws -> HTTPResponse? {
+        let (exchange, request, set) = (call.exchange, call.request, call.set)
+        _ = try requireState(call)
         let lastEventID = request.headers["Last-Event-ID"].flatMap { Int($0.trimmingHTTPSpaces()) }
         let head = HTTPResponse(
             status: 200,
@@ -135,7 +106,7 @@ extension FlagServerApp {
                 "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no",
             ])
-        guard let stream = exchange.startStream(head) else { return }
+        guard let stream = exchange.startStream(head) else { return nil }
         let metrics = self.metrics
         let registry = service.registry
         metrics.openStreams.add(1, ordering: .relaxed)
@@ -167,13 +138,14 @@ extension FlagServerApp {
         guard let id else {
             stream.finish()
             ended()
-            return
+            return nil
         }
         // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
         exchange.responder.onClose { [timers] in
             ended()
             timers.async { registry.unsubscribe(set, id) }
         }
+        return nil
     }
 
     /// Whether an `If-None-Match` header names `version` (`"N"`, `W/"N"` or `*` among its comma-separated tags).

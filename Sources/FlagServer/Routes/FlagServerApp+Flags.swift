@@ -3,135 +3,127 @@ import Foundation
 
 /// `/v1/admin/sets/{set}/flags/...`: read, replace and delete flags, and the one-purpose actions on a flag.
 extension FlagServerApp {
-    func flagRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
-        let request = exchange.request
-        guard let key = segments.first else {
-            try exchange.match(.listFlags)
-            return try listFlags(request, set: set)
+    /// `GET …/flags/{key}`.
+    func getFlag(_ call: Call) throws -> HTTPResponse {
+        let (set, key) = (call.set, call.key)
+        let state = try requireState(call)
+        guard let bytes = state.items[.flag(key)] else { throw Self.noFlag(key, set) }
+        return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
+            writer.member("set", set)
+            writer.member("version", state.version)
+            writer.member("key", key)
+            writer.key("flag")
+            writer.raw(bytes)
         }
-        if segments.count == 1 {
-            try exchange.match(.getFlag, .putFlag, .deleteFlag)
-            switch request.method {
-            case "GET":
-                let state = try service.requireState(set)
-                guard let bytes = state.items[.flag(key)] else { throw Self.noFlag(key, set) }
-                return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
-                    writer.member("set", set)
-                    writer.member("version", state.version)
-                    writer.member("key", key)
-                    writer.key("flag")
-                    writer.raw(bytes)
-                }
-            case "PUT": return try putFlag(request, set: set, key: key, actor: actor)
-            default: return try deleteItem(request, set: set, item: .flag(key), actor: actor)
-            }
+    }
+
+    /// `POST …/kill` and `…/restore`.
+    func setKilled(_ call: Call, _ killed: Bool) throws -> HTTPResponse {
+        try mutateFlag(call, action: killed ? "flag.kill" : "flag.restore") { flag, _ in flag.killed = killed }
+    }
+
+    /// `POST …/archive` and `…/unarchive`.
+    func setArchived(_ call: Call, _ archived: Bool) throws -> HTTPResponse {
+        try mutateFlag(call, action: archived ? "flag.archive" : "flag.unarchive") { flag, _ in
+            flag.archived = archived
         }
-        let action = segments.dropFirst().joined(separator: "/")
-        if segments.count == 3 && segments[1] == "rules" {
-            try exchange.match(.removeRule)
-            let name = segments[2]
-            return try mutateFlag(request, set: set, key: key, action: "flag.rule.remove", actor: actor) { flag, _ in
-                guard flag.rules.contains(where: { $0.name == name }) else {
-                    throw ServiceError.notFound("flag \"\(key)\" has no rule \"\(name)\"", path: "flags.\(key).rules")
-                }
-                flag.rules.removeAll { $0.name == name }
-            }
+    }
+
+    /// `POST` or `PUT …/default`: `{"value"}`.
+    func setDefault(_ call: Call) throws -> HTTPResponse {
+        try mutateFlag(call, action: "flag.default") { flag, input in
+            flag.defaultValue = try Self.requireValue(input, "value")
         }
-        switch action {
-        case "kill", "restore":
-            try exchange.match(action == "kill" ? .kill : .restore)
-            return try mutateFlag(request, set: set, key: key, action: "flag.\(action)", actor: actor) { flag, _ in
-                flag.killed = action == "kill"
+    }
+
+    /// `POST …/expire`: `{"keep", "at"?}`, at the current second when `at` is not given.
+    func expire(_ call: Call) throws -> HTTPResponse {
+        try mutateFlag(call, action: "flag.expire") { [clock] flag, input in
+            flag.expiredValue = try Self.requireValue(input, "keep")
+            flag.expiresAt =
+                try input.date("at") ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+        }
+    }
+
+    /// `POST …/overrides`: `{"unit"|"cohort", "value", "until"|"for"?}`, replacing an override of the same target.
+    func addOverride(_ call: Call) throws -> HTTPResponse {
+        try mutateFlag(call, action: "flag.override.add") { [clock] flag, input in
+            let target = try Self.overrideTarget(input)
+            let value = try Self.requireValue(input, "value")
+            var until = try input.date("until")
+            if until == nil, let seconds = try input.duration("for") {
+                until = Date(
+                    timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(seconds)).rounded(.down))
             }
-        case "archive", "unarchive":
-            try exchange.match(action == "archive" ? .archive : .unarchive)
-            return try mutateFlag(request, set: set, key: key, action: "flag.\(action)", actor: actor) { flag, _ in
-                flag.archived = action == "archive"
+            flag.overrides.removeAll { $0.target == target }
+            flag.overrides.append(Override(target: target, value: value, until: until))
+        }
+    }
+
+    /// `DELETE …/overrides?unit=…|cohort=…`.
+    func removeOverride(_ call: Call) throws -> HTTPResponse {
+        let key = call.key
+        return try mutateFlag(call, action: "flag.override.remove") { flag, input in
+            let target = try Self.overrideTarget(input)
+            guard flag.overrides.contains(where: { $0.target == target }) else {
+                throw ServiceError.notFound("flag \"\(key)\" has no such override", path: "flags.\(key).overrides")
             }
-        case "default":
-            try exchange.match(.setDefault, .putDefault)
-            return try mutateFlag(request, set: set, key: key, action: "flag.default", actor: actor) { flag, input in
-                flag.defaultValue = try Self.requireValue(input, "value")
+            flag.overrides.removeAll { $0.target == target }
+        }
+    }
+
+    /// `PUT` or `POST …/rollout`.
+    func setRollout(_ call: Call) throws -> HTTPResponse {
+        try mutateFlag(call, action: "flag.rollout.set") { [clock] flag, input in
+            flag.rollout = try Self.rollout(from: input, now: clock.now())
+        }
+    }
+
+    /// `DELETE …/rollout`.
+    func removeRollout(_ call: Call) throws -> HTTPResponse {
+        try mutateFlag(call, action: "flag.rollout.remove") { flag, _ in flag.rollout = nil }
+    }
+
+    /// `POST …/rollout/pause` and `…/rollout/resume`, at the current second.
+    func pauseRollout(_ call: Call, _ pause: Bool) throws -> HTTPResponse {
+        let key = call.key
+        return try mutateFlag(call, action: "flag.rollout.\(pause ? "pause" : "resume")") { [clock] flag, _ in
+            guard let rollout = flag.rollout else {
+                throw ServiceError.notFound("flag \"\(key)\" has no rollout", path: "flags.\(key).rollout")
             }
-        case "expire":
-            try exchange.match(.expire)
-            return try mutateFlag(request, set: set, key: key, action: "flag.expire", actor: actor) {
-                [clock] flag, input in
-                flag.expiredValue = try Self.requireValue(input, "keep")
-                flag.expiresAt =
-                    try input.date("at")
-                    ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+            let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+            flag.rollout = pause ? rollout.paused(at: now) : rollout.resumed(at: now)
+        }
+    }
+
+    /// `POST …/rules`: `{"rule"}`, appended after the flag's rules.
+    func addRule(_ call: Call) throws -> HTTPResponse {
+        try mutateFlag(call, action: "flag.rule.add") { flag, input in
+            guard let rule = input.value("rule") else {
+                throw ServiceError.badRequest("\"rule\" is required", path: "rule")
             }
-        case "overrides":
-            try exchange.match(.addOverride, .removeOverride)
-            if request.method == "DELETE" {
-                return try mutateFlag(request, set: set, key: key, action: "flag.override.remove", actor: actor) {
-                    flag, input in
-                    let target = try Self.overrideTarget(input)
-                    guard flag.overrides.contains(where: { $0.target == target }) else {
-                        throw ServiceError.notFound(
-                            "flag \"\(key)\" has no such override", path: "flags.\(key).overrides")
-                    }
-                    flag.overrides.removeAll { $0.target == target }
-                }
+            flag = try Self.flag(flag, appendingRule: rule)
+        }
+    }
+
+    /// `DELETE …/rules/{name}`.
+    func removeRule(_ call: Call) throws -> HTTPResponse {
+        let (key, name) = (call.key, call.name)
+        return try mutateFlag(call, action: "flag.rule.remove") { flag, _ in
+            guard flag.rules.contains(where: { $0.name == name }) else {
+                throw ServiceError.notFound("flag \"\(key)\" has no rule \"\(name)\"", path: "flags.\(key).rules")
             }
-            return try mutateFlag(request, set: set, key: key, action: "flag.override.add", actor: actor) {
-                [clock] flag, input in
-                let target = try Self.overrideTarget(input)
-                let value = try Self.requireValue(input, "value")
-                var until = try input.date("until")
-                if until == nil, let seconds = try input.duration("for") {
-                    until = Date(
-                        timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(seconds)).rounded(.down))
-                }
-                flag.overrides.removeAll { $0.target == target }
-                flag.overrides.append(Override(target: target, value: value, until: until))
-            }
-        case "rollout":
-            try exchange.match(.putRollout, .postRollout, .removeRollout)
-            if request.method == "DELETE" {
-                return try mutateFlag(request, set: set, key: key, action: "flag.rollout.remove", actor: actor) {
-                    flag, _ in
-                    flag.rollout = nil
-                }
-            }
-            return try mutateFlag(request, set: set, key: key, action: "flag.rollout.set", actor: actor) {
-                [clock] flag, input in
-                flag.rollout = try Self.rollout(from: input, now: clock.now())
-            }
-        case "rollout/pause", "rollout/resume":
-            try exchange.match(action == "rollout/pause" ? .pauseRollout : .resumeRollout)
-            let pause = action == "rollout/pause"
-            return try mutateFlag(
-                request, set: set, key: key, action: "flag.rollout.\(pause ? "pause" : "resume")", actor: actor
-            ) {
-                [clock] flag, _ in
-                guard let rollout = flag.rollout else {
-                    throw ServiceError.notFound("flag \"\(key)\" has no rollout", path: "flags.\(key).rollout")
-                }
-                let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
-                flag.rollout = pause ? rollout.paused(at: now) : rollout.resumed(at: now)
-            }
-        case "rules":
-            try exchange.match(.addRule)
-            return try mutateFlag(request, set: set, key: key, action: "flag.rule.add", actor: actor) { flag, input in
-                guard let rule = input.value("rule") else {
-                    throw ServiceError.badRequest("\"rule\" is required", path: "rule")
-                }
-                flag = try Self.flag(flag, appendingRule: rule)
-            }
-        default:
-            throw ServiceError.notFound("no route \(request.path)")
+            flag.rules.removeAll { $0.name == name }
         }
     }
 
     /// Runs `change` on one existing flag of the set as a versioned write, answering with the flag after it.
     func mutateFlag(
-        _ request: HTTPRequest, set: String, key: String, action: String, actor: String,
-        _ change: (inout Flag, RequestInput) throws -> Void
+        _ call: Call, action: String, _ change: (inout Flag, RequestInput) throws -> Void
     ) throws -> HTTPResponse {
-        let input = try RequestInput(request)
-        let note = ChangeNote(actor: actor, action: action, subject: key, reason: try input.reason())
+        let (set, key) = (call.set, call.key)
+        let input = try RequestInput(call.request)
+        let note = ChangeNote(actor: call.actor, action: action, subject: key, reason: try input.reason())
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
             guard var flag = next.flags[key] else { throw Self.noFlag(key, set) }
             try change(&flag, input)
@@ -144,24 +136,27 @@ extension FlagServerApp {
         }
     }
 
-    private func putFlag(_ request: HTTPRequest, set: String, key: String, actor: String) throws -> HTTPResponse {
+    /// `PUT …/flags/{key}`: creates or replaces a flag; a new flag's expiry defaults to its kind's lifetime.
+    func putFlag(_ call: Call) throws -> HTTPResponse {
+        let (set, key) = (call.set, call.key)
         guard isValidKey(key) else {
             throw ServiceError.badRequest(
                 "flag key \"\(key)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "flags.\(key)")
         }
-        let input = try RequestInput(request)
+        let input = try RequestInput(call.request)
         guard let value = input.value("flag") else {
             throw ServiceError.badRequest("\"flag\" is required", path: "flag")
         }
         var flag = try Self.decodeFlag(value, key: key)
-        let existed = try service.requireState(set).flagSet.flags[key] != nil
+        let existed = try requireState(call).flagSet.flags[key] != nil
         // SPEC §1: a kind's lifetime sets the default expiry of a new flag (release 42 days, experiment 90).
         if !existed, flag.expiresAt == nil, let days = flag.kind.lifetimeDays {
             flag.expiresAt = Date(
                 timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(days) * 86_400).rounded(.down))
         }
         let note = ChangeNote(
-            actor: actor, action: existed ? "flag.replace" : "flag.create", subject: key, reason: try input.reason())
+            actor: call.actor, action: existed ? "flag.replace" : "flag.create", subject: key,
+            reason: try input.reason())
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
             next.flags[key] = flag
         }
@@ -173,10 +168,11 @@ extension FlagServerApp {
     }
 
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
-    func deleteItem(_ request: HTTPRequest, set: String, item: ItemKey, actor: String) throws -> HTTPResponse {
-        let input = try RequestInput(request)
+    func deleteItem(_ call: Call, _ item: ItemKey) throws -> HTTPResponse {
+        let set = call.set
+        let input = try RequestInput(call.request)
         let note = ChangeNote(
-            actor: actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: try input.reason())
+            actor: call.actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: try input.reason())
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
             switch item.kind {
             case .flag:
@@ -188,9 +184,11 @@ extension FlagServerApp {
         return mutationResponse(result)
     }
 
-    private func listFlags(_ request: HTTPRequest, set: String) throws -> HTTPResponse {
-        let state = try service.requireState(set)
-        let input = try RequestInput(request)
+    /// `GET …/flags?kind=…&expired=true`.
+    func listFlags(_ call: Call) throws -> HTTPResponse {
+        let set = call.set
+        let state = try requireState(call)
+        let input = try RequestInput(call.request)
         let kind = try input.string("kind")
         let expiredOnly = try input.bool("expired") ?? false
         let now = clock.now()

@@ -3,95 +3,99 @@ import Foundation
 
 /// Cohorts and SDK keys, and reading flags, rules, overrides and rollouts out of request bodies.
 extension FlagServerApp {
-    func cohortRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
-        let request = exchange.request
-        guard let name = segments.first else {
-            try exchange.match(.listCohorts)
-            let state = try service.requireState(set)
-            let names = state.flagSet.cohorts.keys.sorted(by: utf8Less)
-            return JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
-                writer.member("set", set)
-                writer.member("version", state.version)
-                writer.key("cohorts")
-                writer.beginObject()
-                for name in names {
-                    writer.key(name)
-                    writer.raw(state.items[.cohort(name)] ?? [])
-                }
-                writer.endObject()
-            }
-        }
-        guard segments.count == 1 else { throw ServiceError.notFound("no route \(request.path)") }
-        try exchange.match(.getCohort, .putCohort, .deleteCohort)
-        switch request.method {
-        case "GET":
-            let state = try service.requireState(set)
-            guard let bytes = state.items[.cohort(name)] else { throw Self.noCohort(name, set) }
-            return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
-                writer.member("set", set)
-                writer.member("version", state.version)
-                writer.member("name", name)
-                writer.key("cohort")
-                writer.raw(bytes)
-            }
-        case "PUT":
-            guard isValidKey(name) else {
-                throw ServiceError.badRequest(
-                    "cohort name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "cohorts.\(name)")
-            }
-            let input = try RequestInput(request)
-            guard let value = input.value("cohort") else {
-                throw ServiceError.badRequest("\"cohort\" is required", path: "cohort")
-            }
-            let cohort = try Self.decodeCohort(value, name: name)
-            let existed = try service.requireState(set).flagSet.cohorts[name] != nil
-            let note = ChangeNote(
-                actor: actor, action: existed ? "cohort.replace" : "cohort.create", subject: name,
-                reason: try input.reason())
-            let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
-                next.cohorts[name] = cohort
-            }
-            return mutationResponse(result, status: existed ? 200 : 201) { writer, state in
-                writer.member("name", name)
-                writer.key("cohort")
+    /// `GET …/cohorts`.
+    func listCohorts(_ call: Call) throws -> HTTPResponse {
+        let state = try requireState(call)
+        let names = state.flagSet.cohorts.keys.sorted(by: utf8Less)
+        return JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
+            writer.member("set", call.set)
+            writer.member("version", state.version)
+            writer.key("cohorts")
+            writer.beginObject()
+            for name in names {
+                writer.key(name)
                 writer.raw(state.items[.cohort(name)] ?? [])
             }
-        default:
-            return try deleteItem(request, set: set, item: .cohort(name), actor: actor)
+            writer.endObject()
         }
     }
 
-    func keyRoute(_ exchange: Exchange, set: String, _ segments: [String], actor: String) throws -> HTTPResponse {
-        let request = exchange.request
-        if let name = segments.first, segments.count == 1 {
-            try exchange.match(.revokeKey)
-            let input = try RequestInput(request)
-            try tokens.revoke(
-                name: name, set: set,
-                note: ChangeNote(actor: actor, action: "key.revoke", subject: name, reason: try input.reason()))
-            return JSONResponse.object { writer in
-                writer.member("name", name)
-                writer.member("set", set)
-                writer.key("revoked")
-                writer.bool(true)
-            }
+    /// `GET …/cohorts/{name}`.
+    func getCohort(_ call: Call) throws -> HTTPResponse {
+        let (set, name) = (call.set, call.name)
+        let state = try requireState(call)
+        guard let bytes = state.items[.cohort(name)] else { throw Self.noCohort(name, set) }
+        return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
+            writer.member("set", set)
+            writer.member("version", state.version)
+            writer.member("name", name)
+            writer.key("cohort")
+            writer.raw(bytes)
         }
-        guard segments.isEmpty else { throw ServiceError.notFound("no route \(request.path)") }
-        try exchange.match(.listKeys, .createKey)
-        _ = try service.requireState(set)
-        if request.method == "POST" {
-            let input = try RequestInput(request)
-            let name = try input.requireString("name")
-            let (token, record) = try tokens.issue(
-                name: name, role: .sdk(set: set),
-                note: ChangeNote(actor: actor, action: "key.create", subject: name, reason: try input.reason()))
-            return JSONResponse.object(status: 201) { writer in
-                writer.member("name", record.name)
-                writer.member("set", set)
-                writer.member("token", token)
-                writer.member("createdAt", record.createdAt)
-            }
+    }
+
+    /// `PUT …/cohorts/{name}`: `{"cohort"}`, created or replaced.
+    func putCohort(_ call: Call) throws -> HTTPResponse {
+        let (set, name) = (call.set, call.name)
+        guard isValidKey(name) else {
+            throw ServiceError.badRequest(
+                "cohort name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "cohorts.\(name)")
         }
+        let input = try RequestInput(call.request)
+        guard let value = input.value("cohort") else {
+            throw ServiceError.badRequest("\"cohort\" is required", path: "cohort")
+        }
+        let cohort = try Self.decodeCohort(value, name: name)
+        let existed = try requireState(call).flagSet.cohorts[name] != nil
+        let note = ChangeNote(
+            actor: call.actor, action: existed ? "cohort.replace" : "cohort.create", subject: name,
+            reason: try input.reason())
+        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
+            next.cohorts[name] = cohort
+        }
+        return mutationResponse(result, status: existed ? 200 : 201) { writer, state in
+            writer.member("name", name)
+            writer.key("cohort")
+            writer.raw(state.items[.cohort(name)] ?? [])
+        }
+    }
+
+    /// `DELETE …/keys/{name}`: revoked at once, from the key's next request on.
+    func revokeKey(_ call: Call) throws -> HTTPResponse {
+        let (set, name) = (call.set, call.name)
+        let input = try RequestInput(call.request)
+        try tokens.revoke(
+            name: name, set: set,
+            note: ChangeNote(actor: call.actor, action: "key.revoke", subject: name, reason: try input.reason()))
+        return JSONResponse.object { writer in
+            writer.member("name", name)
+            writer.member("set", set)
+            writer.key("revoked")
+            writer.bool(true)
+        }
+    }
+
+    /// `POST …/keys`: `{"name"}`; the key is in this answer only.
+    func createKey(_ call: Call) throws -> HTTPResponse {
+        let set = call.set
+        _ = try requireState(call)
+        let input = try RequestInput(call.request)
+        let name = try input.requireString("name")
+        let (token, record) = try tokens.issue(
+            name: name, role: .sdk(set: set),
+            note: ChangeNote(actor: call.actor, action: "key.create", subject: name, reason: try input.reason()))
+        return JSONResponse.object(status: 201) { writer in
+            writer.member("name", record.name)
+            writer.member("set", set)
+            writer.member("token", token)
+            writer.member("createdAt", record.createdAt)
+        }
+    }
+
+    /// `GET …/keys`: the set's SDK keys, revoked ones included.
+    func listKeys(_ call: Call) throws -> HTTPResponse {
+        let set = call.set
+        _ = try requireState(call)
         let keys = try tokens.tokens(set: set)
         return JSONResponse.object(capacity: 128 * keys.count + 32) { writer in
             writer.key("keys")

@@ -4,15 +4,22 @@ import Foundation
 /// Server-side evaluation in the OpenFeature Remote Evaluation Protocol, for clients that cannot evaluate locally.
 /// An SDK key evaluates against its own set; an admin token names the set with `?set=`.
 extension FlagServerApp {
-    func ofrepRoute(_ exchange: Exchange, _ segments: [String]) throws -> HTTPResponse? {
-        let request = exchange.request
-        guard segments.count <= 1 else { throw ServiceError.notFound("no route \(request.path)") }
-        try exchange.match(segments.isEmpty ? .ofrepBulk : .ofrepFlag)
-        let principal = try authenticate(request)
+    /// `POST /ofrep/v1/evaluate/flags`: every flag of the set that is not archived.
+    func ofrepBulk(_ call: Call) throws -> HTTPResponse {
+        try ofrep(call, key: nil)
+    }
+
+    /// `POST /ofrep/v1/evaluate/flags/{key}`: one flag.
+    func ofrepFlag(_ call: Call) throws -> HTTPResponse {
+        try ofrep(call, key: call.key)
+    }
+
+    private func ofrep(_ call: Call, key: String?) throws -> HTTPResponse {
+        let request = call.request
         let set: String
-        switch principal {
-        case .sdk(_, let own): set = own
-        case .admin:
+        switch call.principal {
+        case .sdk(_, let own)?: set = own
+        case .admin?, nil:
             guard let named = request.query("set") else {
                 throw ServiceError.badRequest("an admin token must name the flag set with ?set=NAME", path: "set")
             }
@@ -25,11 +32,11 @@ extension FlagServerApp {
         switch input.value("context") {
         case nil, .null?: context = [:]
         case .object(let members)?: context = members
-        default: return Self.ofrepError(400, key: segments.first, "INVALID_CONTEXT", "\"context\" must be an object")
+        default: return Self.ofrepError(400, key: key, "INVALID_CONTEXT", "\"context\" must be an object")
         }
         guard case .string(let unit)? = context["targetingKey"], !unit.isEmpty else {
             return Self.ofrepError(
-                400, key: segments.first, "TARGETING_KEY_MISSING", "context.targetingKey is required")
+                400, key: key, "TARGETING_KEY_MISSING", "context.targetingKey is required")
         }
         var attributes: [String: String] = [:]
         for (name, value) in context where name != "targetingKey" {
@@ -43,7 +50,7 @@ extension FlagServerApp {
         }
         let evaluation = EvaluationContext(unitID: unit, attributes: attributes)
         let now = clock.now()
-        if let key = segments.first {
+        if let key {
             let (detail, _) = state.compiled.explain(key, context: evaluation, at: now)
             if detail.errorCode == .flagNotFound {
                 return Self.ofrepError(404, key: key, "FLAG_NOT_FOUND", detail.errorMessage ?? "no such flag")

@@ -45,6 +45,8 @@ public final class FlagServerApp: Sendable {
     let storeWork = DispatchQueue(label: "flagserver.store")
     /// When waiting long-polls give up.
     let deadlines: Deadlines
+    /// The route table, compiled.
+    let router = Router()
     private let heartbeatTimer = Locked<HeartbeatTimer?>(nil)
     private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
@@ -94,123 +96,91 @@ public final class FlagServerApp: Sendable {
         storeWork.sync {}
     }
 
-    /// Answers one request: from memory on the calling (loop) thread, or on the store queue when it needs SQLite.
+    /// Answers one request: resolves its route, checks the caller against the route's `Access`, then runs the
+    /// handler on the calling (loop) thread or on the store queue, as the route's entry says.
     public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        if answerDocumentQuickly(request, responder) { return }
-        let exchange = Exchange(request: request, responder: responder, metrics: metrics)
-        if Self.touchesStore(request.path) {
-            storeWork.async { [self] in run(exchange) }
-        } else {
-            run(exchange)
-        }
-    }
-
-    /// Whether answering may read or write SQLite: the admin API and old versions.
-    static func touchesStore(_ path: String) -> Bool {
-        // Byte-wise: `String.contains(_:)` on a string resolves to Foundation's, which bridged through NSString
-        // and cost 6 % of the serving profile.
-        var path = path
-        return path.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            let admin: StaticString = "/v1/admin/"
-            if bytes.count >= admin.utf8CodeUnitCount && memcmp(base, admin.utf8Start, admin.utf8CodeUnitCount) == 0 {
-                return true
+        switch router.match(method: request.method, path: request.path) {
+        case .notFound:
+            let exchange = Exchange(request: request, responder: responder, route: nil, metrics: metrics)
+            exchange.respond(errorResponse(ServiceError.notFound("no route \(request.path)"), exchange))
+        case .wrongMethod(let endpoint, let parameters):
+            // The caller is checked as the path's routes would check it, so that a caller without the right token
+            // learns nothing of which methods a path has. A 405's label would carry whatever method the client
+            // invented: it is counted as `unmatched`.
+            let exchange = Exchange(request: request, responder: responder, route: nil, metrics: metrics)
+            var memo = request.connection.flatMap(ConnectionMemo.of)
+            do {
+                _ = try authorize(request, endpoint.spec.access, parameters, memo: &memo)
+                throw ServiceError.methodNotAllowed(request.method, request.path)
+            } catch {
+                exchange.respond(errorResponse(error, exchange))
             }
-            let needle: StaticString = "/versions/"
-            let count = needle.utf8CodeUnitCount
-            guard bytes.count >= count else { return false }
-            return (0...(bytes.count - count)).contains { start in memcmp(base + start, needle.utf8Start, count) == 0 }
+        case .route(let endpoint, let parameters):
+            let exchange = Exchange(request: request, responder: responder, route: endpoint.route, metrics: metrics)
+            var memo = request.connection.flatMap(ConnectionMemo.of)
+            let call: Call
+            do {
+                let principal = try authorize(request, endpoint.spec.access, parameters, memo: &memo)
+                call = Call(exchange: exchange, parameters: parameters, principal: principal, memo: memo)
+            } catch {
+                exchange.respond(errorResponse(error, exchange))
+                return
+            }
+            switch endpoint.spec.executor {
+            case .loop: run(call, endpoint.spec.handler)
+            case .store: storeWork.async { [self] in run(call, endpoint.spec.handler) }
+            }
         }
     }
 
-    private func run(_ exchange: Exchange) {
+    private func run(_ call: Call, _ handler: RouteSpec.Handler) {
         do {
-            if let response = try route(exchange) { exchange.respond(response) }
-        } catch let error as ServiceError {
-            exchange.respond(JSONResponse.error(error))
+            if let response = try handler(self, call) { call.exchange.respond(response) }
         } catch {
-            exchange.respond(JSONResponse.error(.storage(error)))
+            call.exchange.respond(errorResponse(error, call.exchange))
         }
     }
 
-    /// Finds the route; returns the response, or `nil` when the route answers later (long-poll, stream).
-    private func route(_ exchange: Exchange) throws -> HTTPResponse? {
-        let request = exchange.request
-        // The route nearly every request takes, matched without splitting the path into an array of strings.
-        if let set = Self.documentSet(request.path) { return try documentRoute(exchange, set: set) }
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        switch segments.first {
-        case "healthz" where segments.count == 1:
-            try exchange.match(.health)
-            return JSONResponse.object { writer in
-                writer.member("status", "ok")
-                writer.member("sets", service.states().count)
+    /// The error answer of SPEC §4 for anything a route throws (a store failure is a 500).
+    func errorResponse(_ error: any Error, _ exchange: Exchange) -> HTTPResponse {
+        JSONResponse.error(error as? ServiceError ?? .storage(error))
+    }
+
+    /// The caller of a request to a route with `access`: 401 without a valid token, 403 for a token that may not
+    /// call it; nil for a route anyone may call.
+    func authorize(
+        _ request: HTTPRequest, _ access: Access, _ parameters: RouteParameters, memo: inout ConnectionMemo?
+    ) throws -> Principal? {
+        switch access {
+        case .anyone:
+            return nil
+        case .anyToken:
+            return try authenticate(request, memo: &memo)
+        case .setReader:
+            let principal = try authenticate(request, memo: &memo)
+            guard principal.mayRead(parameters.set) else {
+                throw ServiceError.forbidden("this SDK key may read only its own flag set, not \"\(parameters.set)\"")
             }
-        case "metrics" where segments.count == 1:
-            try exchange.match(.metrics)
-            try requireAdmin(request)
-            return metricsResponse()
-        case "v1" where segments.count >= 2 && segments[1] == "sets":
-            return try clientRoute(exchange, Array(segments.dropFirst(2)))
-        case "v1" where segments.count >= 2 && segments[1] == "admin":
-            let principal = try requireAdmin(request)
-            return try adminRoute(exchange, Array(segments.dropFirst(2)), actor: principal.name)
-        case "ofrep"
-        where segments.count >= 4 && segments[1] == "v1" && segments[2] == "evaluate"
-            && segments[3] == "flags":
-            return try ofrepRoute(exchange, Array(segments.dropFirst(4)))
-        default:
-            throw ServiceError.notFound("no route \(request.path)")
+            return principal
+        case .admin:
+            let principal = try authenticate(request, memo: &memo)
+            guard case .admin = principal else {
+                throw ServiceError.forbidden("SDK keys are read-only: this route needs an admin token")
+            }
+            return principal
         }
     }
 
-    /// The `{set}` of a path that is exactly `/v1/sets/{set}`; nil for any other path (which the general router
-    /// handles, with the same result for this route's odd spellings such as a trailing slash).
-    static func documentSet(_ path: String) -> String? {
-        var path = path
-        return path.withUTF8 { bytes -> String? in
-            let prefix: StaticString = "/v1/sets/"
-            let count = prefix.utf8CodeUnitCount
-            guard bytes.count > count, let base = bytes.baseAddress, memcmp(base, prefix.utf8Start, count) == 0
-            else { return nil }
-            let rest = UnsafeBufferPointer(rebasing: bytes[count...])
-            guard !rest.contains(ASCII.slash) else { return nil }
-            return String(decoding: rest, as: UTF8.self)
+    /// `GET /healthz`.
+    func health() -> HTTPResponse {
+        JSONResponse.object { writer in
+            writer.member("status", "ok")
+            writer.member("sets", service.states().count)
         }
-    }
-
-    /// The principal of the request's token: 401 without a valid one, or with more than one `Authorization` field.
-    @discardableResult
-    func authenticate(_ request: HTTPRequest) throws -> Principal {
-        // Two fields may name two principals (one added by a proxy, say); answering as the first would let the order
-        // of fields decide who the caller is.
-        // The header is read as bytes: a keep-alive client's repeated header is recognised without a `String`.
-        let headers = request.headers
-        let connection = request.connection
-        var count = 0
-        var remembered: Principal?
-        headers.forEachValue(named: "Authorization") { value in
-            count += 1
-            if count == 1, let connection { remembered = tokens.rememberedPrincipal(value, connection: connection) }
-            return true
-        }
-        guard count <= 1 else { throw ServiceError.unauthorized("send one Authorization header, not several") }
-        if let remembered { return remembered }
-        return try tokens.authenticate(headers["Authorization"], connection: connection)
-    }
-
-    /// The admin principal of the request: 401 without a valid token, 403 for an SDK key.
-    @discardableResult
-    func requireAdmin(_ request: HTTPRequest) throws -> Principal {
-        let principal = try authenticate(request)
-        guard case .admin = principal else {
-            throw ServiceError.forbidden("SDK keys are read-only: this route needs an admin token")
-        }
-        return principal
     }
 
     /// The Prometheus text of `/metrics`.
-    private func metricsResponse() -> HTTPResponse {
+    func metricsResponse() -> HTTPResponse {
         var text = ""
         metrics.render(into: &text)
         text += "# HELP flagserver_set_version Current version per flag set.\n"

@@ -1,8 +1,8 @@
 /// Every route the server answers, by method and path template; the raw value is the `route` label of `/metrics`.
 ///
-/// The router names the route it matched only through `Exchange.match(_:)`, which answers 405 unless one of the
-/// given routes has the request's method, so no request is answered by a route missing here. The security tests
-/// walk `allCases` and fail for a route that has no entry in their auth matrix.
+/// This enum and `spec` below are the one table of routes: the router is compiled from the templates, the caller is
+/// checked against `Access` before any handler runs, and the security tests walk `allCases` and fail for a route
+/// that has no entry in their auth matrix. Adding a route is one case, one `spec` entry and one handler.
 public enum Route: String, CaseIterable, Sendable {
     case health = "GET /healthz"
     case metrics = "GET /metrics"
@@ -54,6 +54,59 @@ public enum Route: String, CaseIterable, Sendable {
     case createKey = "POST /v1/admin/sets/{set}/keys"
     case revokeKey = "DELETE /v1/admin/sets/{set}/keys/{name}"
 
+    /// Who may call the route, where it runs, whether it answers `HEAD`, and its handler.
+    var spec: RouteSpec {
+        switch self {
+        case .health: RouteSpec(.anyone, on: .loop, head: true) { app, _ in app.health() }
+        case .metrics: RouteSpec(.admin, on: .loop) { app, _ in app.metricsResponse() }
+
+        case .document: RouteSpec(.setReader, on: .loop, head: true) { app, call in try app.currentDocument(call) }
+        case .stream: RouteSpec(.setReader, on: .loop) { app, call in try app.openStream(call) }
+        case .oldVersion: RouteSpec(.setReader, on: .store, head: true) { app, call in try app.oldVersion(call) }
+        case .ofrepBulk: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepBulk(call) }
+        case .ofrepFlag: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepFlag(call) }
+
+        case .audit: .admin { app, call in try app.auditResponse(call, set: nil) }
+        case .listSets: .admin { app, _ in app.listSets() }
+        case .createSet: .admin { app, call in try app.createSet(call) }
+        case .exportSet: .admin { app, call in try app.exportSet(call) }
+        case .importSet: .admin { app, call in try app.importSet(call) }
+        case .history: .admin { app, call in try app.historyResponse(call) }
+        case .diff: .admin { app, call in try app.diffResponse(call) }
+        case .setAudit: .admin { app, call in try app.auditResponse(call, set: call.set) }
+        case .rollback: .admin { app, call in try app.rollback(call) }
+        case .evaluate: .admin { app, call in try app.evaluateResponse(call) }
+
+        case .listFlags: .admin { app, call in try app.listFlags(call) }
+        case .getFlag: .admin { app, call in try app.getFlag(call) }
+        case .putFlag: .admin { app, call in try app.putFlag(call) }
+        case .deleteFlag: .admin { app, call in try app.deleteItem(call, .flag(call.key)) }
+        case .kill: .admin { app, call in try app.setKilled(call, true) }
+        case .restore: .admin { app, call in try app.setKilled(call, false) }
+        case .archive: .admin { app, call in try app.setArchived(call, true) }
+        case .unarchive: .admin { app, call in try app.setArchived(call, false) }
+        case .setDefault, .putDefault: .admin { app, call in try app.setDefault(call) }
+        case .expire: .admin { app, call in try app.expire(call) }
+        case .addOverride: .admin { app, call in try app.addOverride(call) }
+        case .removeOverride: .admin { app, call in try app.removeOverride(call) }
+        case .putRollout, .postRollout: .admin { app, call in try app.setRollout(call) }
+        case .removeRollout: .admin { app, call in try app.removeRollout(call) }
+        case .pauseRollout: .admin { app, call in try app.pauseRollout(call, true) }
+        case .resumeRollout: .admin { app, call in try app.pauseRollout(call, false) }
+        case .addRule: .admin { app, call in try app.addRule(call) }
+        case .removeRule: .admin { app, call in try app.removeRule(call) }
+
+        case .listCohorts: .admin { app, call in try app.listCohorts(call) }
+        case .getCohort: .admin { app, call in try app.getCohort(call) }
+        case .putCohort: .admin { app, call in try app.putCohort(call) }
+        case .deleteCohort: .admin { app, call in try app.deleteItem(call, .cohort(call.name)) }
+
+        case .listKeys: .admin { app, call in try app.listKeys(call) }
+        case .createKey: .admin { app, call in try app.createKey(call) }
+        case .revokeKey: .admin { app, call in try app.revokeKey(call) }
+        }
+    }
+
     /// The HTTP method, e.g. `GET`.
     public var method: Substring { rawValue.prefix { $0 != " " } }
 
@@ -66,23 +119,56 @@ public enum Route: String, CaseIterable, Sendable {
     /// The route's position in `ordered`, for counters kept by index.
     var index: Int { Self.ordered.firstIndex(of: self) ?? -1 }
 
-    /// Whether the route's method is `method`, compared as bytes: `method` walks `Character`s, which showed in the
-    /// serving profile when every request's route was checked with it.
-    func hasMethod(_ method: String) -> Bool {
-        var raw = rawValue
-        var method = method
-        return raw.withUTF8 { raw in
-            method.withUTF8 { method in
-                raw.count > method.count && raw[method.count] == ASCII.space && raw.starts(with: method)
-            }
-        }
-    }
-
     /// Whether `HEAD` is answered as well (with the headers a `GET` would have).
-    public var answersHead: Bool { self == .health || self == .document || self == .oldVersion }
+    public var answersHead: Bool { spec.answersHead }
 
     /// Whether the route may change what the server stores; every such request is recorded in the audit log.
     public var isMutation: Bool {
         method != "GET" && self != .evaluate && self != .ofrepBulk && self != .ofrepFlag
+    }
+}
+
+/// Who may call a route. The caller is checked against it before the handler runs, so that a refusal is counted
+/// under the route's label and no handler can forget the check.
+public enum Access: Sendable {
+    /// Anyone, without a token.
+    case anyone
+    /// Any valid token: an SDK key acts on its own set, an admin token names one.
+    case anyToken
+    /// An SDK key of the path's `{set}`, or an admin token.
+    case setReader
+    /// An admin token.
+    case admin
+}
+
+/// Where a route's handler runs.
+enum Executor: Sendable {
+    /// On the loop thread that read the request: answers from memory.
+    case loop
+    /// On the store queue, one at a time: anything that may read or write the store, so that an fsync or a large
+    /// set's validation never stalls a loop serving documents and streams.
+    case store
+}
+
+/// One route's entry in the table: its access, executor, `HEAD` handling and handler.
+struct RouteSpec: Sendable {
+    /// Answers a call; returns nil when the handler answers later itself (long-poll, stream).
+    typealias Handler = @Sendable (FlagServerApp, Call) throws -> HTTPResponse?
+
+    let access: Access
+    let executor: Executor
+    let answersHead: Bool
+    let handler: Handler
+
+    init(_ access: Access, on executor: Executor, head: Bool = false, _ handler: @escaping Handler) {
+        self.access = access
+        self.executor = executor
+        self.answersHead = head
+        self.handler = handler
+    }
+
+    /// An admin route answered on the store queue: the admin API's usual entry.
+    static func admin(_ handler: @escaping Handler) -> RouteSpec {
+        RouteSpec(.admin, on: .store, handler)
     }
 }

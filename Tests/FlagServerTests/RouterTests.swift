@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+
+@testable import FlagServer
+
+/// The route table compiled into the router: every template is reachable, parameters are captured, and the caller
+/// is checked before any handler runs, under the route's own `/metrics` label.
+@Suite("Router: routes as data")
+struct RouterTests {
+    let router = Router()
+
+    /// The template with each `{parameter}` replaced by a value naming it, e.g. `/v1/sets/set-value`.
+    static func concrete(_ route: Route) -> String {
+        route.template.split(separator: "/").map { segment in
+            segment.first == "{" ? "\(segment.dropFirst().dropLast())-value" : String(segment)
+        }.reduce("") { $0 + "/" + $1 }
+    }
+
+    @Test func everyRouteCompiles() {
+        #expect(router.rejected == [])
+    }
+
+    @Test(arguments: Route.allCases)
+    func everyTemplateResolvesToItsOwnRoute(_ route: Route) throws {
+        guard case .route(let endpoint, let parameters) = router.match(method: String(route.method), path: Self.concrete(route))
+        else {
+            Issue.record("\(route.rawValue) does not resolve")
+            return
+        }
+        #expect(endpoint.route == route)
+        let template = route.template
+        #expect(parameters.set == (template.contains("{set}") ? "set-value" : ""))
+        #expect(parameters.key == (template.contains("{key}") ? "key-value" : ""))
+        #expect(parameters.name == (template.contains("{name}") ? "name-value" : ""))
+        #expect(parameters.version == (template.contains("{n}") ? "n-value" : ""))
+    }
+
+    @Test func aTemplateNamingAnUnknownParameterIsRejected() {
+        // `{set}` and `{key}` are the two parameters of this template; a compiled router lists none as rejected,
+        // so a typo such as `{sett}` in `Route` would fail `everyRouteCompiles`.
+        #expect(RouteParameter(rawValue: "sett") == nil)
+        #expect(Router([.kill, .kill]).rejected == [.kill])
+    }
+
+    @Test func literalSegmentsWinOverParametersAndFallBackToThem() {
+        // `audit` is a literal under /v1/admin and a set name under /v1/admin/sets.
+        guard case .route(let audit, _) = router.match(method: "GET", path: "/v1/admin/audit") else {
+            Issue.record("no route")
+            return
+        }
+        #expect(audit.route == .audit)
+        guard case .route(let export, let parameters) = router.match(method: "GET", path: "/v1/admin/sets/audit")
+        else {
+            Issue.record("no route")
+            return
+        }
+        #expect(export.route == .exportSet && parameters.set == "audit")
+        // A set called `flags` still has flags.
+        guard case .route(let list, let named) = router.match(method: "GET", path: "/v1/admin/sets/flags/flags")
+        else {
+            Issue.record("no route")
+            return
+        }
+        #expect(list.route == .listFlags && named.set == "flags")
+    }
+
+    @Test func emptySegmentsAreSkipped() {
+        for path in ["/v1/sets/demo/", "//v1//sets/demo", "/v1/sets/demo//"] {
+            guard case .route(let endpoint, let parameters) = router.match(method: "GET", path: path) else {
+                Issue.record("\(path) does not resolve")
+                continue
+            }
+            #expect(endpoint.route == .document && parameters.set == "demo", "\(path)")
+        }
+    }
+
+    @Test func headIsAnsweredOnlyWhereTheTableSaysSo() {
+        for route in Route.allCases where route.method == "GET" {
+            let match = router.match(method: "HEAD", path: Self.concrete(route))
+            switch match {
+            case .route(let endpoint, _): #expect(route.answersHead && endpoint.route == route, "\(route.rawValue)")
+            case .wrongMethod: #expect(!route.answersHead, "\(route.rawValue)")
+            case .notFound: Issue.record("\(route.rawValue) not found")
+            }
+        }
+    }
+
+    @Test func unknownPathsAndMethodsAreTold() {
+        for path in ["/", "/v1", "/v1/sets", "/v1/admin", "/v1/sets/demo/nope", "/ofrep/v1/evaluate/flags/a/b"] {
+            guard case .notFound = router.match(method: "GET", path: path) else {
+                Issue.record("\(path) resolved")
+                continue
+            }
+        }
+        guard case .wrongMethod(let endpoint, _) = router.match(method: "PATCH", path: "/v1/admin/sets/demo/flags/x")
+        else {
+            Issue.record("PATCH resolved")
+            return
+        }
+        #expect([Route.getFlag, .putFlag, .deleteFlag].contains(endpoint.route))
+    }
+
+    /// A path answers `405` after checking the caller as its first route would: every route of one template must
+    /// then be equally strict, or the check would depend on the table's order.
+    @Test func routesSharingATemplateShareTheirAccess() {
+        let byTemplate = Dictionary(grouping: Route.allCases, by: { String($0.template) })
+        for (template, routes) in byTemplate {
+            let accesses = Set(routes.map { "\($0.spec.access)" })
+            #expect(accesses.count == 1, "\(template): \(accesses)")
+        }
+    }
+
+    /// Refusals are counted under the route they were refused on, not as `unmatched`.
+    @Test func refusalsAreCountedUnderTheirRoute() async throws {
+        try await withHarness { (harness: AppHarness) async throws in
+            let kill = "/v1/admin/sets/ios-prod/flags/new-checkout/kill"
+            #expect(try harness.send("POST", kill, token: nil).status == 401)
+            #expect(try harness.send("POST", kill, token: harness.sdk).status == 403)
+            #expect(harness.app.metrics.requests(route: Route.kill.rawValue, status: 401) == 1)
+            #expect(harness.app.metrics.requests(route: Route.kill.rawValue, status: 403) == 1)
+            #expect(harness.app.metrics.requests(route: "unmatched", status: 401) == 0)
+            #expect(try harness.send("GET", "/v1/admin/nothing-here").status == 404)
+            #expect(harness.app.metrics.requests(route: "unmatched", status: 404) == 1)
+        }
+    }
+
+    /// The connection's memo of its last set serves every set route, and follows changes and other sets.
+    @Test func oneConnectionFollowsChangesAcrossSetRoutesAndSets() async throws {
+        try await withHarness { (harness: AppHarness) async throws in
+            let connection = HTTPConnectionContext()
+            func send(_ method: String, _ target: String, body: String = "") throws -> HTTPResponse {
+                let recorder = HTTPResponseRecorder()
+                let headers: HTTPHeaders = ["Authorization": "Bearer \(harness.admin)"]
+                harness.app.handle(
+                    HTTPRequest(
+                        method: method, target: target, headers: headers, body: Array(body.utf8),
+                        connection: connection),
+                    recorder.responder)
+                let deadline = ContinuousClock.now + .seconds(5)
+                while recorder.response == nil && ContinuousClock.now < deadline { usleep(100) }
+                return try #require(recorder.response, "\(method) \(target) was not answered")
+            }
+            let flag = "/v1/admin/sets/ios-prod/flags/new-checkout"
+            #expect(try send("GET", flag).json("flag.killed") != .bool(true))
+            #expect(ConnectionMemo.of(connection)?.set?.name == "ios-prod")
+            #expect(try send("POST", "\(flag)/kill").status == 200)
+            #expect(try send("GET", flag).json("flag.killed") == .bool(true))
+            #expect(try send("GET", "/v1/sets/ios-prod").headers["ETag"] == "\"2\"")
+            #expect(try send("GET", "/v1/sets/android-prod").headers["ETag"] == "\"1\"")
+            #expect(ConnectionMemo.of(connection)?.set?.name == "android-prod")
+            #expect(try send("GET", "/v1/sets/no-such-set").status == 404)
+            #expect(try send("GET", "/v1/sets/ios-prod").headers["ETag"] == "\"2\"")
+        }
+    }
+}
