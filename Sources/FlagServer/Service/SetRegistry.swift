@@ -33,7 +33,7 @@ final class SetRegistry: Sendable {
     private let registry = Locked(Registry())
     /// Counts changes of any set's state; bumped under the lock right after the swap. A reader that loaded it before
     /// looking a state up, and finds it unchanged later, knows that state is still current (the document route's
-    /// per-connection memo, `RememberedDocument`, relies on this).
+    /// per-connection memo, `ConnectionMemo`, relies on this).
     let epoch = Atomic<Int>(0)
 
     /// The current state of a set.
