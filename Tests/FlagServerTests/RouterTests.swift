@@ -35,14 +35,22 @@ struct RouterTests {
         #expect(parameters.version == (template.contains("{n}") ? "n-value" : ""))
     }
 
-    @Test func aTemplateNamingAnUnknownParameterIsRejected() {
-        // `{set}` and `{key}` are the two parameters of this template; a compiled router lists none as rejected,
-        // so a typo such as `{sett}` in `Route` would fail `everyRouteCompiles`.
-        #expect(RouteParameter(rawValue: "sett") == nil)
+    @Test func twoRoutesWithOneMethodAndTemplateAreRejected() {
         #expect(Router([.kill, .kill]).rejected == [.kill])
     }
 
-    @Test func literalSegmentsWinOverParametersAndFallBackToThem() {
+    @Test func aLiteralBesideAParameterIsRejected() {
+        // Shared parameters and sibling literals compile; a parameter beside a literal is refused, whichever
+        // comes first, and so is a parameter named differently at the same place.
+        #expect(Router(templates: [(.health, "GET /a/{set}"), (.metrics, "GET /a/{set}/b")]).rejected == [])
+        #expect(Router(templates: [(.health, "GET /a/b"), (.metrics, "GET /a/c")]).rejected == [])
+        #expect(Router(templates: [(.health, "GET /a/{set}"), (.metrics, "GET /a/b")]).rejected == [.metrics])
+        #expect(Router(templates: [(.health, "GET /a/b"), (.metrics, "GET /a/{set}")]).rejected == [.metrics])
+        #expect(Router(templates: [(.health, "GET /a/{set}"), (.metrics, "GET /a/{key}/b")]).rejected == [.metrics])
+        #expect(Router(templates: [(.health, "GET /a/{sett}")]).rejected == [.health])
+    }
+
+    @Test func aSegmentIsALiteralOrAParameterByItsPlace() {
         // `audit` is a literal under /v1/admin and a set name under /v1/admin/sets.
         guard case .route(let audit, _) = router.match(method: "GET", path: "/v1/admin/audit") else {
             Issue.record("no route")

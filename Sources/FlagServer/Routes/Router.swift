@@ -6,8 +6,8 @@
 /// its route and the values of the template's parameters, without splitting the path into strings.
 ///
 /// Empty segments are skipped, so `/v1/sets/demo/` and `/v1//sets/demo` name the same route as `/v1/sets/demo`.
-/// A literal segment is tried before a parameter at the same place, and a parameter is tried when the literal
-/// leads nowhere.
+/// At any place in the tree the templates have either literal segments or one parameter, never both, so that a
+/// path matches at most one template and the walk never backtracks.
 struct Router: Sendable {
     /// One route at the end of a template. A class, so that handing a match on is one reference, not a copy of
     /// its parts.
@@ -62,15 +62,22 @@ struct Router: Sendable {
     private var literalBytes: [UInt8] = []
     private var endpoints: [Endpoint] = []
 
-    /// The routes that cannot be compiled: a template naming an unknown parameter, a parameter named differently
-    /// from another route's at the same place, or two routes with one method and template. Empty for
+    /// The routes that cannot be compiled: a template naming an unknown parameter, a parameter where another
+    /// template has a literal segment (or the other way round), a parameter named differently from another route's
+    /// at the same place, or two routes with one method and template. Empty for
     /// `Route.allCases` (a test checks it), so that no route is silently unreachable.
     private(set) var rejected: [Route] = []
 
     /// Compiles `routes`.
     init(_ routes: [Route] = Route.allCases) {
+        self.init(templates: routes.map { ($0, $0.rawValue) })
+    }
+
+    /// Compiles each route under a `METHOD /template` of its own, so that tests can compile templates that the
+    /// table does not have.
+    init(templates: [(route: Route, label: String)]) {
         var branches = [Branch()]
-        for route in routes where !Self.add(route, to: &branches) { rejected.append(route) }
+        for (route, label) in templates where !Self.add(route, label, to: &branches) { rejected.append(route) }
         nodes = Array(repeating: Node(), count: branches.count)
         for (index, branch) in branches.enumerated() {
             let firstLiteral = literals.count
@@ -88,11 +95,15 @@ struct Router: Sendable {
         }
     }
 
-    private static func add(_ route: Route, to branches: inout [Branch]) -> Bool {
+    private static func add(_ route: Route, _ label: String, to branches: inout [Branch]) -> Bool {
+        let method = String(label.prefix { $0 != " " })
+        let template = label.drop { $0 != " " }.dropFirst()
         var branch = 0
-        for segment in route.template.split(separator: "/") {
+        for segment in template.split(separator: "/") {
             if segment.first == "{" && segment.last == "}" {
-                guard let name = RouteParameter(rawValue: String(segment.dropFirst().dropLast())) else { return false }
+                guard let name = RouteParameter(rawValue: String(segment.dropFirst().dropLast())),
+                    branches[branch].literals.isEmpty
+                else { return false }
                 if let (existing, next) = branches[branch].parameter {
                     guard existing == name else { return false }
                     branch = next
@@ -101,6 +112,8 @@ struct Router: Sendable {
                     branches[branch].parameter = (name, branches.count - 1)
                     branch = branches.count - 1
                 }
+            } else if branches[branch].parameter != nil {
+                return false
             } else if let next = branches[branch].literals.first(where: { $0.segment.elementsEqual(segment.utf8) }) {
                 branch = next.branch
             } else {
@@ -109,7 +122,6 @@ struct Router: Sendable {
                 branch = branches.count - 1
             }
         }
-        let method = String(route.method)
         guard !branches[branch].endpoints.contains(where: { $0.method == method }) else { return false }
         branches[branch].endpoints.append(Endpoint(route: route, method: method, spec: route.spec))
         return true
@@ -122,7 +134,7 @@ struct Router: Sendable {
             literalBytes.withUnsafeBytes { literalBytes in
                 let path = UnsafeRawBufferPointer(path)
                 var captures = Captures()
-                guard let node = find(path, from: 0, node: 0, literalBytes, &captures) else { return .notFound }
+                guard let node = find(path, literalBytes, &captures) else { return .notFound }
                 let parameters = captures.parameters(in: path)
                 let range = nodes[node].endpoints
                 if let index = range.first(where: { endpoints[$0].method == method }) {
@@ -138,32 +150,36 @@ struct Router: Sendable {
         }
     }
 
-    /// The node whose template matches `path[start...]` from `node` on, with its parameters captured.
+    /// The node whose template matches `path`, with its parameters captured. One walk down, no backtracking: a
+    /// node has literal children or a parameter child, never both.
     private func find(
-        _ path: UnsafeRawBufferPointer, from start: Int, node: Int, _ literalBytes: UnsafeRawBufferPointer,
-        _ captures: inout Captures
+        _ path: UnsafeRawBufferPointer, _ literalBytes: UnsafeRawBufferPointer, _ captures: inout Captures
     ) -> Int? {
         guard let base = path.baseAddress else { return nil }
-        var position = start
-        while position < path.count && path[position] == ASCII.slash { position += 1 }
-        if position == path.count { return nodes[node].endpoints.isEmpty ? nil : node }
-        let slash = memchr(base + position, Int32(ASCII.slash), path.count - position)
-        let end = slash.map { UnsafeRawPointer($0) - base } ?? path.count
-        let current = nodes[node]
-        for index in current.literals {
-            let literal = literals[index]
-            guard literal.bytes.count == end - position, let literalBase = literalBytes.baseAddress,
-                memcmp(literalBase + literal.bytes.lowerBound, base + position, literal.bytes.count) == 0
-            else { continue }
-            if let found = find(path, from: end, node: literal.node, literalBytes, &captures) { return found }
+        var position = 0
+        var node = 0
+        while true {
+            while position < path.count && path[position] == ASCII.slash { position += 1 }
+            if position == path.count { return nodes[node].endpoints.isEmpty ? nil : node }
+            let slash = memchr(base + position, Int32(ASCII.slash), path.count - position)
+            let end = slash.map { UnsafeRawPointer($0) - base } ?? path.count
+            let current = nodes[node]
+            if let parameter = current.parameter {
+                captures[current.parameterName] = position..<end
+                node = parameter
+            } else {
+                let literal = current.literals.first { index in
+                    let literal = literals[index]
+                    guard literal.bytes.count == end - position, let literalBase = literalBytes.baseAddress else {
+                        return false
+                    }
+                    return memcmp(literalBase + literal.bytes.lowerBound, base + position, literal.bytes.count) == 0
+                }
+                guard let literal else { return nil }
+                node = literals[literal].node
+            }
+            position = end
         }
-        if let next = current.parameter {
-            let saved = captures
-            captures[current.parameterName] = position..<end
-            if let found = find(path, from: end, node: next, literalBytes, &captures) { return found }
-            captures = saved
-        }
-        return nil
     }
 
     /// Where each parameter's value lies in the path while it is being matched.
