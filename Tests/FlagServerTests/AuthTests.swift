@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -61,7 +62,7 @@ struct AuthTests {
                 #expect(response.status == status, "\(who.rawValue) on \(route.testDescription)")
                 if status == 401 {
                     #expect(try response.json("error.code") == .string("unauthorized"))
-                    #expect(response.headers["WWW-Authenticate"] == "Bearer realm=\"flagserver\"")
+                    #expect(response.header("WWW-Authenticate") == "Bearer realm=\"flagserver\"")
                 }
             }
         }
