@@ -1,5 +1,6 @@
 import FlagCore
 import FlagSQLite
+import FlagTestSupport
 import Foundation
 import Testing
 

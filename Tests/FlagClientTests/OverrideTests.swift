@@ -1,5 +1,6 @@
 import FlagClientTesting
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
