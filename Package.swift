@@ -47,16 +47,24 @@ let package = Package(
         .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
         .executableTarget(name: "flagdemo", dependencies: ["FlagClient", "FlagCore"]),
+        // What the test targets share: temporary directories, polling with a timeout, a raw socket client, one
+        // request API over the app in process or a live server, and live servers (in process or the built binary).
+        // A regular target so that every test target can depend on it; no product, nothing ships it.
+        .target(
+            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagCore"], path: "Tests/FlagTestSupport"),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
-        .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
+        .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestSupport"]),
         .testTarget(
-            name: "FlagServerTests", dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain"],
+            name: "FlagServerTests",
+            dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain", "FlagTestSupport"],
             resources: [.copy("Abuse")]),
         .testTarget(
             name: "FlagClientTests",
-            dependencies: ["FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite", "FlagServer", "flagdemo"]),
+            dependencies: [
+                "FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite", "FlagServer", "flagdemo", "FlagTestSupport",
+            ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
-        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl", "FlagServerMain"]),
+        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

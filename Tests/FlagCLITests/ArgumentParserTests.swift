@@ -1,5 +1,6 @@
 import FlagCLI
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FlagCLI
+import FlagTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -12,46 +13,27 @@ final class LiveServer {
     /// Where `flagctl` runs: a directory without `data/admin-token`, so nothing hints at it.
     let workspace: TemporaryDirectory
     let url: String
+    let port: Int
     let token: String
-    private let pid: pid_t
+    private let process: ServerProcess
 
-    static var binary: URL? {
-        Flagctl.binary.map { $0.deletingLastPathComponent().appendingPathComponent("flagserver") }
-            .flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
-    }
+    static var binary: URL? { ServerProcess.binary }
 
     init() throws {
         directory = try TemporaryDirectory()
         workspace = try TemporaryDirectory()
-        let binary = try #require(Self.binary, "flagserver is not built next to the test bundle")
-        let logURL = directory.url.appendingPathComponent("server.log")
-        pid = try Spawn.start(
-            binary.path, ["--listen", "127.0.0.1:0", "--data", "data"], environment: ["PATH": "/usr/bin:/bin"],
-            directory: directory.url.path, stdout: "/dev/null", stderr: logURL.path)
-        var port: Int?
-        let deadline = Date().addingTimeInterval(20)
-        while port == nil && Date() < deadline && !Spawn.hasEnded(pid) {
-            // The file is there once the child runs; an unreadable moment just means "not yet".
-            let text = String(decoding: (try? Data(contentsOf: logURL)) ?? Data(), as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.contains("listening on http://127.0.0.1:") }) {
-                port = Int(line.split(separator: ":").last ?? "")
-            } else {
-                usleep(20_000)
-            }
-        }
-        guard let port else {
-            kill(pid, SIGKILL)
-            _ = Spawn.wait(pid)
-            throw ServerDidNotStart()
-        }
-        url = "http://127.0.0.1:\(port)"
+        process = try ServerProcess(
+            arguments: ["--data", "data"], directory: directory.url,
+            log: directory.url.appendingPathComponent("server.log"), timeout: .seconds(20))
+        url = process.url
+        port = process.port
         token = try String(contentsOf: directory.url.appendingPathComponent("data/admin-token"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     deinit {
-        kill(pid, SIGTERM)
-        _ = Spawn.wait(pid)
+        // Before the directories go: the server must not see its data directory removed under it.
+        process.stop(signal: SIGTERM)
     }
 
     /// Runs `flagctl` against this server with its admin token, on `set`.
@@ -86,5 +68,3 @@ final class LiveServer {
         try #require(try json(["get", key])["flag"] as? [String: Any])
     }
 }
-
-struct ServerDidNotStart: Error {}

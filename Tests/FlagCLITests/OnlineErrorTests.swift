@@ -1,9 +1,6 @@
+import FlagTestSupport
 import Foundation
 import Testing
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// Every failure is one clear line (plus the usage for usage errors), the right exit code, and no new version.
 @Suite("flagctl online failures", .enabled(if: LiveServer.binary != nil))
@@ -117,10 +114,7 @@ struct OnlineErrorTests {
     }
 
     private func status(of path: String, server: LiveServer, token: String) async throws -> Int {
-        var request = URLRequest(url: try #require(URL(string: server.url + path)))
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let session = URLSession(configuration: .ephemeral)
-        let (_, response) = try await session.data(for: request)
-        return try #require(response as? HTTPURLResponse).statusCode
+        let port = server.port
+        return try await offThePool { try LiveClient(port: port).send("GET", path, token: token).status }
     }
 }

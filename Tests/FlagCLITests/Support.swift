@@ -1,4 +1,5 @@
 import FlagCLI
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -22,20 +23,12 @@ struct Run: CustomStringConvertible {
 
 /// Runs the built `flagctl` binary, as swift-argument-parser's `AssertExecuteCommand` does.
 enum Flagctl {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    static var demoPath: String { repositoryRoot.appendingPathComponent("config/flagsets/demo.json").path }
+    static var demoPath: String {
+        BuiltProducts.repositoryRoot.appendingPathComponent("config/flagsets/demo.json").path
+    }
 
     /// The binary SwiftPM built next to the test bundle (`.build/<triple>/debug/flagctl`).
-    static let binary: URL? = {
-        var directories = Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-        if let first = CommandLine.arguments.first {
-            directories.insert(URL(fileURLWithPath: first).deletingLastPathComponent(), at: 0)
-        }
-        return directories.map { $0.appendingPathComponent("flagctl") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
+    static let binary = BuiltProducts.executable("flagctl")
 
     /// Runs `flagctl arguments` in `directory` with exactly `environment` (nothing leaks in from the shell).
     static func run(_ arguments: [String], in directory: TemporaryDirectory, environment: [String: String] = [:])
@@ -70,33 +63,7 @@ enum Flagctl {
     }
 }
 
-/// A directory of its own for one test, removed when the test lets go of it.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("flagctl-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        // Best effort: a leftover directory under /tmp is harmless and must not fail a test that passed.
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    /// Writes a file and returns its name (tests run the binary in this directory, so names are paths).
-    @discardableResult
-    func write(_ name: String, _ text: String) throws -> String {
-        try write(name, Data(text.utf8))
-    }
-
-    /// Writes raw bytes.
-    @discardableResult
-    func write(_ name: String, _ data: Data) throws -> String {
-        try data.write(to: url.appendingPathComponent(name))
-        return name
-    }
-
+extension TemporaryDirectory {
     /// Copies the demo set in as `demo.json`.
     @discardableResult
     func copyDemo() throws -> String {

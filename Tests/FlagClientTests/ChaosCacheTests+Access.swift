@@ -1,5 +1,6 @@
 import FlagCore
 import FlagSQLite
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -27,12 +28,12 @@ extension ChaosCacheTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
             try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
             _ = try await Chaos.bounded("a persisted session") { client.session(id: "s", unitID: "u").value(.maxItems) }
             _ = try await Chaos.bounded("setOverride") { client.setOverride(.maxItems, to: 5) }
             for _ in 0..<3 { stream.yield(.bytes(Array(": heartbeat\n\n".utf8))) }
-            try await Chaos.eventually("the failed write logged") {
+            try await eventually("the failed write logged", timeout: Chaos.patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
             #expect(logs.messages.filter { $0.message.hasPrefix("could not cache") }.count == 1)
@@ -69,14 +70,14 @@ extension ChaosCacheTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
             try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
-            try await Chaos.eventually("the failed write logged") {
+            try await eventually("the failed write logged", timeout: Chaos.patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
             try other.writeWithoutTransaction { db in try db.execute("COMMIT") }
             // Writes fail at once for a second after a busy one: heartbeats until the retry gets through.
-            try await Chaos.eventually("cached once the lock is gone") {
+            try await eventually("cached once the lock is gone", timeout: Chaos.patience) {
                 stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
                 return (try? Chaos.cachedVersion(directory)) == 2
             }
@@ -106,7 +107,7 @@ extension ChaosCacheTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
             try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
             #expect(Chaos.movedAside(cache).isEmpty)
             ChaosFileSystem.setReadOnly(cache, false)
@@ -127,12 +128,12 @@ extension ChaosCacheTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Array(": current\n\n".utf8)))
-            try await Chaos.eventually("live v1") { client.state == .live(version: 1) }
+            try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
             let file = directory.appendingPathComponent(FlagCache.fileName)
             try #require(ChaosFileSystem.setReadOnly(file, true))
             defer { ChaosFileSystem.setReadOnly(file, false) }
             stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
             try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
             #expect(!logs.messages.contains { $0.level >= .warning })
             let next = try await Chaos.bounded("init of the next client") {
@@ -163,7 +164,7 @@ extension ChaosCacheTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Chaos.put(1, newCheckout: true, maxItems: 12)))
-            try await Chaos.eventually("live v1") { client.state == .live(version: 1) }
+            try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 12)
             let persisted = try await Chaos.bounded("a persisted session") {
                 client.session(id: "s", unitID: "u").value(.maxItems)

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -57,7 +58,7 @@ struct ChaosCacheTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Chaos.put(2, newCheckout: true, maxItems: 12)))
-            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
             try await Chaos.expectServing(client, version: 2, newCheckout: true, maxItems: 12)
             #expect(try Chaos.cachedVersion(directory) == 2)
             #expect(!logs.messages.contains { $0.level == .error })
@@ -98,7 +99,7 @@ struct ChaosCacheTests {
     /// (its database closed, as at a process exit).
     func runOnDamagedCache(_ damage: Damage, _ directory: URL) async throws {
         let core = try await runClient(damage, directory)
-        try await Chaos.eventually("the client released") { core.value == nil }
+        try await eventually("the client released", timeout: Chaos.patience) { core.value == nil }
     }
 
     private func runClient(_ damage: Damage, _ directory: URL) async throws -> WeakReference<ClientCore> {
@@ -109,21 +110,21 @@ struct ChaosCacheTests {
         let stream = try await transport.stream(0)
         stream.yield(eventStreamHead)
         stream.yield(.bytes(Array(": current\n\n".utf8)))
-        try await Chaos.eventually("live v1") { client.state == .live(version: 1) }
+        try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
         let open = client.session(id: "s-1", unitID: "u-1")
         #expect(open.value(.maxItems) == 10)
 
         try damage.apply(directory.appendingPathComponent(FlagCache.fileName).path)
         try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
         stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-        try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+        try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
         try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
         #expect(open.value(.maxItems) == 10)
         _ = try await Chaos.bounded("a persisted session after the damage") {
             client.session(id: "s-2", unitID: "u-1").value(.maxItems)
         }
         if damage.keepsTheSet {
-            try await Chaos.eventually("v2 cached for the next process") {
+            try await eventually("v2 cached for the next process", timeout: Chaos.patience) {
                 (try? Chaos.cachedVersion(directory)) == 2
             }
         }
@@ -157,8 +158,8 @@ struct ChaosCacheTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Chaos.put(3, newCheckout: true, maxItems: 13)))
-            try await Chaos.eventually("live v3") { next.state == .live(version: 3) }
-            try await Chaos.eventually("v3 cached") { (try? Chaos.cachedVersion(directory)) == 3 }
+            try await eventually("live v3", timeout: Chaos.patience) { next.state == .live(version: 3) }
+            try await eventually("v3 cached", timeout: Chaos.patience) { (try? Chaos.cachedVersion(directory)) == 3 }
         }
     }
 

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -93,12 +94,12 @@ struct ChaosDataTests {
             let client = try Chaos.client(server: server.url, cache: directory, sleeps: sleeps, logs: logs)
             defer { client.shutdown() }
             let updates = UpdateRecorder(client)
-            try await Chaos.eventually("refused, then a reconnection") { server.received.count >= 2 }
-            try await Chaos.eventually("reported stale") { updates.sawStale }
+            try await eventually("refused, then a reconnection", timeout: Chaos.patience) { server.received.count >= 2 }
+            try await eventually("reported stale", timeout: Chaos.patience) { updates.sawStale }
             #expect(logs.messages.contains { $0.level == .warning && $0.message.hasPrefix(logged) })
             #expect(server.received.last?.headers["last-event-id"] == "1")
             #expect(sleeps.withLockedValue { $0.first } == 1)  // bad data counts as a failure: backoff
-            try await Chaos.eventually("live again on v1") { client.state == .live(version: 1) }
+            try await eventually("live again on v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
             #expect(try Chaos.cachedVersion(directory) == 1)
             #expect(try client.core.cache?.document(set: "ios-prod")?.bytes == Self.good)
@@ -131,12 +132,12 @@ struct ChaosDataTests {
             }
             defer { client.shutdown() }
             let updates = UpdateRecorder(client)
-            try await Chaos.eventually("three polls") { server.received.count >= 3 }
+            try await eventually("three polls", timeout: Chaos.patience) { server.received.count >= 3 }
             #expect(logs.messages.contains { $0.level == .warning && $0.message.hasPrefix("ignored a document") })
             // The refused document's ETag was not taken: the next poll still names v1.
             #expect(server.received[2].headers["if-none-match"] == "\"1\"")
-            try await Chaos.eventually("reported stale") { updates.sawStale }
-            try await Chaos.eventually("live again on v1") { client.state == .live(version: 1) }
+            try await eventually("reported stale", timeout: Chaos.patience) { updates.sawStale }
+            try await eventually("live again on v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
             #expect(try Chaos.cachedVersion(directory) == 1)
         }
@@ -156,7 +157,7 @@ struct ChaosDataTests {
         let logs = LogSink()
         let client = try Chaos.client(server: server.url, cache: nil, logs: logs)
         defer { client.shutdown() }
-        try await Chaos.eventually("the document fetched and refused") {
+        try await eventually("the document fetched and refused", timeout: Chaos.patience) {
             logs.messages.contains { $0.message.hasPrefix("ignored a document") }
         }
         try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)

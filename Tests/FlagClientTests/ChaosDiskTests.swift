@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -30,14 +31,14 @@ struct ChaosDiskTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Array(": current\n\n".utf8)))
-            try await Chaos.eventually("live v1") { client.state == .live(version: 1) }
+            try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
 
             let filler = mount.fill()
             // About 40 KB: more than any page SQLite may still have free.
             stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12, padding: 300)))
-            try await Chaos.eventually("live v2") { client.state == .live(version: 2) }
+            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
             try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
-            try await Chaos.eventually("the failed write logged") {
+            try await eventually("the failed write logged", timeout: Chaos.patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
             _ = try await Chaos.bounded("a persisted session on a full disk") {
@@ -50,7 +51,7 @@ struct ChaosDiskTests {
 
             try FileManager.default.removeItem(at: filler)
             stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
-            try await Chaos.eventually("cached once there is room") {
+            try await eventually("cached once there is room", timeout: Chaos.patience) {
                 logs.messages.contains { $0.message == "set 'ios-prod' v2 is cached again" }
             }
             #expect(try Chaos.cachedVersion(cache) == 2)
@@ -77,7 +78,7 @@ struct ChaosDiskTests {
             let stream = try await transport.stream(0)
             stream.yield(eventStreamHead)
             stream.yield(.bytes(Chaos.put(4, newCheckout: false, maxItems: 14, padding: 300)))
-            try await Chaos.eventually("live v4") { client.state == .live(version: 4) }
+            try await eventually("live v4", timeout: Chaos.patience) { client.state == .live(version: 4) }
             try await Chaos.expectServing(client, version: 4, newCheckout: false, maxItems: 14)
             _ = try await Chaos.bounded("shutdown") { client.shutdown() }
             #expect(Chaos.movedAside(cache).isEmpty)

@@ -1,3 +1,4 @@
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -21,13 +22,13 @@ enum ChaosFileSystem {
     /// Whether a tmpfs can be mounted here (root with CAP_SYS_ADMIN, Linux).
     static let canMountTmpfs: Bool = {
         #if os(Linux)
-            let probe = FileManager.default.temporaryDirectory.appendingPathComponent("chaos-probe-\(UUID())")
-            defer { try? FileManager.default.removeItem(at: probe) }
-            guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil,
-                let mount = TmpfsMount(at: probe, kilobytes: 64)
-            else { return false }
-            mount.unmount()
-            return true
+            guard let probe = try? TemporaryDirectory() else { return false }
+            // The directory must outlive the mount on it.
+            return withExtendedLifetime(probe) {
+                guard let mount = TmpfsMount(at: probe.url, kilobytes: 64) else { return false }
+                mount.unmount()
+                return true
+            }
         #else
             return false
         #endif
@@ -35,15 +36,11 @@ enum ChaosFileSystem {
 
     /// Whether files and directories can be made read-only for this process.
     static let canMakeReadOnly: Bool = {
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("chaos-probe-\(UUID())")
-        defer {
-            setReadOnly(probe, false)
-            try? FileManager.default.removeItem(at: probe)
-        }
-        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil,
-            setReadOnly(probe, true)
-        else { return false }
-        return !FileManager.default.createFile(atPath: probe.appendingPathComponent("x").path, contents: Data())
+        guard let probe = try? TemporaryDirectory() else { return false }
+        // Writable again before the directory is removed.
+        defer { setReadOnly(probe.url, false) }
+        guard setReadOnly(probe.url, true) else { return false }
+        return !FileManager.default.createFile(atPath: probe.url.appendingPathComponent("x").path, contents: Data())
     }()
 
     /// Makes `url` (a file or a directory) read-only, or writable again; `false` when that failed.

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -31,8 +32,12 @@ struct ChaosServerTests {
 
             // Killed: streams end, the port refuses connections.
             first.stop()
-            try await Chaos.eventually("stale") { if case .stale = client.state { true } else { false } }
-            try await Chaos.eventually("three reconnection attempts") { sleeps.withLockedValue { $0.count >= 3 } }
+            try await eventually("stale", timeout: Chaos.patience) {
+                if case .stale = client.state { true } else { false }
+            }
+            try await eventually("three reconnection attempts", timeout: Chaos.patience) {
+                sleeps.withLockedValue { $0.count >= 3 }
+            }
             // Backing off from 1 s, doubling: no retry storm against a server that is down.
             #expect(Array(sleeps.withLockedValue { $0 }.prefix(3)) == [1, 2, 4])
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 20)
@@ -45,17 +50,17 @@ struct ChaosServerTests {
             defer { second.stop() }
             let changed = try await second.admin(
                 "POST", "/v1/admin/sets/ios-prod/flags/max-items/default", #"{"value": 30}"#)
-            #expect(changed.version == 2)
-            try await Chaos.eventually("converged to v2") { client.state == .live(version: 2) }
+            #expect(try changed.json("version") == .int(2))
+            try await eventually("converged to v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
             #expect(open.value(.maxItems) == 20)  // frozen
             try await Chaos.expectServing(client, version: 2, newCheckout: true, maxItems: 30)
             // And the stream works again: a kill reaches the open session.
             let killed = try await second.admin("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", "{}")
             #expect(killed.status == 200)
-            try await Chaos.eventually("kill reached the open session") {
+            try await eventually("kill reached the open session", timeout: Chaos.patience) {
                 open.detail(.newCheckout).reason == .disabled
             }
-            try await Chaos.eventually("v3 cached") { (try? Chaos.cachedVersion(cache)) == 3 }
+            try await eventually("v3 cached", timeout: Chaos.patience) { (try? Chaos.cachedVersion(cache)) == 3 }
         }
     }
 
@@ -82,7 +87,7 @@ struct ChaosServerTests {
         let sleeps = LockedBox<[Double]>([])
         let client = try Chaos.client(server: server.url, cache: nil, sleeps: sleeps)
         defer { client.shutdown() }
-        try await Chaos.eventually("v4") { client.state == .live(version: 4) }
+        try await eventually("v4", timeout: Chaos.patience) { client.state == .live(version: 4) }
         let requests = server.received
         #expect(requests.count == 2)
         #expect(requests.first?.headers["last-event-id"] == nil)
@@ -140,7 +145,7 @@ struct ChaosServerTests {
             server: server.url, cache: nil, refresh: mode == .stream ? .stream : .poll, sleeps: sleeps, logs: logs
         ) { $0.pollInterval = 86_400 }  // no second poll while the test looks
         defer { client.shutdown() }
-        try await Chaos.eventually("live") { client.state == .live(version: 1) }
+        try await eventually("live", timeout: Chaos.patience) { client.state == .live(version: 1) }
         // Exactly one request per attempt: the failures, then the answer; each failure followed by one sleep.
         #expect(server.received.count == failures + 1)
         let honoured = retryAfter == "soon" ? nil : retryAfter.map { _ in 7.0 }
@@ -163,7 +168,7 @@ struct ChaosServerTests {
         let sleeps = LockedBox<[Double]>([])
         let client = try Chaos.client(server: server.url, cache: nil, sleeps: sleeps)
         defer { client.shutdown() }
-        try await Chaos.eventually("six reconnections") { sleeps.withLockedValue { $0.count >= 6 } }
+        try await eventually("six reconnections", timeout: Chaos.patience) { sleeps.withLockedValue { $0.count >= 6 } }
         client.shutdown()
         #expect(Array(sleeps.withLockedValue { $0 }.prefix(6)) == [1, 2, 4, 8, 16, 30])
         let requests = server.received.count
@@ -188,7 +193,9 @@ struct ChaosServerTests {
             $0.pollInterval = 30
         }
         defer { client.shutdown() }
-        try await Chaos.eventually("five unheld long polls") { sleeps.withLockedValue { $0.count >= 5 } }
+        try await eventually("five unheld long polls", timeout: Chaos.patience) {
+            sleeps.withLockedValue { $0.count >= 5 }
+        }
         client.shutdown()
         let requests = server.received
         #expect(requests.dropFirst().allSatisfy { $0.path == "/v1/sets/ios-prod?wait=30" })
@@ -214,7 +221,7 @@ struct ChaosServerTests {
             let client = try await Chaos.bounded("init") {
                 try Chaos.client(server: server.url, cache: directory, refresh: .poll)
             }
-            try await Chaos.eventually("the request is hanging") { !server.received.isEmpty }
+            try await eventually("the request is hanging", timeout: Chaos.patience) { !server.received.isEmpty }
             try await Chaos.expectServing(client, version: 2, newCheckout: true, maxItems: 12)
             _ = try await Chaos.bounded("a persisted session") {
                 client.session(id: "s-1", unitID: "u-1").value(.maxItems)
@@ -239,7 +246,7 @@ struct ChaosServerTests {
                 try await Task.sleep(nanoseconds: 50_000_000)
             }
         }
-        throw lastError ?? Chaos.TimedOut()
+        throw lastError ?? TimedOut("no server on port \(port) again")
     }
 }
 

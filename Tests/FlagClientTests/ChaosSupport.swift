@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -18,8 +19,6 @@ enum Chaos {
     /// timeout, a 45 s stream timeout), not this.
     static let bound = 2.0
 
-    struct TimedOut: Error {}
-
     /// Runs `body` on a thread of its own and fails the test unless it returns within `seconds`, measured on that
     /// thread (so a busy machine that is slow to resume the waiting test cannot hide a slow call). The waiting is
     /// asynchronous: a blocked client call must not also block one of the few threads of the test's executor.
@@ -35,31 +34,17 @@ enum Chaos {
         }
         thread.stackSize = 1 << 20
         thread.start()
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while box.withLockedValue({ $0 }) == nil, ContinuousClock.now < deadline {
-            try await Task.sleep(nanoseconds: 2_000_000)
-        }
+        _ = await eventually(timeout: .seconds(seconds), every: .milliseconds(2)) { box.withLockedValue { $0 } != nil }
         guard let (result, took) = box.withLockedValue({ $0 }) else {
             Issue.record("\(what) did not return within \(seconds) s")
-            throw TimedOut()
+            throw TimedOut("\(what) did not return within \(seconds) s")
         }
         if took > .seconds(seconds) { Issue.record("\(what) took \(took), more than \(seconds) s") }
         return try result.get()
     }
 
-    /// Polls `condition` every 5 ms for up to `seconds`.
-    static func eventually(
-        _ what: String, within seconds: Double = 10, _ condition: @escaping @Sendable () async -> Bool
-    ) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if await condition() { return }
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
-        if await condition() { return }
-        Issue.record("timed out after \(seconds) s waiting for: \(what)")
-        throw TimedOut()
-    }
+    /// How long a chaos test waits for the client to get somewhere: generous, as the machine is shared and busy.
+    static let patience = Duration.seconds(10)
 
     /// Time compression for the backoff: one requested second sleeps one millisecond, so that a test sees dozens of
     /// retries in well under a second, while the requested delays are recorded exactly.

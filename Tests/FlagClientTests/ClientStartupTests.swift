@@ -1,5 +1,6 @@
 import FlagCore
 import FlagSQLite
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func corruptCacheIsMovedAsideAndRebuiltWhileDefaultsAreServed() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent(FlagCache.fileName).path
             try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
             let logs = LogSink()
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func moveAsideTakesTheWALAndSHMFilesAlong() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("x.sqlite").path
             for suffix in ["", "-wal", "-shm"] {
                 try Data(suffix.utf8).write(to: URL(fileURLWithPath: path + suffix))
@@ -76,7 +77,7 @@ import Testing
     }
 
     @Test func cacheStoresAndLoadsTheLastDocumentWithItsETag() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
             #expect(try cache.document(set: "ios-prod") == nil)
             try cache.store(
@@ -92,7 +93,7 @@ import Testing
     }
 
     @Test func bootstrapSeedsAnEmptyCache() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let client = try makeClient(directory: directory, transport: ScriptedTransport(), refresh: .off) {
                 $0.bootstrap = Docs.bytes(version: 2, Docs.flag("new-checkout", true))
             }
@@ -148,7 +149,7 @@ import Testing
     }
 
     @Test func launchUsesTheStoredIndex() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let bytes = try FlagSet.decode(Array(Self.targetedSet.utf8)).encoded()
             let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
             let index = try DocumentIndex(scanning: bytes).encoded()
@@ -185,7 +186,7 @@ import Testing
 
 @Suite struct CacheRebuildTests {
     @Test func damagedCacheFoundAfterOpeningIsMovedAsideAndRebuilt() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let messages = LockedBox<[String]>([])
             let cache = try FlagCache.open(directory: directory, now: Docs.start) { _, message in
                 messages.withLockedValue { $0.append(message) }

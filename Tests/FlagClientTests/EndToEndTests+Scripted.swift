@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -64,7 +65,7 @@ extension EndToEndTests {
             // The real server refuses to store it: nothing it cannot evaluate is ever served.
             let refused = try await fixture.server.admin("PUT", "/v1/admin/sets/e2e", #"{"document": \#(document)}"#)
             #expect(refused.status == 422)
-            #expect(try await fixture.server.admin("GET", "/v1/admin/sets/e2e").json["version"] as? Int == 1)
+            #expect(try await fixture.server.admin("GET", "/v1/admin/sets/e2e").json("version") == .int(1))
 
             let body = Array(document.utf8)
             let newer = try ScriptedHTTPServer { request in

@@ -1,12 +1,10 @@
+import FlagCore
 import FlagServer
+import FlagTestSupport
 import Foundation
 import Testing
 
 @testable import FlagClient
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// The real FlagServer (store, service, HTTP engine) running in the test process on 127.0.0.1 and a free port, with
 /// its SQLite store in a data directory of the test's own. Changes are made the way an operator makes them: HTTP
@@ -16,11 +14,10 @@ final class LiveFlagServer: Sendable {
     static let adminToken = "fsa_end-to-end-admin-token"
 
     let app: FlagServerApp
-    let server: HTTPServer
+    let live: LiveHTTPServer
     let url: URL
     let port: Int
     let dataDirectory: URL
-    private let stopped = LockedBox(false)
 
     /// Starts a server on `dataDirectory`: a new store the first time, the same store again after `stop()`; on a
     /// free port, or on `port` (a server coming back where its clients expect it).
@@ -34,47 +31,30 @@ final class LiveFlagServer: Sendable {
             configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": Self.adminToken], clock: .system,
             log: { _ in })
         app = bootstrap.app
-        server = HTTPServer(configuration: configuration.http, handler: app.handler)
-        let port = try server.start()
-        app.start(server: server)
-        url = URL(string: "http://127.0.0.1:\(port)")!
-        self.port = port
+        live = try LiveHTTPServer(configuration: configuration.http, app: app)
+        url = URL(string: "http://127.0.0.1:\(live.port)")!
+        port = live.port
         self.dataDirectory = dataDirectory
     }
 
     /// Stops as on SIGTERM: streams end, in-flight requests finish, the port is closed. Only the first call acts.
     func stop() {
-        guard stopped.withLockedValue({ stopped in defer { stopped = true }; return !stopped }) else { return }
-        app.shutdown()
-        server.shutdown(deadline: .seconds(2))
-        app.finishStoreWork()
+        live.stop()
     }
 
     /// An admin API request; returns the status and the JSON object answered.
     @discardableResult
-    func admin(_ method: String, _ path: String, _ body: String? = nil) async throws -> AdminAnswer {
+    func admin(_ method: String, _ path: String, _ body: String? = nil) async throws -> TestResponse {
         try await request(method, path, token: Self.adminToken, body: body)
     }
 
-    /// Any request with `token`.
-    func request(_ method: String, _ path: String, token: String, body: String? = nil) async throws -> AdminAnswer {
-        var request = URLRequest(url: URL(string: url.absoluteString + path)!)
-        request.httpMethod = method
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let session = URLSession(configuration: .ephemeral)
-        defer { session.finishTasksAndInvalidate() }
-        return try await withCheckedThrowingContinuation { continuation in
-            session.dataTask(with: request) { data, response, error in
-                guard let response = response as? HTTPURLResponse else {
-                    continuation.resume(throwing: error ?? URLErrorStandIn())
-                    return
-                }
-                continuation.resume(returning: AdminAnswer(status: response.statusCode, body: Array(data ?? Data())))
-            }.resume()
+    /// Any request with `token`, on a connection of its own.
+    func request(_ method: String, _ path: String, token: String, body: String? = nil) async throws -> TestResponse {
+        let port = port
+        return try await offThePool {
+            try LiveClient(port: port).send(
+                method, path, token: token, headers: body == nil ? [] : [("Content-Type", "application/json")],
+                body: body ?? "")
         }
     }
 
@@ -84,22 +64,9 @@ final class LiveFlagServer: Sendable {
         try #require(created.status == 201, "creating the set: \(created.text)")
         let key = try await admin("POST", "/v1/admin/sets/\(name)/keys", #"{"name":"e2e-\#(name)"}"#)
         try #require(key.status == 201, "creating the SDK key: \(key.text)")
-        return try #require(key.json["token"] as? String)
+        guard case .string(let token)? = try key.json("token") else {
+            throw TestClientError(description: "no token in the SDK key answer: \(key.text)")
+        }
+        return token
     }
-}
-
-/// An HTTP answer from the server.
-struct AdminAnswer: Sendable {
-    var status: Int
-    var body: [UInt8]
-
-    var text: String { String(decoding: body, as: UTF8.self) }
-
-    /// The body as a JSON object (empty when it is not one).
-    var json: [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
-    }
-
-    /// The `version` member of a mutation response.
-    var version: Int? { json["version"] as? Int }
 }

@@ -1,5 +1,6 @@
 import FlagClientTesting
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 
 @Suite struct OverrideTests {
     @Test func fileAndEnvironmentOverridesAreTypedByTheFlag() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("flags.env")
             try "new-checkout=true\nmax-items=7\nbad line\n".write(to: file, atomically: true, encoding: .utf8)
             let logs = LogSink()
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func overridesFileFromTheEnvironment() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("o.env")
             try "FLAG_NEW_CHECKOUT=true\n".write(to: file, atomically: true, encoding: .utf8)
             let client = try makeClient(directory: nil, transport: ScriptedTransport(), refresh: .off) {
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func apiOverridesApplyAtOnceAndSurviveARestart() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             var client = try makeClient(directory: directory, transport: ScriptedTransport(), refresh: .off)
             let session = client.session(unitID: "u")
             #expect(session.value(.maxItems) == 10)

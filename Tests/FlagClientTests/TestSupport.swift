@@ -1,17 +1,9 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
 @testable import FlagClient
-
-/// Runs `body` with a fresh directory of its own, removed afterwards.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("FlagClientTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try await body(directory)
-}
 
 extension FlagKey where Value == Bool {
     static let newCheckout = FlagKey("new-checkout", default: false)
@@ -128,16 +120,6 @@ struct URLErrorStandIn: Error {}
 
 /// A 200 head for an event stream.
 let eventStreamHead = StreamPart.head(TransportHead(status: 200, headers: ["content-type": "text/event-stream"]))
-
-/// Waits up to 5 s for `condition`.
-func eventually(_ what: String, _ condition: @escaping @Sendable () async -> Bool) async throws {
-    for _ in 0..<1000 {
-        if await condition() { return }
-        try await Task.sleep(nanoseconds: 5_000_000)
-    }
-    Issue.record("timed out waiting for: \(what)")
-    throw URLErrorStandIn()
-}
 
 /// Collects log messages.
 final class LogSink: Sendable {

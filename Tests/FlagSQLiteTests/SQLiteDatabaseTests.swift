@@ -1,4 +1,5 @@
 import FlagSQLite
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -202,3 +203,6 @@ struct SQLiteDatabaseTests {
         }
     }
 }
+
+/// An error a test throws on purpose from inside a transaction.
+struct PlannedFailure: Error, Equatable {}

@@ -1,4 +1,5 @@
 import FlagSQLite
+import FlagTestSupport
 import Foundation
 import Testing
 

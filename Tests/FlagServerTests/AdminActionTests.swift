@@ -265,7 +265,7 @@ struct AdminActionTests {
             _ = try harness.send(
                 "PUT", "/v1/admin/sets/ios-prod/flags/x", body: #"{"flag":{"type":"bool","default":1}}"#)
             let metrics = try harness.send("GET", "/metrics")
-            #expect(metrics.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8")
+            #expect(metrics.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
             let text = metrics.text
             #expect(text.contains("flagserver_requests_total{route=\"GET /v1/sets/{set}\",status=\"200\"} 1\n"))
             #expect(

@@ -11,7 +11,7 @@ struct AdminRouteTests {
             let created = try harness.send("POST", "/v1/admin/sets", body: #"{"name":"web-prod","reason":"launch"}"#)
             #expect(created.status == 201)
             #expect(try created.json("version") == .int(1))
-            #expect(created.headers["ETag"] == "\"1\"")
+            #expect(created.header("ETag") == "\"1\"")
             #expect(try harness.send("POST", "/v1/admin/sets", body: #"{"name":"web-prod"}"#).status == 409)
             #expect(try harness.send("POST", "/v1/admin/sets", body: #"{"name":"Web Prod"}"#).status == 400)
             #expect(try harness.send("POST", "/v1/admin/sets", body: #"{"name":"#).status == 400)
@@ -107,7 +107,7 @@ struct AdminRouteTests {
             #expect(stale.status == 409)
             #expect(try stale.json("error.code") == .string("conflict"))
             #expect(try stale.json("error.currentVersion") == .int(2))
-            #expect(stale.headers["ETag"] == "\"2\"")
+            #expect(stale.header("ETag") == "\"2\"")
             #expect(
                 try harness.send(
                     "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/restore", headers: [("If-Match", "2")]

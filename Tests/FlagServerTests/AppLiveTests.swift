@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -11,20 +12,19 @@ struct AppLiveTests {
     @Test func documentsLongPollsAndStreamsOverRealSockets() throws {
         try withTemporaryDirectory { directory in
             let harness = try AppHarness(directory: directory)
-            try withServer({ $0.loopCount = 1 }, handler: harness.app.handler) { server, port in
-                harness.app.start(server: server)
-                defer { harness.app.shutdown() }
+            try harness.withLive({ $0.loopCount = 1 }) { live in
+                let port = live.port
                 let auth = "Authorization: Bearer \(harness.sdk)\r\n"
 
-                let reader = try TestClient(port: port)
-                reader.send("GET /v1/sets/ios-prod HTTP/1.1\r\nHost: t\r\n\(auth)\r\n")
-                let document = try reader.readResponse()
+                let reader = try live.client()
+                let document = try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
                 #expect(document.status == 200)
                 #expect(document.header("ETag") == "\"1\"")
                 #expect(document.header("Date") != nil)
                 #expect(document.body == harness.app.service.state("ios-prod")?.document)
-                reader.send("GET /v1/sets/ios-prod HTTP/1.1\r\nHost: t\r\n\(auth)If-None-Match: \"1\"\r\n\r\n")
-                #expect(try reader.readResponse().status == 304)
+                let notModified = try reader.send(
+                    "GET", "/v1/sets/ios-prod", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
+                #expect(notModified.status == 304)
 
                 let poll = try TestClient(port: port)
                 poll.send("GET /v1/sets/ios-prod?wait=10 HTTP/1.1\r\nHost: t\r\n\(auth)If-None-Match: \"1\"\r\n\r\n")
@@ -50,12 +50,10 @@ struct AppLiveTests {
                 ).patchEvent
                 #expect(stream.read(count: patch.count) == patch)
 
-                let admin = try TestClient(port: port)
-                admin.send("GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.admin)\r\n\r\n")
-                let metrics = try admin.readResponse()
+                let metrics = try live.client().send("GET", "/metrics", token: harness.admin)
                 #expect(metrics.status == 200)
-                #expect(metrics.bodyText.contains("flagserver_open_streams 1\n"))
-                #expect(metrics.bodyText.contains("flagserver_open_connections 4\n"))
+                #expect(metrics.text.contains("flagserver_open_streams 1\n"))
+                #expect(metrics.text.contains("flagserver_open_connections 4\n"))
 
                 harness.app.shutdown()
                 #expect(stream.isClosedByServer())

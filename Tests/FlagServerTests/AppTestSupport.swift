@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -61,17 +62,15 @@ struct AppHarness {
         return FlagServerApp(service: service, tokens: tokens, clock: clock.clock)
     }
 
+    /// The app in process, without sockets: the `.router` back end of the one request API.
+    var client: InProcessClient { InProcessClient(handler: app.handler) }
+
     /// Sends a request to the handler and returns its recorder (for streams and long-polls).
     func start(
         _ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], body: String = ""
     ) -> HTTPResponseRecorder {
-        var fields = HTTPHeaders()
-        if let token { fields.add(name: "Authorization", value: "Bearer \(token)") }
-        for (name, value) in headers { fields.add(name: name, value: value) }
-        let recorder = HTTPResponseRecorder()
-        app.handle(
-            HTTPRequest(method: method, target: target, headers: fields, body: Array(body.utf8)), recorder.responder)
-        return recorder
+        let authorization = token.map { [("Authorization", "Bearer \($0)")] } ?? []
+        return client.start(method, target, headers: authorization + headers, body: Array(body.utf8))
     }
 
     /// Sends a request that must be answered without waiting for a version (within 5 s: admin requests run on the
@@ -79,21 +78,9 @@ struct AppHarness {
     func send(
         _ method: String, _ target: String, token: String? = "admin", headers: [(String, String)] = [],
         body: String = ""
-    ) throws -> HTTPResponse {
-        let recorder = start(method, target, token: token == "admin" ? admin : token, headers: headers, body: body)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while recorder.response == nil && ContinuousClock.now < deadline { usleep(100) }
-        return try #require(recorder.response, "\(method) \(target) was not answered")
+    ) throws -> TestResponse {
+        try client.send(method, target, token: token == "admin" ? admin : token, headers: headers, body: body)
     }
-}
-
-/// Runs `body` with a fresh directory of its own, removed afterwards.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("FlagServerAppTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try await body(directory)
 }
 
 /// A harness in a fresh directory.
@@ -104,42 +91,39 @@ func withHarness<T>(
     }
 }
 
-extension HTTPResponse {
-    /// The body as text.
-    var text: String { String(decoding: body, as: UTF8.self) }
-
-    /// The body parsed as JSON.
-    func json() throws -> JSONValue { try JSONReader.parse(body) }
-
-    /// A member of a JSON object body, by a dotted path (`error.code`, `flag.killed`).
-    func json(_ path: String) throws -> JSONValue? {
-        var value: JSONValue? = try json()
-        for part in path.split(separator: ".") {
-            guard case .object(let members)? = value else { return nil }
-            value = members[String(part)]
-        }
-        return value
-    }
-}
-
-/// Polls `condition` every millisecond until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(2), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
-
 extension AppHarness {
     /// Kills `flag` of `ios-prod` through the admin API over a new socket to `port`; the response.
     func killOverSocket(_ flag: String, port: Int, reason: String) throws -> TestResponse {
-        let admin = try TestClient(port: port)
-        let body = #"{"reason":"\#(reason)"}"#
-        admin.send(
-            "POST /v1/admin/sets/ios-prod/flags/\(flag)/kill HTTP/1.1\r\nHost: t\r\n"
-                + "Authorization: Bearer \(self.admin)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        return try admin.readResponse()
+        try LiveClient(port: port).send(
+            "POST", "/v1/admin/sets/ios-prod/flags/\(flag)/kill", token: admin, body: #"{"reason":"\#(reason)"}"#)
+    }
+
+    /// Runs `body` with this app served live on port 0 (two loops unless `configure` says otherwise): the `.live`
+    /// back end of the one request API.
+    func withLive(
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, _ body: (LiveHTTPServer) throws -> Void
+    ) throws {
+        let live = try LiveHTTPServer(configuration: LiveHTTPServer.configuration(configure), app: app)
+        defer { live.stop() }
+        try body(live)
+    }
+
+    /// `withLive` for async tests.
+    func withLive(
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, _ body: (LiveHTTPServer) async throws -> Void
+    ) async throws {
+        let live = try LiveHTTPServer(configuration: LiveHTTPServer.configuration(configure), app: app)
+        defer { live.stop() }
+        try await body(live)
+    }
+}
+
+/// The real app (SQLite store, tokens, routes) served over real sockets on port 0, in a directory of its own.
+func withLiveApp(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    _ body: (AppHarness, HTTPServer, Int) async throws -> Void
+) async throws {
+    try await withHarness { harness in
+        try await harness.withLive(configure) { live in try await body(harness, live.server, live.port) }
     }
 }

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -61,7 +62,7 @@ struct AuthTests {
                 #expect(response.status == status, "\(who.rawValue) on \(route.testDescription)")
                 if status == 401 {
                     #expect(try response.json("error.code") == .string("unauthorized"))
-                    #expect(response.headers["WWW-Authenticate"] == "Bearer realm=\"flagserver\"")
+                    #expect(response.header("WWW-Authenticate") == "Bearer realm=\"flagserver\"")
                 }
             }
         }
@@ -85,13 +86,8 @@ struct AuthTests {
             #expect(revoke.status == 200)
             #expect(try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 401)
             #expect(try harness.send("DELETE", "/v1/admin/sets/ios-prod/keys/ios-app").status == 404)
-            let reopened = try harness.reopened()
-            let recorder = HTTPResponseRecorder()
-            reopened.handle(
-                HTTPRequest(
-                    method: "GET", target: "/v1/sets/ios-prod", headers: ["Authorization": "Bearer \(harness.sdk)"]),
-                recorder.responder)
-            #expect(recorder.response?.status == 401)
+            let reopened = InProcessClient(handler: try harness.reopened().handler)
+            #expect(try reopened.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 401)
         }
     }
 

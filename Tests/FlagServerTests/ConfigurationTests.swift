@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -7,8 +8,7 @@ import Testing
 @Suite("flagserver configuration and command line")
 struct ConfigurationTests {
     @Test func theCheckedInConfigurationHasTheSpecDefaults() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = BuiltProducts.repositoryRoot
         let configuration = try ServerConfiguration.load(
             path: root.appendingPathComponent("config/flagserver.json").path)
         #expect(configuration == ServerConfiguration())
@@ -24,8 +24,7 @@ struct ConfigurationTests {
     }
 
     @Test func everyCheckedInSeedSetIsValid() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = BuiltProducts.repositoryRoot
         try withTemporaryDirectory { directory in
             let store = try SQLiteFlagStore(path: directory.appendingPathComponent("s.sqlite").path)
             let service = try FlagService(store: store, clock: TestClock().clock)

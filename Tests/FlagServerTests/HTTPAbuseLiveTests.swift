@@ -1,30 +1,8 @@
+import FlagTestSupport
 import Foundation
 import Testing
 
 @testable import FlagServer
-
-/// The real app (SQLite store, tokens, routes) served over real sockets on port 0, in a directory of its own.
-func withLiveApp(
-    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-    _ body: (AppHarness, HTTPServer, Int) async throws -> Void
-) async throws {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("FlagServerAbuse-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let harness = try AppHarness(directory: directory)
-    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 2)
-    configure(&configuration)
-    let server = HTTPServer(configuration: configuration, handler: harness.app.handler)
-    let port = try server.start()
-    harness.app.start(server: server)
-    defer {
-        harness.app.shutdown()
-        server.shutdown(deadline: .seconds(2))
-        harness.app.finishStoreWork()
-    }
-    try await body(harness, server, port)
-}
 
 @Suite("HTTP abuse corpus, live")
 struct HTTPAbuseLiveTests {
@@ -60,10 +38,9 @@ struct HTTPAbuseLiveTests {
             let result = try await offThePool { try rawExchange(port: port, request) }
             #expect(result.statuses == abuse.statuses, "\(abuse.reference)")
             #expect(result.end == .closed, "after \(result.milliseconds) ms")
-            #expect(result.responses.last?.headers["connection"] == "close")
+            #expect(result.responses.last?.header("connection") == "close")
             for response in result.responses where response.status >= 400 {
-                let text = String(decoding: response.body, as: UTF8.self)
-                #expect(text.hasPrefix(#"{"error":{"code":""#), "\(response.status): \(text)")
+                #expect(response.text.hasPrefix(#"{"error":{"code":""#), "\(response.status): \(response.text)")
             }
             // Nothing was stored but what the expected 201s created, and the server still serves.
             #expect(harness.app.service.states().count == setsBefore + abuse.statuses.filter { $0 == 201 }.count)

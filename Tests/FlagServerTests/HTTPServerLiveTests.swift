@@ -1,23 +1,10 @@
 import Dispatch
+import FlagTestSupport
 import Glibc
 import Synchronization
 import Testing
 
 @testable import FlagServer
-
-/// Starts a server on port 0 for one test and shuts it down afterwards.
-func withServer(
-    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-    handler: @escaping HTTPHandler,
-    _ body: (HTTPServer, Int) throws -> Void
-) throws {
-    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 2)
-    configure(&configuration)
-    let server = HTTPServer(configuration: configuration, handler: handler)
-    let port = try server.start()
-    defer { server.shutdown(deadline: .seconds(2)) }
-    try body(server, port)
-}
 
 /// Answers `/echo…` with the path, `/late` from another thread after 50 ms, `/json` with a JSON body.
 let basicHandler: HTTPHandler = { request, responder in
@@ -47,7 +34,7 @@ struct HTTPServerLiveTests {
                 client.send("GET \(path) HTTP/1.1\r\nHost: test\r\n\r\n")
                 let response = try client.readResponse()
                 #expect(response.status == 200)
-                #expect(response.bodyText == path)
+                #expect(response.text == path)
                 #expect(response.header("Content-Length") == "\(path.utf8.count)")
                 #expect(response.header("Content-Type") == "text/plain")
                 #expect(response.header("Date")?.hasSuffix(" GMT") == true)
@@ -66,7 +53,7 @@ struct HTTPServerLiveTests {
                     + "POST /body HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + "3;x=y\r\nchu\r\n4\r\nnked\r\n0\r\nTrailer: t\r\n\r\n"
                     + "GET /after-chunked HTTP/1.1\r\nHost: t\r\n\r\n")
-            let bodies = try (0..<6).map { _ in try client.readResponse().bodyText }
+            let bodies = try (0..<6).map { _ in try client.readResponse().text }
             #expect(bodies == ["/first", "late", "/third", "four", "chunked", "/after-chunked"])
         }
     }
@@ -83,7 +70,7 @@ struct HTTPServerLiveTests {
             #expect(notModified.header("ETag") == "\"4\"")
             let head = try client.readResponse(headRequest: true)
             #expect(head.header("Content-Length") == "5")
-            #expect(try client.readResponse().bodyText == "/x")
+            #expect(try client.readResponse().text == "/x")
         }
     }
 
@@ -105,7 +92,7 @@ struct HTTPServerLiveTests {
             kept.send("GET /kept HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
             #expect(try kept.readResponse().header("Connection") == "keep-alive")
             kept.send("GET /again HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            #expect(try kept.readResponse().bodyText == "/again")
+            #expect(try kept.readResponse().text == "/again")
         }
     }
 
@@ -113,7 +100,7 @@ struct HTTPServerLiveTests {
         try withServer(handler: basicHandler) { _, port in
             let client = try TestClient(port: port)
             client.send("GET /remote HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "127.0.0.1:\(client.localPort)")
+            #expect(try client.readResponse().text == "127.0.0.1:\(client.localPort)")
         }
     }
 
@@ -123,7 +110,7 @@ struct HTTPServerLiveTests {
             client.send("POST /body HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
             #expect(try client.readResponse().status == 100)
             client.send("abc")
-            #expect(try client.readResponse().bodyText == "abc")
+            #expect(try client.readResponse().text == "abc")
         }
     }
 
@@ -148,7 +135,7 @@ struct HTTPServerLiveTests {
         try withServer(handler: basicHandler) { server, port in
             let clients = try (0..<40).map { _ in try TestClient(port: port) }
             for (index, client) in clients.enumerated() { client.send("GET /\(index) HTTP/1.1\r\nHost: t\r\n\r\n") }
-            for (index, client) in clients.enumerated() { #expect(try client.readResponse().bodyText == "/\(index)") }
+            for (index, client) in clients.enumerated() { #expect(try client.readResponse().text == "/\(index)") }
             #expect(server.metrics.openConnections == 40)
             #expect(server.metrics.requests == 40)
             // SO_REUSEPORT spreads connections over both loops (all 40 on one loop: probability 2^-39).

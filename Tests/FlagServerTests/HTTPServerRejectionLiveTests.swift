@@ -1,3 +1,4 @@
+import FlagTestSupport
 import Glibc
 import Testing
 
@@ -63,8 +64,8 @@ struct HTTPServerRejectionLiveTests {
             #expect(response.status == testCase.status)
             #expect(response.header("Connection") == "close")
             #expect(response.header("Content-Type") == "application/json; charset=utf-8")
-            #expect(response.bodyText.hasPrefix(#"{"error":{"code":"\#(testCase.code)","message":""#))
-            #expect(response.bodyText.hasSuffix(#"","path":null}}"#))
+            #expect(response.text.hasPrefix(#"{"error":{"code":"\#(testCase.code)","message":""#))
+            #expect(response.text.hasSuffix(#"","path":null}}"#))
             #expect(client.isClosedByServer())
             #expect(server.metrics.rejections[testCase.code] == 1)
         }
@@ -74,7 +75,7 @@ struct HTTPServerRejectionLiveTests {
         try withServer(handler: basicHandler) { _, port in
             let client = try TestClient(port: port)
             client.send("GET /late HTTP/1.1\r\nHost: t\r\n\r\nGET /bad HTTP/1.1\r\nHost: t\r\nX: a\r\n b\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "late")
+            #expect(try client.readResponse().text == "late")
             #expect(try client.readResponse().status == 400)
             #expect(client.isClosedByServer())
         }
@@ -129,7 +130,7 @@ struct HTTPServerRejectionLiveTests {
             let refused = try third.readResponse()
             #expect(refused.status == 503)
             #expect(refused.header("Connection") == "close")
-            #expect(refused.bodyText.hasPrefix(#"{"error":{"code":"overloaded","#))
+            #expect(refused.text.hasPrefix(#"{"error":{"code":"overloaded","#))
             #expect(third.isClosedByServer())
             #expect(server.metrics.rejections["connection_limit"] == 1)
             // Capacity comes back when a connection closes.
@@ -138,7 +139,7 @@ struct HTTPServerRejectionLiveTests {
             #expect(waitUntil { server.metrics.openConnections == 1 })
             let fourth = try TestClient(port: port)
             fourth.send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try fourth.readResponse().bodyText == "/again")
+            #expect(try fourth.readResponse().text == "/again")
         }
     }
 }

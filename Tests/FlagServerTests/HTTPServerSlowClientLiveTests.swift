@@ -1,4 +1,5 @@
 import Dispatch
+import FlagTestSupport
 import Glibc
 import Synchronization
 import Testing
@@ -98,19 +99,6 @@ final class Trickler {
     }
 }
 
-/// `withServer` for async tests: an engine on port 0 with two loops, shut down afterwards.
-func withAsyncServer(
-    _ configure: (inout HTTPServerConfiguration) -> Void, handler: @escaping HTTPHandler,
-    _ body: (HTTPServer, Int) async throws -> Void
-) async throws {
-    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 2)
-    configure(&configuration)
-    let server = HTTPServer(configuration: configuration, handler: handler)
-    let port = try server.start()
-    defer { server.shutdown(deadline: .seconds(2)) }
-    try await body(server, port)
-}
-
 @Suite("HTTP server against slow clients, live")
 struct HTTPServerSlowClientLiveTests {
     /// Header timeout 300 ms (a quarter of it is the deadline scan), bodies at 1,000 bytes/s at least.
@@ -121,7 +109,7 @@ struct HTTPServerSlowClientLiveTests {
     }
 
     @Test func aBodyTrickledOneByteAtATimeIsCutOffByTheBodyDeadline() async throws {
-        try await withAsyncServer(Self.quick, handler: basicHandler) { server, port in
+        try await withServer(Self.quick, handler: basicHandler) { server, port in
             // The head in one go, then a byte every 50 ms: each byte resets the 30 s idle timeout, but the body
             // deadline is 300 ms plus 1 ms per byte received.
             let outcome = try await Trickler.attack(
@@ -141,7 +129,7 @@ struct HTTPServerSlowClientLiveTests {
             Self.quick(&$0)
             $0.minBodyBytesPerSecond = 20
         }
-        try await withAsyncServer(slowBodies, handler: basicHandler) { server, port in
+        try await withServer(slowBodies, handler: basicHandler) { server, port in
             let (status, text) = try await offThePool {
                 let client = try TestClient(port: port)
                 client.send("POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
@@ -152,7 +140,7 @@ struct HTTPServerSlowClientLiveTests {
                     client.send(String(repeating: "y", count: 10))
                 }
                 let response = try client.readResponse()
-                return (response.status, response.bodyText)
+                return (response.status, response.text)
             }
             #expect(status == 200)
             #expect(text == String(repeating: "y", count: 100))
@@ -161,7 +149,7 @@ struct HTTPServerSlowClientLiveTests {
     }
 
     @Test func trickledHeadsAreClosedByTheHeaderTimeoutWhileOthersAreServed() async throws {
-        try await withAsyncServer(Self.quick, handler: basicHandler) { server, port in
+        try await withServer(Self.quick, handler: basicHandler) { server, port in
             let payload = Array(("GET /slow HTTP/1.1\r\nHost: t\r\nX: " + String(repeating: "a", count: 500)).utf8)
             // A keep-alive client asks every 10 ms on another thread while the 200 sockets trickle.
             let stop = Atomic(false)
@@ -206,7 +194,7 @@ struct HTTPServerSlowClientLiveTests {
             $0.headerReadTimeout = .seconds(1)
             $0.maxConnections = 50
         }
-        try await withAsyncServer(capped, handler: basicHandler) { server, port in
+        try await withServer(capped, handler: basicHandler) { server, port in
             let outcome = try await Trickler.attack(
                 port: port, count: 80, payload: Array("GET /slow HTTP/1.1\r\n".utf8), interval: .milliseconds(100),
                 timeout: .seconds(5))
@@ -219,7 +207,7 @@ struct HTTPServerSlowClientLiveTests {
             let text = try await offThePool {
                 let client = try TestClient(port: port)
                 client.send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
-                return try client.readResponse().bodyText
+                return try client.readResponse().text
             }
             #expect(text == "/again")
         }

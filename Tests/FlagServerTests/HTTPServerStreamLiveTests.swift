@@ -1,4 +1,5 @@
 import Dispatch
+import FlagTestSupport
 import Glibc
 import Synchronization
 import Testing
@@ -167,7 +168,7 @@ struct HTTPServerStreamLiveTests {
         #expect(clock.now - start < .seconds(2))
 
         let response = try waiting.readResponse()
-        #expect(response.bodyText == "finished")
+        #expect(response.text == "finished")
         #expect(response.header("Connection") == "close")
         #expect(waiting.isClosedByServer())
         #expect(idle.isClosedByServer())

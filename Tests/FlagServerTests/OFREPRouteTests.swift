@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -15,13 +16,13 @@ struct OFREPRouteTests {
             let body = #"{"context":{"targetingKey":"u-1"}}"#
             let first = try harness.send("POST", Self.bulk, token: harness.sdk, body: body)
             #expect(first.status == 200)
-            let etag = try #require(first.headers["ETag"])
+            let etag = try #require(first.header("ETag"))
             #expect(etag.hasPrefix("\"ofrep-") && etag.hasSuffix("\"") && etag.count == 24)
             for tag in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
                 let again = try harness.send(
                     "POST", Self.bulk, token: harness.sdk, headers: [("If-None-Match", tag)], body: body)
                 #expect(again.status == 304, "If-None-Match: \(tag)")
-                #expect(again.headers["ETag"] == etag)
+                #expect(again.header("ETag") == etag)
                 #expect(again.body.isEmpty)
             }
         }
@@ -31,13 +32,13 @@ struct OFREPRouteTests {
         try await withHarness { harness in
             let inBeta = try harness.send(
                 "POST", Self.bulk, token: harness.sdk, body: #"{"context":{"targetingKey":"u-1"}}"#)
-            let etag = try #require(inBeta.headers["ETag"])
+            let etag = try #require(inBeta.header("ETag"))
             // Same version, another context with another answer: the old tag must not make it a 304.
             let outside = try harness.send(
                 "POST", Self.bulk, token: harness.sdk, headers: [("If-None-Match", etag)],
                 body: #"{"context":{"targetingKey":"u-9"}}"#)
             #expect(outside.status == 200)
-            #expect(outside.headers["ETag"] != etag)
+            #expect(outside.header("ETag") != etag)
             // Another context with the same answer shares the tag.
             let alsoInBeta = try harness.send(
                 "POST", Self.bulk, token: harness.sdk, headers: [("If-None-Match", etag)],
@@ -56,7 +57,7 @@ struct OFREPRouteTests {
                   "conditions":[{"attribute":"email","op":"matches","values":["a*a*a*b"]}],"value":true}]}}}}
                 """#
             #expect(try harness.send("PUT", "/v1/admin/sets/ios-prod", body: document).status == 200)
-            func evaluate(_ email: String) throws -> HTTPResponse {
+            func evaluate(_ email: String) throws -> TestResponse {
                 try harness.send(
                     "POST", "\(Self.bulk)/promo", token: harness.sdk,
                     body: #"{"context":{"targetingKey":"u-1","email":"\#(email)"}}"#)

@@ -1,5 +1,6 @@
 import FlagSQLite
 import FlagServer
+import FlagTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -124,17 +125,17 @@ struct SecurityAuthMatrixTests {
     }
 
     private func send(_ harness: AppHarness, _ route: Route, _ sample: RouteSample, _ headers: [(String, String)])
-        throws -> HTTPResponse
+        throws -> TestResponse
     {
         try harness.send(String(route.method), sample.target, token: nil, headers: headers, body: sample.body)
     }
 
     /// A refusal has the error shape of SPEC §4 and, for a 401, the challenge.
-    static func checkRefusal(_ response: HTTPResponse, expected: Int) throws {
+    static func checkRefusal(_ response: TestResponse, expected: Int) throws {
         switch expected {
         case 401:
             #expect(try response.json("error.code") == .string("unauthorized"))
-            #expect(response.headers["WWW-Authenticate"] == "Bearer realm=\"flagserver\"")
+            #expect(response.header("WWW-Authenticate") == "Bearer realm=\"flagserver\"")
         case 403:
             #expect(try response.json("error.code") == .string("forbidden"))
         default: break

@@ -1,3 +1,4 @@
+import FlagTestSupport
 import Foundation
 
 @testable import FlagServer

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// A whole session against the real `flagserver` binary, then a search of everything it said for every token.
 @Suite(
     "Security: tokens never appear in logs, error bodies or /metrics",
-    .enabled(if: FileManager.default.isExecutableFile(atPath: flagserverBinary.path)))
+    .enabled(if: ServerProcess.binary != nil))
 struct SecurityTokenLeakTests {
     /// Every 8-character window of `token`: a prefix, a suffix or any slice of 8 or more characters contains one.
     static func windows(_ token: String) -> [String] {
@@ -35,21 +36,17 @@ struct SecurityTokenLeakTests {
             let firstLog = directory.appendingPathComponent("first.log").path
             let environmentToken = "envtok-" + SHA256.hexString(SHA256.hash(UUID().uuidString))
             let first = try Self.startServer(data: data, directory: directory, log: firstLog, environment: [:])
-            ServerProcess.stop(first.pid, signal: SIGTERM)
+            first.stop(signal: SIGTERM)
             let logPath = directory.appendingPathComponent("server.log").path
-            let (pid, port) = try Self.startServer(
+            let server = try Self.startServer(
                 data: data, directory: directory, log: logPath,
                 environment: ["FLAGSERVER_ADMIN_TOKEN": environmentToken])
-            var running = true
-            defer { if running { ServerProcess.stop(pid, signal: SIGKILL) } }
-            let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-            var session = Session(port: port, dataDirectory: data, environmentToken: environmentToken)
+            var session = Session(port: server.port, dataDirectory: data, environmentToken: environmentToken)
             try session.run()
 
-            ServerProcess.stop(pid, signal: SIGTERM)
-            running = false
-            let serverLog = try String(contentsOfFile: firstLog, encoding: .utf8) + log()
+            server.stop(signal: SIGTERM)
+            let serverLog = try String(contentsOfFile: firstLog, encoding: .utf8) + server.output
             #expect(serverLog.hasSuffix("flagserver: stopped\n"))
             #expect(serverLog.contains("created the first admin token"))
 
@@ -72,23 +69,13 @@ struct SecurityTokenLeakTests {
         }
     }
 
-    /// Starts the binary on port 0 with its output in `log`; its pid and port once it says where it listens.
+    /// Starts the binary on port 0 with its output in `log`, once it says where it listens.
     static func startServer(data: String, directory: URL, log: String, environment: [String: String]) throws
-        -> (pid: pid_t, port: Int)
+        -> ServerProcess
     {
-        let pid = try ServerProcess.start(
-            flagserverBinary.path, ["--listen", "127.0.0.1:0", "--data", data],
-            environment: environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }, directory: directory.path,
-            output: log)
-        let text = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        guard waitUntil(timeout: .seconds(30), { text().contains("listening on") }),
-            let line = text().split(separator: "\n").first(where: { $0.contains("listening on http") }),
-            let port = Int(line.split(separator: ":").last ?? "")
-        else {
-            ServerProcess.stop(pid, signal: SIGKILL)
-            throw TestClientError(description: "flagserver did not start: \(text())")
-        }
-        return (pid, port)
+        try ServerProcess(
+            arguments: ["--data", data], directory: directory, environment: environment,
+            log: URL(fileURLWithPath: log))
     }
 
     /// The requests of the session and what they got.
@@ -148,7 +135,7 @@ struct SecurityTokenLeakTests {
             #expect(try send("GET /v1/admin/sets", header: "Bearer \(String(admin.prefix(20)))").status == 401)
             #expect(try send("PATCH \(set)", token: admin).status == 405)
             #expect(try send("GET /v1/sets/web-prod/versions/99", token: key).status == 404)
-            let stale = try send("POST \(set)/flags/checkout/restore", token: admin, extra: "If-Match: \"1\"\r\n")
+            let stale = try send("POST \(set)/flags/checkout/restore", token: admin, extra: [("If-Match", "\"1\"")])
             #expect(stale.status == 409)
             let invalid = #"{"flag":{"type":"bool","kind":"ops","default":3}}"#
             #expect(try send("PUT \(set)/flags/checkout", token: admin, body: invalid).status == 422)
@@ -164,28 +151,18 @@ struct SecurityTokenLeakTests {
 
         /// Sends `line` (method and target) on a fresh connection and records the whole answer.
         mutating func send(
-            _ line: String, token: String? = nil, header: String? = nil, extra: String = "", body: String = ""
+            _ line: String, token: String? = nil, header: String? = nil, extra: [(String, String)] = [],
+            body: String = ""
         ) throws -> TestResponse {
-            let client = try TestClient(port: port)
-            var head = "\(line) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\(extra)"
-            if let token { head += "Authorization: Bearer \(token)\r\n" }
-            if let header { head += "Authorization: \(header)\r\n" }
-            if !body.isEmpty { head += "Content-Length: \(body.utf8.count)\r\n" }
-            client.send(head + "\r\n" + body)
-            let response = try client.readResponse()
-            let headers = response.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
-            transcript.append(
-                Exchange(request: line, response: "\(response.status)\n\(headers)\n\n\(response.bodyText)"))
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            var headers = [("Connection", "close")] + extra
+            if let header { headers.append(("Authorization", header)) }
+            let response = try LiveClient(port: port).send(
+                parts[0], parts[1], token: token, headers: headers, body: body)
+            let fields = response.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+            transcript.append(Exchange(request: line, response: "\(response.status)\n\(fields)\n\n\(response.text)"))
             return response
         }
-    }
-}
-
-extension TestResponse {
-    /// A member of a JSON object body.
-    func json(_ member: String) throws -> JSONValue? {
-        guard case .object(let members) = try JSONReader.parse(body) else { return nil }
-        return members[member]
     }
 }
 
@@ -194,42 +171,5 @@ extension JSONValue {
     var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
-    }
-}
-
-/// The server as a child process: `posix_spawn` with stdout and stderr in one file, reaped with `waitpid` (see
-/// `FlagCLITests/Spawn.swift` for why not Foundation's `Process`).
-enum ServerProcess {
-    static func start(
-        _ executable: String, _ arguments: [String], environment: [String: String], directory: String,
-        output: String
-    ) throws -> pid_t {
-        let argv = ["/bin/sh", "-c", #"cd "$0" || exit 127; exec "$@""#, directory, executable] + arguments
-        let envp = environment.map { "\($0.key)=\($0.value)" }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let pointers = (argv + envp).map { strdup($0) }
-        defer { for pointer in pointers { free(pointer) } }
-        var argvPointers = Array(pointers[..<argv.count]) + [nil]
-        var envPointers = Array(pointers[argv.count...]) + [nil]
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, "/bin/sh", &actions, nil, &argvPointers, &envPointers)
-        guard status == 0 else { throw TestClientError(description: "posix_spawn \(executable): error \(status)") }
-        return pid
-    }
-
-    /// Sends `signal` and reaps the process; SIGKILL after 20 s if it has not ended.
-    static func stop(_ pid: pid_t, signal: Int32) {
-        kill(pid, signal)
-        var status: Int32 = 0
-        let ended = waitUntil(timeout: .seconds(20)) { waitpid(pid, &status, WNOHANG) == pid }
-        if !ended {
-            kill(pid, SIGKILL)
-            _ = waitpid(pid, &status, 0)
-        }
     }
 }

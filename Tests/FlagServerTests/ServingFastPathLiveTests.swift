@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -39,24 +40,16 @@ struct ServingFastPathLiveTests {
     @Test func aKeyRevokedWhileItsConnectionStaysOpenIsRefused() throws {
         try withTemporaryDirectory { directory in
             let harness = try AppHarness(directory: directory)
-            try withServer(handler: harness.app.handler) { server, port in
-                harness.app.start(server: server)
-                defer { harness.app.shutdown() }
-                let reader = try TestClient(port: port)
-                let get = "GET /v1/sets/ios-prod HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.sdk)\r\n\r\n"
-                reader.send(get)
-                #expect(try reader.readResponse().status == 200)
-                reader.send(get)
-                #expect(try reader.readResponse().status == 200)
+            try harness.withLive { live in
+                let reader = try live.client()
+                #expect(try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 200)
+                #expect(try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 200)
 
-                let admin = try TestClient(port: port)
-                admin.send(
-                    "DELETE /v1/admin/sets/ios-prod/keys/ios-app HTTP/1.1\r\nHost: t\r\n"
-                        + "Authorization: Bearer \(harness.admin)\r\nContent-Length: 0\r\n\r\n")
-                #expect(try admin.readResponse().status == 200)
+                let revoked = try live.client().send(
+                    "DELETE", "/v1/admin/sets/ios-prod/keys/ios-app", token: harness.admin)
+                #expect(revoked.status == 200)
 
-                reader.send(get)
-                let refused = try reader.readResponse()
+                let refused = try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
                 #expect(refused.status == 401)
                 #expect(refused.header("WWW-Authenticate") == "Bearer realm=\"flagserver\"")
             }
@@ -67,13 +60,11 @@ struct ServingFastPathLiveTests {
     /// remembers (its key, the set's state); every answer must still be the general router's.
     @Test func repeatedDocumentRequestsOnOneConnectionFollowChangesAndChecks() async throws {
         try await withLiveApp({ $0.loopCount = 1 }) { harness, _, port in
-            let reader = try TestClient(port: port)
-            let auth = "Authorization: Bearer \(harness.sdk)\r\n"
-            func get(_ extra: String = "", method: String = "GET", target: String = "/v1/sets/ios-prod") throws
-                -> TestResponse
+            let reader = try LiveClient(port: port)
+            func get(_ extra: (String, String)? = nil, method: String = "GET", target: String = "/v1/sets/ios-prod")
+                throws -> TestResponse
             {
-                reader.send("\(method) \(target) HTTP/1.1\r\nHost: t\r\n\(auth)\(extra)\r\n")
-                return try reader.readResponse(headRequest: method == "HEAD")
+                try reader.send(method, target, token: harness.sdk, headers: extra.map { [$0] } ?? [])
             }
             let first = try get()
             #expect(first.status == 200)
@@ -81,28 +72,28 @@ struct ServingFastPathLiveTests {
             // Remembered from here on: the same bytes, the same statuses.
             let again = try get()
             #expect(again.status == 200 && again.body == first.body)
-            #expect(try get("If-None-Match: \"1\"\r\n").status == 304)
-            #expect(try get("If-None-Match: \"1\"\r\n").status == 304)
+            #expect(try get(("If-None-Match", "\"1\"")).status == 304)
+            #expect(try get(("If-None-Match", "\"1\"")).status == 304)
             let head = try get(method: "HEAD")
             #expect(head.status == 200 && head.body.isEmpty)
             #expect(head.header("Content-Length") == "\(first.body.count)")
 
             // A change from another connection: the next conditional request gets the new version.
             #expect(try harness.killOverSocket("new-checkout", port: port, reason: "test").status == 200)
-            let changed = try get("If-None-Match: \"1\"\r\n")
+            let changed = try get(("If-None-Match", "\"1\""))
             #expect(changed.status == 200)
             #expect(changed.header("ETag") == "\"2\"")
             #expect(changed.body != first.body)
-            #expect(try get("If-None-Match: \"2\"\r\n").status == 304)
+            #expect(try get(("If-None-Match", "\"2\"")).status == 304)
 
             // What the router refuses is refused on a remembered connection too.
-            #expect(try get("Authorization: Bearer other\r\n").status == 401)
+            #expect(try get(("Authorization", "Bearer other")).status == 401)
             #expect(try get(target: "/v1/sets/android-prod").status == 403)
             #expect(try get(target: "/v1/sets/nowhere").status == 403)
             #expect(try get(method: "DELETE").status == 405)
             // A query is the long poll's; wait=0 answers at once.
-            #expect(try get("If-None-Match: \"2\"\r\n", target: "/v1/sets/ios-prod?wait=0").status == 304)
-            #expect(try get("If-None-Match: \"2\"\r\n").status == 304)
+            #expect(try get(("If-None-Match", "\"2\""), target: "/v1/sets/ios-prod?wait=0").status == 304)
+            #expect(try get(("If-None-Match", "\"2\"")).status == 304)
         }
     }
 }

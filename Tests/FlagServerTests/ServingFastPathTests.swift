@@ -1,4 +1,5 @@
 import FlagCore
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -70,7 +71,7 @@ struct ServingFastPathTests {
             #expect(first.notModifiedResponse.status == 304 && first.notModifiedResponse.body.isEmpty)
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             let second = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
-            #expect(second.headers["ETag"] == "\"2\"")
+            #expect(second.header("ETag") == "\"2\"")
             #expect(second.body == harness.app.service.state("ios-prod")?.document)
         }
     }
@@ -80,15 +81,9 @@ struct ServingFastPathTests {
     /// Sends a request as if it arrived on the connection `context` stands for.
     static func send(
         _ harness: AppHarness, _ target: String, authorization: String?, on context: HTTPConnectionContext
-    ) throws -> HTTPResponse {
-        var fields = HTTPHeaders()
-        if let authorization { fields.add(name: "Authorization", value: authorization) }
-        let recorder = HTTPResponseRecorder()
-        harness.app.handle(
-            HTTPRequest(method: "GET", target: target, headers: fields, connection: context), recorder.responder)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while recorder.response == nil && ContinuousClock.now < deadline { usleep(100) }
-        return try #require(recorder.response, "GET \(target) was not answered")
+    ) throws -> TestResponse {
+        try InProcessClient(handler: harness.app.handler, connection: context)
+            .send("GET", target, headers: authorization.map { [("Authorization", $0)] } ?? [])
     }
 
     @Test func aKeyRevokedMidConnectionIsRefusedOnItsNextRequest() async throws {

@@ -1,15 +1,6 @@
 import FlagServer
 import Foundation
 
-/// Runs `body` with a fresh directory of its own, removed afterwards, so that no test sees another's files.
-func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("FlagServerTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try body(directory)
-}
-
 /// The two stores: every contract test runs against both, so the protocol says nothing only SQLite does.
 enum StoreKind: String, CaseIterable, Sendable {
     case sqliteFile

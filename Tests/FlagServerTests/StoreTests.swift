@@ -1,4 +1,5 @@
 import FlagServer
+import FlagTestSupport
 import Foundation
 import Testing
 

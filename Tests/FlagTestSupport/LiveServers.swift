@@ -1,0 +1,147 @@
+import FlagServer
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The real HTTP engine on 127.0.0.1 and a port of its own, in the test's process, serving a handler or a whole
+/// `FlagServerApp` (whose timers and `/metrics` counters then run too). `stop()` ends it as SIGTERM would.
+public final class LiveHTTPServer: Sendable {
+    /// The engine.
+    public let server: HTTPServer
+    /// The port it listens on.
+    public let port: Int
+    private let app: FlagServerApp?
+    private let stopped = Atomic(false)
+
+    /// Two loops on port 0 unless `configure` says otherwise.
+    public static func configuration(
+        _ configure: (inout HTTPServerConfiguration) -> Void
+    ) -> HTTPServerConfiguration {
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 2)
+        configure(&configuration)
+        return configuration
+    }
+
+    /// Starts the engine with `handler`.
+    public convenience init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) throws {
+        try self.init(configuration: configuration, handler: handler, app: nil)
+    }
+
+    /// Starts the engine in front of `app`, and the app's heartbeats and metrics with it.
+    public convenience init(configuration: HTTPServerConfiguration, app: FlagServerApp) throws {
+        try self.init(configuration: configuration, handler: app.handler, app: app)
+    }
+
+    private init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler, app: FlagServerApp?) throws {
+        server = HTTPServer(configuration: configuration, handler: handler)
+        port = try server.start()
+        self.app = app
+        app?.start(server: server)
+    }
+
+    /// A new connection to the server, for requests through the one request API.
+    public func client() throws -> LiveClient {
+        try LiveClient(port: port)
+    }
+
+    /// Stops as on SIGTERM: streams end, in-flight requests get `deadline` to finish, the port is closed, the app's
+    /// store work is done. Only the first call acts.
+    public func stop(deadline: Duration = .seconds(2)) {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        app?.shutdown()
+        server.shutdown(deadline: deadline)
+        app?.finishStoreWork()
+    }
+}
+
+/// Starts an engine with `handler` for one test (two loops on port 0 unless `configure` says otherwise) and
+/// stops it afterwards.
+public func withServer(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, handler: @escaping HTTPHandler,
+    _ body: (HTTPServer, Int) throws -> Void
+) throws {
+    let live = try LiveHTTPServer(configuration: LiveHTTPServer.configuration(configure), handler: handler)
+    defer { live.stop() }
+    try body(live.server, live.port)
+}
+
+/// `withServer` for async tests.
+public func withServer(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, handler: @escaping HTTPHandler,
+    _ body: (HTTPServer, Int) async throws -> Void
+) async throws {
+    let live = try LiveHTTPServer(configuration: LiveHTTPServer.configuration(configure), handler: handler)
+    defer { live.stop() }
+    try await body(live.server, live.port)
+}
+
+/// The built `flagserver` binary as a child process listening on 127.0.0.1 and a port of its own, with stdout and
+/// stderr in one log file. Stopped with SIGTERM when the test lets go of it, unless stopped before.
+public final class ServerProcess {
+    /// The child's process id.
+    public let pid: pid_t
+    /// The port it said it listens on.
+    public let port: Int
+    /// Where its output goes.
+    public let log: URL
+    private var running = true
+
+    /// The binary SwiftPM built next to the tests.
+    public static var binary: URL? { BuiltProducts.executable("flagserver") }
+
+    /// `http://127.0.0.1:<port>`.
+    public var url: String { "http://127.0.0.1:\(port)" }
+
+    /// Everything the server has written so far.
+    public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Starts `flagserver --listen 127.0.0.1:0 arguments` in `directory` with `environment` (and a plain `PATH`),
+    /// and waits until it says where it listens; throws, with what it wrote, if it does not within `timeout`.
+    public init(
+        arguments: [String], directory: URL, environment: [String: String] = [:], log: URL,
+        timeout: Duration = .seconds(30)
+    ) throws {
+        guard let binary = Self.binary else {
+            throw Spawn.Failed(description: "flagserver is not built next to the test bundle")
+        }
+        self.log = log
+        pid = try Spawn.start(
+            binary.path, ["--listen", "127.0.0.1:0"] + arguments,
+            environment: environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }, directory: directory.path,
+            stdout: log.path)
+        let prefix = "listening on http://127.0.0.1:"
+        var port: Int?
+        var ended = false
+        let pid = pid
+        _ = waitUntil(timeout: timeout, every: .milliseconds(20)) {
+            // The file is there once the child runs; an unreadable moment just means "not yet".
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.contains(prefix) }) {
+                port = Int(line.split(separator: ":").last ?? "")
+            }
+            ended = port == nil && Spawn.hasEnded(pid)
+            return port != nil || ended
+        }
+        guard let port else {
+            if !ended { Spawn.stop(pid, signal: SIGKILL) }
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            throw Spawn.Failed(description: "flagserver did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    deinit {
+        stop(signal: SIGTERM)
+    }
+
+    /// Sends `signal` and reaps the process (SIGKILL after 20 s); how it ended. Only the first call acts.
+    @discardableResult
+    public func stop(signal: Int32) -> (status: Int32, exitedNormally: Bool)? {
+        guard running else { return nil }
+        running = false
+        return Spawn.stop(pid, signal: signal)
+    }
+}
