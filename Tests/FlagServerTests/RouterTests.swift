@@ -1,4 +1,5 @@
 import Foundation
+import FlagTestSupport
 import Testing
 
 @testable import FlagServer
@@ -136,28 +137,20 @@ struct RouterTests {
     @Test func oneConnectionFollowsChangesAcrossSetRoutesAndSets() async throws {
         try await withHarness { (harness: AppHarness) async throws in
             let connection = HTTPConnectionContext()
-            func send(_ method: String, _ target: String, body: String = "") throws -> HTTPResponse {
-                let recorder = HTTPResponseRecorder()
-                let headers: HTTPHeaders = ["Authorization": "Bearer \(harness.admin)"]
-                harness.app.handle(
-                    HTTPRequest(
-                        method: method, target: target, headers: headers, body: Array(body.utf8),
-                        connection: connection),
-                    recorder.responder)
-                let deadline = ContinuousClock.now + .seconds(5)
-                while recorder.response == nil && ContinuousClock.now < deadline { usleep(100) }
-                return try #require(recorder.response, "\(method) \(target) was not answered")
+            let client = InProcessClient(handler: harness.app.handler, connection: connection)
+            func send(_ method: String, _ target: String) throws -> TestResponse {
+                try client.send(method, target, token: harness.admin)
             }
             let flag = "/v1/admin/sets/ios-prod/flags/new-checkout"
             #expect(try send("GET", flag).json("flag.killed") != .bool(true))
             #expect(ConnectionMemo.of(connection)?.set?.name == "ios-prod")
             #expect(try send("POST", "\(flag)/kill").status == 200)
             #expect(try send("GET", flag).json("flag.killed") == .bool(true))
-            #expect(try send("GET", "/v1/sets/ios-prod").headers["ETag"] == "\"2\"")
-            #expect(try send("GET", "/v1/sets/android-prod").headers["ETag"] == "\"1\"")
+            #expect(try send("GET", "/v1/sets/ios-prod").header("ETag") == "\"2\"")
+            #expect(try send("GET", "/v1/sets/android-prod").header("ETag") == "\"1\"")
             #expect(ConnectionMemo.of(connection)?.set?.name == "android-prod")
             #expect(try send("GET", "/v1/sets/no-such-set").status == 404)
-            #expect(try send("GET", "/v1/sets/ios-prod").headers["ETag"] == "\"2\"")
+            #expect(try send("GET", "/v1/sets/ios-prod").header("ETag") == "\"2\"")
         }
     }
 }
