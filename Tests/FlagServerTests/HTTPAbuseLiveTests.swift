@@ -14,6 +14,7 @@ func withLiveApp(
     defer { try? FileManager.default.removeItem(at: directory) }
     let harness = try AppHarness(directory: directory)
     var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 2)
+    configuration.renderRejection = FlagServerApp.renderRejection
     configure(&configuration)
     let server = HTTPServer(configuration: configuration, handler: harness.app.handler)
     let port = try server.start()

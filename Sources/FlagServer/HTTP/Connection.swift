@@ -227,18 +227,20 @@ final class Connection {
         loop.shared.handler(request, responder)
     }
 
-    /// Queues the rejection's JSON error behind any earlier responses; the connection then lingers and closes.
+    /// Queues the rejection's error, as the configuration renders it, behind any earlier responses; the connection
+    /// then lingers and closes.
     private func reject(_ rejection: HTTPRejection) {
         loop.shared.metrics.count(rejection.code)
         input = .discarding
         let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
-        let encoded = HTTPResponseEncoder.encode(rejection.response, context, date: loop.dateCache.line)
+        let response = loop.shared.configuration.renderRejection(rejection)
+        let encoded = HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
         let sequence = nextSequence
         nextSequence += 1
         outstanding.append(
             Outstanding(
                 sequence: sequence, responder: nil, keepAlive: false, isHeadRequest: false, version: .http1_1,
-                state: .done(chunks: [encoded.head], close: true)))
+                state: .done(chunks: [encoded.head] + (encoded.body.map { [$0] } ?? []), close: true)))
         lingerOnClose = true
         advance()
         loop.markDirty(self)

@@ -127,9 +127,9 @@ public final class FlagServerApp: Sendable {
         do {
             if let response = try route(exchange) { exchange.respond(response) }
         } catch let error as ServiceError {
-            exchange.respond(JSONResponse.error(error))
+            exchange.respond(Self.errorResponse(error, path: exchange.request.path))
         } catch {
-            exchange.respond(JSONResponse.error(.storage(error)))
+            exchange.respond(Self.errorResponse(.storage(error), path: exchange.request.path))
         }
     }
 
