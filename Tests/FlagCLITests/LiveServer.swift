@@ -20,13 +20,19 @@ final class LiveServer {
             .flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
     }
 
-    init() throws {
+    /// Starts the server; `configuration`, when given, is the text of its `--config` file.
+    init(configuration: String? = nil) throws {
         directory = try TemporaryDirectory()
         workspace = try TemporaryDirectory()
         let binary = try #require(Self.binary, "flagserver is not built next to the test bundle")
         let logURL = directory.url.appendingPathComponent("server.log")
+        var arguments = ["--listen", "127.0.0.1:0", "--data", "data"]
+        if let configuration {
+            try Data(configuration.utf8).write(to: directory.url.appendingPathComponent("flagserver.json"))
+            arguments += ["--config", "flagserver.json"]
+        }
         pid = try Spawn.start(
-            binary.path, ["--listen", "127.0.0.1:0", "--data", "data"], environment: ["PATH": "/usr/bin:/bin"],
+            binary.path, arguments, environment: ["PATH": "/usr/bin:/bin"],
             directory: directory.url.path, stdout: "/dev/null", stderr: logURL.path)
         var port: Int?
         let deadline = Date().addingTimeInterval(20)
