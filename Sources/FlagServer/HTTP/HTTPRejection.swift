@@ -14,8 +14,6 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
     /// The engine limit the request or connection went over, when that is why it was refused; nil for input that
     /// is malformed whatever the limits.
     public let limit: HTTPLimit?
-    /// The request's method, when its request line had been read before the refusal.
-    public internal(set) var method: String?
     /// The request's decoded path, when its request line had been read before the refusal.
     public internal(set) var path: String?
 

@@ -6,8 +6,9 @@ public enum HTTPParserEvent: Sendable {
     case request(HTTPRequest)
     /// The head of a request carrying `Expect: 100-continue` is complete and none of its body has arrived yet.
     case continueExpected
-    /// The input is not acceptable; answer with the rejection's status and close the connection.
-    case rejected(HTTPRejection)
+    /// The input is not acceptable; answer with the rejection's status and close the connection. Boxed, so that
+    /// the rare rejection does not make every event as large as itself.
+    indirect case rejected(HTTPRejection)
 }
 
 /// An incremental, I/O-free HTTP/1.1 request parser (RFC 9112), strict where leniency enables smuggling.
@@ -249,10 +250,7 @@ public struct HTTPRequestParser: Sendable {
     mutating func fail(_ rejection: HTTPRejection) -> HTTPParserEvent {
         var rejection = rejection
         // Past the request line the route is known, so the rejection can be answered in that route's shape.
-        if state != .requestLine {
-            rejection.method = head.method
-            rejection.path = head.path
-        }
+        if state != .requestLine { rejection.path = head.path }
         state = .failed
         buffer = []
         readIndex = 0
