@@ -169,7 +169,8 @@ final class Connection {
     /// `direct` bytes (just read, while the parser holds none) are parsed in the loop's read buffer; what is left of
     /// them is handed to the parser at the end, since the read buffer is reused.
     func processRequests(direct bytes: UnsafeRawBufferPointer? = nil) {
-        let configuration = loop.shared.configuration
+        // One field, not the whole configuration: copying that would retain its renderer closure on every read.
+        let maxPipelinedRequests = loop.shared.configuration.maxPipelinedRequests
         var offset = 0
         defer {
             if let bytes, offset < bytes.count, phase != .closed {
@@ -177,7 +178,7 @@ final class Connection {
             }
         }
         while phase == .open && input == .parsing {
-            if outstanding.count >= configuration.maxPipelinedRequests
+            if outstanding.count >= maxPipelinedRequests
                 || output.byteCount >= loop.shared.outputHighWater
             {
                 input = .paused
