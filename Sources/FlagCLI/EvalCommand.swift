@@ -106,7 +106,7 @@ public struct EvalCommand: Command {
         if problems > 0 {
             context.console.printError(
                 "warning: \(file) has \(counted(problems, "problem")); the flags they touch evaluate with "
-                    + "PARSE_ERROR (run 'flagctl lint \(file)')")
+                    + "\(ErrorCode.parseError) (run 'flagctl lint \(file)')")
         }
         let results = evaluate(setFile.compiled, for: unitIDs, at: at ?? context.now())
         if context.globals.json {

@@ -8,7 +8,9 @@ extension Compiler {
         flagBreakage = nil
         if !isValidKey(flag.key) { report(path, "'\(flag.key)' is not a valid flag key: \(keyRule)") }
         if case .unknown(let name) = flag.type {
-            report("\(path).type", "unknown type '\(name)' (one of bool, int, double, string, json)")
+            report(
+                "\(path).type",
+                "unknown type '\(name)' (one of \(FlagType.known.map(\.name).joined(separator: ", ")))")
         }
         if case .unknown(let name) = flag.kind {
             report(

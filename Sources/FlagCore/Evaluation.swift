@@ -43,6 +43,10 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     @inlinable public static var parseError: ErrorCode { ErrorCode(rawValue: "PARSE_ERROR") }
     /// No flag set is available yet.
     @inlinable public static var providerNotReady: ErrorCode { ErrorCode(rawValue: "PROVIDER_NOT_READY") }
+    /// The evaluation context has no targeting key (server-side evaluation: OFREP).
+    @inlinable public static var targetingKeyMissing: ErrorCode { ErrorCode(rawValue: "TARGETING_KEY_MISSING") }
+    /// The evaluation context is malformed (server-side evaluation: OFREP).
+    @inlinable public static var invalidContext: ErrorCode { ErrorCode(rawValue: "INVALID_CONTEXT") }
     /// Anything else.
     @inlinable public static var general: ErrorCode { ErrorCode(rawValue: "GENERAL") }
 

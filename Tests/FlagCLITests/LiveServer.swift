@@ -19,11 +19,17 @@ final class LiveServer {
 
     static var binary: URL? { ServerProcess.binary }
 
-    init() throws {
+    /// Starts the server; `configuration`, when given, is the text of its `--config` file.
+    init(configuration: String? = nil) throws {
         directory = try TemporaryDirectory()
         workspace = try TemporaryDirectory()
+        var arguments = ["--data", "data"]
+        if let configuration {
+            try Data(configuration.utf8).write(to: directory.url.appendingPathComponent("flagserver.json"))
+            arguments += ["--config", "flagserver.json"]
+        }
         process = try ServerProcess(
-            arguments: ["--data", "data"], directory: directory.url,
+            arguments: arguments, directory: directory.url,
             log: directory.url.appendingPathComponent("server.log"), timeout: .seconds(20))
         url = process.url
         port = process.port

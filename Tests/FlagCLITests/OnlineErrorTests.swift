@@ -117,4 +117,24 @@ struct OnlineErrorTests {
         let port = server.port
         return try await offThePool { try LiveClient(port: port).send("GET", path, token: token).status }
     }
+
+    /// A set over the server's body limit: flagctl shows the server's message as it is, and it names the setting of
+    /// the configuration file to raise (it said only "body of N bytes exceeds 1048576").
+    @Test func anImportOverTheBodyLimitNamesTheSettingToRaise() throws {
+        let server = try LiveServer(configuration: #"{"limits":{"maxBodyBytes":65536}}"#)
+        #expect(try server.ctl(["sets", "create", "t"]).status == 0)
+        let flags = (0..<1_000).map { index in
+            #""flag-\#(index)":{"type":"string","kind":"ops","default":"\#(String(repeating: "v", count: 60))"}"#
+        }
+        let file = server.workspace.url.appendingPathComponent("big.json")
+        try Data(#"{"schema":1,"flags":{\#(flags.joined(separator: ","))}}"#.utf8).write(to: file)
+        let run = try server.ctl(["import", file.path])
+        #expect(run.status == 1, "\(run)")
+        let size = try #require(run.stderr.firstMatch(of: /body of (\d+) bytes/)?.1)
+        #expect(
+            run.stderr
+                == "error: body of \(size) bytes exceeds the limit of 65536 bytes (raise limits.maxBodyBytes in the "
+                + "server's configuration file to allow more)\n")
+        #expect(try server.version(of: "t") == 1)
+    }
 }

@@ -176,4 +176,20 @@ struct AdminRouteTests {
             #expect(try again.json("flag.expiresAt") == nil)
         }
     }
+
+    /// The list's `?kind=` filter knows FlagCore's kinds: a misspelt one is a 400 naming them, not an empty list.
+    @Test func theKindFilterTakesFlagCoresKinds() async throws {
+        try await withHarness { harness in
+            for kind in FlagKind.known {
+                let list = try harness.send("GET", "/v1/admin/sets/ios-prod/flags?kind=\(kind.name)")
+                #expect(list.status == 200, "\(kind.name)")
+            }
+            let misspelt = try harness.send("GET", "/v1/admin/sets/ios-prod/flags?kind=kill_switch")
+            #expect(misspelt.status == 400)
+            #expect(
+                try misspelt.json("error.message")
+                    == .string("unknown kind 'kill_switch' (one of release, experiment, ops, kill-switch, permission)"))
+            #expect(try misspelt.json("error.path") == .string("kind"))
+        }
+    }
 }

@@ -127,3 +127,24 @@ func withLiveApp(
         try await harness.withLive(configure) { live in try await body(harness, live.server, live.port) }
     }
 }
+
+/// The members of a JSON object body.
+func jsonMembers(_ body: [UInt8]) throws -> [String: JSONValue] {
+    let value = try JSONReader.parse(body)
+    guard case .object(let members) = value else {
+        throw JSONShapeError(description: "not a JSON object: \(String(decoding: body, as: UTF8.self))")
+    }
+    return members
+}
+
+struct JSONShapeError: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension JSONValue {
+    /// The text of a string value; nil for any other value.
+    var text: String? {
+        guard case .string(let text) = self else { return nil }
+        return text
+    }
+}

@@ -91,3 +91,116 @@ struct OFREPRouteTests {
         }
     }
 }
+
+/// Every 400 and 404 on `/ofrep/v1/` in OFREP's shapes (open-feature/protocol `service/openapi.yaml`): a single
+/// evaluation `{"key","errorCode","errorDetails"}`, the bulk one `{"errorCode","errorDetails"}`. Before, a body that
+/// was not JSON and an admin token without `?set=` answered `{"error":{…}}`, and the OpenFeature Python provider
+/// raised `KeyError: 'errorCode'` instead of reporting an error.
+@Suite("OFREP: errors in OFREP's shapes")
+struct OFREPErrorShapeTests {
+    private static let bulk = "/ofrep/v1/evaluate/flags"
+    private static let single = "/ofrep/v1/evaluate/flags/new-checkout"
+    private static let context = #"{"context":{"targetingKey":"u-1"}}"#
+
+    /// The body's members, checked to be exactly OFREP's: `key` only for a single evaluation.
+    private func ofrepError(_ response: TestResponse, single: Bool) throws -> (code: String?, details: String?) {
+        let object = try jsonMembers(response.body)
+        #expect(Set(object.keys) == (single ? ["key", "errorCode", "errorDetails"] : ["errorCode", "errorDetails"]))
+        if single { #expect(object["key"] == .string("new-checkout")) }
+        return (object["errorCode"]?.text, object["errorDetails"]?.text)
+    }
+
+    @Test(arguments: ["{not json", "[1]", #""context""#])
+    func aBodyThatIsNotAJSONObjectIsAParseError(body: String) async throws {
+        try await withHarness { harness in
+            for (target, single) in [(Self.single, true), (Self.bulk, false)] {
+                let response = try harness.send("POST", target, token: harness.sdk, body: body)
+                #expect(response.status == 400)
+                let error = try ofrepError(response, single: single)
+                #expect(error.code == ErrorCode.parseError.rawValue)
+                #expect(error.details?.hasPrefix("the body ") == true, "\(error.details ?? "")")
+            }
+        }
+    }
+
+    @Test func anAdminTokenWithoutASetIsAGeneralError() async throws {
+        try await withHarness { harness in
+            for (target, single) in [(Self.single, true), (Self.bulk, false)] {
+                let response = try harness.send("POST", target, body: Self.context)
+                #expect(response.status == 400)
+                let error = try ofrepError(response, single: single)
+                #expect(error.code == ErrorCode.general.rawValue)
+                #expect(error.details == "an admin token must name the flag set with ?set=NAME")
+            }
+            let named = try harness.send("POST", "\(Self.single)?set=ios-prod", body: Self.context)
+            #expect(named.status == 200)
+        }
+    }
+
+    @Test func anUnknownSetIsA404() async throws {
+        try await withHarness { harness in
+            let single = try harness.send("POST", "\(Self.single)?set=nope", body: Self.context)
+            #expect(single.status == 404)
+            let error = try ofrepError(single, single: true)
+            #expect(error.code == ErrorCode.flagNotFound.rawValue)
+            #expect(error.details?.contains("nope") == true)
+            let bulk = try harness.send("POST", "\(Self.bulk)?set=nope", body: Self.context)
+            #expect(bulk.status == 404)
+            #expect(try ofrepError(bulk, single: false).code == ErrorCode.general.rawValue)
+        }
+    }
+
+    @Test func aFlagThatIsNotThereIsFlagNotFound() async throws {
+        try await withHarness { harness in
+            let response = try harness.send("POST", "\(Self.bulk)/no-such-flag", token: harness.sdk, body: Self.context)
+            #expect(response.status == 404)
+            let object = try jsonMembers(response.body)
+            #expect(Set(object.keys) == ["key", "errorCode", "errorDetails"])
+            #expect(object["key"] == .string("no-such-flag"))
+            #expect(object["errorCode"] == .string("FLAG_NOT_FOUND"))
+        }
+    }
+
+    @Test(arguments: ["/ofrep/v1/evaluate/flags/a/b", "/ofrep/v1/configuration", "/ofrep/v1"])
+    func anUnknownOFREPPathIsA404InTheBulkShape(path: String) async throws {
+        try await withHarness { harness in
+            let response = try harness.send("POST", path, token: harness.sdk, body: Self.context)
+            #expect(response.status == 404)
+            #expect(try ofrepError(response, single: false).code == ErrorCode.general.rawValue)
+        }
+    }
+
+    /// OFREP defines no body for 401 and 403: those keep the API's error (and its `WWW-Authenticate`).
+    @Test func authErrorsKeepTheAPIsShape() async throws {
+        try await withHarness { harness in
+            let response = try harness.send("POST", Self.single, token: "fss_nope", body: Self.context)
+            #expect(response.status == 401)
+            #expect(try response.json("error.code") == .string("unauthorized"))
+            #expect(response.header("WWW-Authenticate") != nil)
+        }
+    }
+
+    /// What the HTTP engine refuses before a route is known, over a real socket: OFREP's shape too.
+    @Test func aRequestTheEngineRefusesOnAnOFREPPathGetsOFREPsShape() async throws {
+        let smallBodies: (inout HTTPServerConfiguration) -> Void = { $0.limits.maxBodyBytes = 64 }
+        try await withLiveApp(smallBodies) { harness, _, port in
+            let body = #"{"context":{"targetingKey":"\#(String(repeating: "u", count: 100))"}}"#
+            let head = "POST \(Self.single) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.sdk)\r\n"
+            let tooLarge = Array((head + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)
+            let large = try await offThePool { try rawExchange(port: port, tooLarge) }
+            let refused = try #require(large.responses.first)
+            #expect(refused.status == 413)
+            let object = try jsonMembers(refused.body)
+            #expect(Set(object.keys) == ["key", "errorCode", "errorDetails"])
+            #expect(object["errorCode"] == .string("GENERAL"))
+            #expect(object["errorDetails"]?.text?.contains("limits.maxBodyBytes") == true)
+
+            let malformed = Array("POST \(Self.bulk) HTTP/1.1\r\nHost: t\r\nContent-Length: 1x\r\n\r\n".utf8)
+            let bad = try #require(try await offThePool { try rawExchange(port: port, malformed) }.responses.first)
+            #expect(bad.status == 400)
+            let bulk = try jsonMembers(bad.body)
+            #expect(Set(bulk.keys) == ["errorCode", "errorDetails"])
+            #expect(bulk["errorCode"] == .string("GENERAL"))
+        }
+    }
+}

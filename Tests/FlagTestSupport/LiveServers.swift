@@ -30,8 +30,11 @@ public final class LiveHTTPServer: Sendable {
         try self.init(configuration: configuration, handler: handler, app: nil)
     }
 
-    /// Starts the engine in front of `app`, and the app's heartbeats and metrics with it.
+    /// Starts the engine in front of `app`, and the app's heartbeats and metrics with it; what the engine refuses
+    /// before a route is rendered as flagserver renders it.
     public convenience init(configuration: HTTPServerConfiguration, app: FlagServerApp) throws {
+        var configuration = configuration
+        configuration.renderRejection = FlagServerApp.renderRejection
         try self.init(configuration: configuration, handler: app.handler, app: app)
     }
 

@@ -11,6 +11,7 @@ import unittest
 import urllib.error
 import urllib.request
 
+import requests.adapters
 from openfeature import api
 from openfeature.contrib.provider.ofrep import OFREPProvider
 from openfeature.evaluation_context import EvaluationContext
@@ -157,6 +158,80 @@ class OFREPWithPythonSDK(unittest.TestCase):
             self.assertEqual(status, 200, body)
 
 
+class Rewrite(requests.adapters.HTTPAdapter):
+    """Changes each request the provider sends just before it goes out: the way to put bytes on the wire that the
+    provider itself would never send, so that its handling of the server's answer to them is what is tested."""
+
+    def __init__(self, body=None, query=None, headers=None):
+        super().__init__()
+        self.body, self.query, self.headers = body, query, headers or {}
+
+    def send(self, request, **kwargs):
+        if self.body is not None:
+            request.body = self.body
+            request.headers["Content-Length"] = str(len(self.body))
+        if self.query is not None:
+            request.url += "?" + self.query
+        request.headers.update(self.headers)
+        return super().send(request, **kwargs)
+
+
+class OFREPErrorsWithPythonSDK(unittest.TestCase):
+    """Every 400 and 404 on /ofrep/v1/ is in OFREP's shape, so the provider reports an error code and the caller's
+    default instead of failing on the body (it raised KeyError: 'errorCode' on the API's own error shape)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sdk_key = create_sdk_key("ofrep-errors")
+
+    def client(self, token, **rewrite):
+        provider = OFREPProvider(BASE_URL, headers_factory=lambda: {"Authorization": f"Bearer {token}"})
+        if rewrite:
+            provider.session.mount(BASE_URL, Rewrite(**rewrite))
+        domain = f"errors-{self.id()}"
+        api.set_provider(provider, domain=domain)
+        return api.get_client(domain)
+
+    def assertReported(self, client, code, message_part, key="payments-enabled"):
+        # The SDK logs an exception when a provider raises something other than an OpenFeature error (a KeyError on
+        # the body, say) and turns it into GENERAL: no log at all is what shows the provider understood the answer.
+        with self.assertNoLogs("openfeature", level="ERROR"):
+            details = client.get_boolean_details(key, False, EvaluationContext("u-1"))
+        self.assertEqual(details.value, False)
+        self.assertEqual(details.reason, Reason.ERROR)
+        self.assertEqual(details.error_code, code, details.error_message)
+        self.assertIn(message_part, details.error_message)
+
+    def test_a_body_that_is_not_json_is_a_parse_error(self):
+        client = self.client(self.sdk_key, body=b"{not json")
+        self.assertReported(client, ErrorCode.PARSE_ERROR, "the body is not valid JSON")
+
+    def test_an_admin_token_without_a_set_is_a_general_error(self):
+        client = self.client(ADMIN_TOKEN)
+        self.assertReported(client, ErrorCode.GENERAL, "an admin token must name the flag set with ?set=NAME")
+        named = self.client(ADMIN_TOKEN, query="set=demo")
+        details = named.get_boolean_details("payments-enabled", False, EvaluationContext("u-1"))
+        self.assertEqual((details.value, details.error_code), (True, None))
+
+    def test_an_unknown_set_is_flag_not_found(self):
+        client = self.client(ADMIN_TOKEN, query="set=no-such-set")
+        self.assertReported(client, ErrorCode.FLAG_NOT_FOUND, "no-such-set")
+
+    def test_a_request_the_http_engine_refuses_is_a_general_error(self):
+        # A control byte in a field value: refused by the HTTP engine before any route sees the request.
+        client = self.client(self.sdk_key, headers={"X-Note": "a\x01b"})
+        self.assertReported(client, ErrorCode.GENERAL, "invalid byte 0x01 in the X-Note value")
+
+    def test_a_body_over_the_limit_names_the_setting(self):
+        # The size of the import that found the old message (1.35 MB); the default limit is 1 MiB.
+        client = self.client(self.sdk_key)
+        with self.assertNoLogs("openfeature", level="ERROR"):
+            details = client.get_boolean_details(
+                "payments-enabled", False, EvaluationContext("u-1", {"blob": "x" * 1_345_000}))
+        self.assertEqual((details.value, details.error_code), (False, ErrorCode.GENERAL))
+        self.assertIn("limits.maxBodyBytes", details.error_message)
+
+
 class OFREPBulk(unittest.TestCase):
     """The provider in this release evaluates flag by flag; the bulk endpoint is checked against the OFREP schema."""
 
@@ -200,6 +275,14 @@ class OFREPBulk(unittest.TestCase):
         self.assertEqual(status, 400)
         self.assertEqual(body["errorCode"], "TARGETING_KEY_MISSING")
         self.assertTrue(body["errorDetails"])
+
+    def test_bulk_errors_have_the_bulk_shape(self):
+        # OFREP's bulkEvaluationFailure: errorCode and errorDetails, nothing else.
+        status, _, body = call("POST", "/ofrep/v1/evaluate/flags", ADMIN_TOKEN, {"context": {"targetingKey": "u"}})
+        self.assertEqual((status, set(body)), (400, {"errorCode", "errorDetails"}))
+        self.assertEqual(body["errorCode"], "GENERAL")
+        status, _, body = call("POST", "/ofrep/v1/evaluate/flags?set=nope", ADMIN_TOKEN, {"context": {}})
+        self.assertEqual((status, set(body), body["errorCode"]), (404, {"errorCode", "errorDetails"}, "GENERAL"))
 
 
 if __name__ == "__main__":

@@ -11,20 +11,28 @@ public struct CreateCommand: Command {
             + "[--expires DATE | --lifetime 6w] [--kill-value V]",
         positionals: [Positional("KEY", help: "the new flag's key")],
         options: [
-            .value("type", "T", help: "bool, int, double, string or json"),
+            .value("type", "T", help: Vocabulary.choices(FlagType.known.map(\.name))),
             .value("default", "V", help: "the value everyone gets unless targeted"),
-            .value("kind", "K", help: "release (default), experiment, ops, kill_switch, permission"),
+            .value("kind", "K", help: Vocabulary.choices(FlagKind.known.map(\.name)) + ", default \(defaultKind.name)"),
             .value("description", "S", help: "what the flag is for"),
             .value("owner", "S", help: "who to ask about it"),
-            .value("expires", "DATE", help: "when it expires (default: release 42 d, experiment 90 d from now)"),
+            .value("expires", "DATE", help: "when it expires (default: \(lifetimes) from now)"),
             .value("lifetime", "DURATION", help: "expires this long from now, e.g. 6w"),
             .value("kill-value", "V", help: "the value served while killed"),
         ] + Mutation.options,
         example: "flagctl create new-checkout --type bool --default false --owner payments --lifetime 6w")
 
+    /// `release 42 d, experiment 90 d`: the kinds with a lifetime (SPEC §1).
+    private static var lifetimes: String {
+        FlagKind.known.compactMap { kind in kind.lifetimeDays.map { "\(kind.name) \($0) d" } }.joined(separator: ", ")
+    }
+
+    /// The kind of a flag created without `--kind`.
+    static let defaultKind = FlagKind.release
+
     private let key: String
-    private let type: String
-    private let kind: String
+    private let type: FlagType
+    private let kind: FlagKind
     private let defaultText: String
     private let killText: String?
     private let description: String?
@@ -37,16 +45,13 @@ public struct CreateCommand: Command {
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         guard let type = arguments.value("type") else { throw arguments.usageError("missing --type T") }
-        guard ["bool", "int", "double", "string", "json"].contains(type) else {
-            throw arguments.usageError("unknown --type '\(type)'; use bool, int, double, string or json")
-        }
-        self.type = type
+        self.type = try Vocabulary.type(type, option: "type", arguments)
         guard let defaultText = arguments.value("default") else { throw arguments.usageError("missing --default V") }
         self.defaultText = defaultText
-        kind = arguments.value("kind") ?? "release"
-        guard ["release", "experiment", "ops", "kill_switch", "permission"].contains(kind) else {
-            throw arguments.usageError(
-                "unknown --kind '\(kind)'; use release, experiment, ops, kill_switch or permission")
+        if let name = arguments.value("kind") {
+            kind = try Vocabulary.kind(name, option: "kind", arguments)
+        } else {
+            kind = Self.defaultKind
         }
         killText = arguments.value("kill-value")
         description = arguments.value("description")
@@ -66,10 +71,10 @@ public struct CreateCommand: Command {
     /// PUTs the new flag; refuses to replace one that exists.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         var flag: [String: JSONValue] = [
-            "type": .string(type), "kind": .string(kind),
-            "default": try Typed.value(defaultText, type: type, for: "--default"),
+            "type": .string(type.name), "kind": .string(kind.name),
+            "default": try Typed.value(defaultText, type: type.name, for: "--default"),
         ]
-        if let killText { flag["killValue"] = try Typed.value(killText, type: type, for: "--kill-value") }
+        if let killText { flag["killValue"] = try Typed.value(killText, type: type.name, for: "--kill-value") }
         if let description { flag["description"] = .string(description) }
         if let owner { flag["owner"] = .string(owner) }
         let now = context.now()
@@ -90,7 +95,7 @@ public struct CreateCommand: Command {
         let expiresAt = answer.json["flag"]["expiresAt"]
         if expiresAt != .null {
             let implied = expires == nil && lifetime == nil
-            let lifetime = implied ? ", the \(kind) lifetime (set --expires or --lifetime)" : ""
+            let lifetime = implied ? ", the \(kind.name) lifetime (set --expires or --lifetime)" : ""
             context.console.print("expires \(Shown.when(expiresAt, now: now))\(lifetime)")
         }
         return .success

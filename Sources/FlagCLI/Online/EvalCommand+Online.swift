@@ -14,7 +14,7 @@ extension EvalCommand {
             ]
             if let at { body["at"] = .string(ISO8601.format(at)) }
             let answer = try client.send("POST", client.setPath(set) + "/evaluate", body: .object(body))
-            if answer.json["errorCode"].string == "FLAG_NOT_FOUND" {
+            if answer.json["errorCode"].string == ErrorCode.flagNotFound.rawValue {
                 throw .failure("unknown flag '\(key)' in set '\(set)' (see 'flagctl list')")
             }
             results.append(answer.json)

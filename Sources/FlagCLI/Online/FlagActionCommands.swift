@@ -96,7 +96,7 @@ public struct SetDefaultCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let type = try client.flag(set, key)["type"].string ?? "json"
+        let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
         let value = try Typed.value(text, type: type, for: "--default for \(key)")
         let answer = try client.send(
             "POST", client.flagPath(set, key) + "/default", body: mutation.body(["value": value]),
@@ -141,7 +141,7 @@ public struct ExpireCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let type = try client.flag(set, key)["type"].string ?? "json"
+        let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
         var members = ["keep": try Typed.value(keep, type: type, for: "--keep for \(key)")]
         if let at { members["at"] = .string(ISO8601.format(at)) }
         let answer = try client.send(

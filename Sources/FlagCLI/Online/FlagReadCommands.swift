@@ -8,17 +8,19 @@ public struct ListCommand: Command {
         name: "list", abstract: "List the flags of a set.", synopsis: "[--expired] [--kind K]",
         options: [
             .flag("expired", help: "only flags past their expiry"),
-            .value("kind", "K", help: "only flags of this kind: release, experiment, ops, kill_switch, permission"),
+            .value("kind", "K", help: "only flags of this kind: " + Vocabulary.choices(FlagKind.known.map(\.name))),
         ],
         example: "flagctl --set ios-prod list --kind release")
 
     private let expired: Bool
-    private let kind: String?
+    private let kind: FlagKind?
 
     /// Takes the filters.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         expired = arguments.flag("expired")
-        kind = arguments.value("kind")
+        kind = try arguments.value("kind").map { name throws(CLIError) in
+            try Vocabulary.kind(name, option: "kind", arguments)
+        }
     }
 
     /// `KEY  TYPE  KIND  DEFAULT  STATE  EXPIRES`
@@ -26,7 +28,7 @@ public struct ListCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         var query: [(String, String)] = []
-        if let kind { query.append(("kind", kind)) }
+        if let kind { query.append(("kind", kind.name)) }
         if expired { query.append(("expired", "true")) }
         let answer = try client.send("GET", client.setPath(set) + "/flags", query: query)
         if context.globals.json {

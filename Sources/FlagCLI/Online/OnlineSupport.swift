@@ -39,30 +39,30 @@ struct Mutation {
 enum Typed {
     /// Parses `text` as a value of the flag type `type` (`true`, `42`, `1.5`, plain strings, JSON for json).
     static func value(_ text: String, type: String, for what: String) throws(CLIError) -> JSONValue {
-        switch type {
-        case "bool":
+        switch FlagType(name: type) {
+        case .bool:
             if text == "true" { return .bool(true) }
             if text == "false" { return .bool(false) }
             throw .failure("\(what): '\(text)' is not a bool; use true or false")
-        case "int":
+        case .int:
             guard let number = Int64(text) else {
                 throw .failure("\(what): '\(text)' is not an int; use a whole number such as 42")
             }
             return .int(number)
-        case "double":
+        case .double:
             guard let number = Double(text), number.isFinite else {
                 throw .failure("\(what): '\(text)' is not a double; use a number such as 1.5")
             }
             return .double(number)
-        case "string":
+        case .string:
             return .string(text)
-        case "json":
+        case .json:
             do {
                 return try JSONReader.parse(Array(text.utf8))
             } catch {
                 throw .failure("\(what): '\(text)' is not JSON (\(error)); quote it, e.g. '{\"columns\":2}'")
             }
-        default:
+        case .unknown:
             throw .failure("\(what): the flag's type '\(type)' is unknown to this flagctl")
         }
     }
@@ -92,6 +92,11 @@ enum Typed {
         guard words.count == 3 else {
             throw arguments.usageError(
                 "--where '\(text)' needs the form 'ATTRIBUTE OP VALUE[,VALUE]', e.g. 'country in DE,AT'")
+        }
+        if case .unknown(let name) = Operator(name: String(words[1])) {
+            throw arguments.usageError(
+                "--where '\(text)': unknown operator '\(name)'; use "
+                    + Vocabulary.choices(Operator.known.map(\.name)))
         }
         let values = words[2].split(separator: ",").map { JSONValue.string(String($0)) }
         return .object([
@@ -163,5 +168,33 @@ extension AdminClient {
     static func versionNote(_ answer: Answer) -> String {
         let version = answer.json["version"].int.map(String.init) ?? "?"
         return answer.json["changed"].bool == false ? "(unchanged, still version \(version))" : "(version \(version))"
+    }
+}
+
+/// The names of FlagCore's vocabularies (types, kinds, operators) as flagctl accepts and lists them: always FlagCore's
+/// own lists, so that the CLI cannot drift from what the server accepts.
+enum Vocabulary {
+    /// `a, b, c or d`.
+    static func choices(_ names: [String]) -> String {
+        guard let last = names.last else { return "" }
+        return names.count == 1 ? last : names.dropLast().joined(separator: ", ") + " or " + last
+    }
+
+    /// The flag type `name`, or a usage error listing the types.
+    static func type(_ name: String, option: String, _ arguments: ParsedArguments) throws(CLIError) -> FlagType {
+        let type = FlagType(name: name)
+        if case .unknown = type {
+            throw arguments.usageError("unknown --\(option) '\(name)'; use \(choices(FlagType.known.map(\.name)))")
+        }
+        return type
+    }
+
+    /// The flag kind `name`, or a usage error listing the kinds.
+    static func kind(_ name: String, option: String, _ arguments: ParsedArguments) throws(CLIError) -> FlagKind {
+        let kind = FlagKind(name: name)
+        if case .unknown = kind {
+            throw arguments.usageError("unknown --\(option) '\(name)'; use \(choices(FlagKind.known.map(\.name)))")
+        }
+        return kind
     }
 }

@@ -57,7 +57,7 @@ public struct OverrideCommand: Command {
             context.report(answer, "removed the override of \(key) for \(who) \(AdminClient.versionNote(answer))")
             return .success
         }
-        let type = try client.flag(set, key)["type"].string ?? "json"
+        let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
         var members = [target.name: JSONValue.string(target.id)]
         members["value"] = try Typed.value(value, type: type, for: "VALUE for \(key)")
         if let seconds { members["for"] = .string(DurationText.format(seconds)) }

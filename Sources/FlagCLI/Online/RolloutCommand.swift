@@ -103,7 +103,7 @@ public struct RolloutCommand: Command {
                 "\(verb)d the rollout of \(key) at \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
                     + AdminClient.versionNote(answer))
         case .set(let text, var members):
-            let type = try client.flag(set, key)["type"].string ?? "json"
+            let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
             members["value"] = try Typed.value(text, type: type, for: "--value for \(key)")
             let answer = try client.send("PUT", path, body: mutation.body(members), ifMatch: mutation.ifMatch)
             context.report(

@@ -46,7 +46,7 @@ public struct RuleAddCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let flag = try client.flag(set, key)
-        let typed = try Typed.value(value, type: flag["type"].string ?? "json", for: "--value for \(key)")
+        let typed = try Typed.value(value, type: flag["type"].string ?? FlagType.json.name, for: "--value for \(key)")
         let count = flag["rules"].array?.count ?? 0
         var rule: [String: JSONValue] = ["name": .string(name ?? cohort ?? "rule-\(count + 1)")]
         if let cohort { rule["cohort"] = .string(cohort) } else { rule["conditions"] = .array(conditions) }

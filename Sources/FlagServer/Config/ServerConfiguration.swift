@@ -67,7 +67,20 @@ public struct ServerConfiguration: Sendable, Equatable {
             headerReadTimeout: .seconds(headerReadTimeoutSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
             maxConnections: maxConnections)
         http.minBodyBytesPerSecond = minBodyBytesPerSecond
+        http.renderRejection = FlagServerApp.renderRejection
         return http
+    }
+
+    /// The configuration file's name for an engine limit, e.g. `limits.maxBodyBytes`, so that an error can say what
+    /// to raise; nil for a limit the file does not set (the engine's default then holds).
+    public static func setting(for limit: HTTPLimit) -> String? {
+        switch limit {
+        case .maxBodyBytes: "limits.maxBodyBytes"
+        case .maxHeaderBytes: "limits.maxHeaderBytes"
+        case .maxHeaderCount: "limits.maxHeaderCount"
+        case .maxConnections: "limits.maxConnections"
+        case .maxRequestLineBytes, .maxChunkLineBytes: nil
+        }
     }
 
     /// The application layer's settings.

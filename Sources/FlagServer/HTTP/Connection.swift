@@ -169,7 +169,8 @@ final class Connection {
     /// `direct` bytes (just read, while the parser holds none) are parsed in the loop's read buffer; what is left of
     /// them is handed to the parser at the end, since the read buffer is reused.
     func processRequests(direct bytes: UnsafeRawBufferPointer? = nil) {
-        let configuration = loop.shared.configuration
+        // One field, not the whole configuration: copying that would retain its renderer closure on every read.
+        let maxPipelinedRequests = loop.shared.configuration.maxPipelinedRequests
         var offset = 0
         defer {
             if let bytes, offset < bytes.count, phase != .closed {
@@ -177,7 +178,7 @@ final class Connection {
             }
         }
         while phase == .open && input == .parsing {
-            if outstanding.count >= configuration.maxPipelinedRequests
+            if outstanding.count >= maxPipelinedRequests
                 || output.byteCount >= loop.shared.outputHighWater
             {
                 input = .paused
@@ -227,18 +228,20 @@ final class Connection {
         loop.shared.handler(request, responder)
     }
 
-    /// Queues the rejection's JSON error behind any earlier responses; the connection then lingers and closes.
+    /// Queues the rejection's error, as the configuration renders it, behind any earlier responses; the connection
+    /// then lingers and closes.
     private func reject(_ rejection: HTTPRejection) {
         loop.shared.metrics.count(rejection.code)
         input = .discarding
         let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
-        let encoded = HTTPResponseEncoder.encode(rejection.response, context, date: loop.dateCache.line)
+        let response = loop.shared.configuration.renderRejection(rejection)
+        let encoded = HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
         let sequence = nextSequence
         nextSequence += 1
         outstanding.append(
             Outstanding(
                 sequence: sequence, responder: nil, keepAlive: false, isHeadRequest: false, version: .http1_1,
-                state: .done(chunks: [encoded.head], close: true)))
+                state: .done(chunks: [encoded.head] + (encoded.body.map { [$0] } ?? []), close: true)))
         lingerOnClose = true
         advance()
         loop.markDirty(self)

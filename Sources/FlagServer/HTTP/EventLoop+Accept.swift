@@ -73,11 +73,11 @@ extension EventLoop {
     /// The 503 for a connection over the cap, written once without waiting, then the socket is closed.
     private func refuseOverCapacity(_ fd: Int32) {
         shared.metrics.count("connection_limit")
-        var response = HTTPResponse.jsonError(
-            status: 503, code: "overloaded", message: "too many open connections; retry later")
-        response.headers.add(name: "Retry-After", value: "1")
+        var response = shared.configuration.renderRejection(.overCapacity())
+        response.headers.replaceOrAdd(name: "Retry-After", value: "1")
         let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
-        let bytes = HTTPResponseEncoder.encode(response, context, date: dateCache.line).head
+        let encoded = HTTPResponseEncoder.encode(response, context, date: dateCache.line)
+        let bytes = encoded.head + (encoded.body ?? [])
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
         shutdown(fd, Int32(SHUT_WR))
         close(fd)

@@ -12,14 +12,14 @@ extension HTTPRequestParser {
             switch findLine(raw) {
             case .incomplete(let available):
                 if available > limits.maxChunkLineBytes + 1 {
-                    return .event(fail(.badRequest, "chunk-size line exceeds \(limits.maxChunkLineBytes) bytes"))
+                    return .event(fail(.chunkLineTooLong(limits)))
                 }
                 return .needMoreInput
             case .bareLineFeed:
                 return .event(fail(.badRequest, "bare LF after a chunk size; use CRLF"))
             case .complete(let line):
                 guard line.count <= limits.maxChunkLineBytes else {
-                    return .event(fail(.badRequest, "chunk-size line exceeds \(limits.maxChunkLineBytes) bytes"))
+                    return .event(fail(.chunkLineTooLong(limits)))
                 }
                 readIndex = line.upperBound + 2
                 let size: Int
@@ -30,7 +30,7 @@ extension HTTPRequestParser {
                 if size == 0 {
                     state = .trailerFields
                 } else if size > limits.maxBodyBytes - body.count {
-                    return .event(fail(.payloadTooLarge, "chunked body exceeds \(limits.maxBodyBytes) bytes"))
+                    return .event(fail(.bodyTooLarge("chunked body", limits)))
                 } else {
                     state = .chunkData(remaining: size)
                 }
@@ -60,24 +60,24 @@ extension HTTPRequestParser {
             switch findLine(raw) {
             case .incomplete(let available):
                 if trailerBytes + available + 1 > limits.maxHeaderBytes {
-                    return .event(fail(.headerFieldsTooLarge, "trailer section exceeds \(limits.maxHeaderBytes) bytes"))
+                    return .event(fail(.headTooLarge("trailer section", limits)))
                 }
                 return .needMoreInput
             case .bareLineFeed(let length):
                 if trailerBytes + length + 1 > limits.maxHeaderBytes {
-                    return .event(fail(.headerFieldsTooLarge, "trailer section exceeds \(limits.maxHeaderBytes) bytes"))
+                    return .event(fail(.headTooLarge("trailer section", limits)))
                 }
                 return .event(fail(.badRequest, "bare LF in the trailer section; use CRLF"))
             case .complete(let line):
                 readIndex = line.upperBound + 2
                 trailerBytes += line.count + 2
                 if trailerBytes > limits.maxHeaderBytes {
-                    return .event(fail(.headerFieldsTooLarge, "trailer section exceeds \(limits.maxHeaderBytes) bytes"))
+                    return .event(fail(.headTooLarge("trailer section", limits)))
                 }
                 if line.isEmpty { return .event(completeRequest()) }
                 trailerCount += 1
                 if trailerCount > limits.maxHeaderCount {
-                    return .event(fail(.headerFieldsTooLarge, "more than \(limits.maxHeaderCount) trailer fields"))
+                    return .event(fail(.tooManyFields("trailer", limits)))
                 }
                 // Trailers are validated like header fields but not merged into the headers (RFC 9110 §6.5.1).
                 if case .failure(let rejection) = Self.splitField(UnsafeRawBufferPointer(rebasing: raw[line])) {

@@ -54,7 +54,7 @@ struct PartialHead {
             }
         }
         if let contentLength, contentLength > limits.maxBodyBytes {
-            return HTTPRejection(.payloadTooLarge, "body of \(contentLength) bytes exceeds \(limits.maxBodyBytes)")
+            return .bodyTooLarge("body of \(contentLength) bytes", limits)
         }
         return nil
     }

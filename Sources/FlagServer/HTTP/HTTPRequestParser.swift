@@ -6,8 +6,9 @@ public enum HTTPParserEvent: Sendable {
     case request(HTTPRequest)
     /// The head of a request carrying `Expect: 100-continue` is complete and none of its body has arrived yet.
     case continueExpected
-    /// The input is not acceptable; answer with the rejection's status and close the connection.
-    case rejected(HTTPRejection)
+    /// The input is not acceptable; answer with the rejection's status and close the connection. Boxed, so that
+    /// the rare rejection does not make every event as large as itself.
+    indirect case rejected(HTTPRejection)
 }
 
 /// An incremental, I/O-free HTTP/1.1 request parser (RFC 9112), strict where leniency enables smuggling.
@@ -153,27 +154,27 @@ public struct HTTPRequestParser: Sendable {
                 switch findLine(raw) {
                 case .incomplete(let available):
                     if head.headBytes + available + 1 > limits.maxHeaderBytes {
-                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+                        return fail(.headTooLarge("request head", limits))
                     }
                     return nil
                 case .bareLineFeed(let length):
                     // The size limit first, as when the LF comes in a later read than the bytes before it.
                     if head.headBytes + length + 1 > limits.maxHeaderBytes {
-                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+                        return fail(.headTooLarge("request head", limits))
                     }
                     return fail(.badRequest, "bare LF after header field \(head.fields.count + 1); use CRLF")
                 case .complete(let line):
                     readIndex = line.upperBound + 2
                     head.headBytes += line.count + 2
                     if head.headBytes > limits.maxHeaderBytes {
-                        return fail(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+                        return fail(.headTooLarge("request head", limits))
                     }
                     if line.isEmpty {
                         if let event = finishHead(raw) { return event }
                         continue
                     }
                     if head.fields.count >= limits.maxHeaderCount {
-                        return fail(.headerFieldsTooLarge, "more than \(limits.maxHeaderCount) header fields")
+                        return fail(.tooManyFields("header", limits))
                     }
                     if let rejection = parseHeaderField(UnsafeRawBufferPointer(rebasing: raw[line])) {
                         return fail(rejection)
@@ -237,9 +238,9 @@ public struct HTTPRequestParser: Sendable {
         let headTooLargeAt = limits.maxHeaderBytes - head.headBytes
         guard min(lineTooLongAt, headTooLargeAt) <= length else { return nil }
         if lineTooLongAt <= headTooLargeAt {
-            return HTTPRejection(.uriTooLong, "request line exceeds \(limits.maxRequestLineBytes) bytes")
+            return .requestLineTooLong(limits)
         }
-        return HTTPRejection(.headerFieldsTooLarge, "request head exceeds \(limits.maxHeaderBytes) bytes")
+        return .headTooLarge("request head", limits)
     }
 
     mutating func fail(_ kind: HTTPRejection.Kind, _ message: String) -> HTTPParserEvent {
@@ -247,6 +248,9 @@ public struct HTTPRequestParser: Sendable {
     }
 
     mutating func fail(_ rejection: HTTPRejection) -> HTTPParserEvent {
+        var rejection = rejection
+        // Past the request line the route is known, so the rejection can be answered in that route's shape.
+        if state != .requestLine { rejection.path = head.path }
         state = .failed
         buffer = []
         readIndex = 0

@@ -190,6 +190,10 @@ extension FlagServerApp {
         let state = try requireState(call)
         let input = try RequestInput(call.request)
         let kind = try input.string("kind")
+        if let kind, case .unknown = FlagKind(name: kind) {
+            let known = FlagKind.known.map(\.name).joined(separator: ", ")
+            throw ServiceError.badRequest("unknown kind '\(kind)' (one of \(known))", path: "kind")
+        }
         let expiredOnly = try input.bool("expired") ?? false
         let now = clock.now()
         let keys = state.flagSet.flags.filter { _, flag in

@@ -3,6 +3,13 @@ import Foundation
 
 /// Server-side evaluation in the OpenFeature Remote Evaluation Protocol, for clients that cannot evaluate locally.
 /// An SDK key evaluates against its own set; an admin token names the set with `?set=`.
+///
+/// Errors on `/ofrep/v1/` paths take OFREP's shapes (open-feature/protocol `service/openapi.yaml`), whoever answers
+/// them (this handler, the router, the HTTP engine): a single evaluation `{"key","errorCode","errorDetails"}`,
+/// anything else `{"errorCode","errorDetails"}`. The codes: `PARSE_ERROR` for a body that is not a JSON object,
+/// `INVALID_CONTEXT` for a `context` that is not an object, `TARGETING_KEY_MISSING`, `FLAG_NOT_FOUND` for a 404 of
+/// a single evaluation (the only code OFREP's 404 allows), `GENERAL` for the rest. OFREP defines no body for 401,
+/// 403 and 429, which keep the API's error.
 extension FlagServerApp {
     /// `POST /ofrep/v1/evaluate/flags`: every flag of the set that is not archived.
     func ofrepBulk(_ call: Call) throws -> HTTPResponse {
@@ -26,17 +33,21 @@ extension FlagServerApp {
             set = named
         }
         let state = try service.requireState(set)
-        let input = try RequestInput(request)
+        let input: RequestInput
+        do {
+            input = try RequestInput(request)
+        } catch let error as ServiceError {
+            return Self.ofrepError(400, key: key, .parseError, error.message)
+        }
         // OFREP makes `context` optional: without one there is no targeting key, which is the error to report.
         let context: [String: JSONValue]
         switch input.value("context") {
         case nil, .null?: context = [:]
         case .object(let members)?: context = members
-        default: return Self.ofrepError(400, key: key, "INVALID_CONTEXT", "\"context\" must be an object")
+        default: return Self.ofrepError(400, key: key, .invalidContext, "\"context\" must be an object")
         }
         guard case .string(let unit)? = context["targetingKey"], !unit.isEmpty else {
-            return Self.ofrepError(
-                400, key: key, "TARGETING_KEY_MISSING", "context.targetingKey is required")
+            return Self.ofrepError(400, key: key, .targetingKeyMissing, "context.targetingKey is required")
         }
         var attributes: [String: String] = [:]
         for (name, value) in context where name != "targetingKey" {
@@ -53,10 +64,10 @@ extension FlagServerApp {
         if let key {
             let (detail, _) = state.compiled.explain(key, context: evaluation, at: now)
             if detail.errorCode == .flagNotFound {
-                return Self.ofrepError(404, key: key, "FLAG_NOT_FOUND", detail.errorMessage ?? "no such flag")
+                return Self.ofrepError(404, key: key, .flagNotFound, detail.errorMessage ?? "no such flag")
             }
             if let code = detail.errorCode {
-                return Self.ofrepError(400, key: key, code.rawValue, detail.errorMessage ?? code.rawValue)
+                return Self.ofrepError(400, key: key, code, detail.errorMessage ?? code.rawValue)
             }
             return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
                 Self.writeOFREP(key: key, detail, to: &writer)
@@ -113,11 +124,33 @@ extension FlagServerApp {
         writer.endObject()
     }
 
-    private static func ofrepError(_ status: Int, key: String?, _ code: String, _ details: String) -> HTTPResponse {
+    /// OFREP's error body: with `key` for a single evaluation, without for the bulk one.
+    private static func ofrepError(_ status: Int, key: String?, _ code: ErrorCode, _ details: String) -> HTTPResponse {
         JSONResponse.object(status: status) { writer in
             writer.member("key", key)
-            writer.member("errorCode", code)
+            writer.member("errorCode", code.rawValue)
             writer.member("errorDetails", details)
         }
+    }
+
+    /// OFREP's error body for an error of `status` answered on `path` without a more precise code (`GENERAL`, or
+    /// `FLAG_NOT_FOUND` for a single evaluation's 404); nil off `/ofrep/v1/` and for 401, 403 and 429.
+    static func ofrepError(status: Int, _ details: String, path: String) -> HTTPResponse? {
+        guard status != 401 && status != 403 && status != 429 else { return nil }
+        guard path == "/ofrep/v1" || path.hasPrefix("/ofrep/v1/") else { return nil }
+        // The key the router would evaluate, so that a refusal names the flag a single evaluation asked for.
+        var key: String?
+        switch router.match(method: "POST", path: path) {
+        case .route(let endpoint, let parameters), .wrongMethod(let endpoint, let parameters):
+            if endpoint.route == .ofrepFlag { key = parameters.key }
+        case .notFound:
+            break
+        }
+        return ofrepError(status, key: key, status == 404 && key != nil ? .flagNotFound : .general, details)
+    }
+
+    /// The answer for `error` on `path`: OFREP's shape on an OFREP path (see above), else the API's error.
+    static func errorResponse(_ error: ServiceError, path: String) -> HTTPResponse {
+        ofrepError(status: error.status, error.message, path: path) ?? JSONResponse.error(error)
     }
 }

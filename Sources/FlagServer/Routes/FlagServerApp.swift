@@ -45,8 +45,8 @@ public final class FlagServerApp: Sendable {
     let storeWork = DispatchQueue(label: "flagserver.store")
     /// When waiting long-polls give up.
     let deadlines: Deadlines
-    /// The route table, compiled.
-    let router = Router()
+    /// The route table, compiled once for the process.
+    static let router = Router()
     private let heartbeatTimer = Locked<HeartbeatTimer?>(nil)
     private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
@@ -99,7 +99,7 @@ public final class FlagServerApp: Sendable {
     /// Answers one request: resolves its route, checks the caller against the route's `Access`, then runs the
     /// handler on the calling (loop) thread or on the store queue, as the route's entry says.
     public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        switch router.match(method: request.method, path: request.path) {
+        switch Self.router.match(method: request.method, path: request.path) {
         case .notFound:
             let exchange = Exchange(request: request, responder: responder, route: nil, metrics: metrics)
             exchange.respond(errorResponse(ServiceError.notFound("no route \(request.path)"), exchange))
@@ -141,9 +141,9 @@ public final class FlagServerApp: Sendable {
         }
     }
 
-    /// The error answer of SPEC §4 for anything a route throws (a store failure is a 500).
+    /// The error answer for anything a route throws (a store failure is a 500): SPEC §4's, or OFREP's on its paths.
     func errorResponse(_ error: any Error, _ exchange: Exchange) -> HTTPResponse {
-        JSONResponse.error(error as? ServiceError ?? .storage(error))
+        Self.errorResponse(error as? ServiceError ?? .storage(error), path: exchange.request.path)
     }
 
     /// The caller of a request to a route with `access`: 401 without a valid token, 403 for a token that may not
