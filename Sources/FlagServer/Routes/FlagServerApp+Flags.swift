@@ -137,11 +137,7 @@ extension FlagServerApp {
             try change(&flag, input)
             next.flags[key] = flag
         }
-        return mutationResponse(result) { writer, state in
-            writer.member("key", key)
-            writer.key("flag")
-            writer.raw(state.items[.flag(key)] ?? [])
-        }
+        return mutationResponse(result, item: .flag(key))
     }
 
     private func putFlag(_ request: HTTPRequest, set: String, key: String, actor: String) throws -> HTTPResponse {
@@ -165,11 +161,7 @@ extension FlagServerApp {
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
             next.flags[key] = flag
         }
-        return mutationResponse(result, status: existed ? 200 : 201) { writer, state in
-            writer.member("key", key)
-            writer.key("flag")
-            writer.raw(state.items[.flag(key)] ?? [])
-        }
+        return mutationResponse(result, status: existed ? 200 : 201, item: .flag(key))
     }
 
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.

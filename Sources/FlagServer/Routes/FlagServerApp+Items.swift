@@ -51,11 +51,7 @@ extension FlagServerApp {
             let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
                 next.cohorts[name] = cohort
             }
-            return mutationResponse(result, status: existed ? 200 : 201) { writer, state in
-                writer.member("name", name)
-                writer.key("cohort")
-                writer.raw(state.items[.cohort(name)] ?? [])
-            }
+            return mutationResponse(result, status: existed ? 200 : 201, item: .cohort(name))
         default:
             return try deleteItem(request, set: set, item: .cohort(name), actor: actor)
         }
