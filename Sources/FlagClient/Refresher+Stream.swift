@@ -131,7 +131,7 @@ extension Refresher {
                 for key in patch.touchedFlags { killed[key] = nil }
                 for (key, value) in CompiledSource.killed(in: overlay.flagSet) { killed[key] = value }
                 let source = OverlaySource(
-                    base: base, overlay: overlay, changed: patch.touchedFlags, removed: Set(patch.removedFlags),
+                    base: base, overlay: overlay, changed: patch.touchedFlags, removed: patch.removedFlags,
                     version: patch.version, killed: killed)
                 core.publish(source: source, state: .live(version: patch.version))
             }
