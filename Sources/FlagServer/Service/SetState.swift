@@ -113,7 +113,8 @@ public struct SetUpdate: Sendable {
         self.state = state
         self.patch = SetPatch(version: state.version, base: base, changed: changed)
         self.encodedPatch = patch.encoded()
-        self.patchEvent = ServerSentEvent.frame(event: "patch", id: String(state.version), data: encodedPatch)
+        self.patchEvent = ServerSentEvent.frame(
+            event: SetStreamEvent.patch.rawValue, id: String(state.version), data: encodedPatch)
     }
 
     /// The version the change was made on.
