@@ -183,8 +183,8 @@ public struct JSONWriter: Sendable {
 
 /// Orders strings by their UTF-8 bytes: the same order on every platform and in every language's client.
 public func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
-    // Native and small strings lend their bytes without the copy that `withUTF8` makes of its receiver; sorting a
-    // set's keys calls this thousands of times per version.
+    // Native and small strings lend their bytes without the copy that `withUTF8` makes of its receiver: sorting a
+    // set's keys calls this for every pair compared.
     let ordered = lhs.utf8.withContiguousStorageIfAvailable { a in
         rhs.utf8.withContiguousStorageIfAvailable { b in
             let common = min(a.count, b.count)
