@@ -34,8 +34,8 @@ enum Documents {
     }
 }
 
-/// A `patch` event (SPEC §4) as the client applies it: the flags and cohorts changed or added in `version`, read,
-/// and those removed, over `base`.
+/// A `patch` event (SPEC §4) as the client applies it: a `SetPatch` from `base` to `version`, its changed flags and
+/// cohorts read.
 struct FlagPatch: Sendable {
     var version: Int
     var base: Int

@@ -58,18 +58,10 @@ extension FlagServerApp {
 
     /// The mutation response (`MutationResult`), with the version's `ETag`; `item` names the flag or cohort written.
     func mutationResponse(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) -> HTTPResponse {
-        let state = result.state
-        let written = item.flatMap { item in
-            state.items[item].map { json -> MutationResult.Item in
-                switch item.kind {
-                case .flag: .flag(key: item.key, json: json)
-                case .cohort: .cohort(name: item.key, json: json)
-                }
-            }
+        let answer = result.answer(naming: item)
+        return JSONResponse.make(status: status, headers: ["ETag": result.state.etag], capacity: 512) {
+            answer.write(to: &$0)
         }
-        let answer = MutationResult(
-            set: state.name, version: state.version, changed: result.createdVersion, item: written)
-        return JSONResponse.make(status: status, headers: ["ETag": state.etag], capacity: 512) { answer.write(to: &$0) }
     }
 
     private func listSets() -> HTTPResponse {
