@@ -21,6 +21,7 @@ public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertib
         self.message = message
     }
 
+    /// `the patch's "base" is missing; …`, or `the patch is not valid JSON: …` when no member is at fault.
     public var description: String {
         guard let field else { return "the \(format) \(message)" }
         return "the \(format)'s \"\(field)\" \(message)"
