@@ -9,7 +9,9 @@
 //   dates), so that rules, cohorts, overrides and schedules actually match;
 // - evaluation is deterministic (two evaluations of the same input agree);
 // - a set that validates with no problems survives its canonical encoding: the bytes decode to an equal set with
-//   no problems, which encodes to the same bytes; the pretty form decodes to the same set.
+//   no problems, which encodes to the same bytes; the pretty form decodes to the same set;
+// - the same bytes read as a patch either fail with a WireFormatError or give a patch that survives its encoding;
+//   a valid set's items sent as a patch read back as the set's flags and cohorts.
 
 import Foundation
 
@@ -18,6 +20,7 @@ import Foundation
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    checkPatch(bytes)
     let set: FlagSet
     do {
         set = try FlagSet.decode(bytes)
@@ -49,10 +52,37 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let (single, problems) = try Cohort.decode(cohort.encoded())
             check(single == cohort && problems.isEmpty, "cohort '\(name)' does not survive Cohort.decode(encoded())")
         }
+        let patch = SetPatch(
+            version: set.version + 1, base: set.version, flags: set.flags.mapValues { $0.encoded() },
+            cohorts: set.cohorts.mapValues { $0.encoded() })
+        let changes = try SetPatch.decode(patch.encoded()).changes()
+        check(changes.flags == set.flags && changes.cohorts == set.cohorts, "the set's items do not survive a patch")
+        check(changes.readProblems.isEmpty, "the set's items read from a patch with problems: \(changes.readProblems)")
     } catch {
         fail("the canonical encoding does not read back: \(error)")
     }
     return 0
+}
+
+/// The input as a patch: refused with the member named, or a patch whose encoding reads back the same, and whose
+/// items read without crashing.
+private func checkPatch(_ bytes: [UInt8]) {
+    let patch: SetPatch
+    do {
+        patch = try SetPatch.decode(bytes)
+    } catch {
+        let whole = error.message.hasPrefix("is not valid JSON") || error.message.hasPrefix("must be a JSON object")
+        check(error.field != nil || whole, "a patch error names no member: \(error)")
+        return
+    }
+    let encoded = patch.encoded()
+    do {
+        check(try SetPatch.decode(encoded) == patch, "a patch does not survive its encoding: \(text(encoded))")
+    } catch {
+        fail("a patch's encoding does not read back: \(error)")
+    }
+    let changes = patch.changes()
+    check(Set(changes.flags.keys).union(changes.unreadableFlags.keys) == Set(patch.flags.keys), "a patch lost a flag")
 }
 
 /// Fixed instants: the demo set's schedule, and the ends of the range a timestamp can name.

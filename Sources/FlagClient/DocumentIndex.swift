@@ -1,64 +1,26 @@
 import FlagCore
 
-/// A flag-set document with its header and the byte range of each flag and of the cohorts, so that a flag can be
-/// decoded alone. Built by scanning the JSON when a document is cached, and stored beside it in a compact binary
-/// form, so that a launch reads the ranges without scanning 1 MB of JSON.
+/// A flag-set document with its layout (`FlagSet.Layout`: the header and the byte range of each flag and of the
+/// cohorts), so that a flag can be decoded alone. The layout is scanned when a document is cached, and stored beside
+/// it in a compact binary form, so that a launch reads the ranges without scanning 1 MB of JSON.
 struct DocumentIndex: Sendable {
     let bytes: [UInt8]
-    private(set) var schema = FlagSet.currentSchema
-    private(set) var name = ""
-    private(set) var version = 0
-    private(set) var cohortsRange: Range<Int>?
-    private(set) var flagRanges: [String: Range<Int>] = [:]
+    private(set) var layout = FlagSet.Layout()
+
+    var schema: Int { layout.schema }
+    var name: String { layout.name }
+    var version: Int { layout.version }
 
     /// The raw JSON of the cohorts object (`{}` when absent).
-    var cohorts: [UInt8] { cohortsRange.map { Array(bytes[$0]) } ?? Array("{}".utf8) }
+    var cohorts: [UInt8] { layout.cohortsRange.map { Array(bytes[$0]) } ?? Array("{}".utf8) }
 
     /// The raw JSON of one flag, if the document has it.
-    func flag(_ key: String) -> [UInt8]? { flagRanges[key].map { Array(bytes[$0]) } }
+    func flag(_ key: String) -> [UInt8]? { layout.flagRanges[key].map { Array(bytes[$0]) } }
 
     /// Scans `bytes`. Throws `JSONError` when the document is not a JSON object.
     init(scanning bytes: [UInt8]) throws {
         self.bytes = bytes
-        var schema = FlagSet.currentSchema
-        var name = ""
-        var version = 0
-        var cohortsRange: Range<Int>?
-        var flagRanges: [String: Range<Int>] = [:]
-        try JSONReader.read(bytes) { reader in
-            guard try reader.peek() == .object else { throw reader.error("a flag set must be a JSON object") }
-            try reader.readObject { reader, field in
-                switch field {
-                case "schema":
-                    if case .int(let value) = try reader.readValue() { schema = Int(clamping: value) }
-                case "set":
-                    if case .string(let value) = try reader.readValue() { name = value }
-                case "version":
-                    if case .int(let value) = try reader.readValue() { version = Int(clamping: value) }
-                case "cohorts":
-                    let start = reader.offset
-                    try reader.skipValue()
-                    cohortsRange = start..<reader.offset
-                case "flags":
-                    guard try reader.peek() == .object else {
-                        try reader.skipValue()
-                        return
-                    }
-                    try reader.readObject { reader, key in
-                        // The range may start with whitespace, which the flag reader skips.
-                        let start = reader.offset
-                        try reader.skipValue()
-                        flagRanges[key] = start..<reader.offset
-                    }
-                default: try reader.skipValue()
-                }
-            }
-        }
-        self.schema = schema
-        self.name = name
-        self.version = version
-        self.cohortsRange = cohortsRange
-        self.flagRanges = flagRanges
+        self.layout = try FlagSet.Layout.scan(bytes)
     }
 
     private init(bytes: [UInt8]) {
@@ -72,7 +34,7 @@ struct DocumentIndex: Sendable {
     /// The ranges in a compact form: magic, schema, version, name, cohorts range, then (key, start, end) per flag.
     func encoded() -> [UInt8] {
         var out = Self.magic
-        out.reserveCapacity(flagRanges.count * 32 + 64)
+        out.reserveCapacity(layout.flagRanges.count * 32 + 64)
         func int(_ value: Int) {
             withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { out.append(contentsOf: $0) }
         }
@@ -81,13 +43,13 @@ struct DocumentIndex: Sendable {
             int(utf8.count)
             out += utf8
         }
-        int(schema)
-        int(version)
-        string(name)
-        int(cohortsRange?.lowerBound ?? 0)
-        int(cohortsRange?.upperBound ?? 0)
-        int(flagRanges.count)
-        for (key, range) in flagRanges {
+        int(layout.schema)
+        int(layout.version)
+        string(layout.name)
+        int(layout.cohortsRange?.lowerBound ?? 0)
+        int(layout.cohortsRange?.upperBound ?? 0)
+        int(layout.flagRanges.count)
+        for (key, range) in layout.flagRanges {
             string(key)
             int(range.lowerBound)
             int(range.upperBound)
@@ -120,14 +82,12 @@ struct DocumentIndex: Sendable {
         self.init(bytes: bytes)
         guard let schema = int(), let version = int(), let name = string(), let cohorts = range(), let count = int()
         else { return nil }
-        self.schema = schema
-        self.version = version
-        self.name = name
-        self.cohortsRange = cohorts.isEmpty ? nil : cohorts
-        flagRanges.reserveCapacity(count)
+        layout = FlagSet.Layout(
+            schema: schema, name: name, version: version, cohortsRange: cohorts.isEmpty ? nil : cohorts)
+        layout.flagRanges.reserveCapacity(count)
         for _ in 0..<count {
             guard let key = string(), let range = range() else { return nil }
-            flagRanges[key] = range
+            layout.flagRanges[key] = range
         }
         guard position == index.count else { return nil }
     }

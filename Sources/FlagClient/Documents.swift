@@ -34,56 +34,27 @@ enum Documents {
     }
 }
 
-/// A `patch` event (SPEC §4): the flags and cohorts changed or added in `version`, and those removed, over `base`.
+/// A `patch` event (SPEC §4) as the client applies it: a `SetPatch` from `base` to `version`, its changed flags and
+/// cohorts read.
 struct FlagPatch: Sendable {
     var version: Int
     var base: Int
     /// The changed flags and cohorts, read like a document (unreadable items listed as in a document).
     var changes: FlagSet
-    var removedFlags: [String]
-    var removedCohorts: [String]
+    var removedFlags: Set<String>
+    var removedCohorts: Set<String>
 
-    /// Reads a patch's JSON.
+    /// Reads a patch's JSON (`SetPatch`), then its items.
     static func decode(_ bytes: [UInt8]) throws(DocumentRejected) -> FlagPatch {
+        let patch: SetPatch
         do {
-            // The patch has the shape of a document with two more members, so the core's lenient reader takes the
-            // flags and cohorts, and ignores `base` and `removed`, read here.
-            let changes = try FlagSet.decode(bytes)
-            var base: Int?
-            var removedFlags: [String] = []
-            var removedCohorts: [String] = []
-            try JSONReader.read(bytes) { reader in
-                try reader.readObject { reader, field in
-                    switch field {
-                    case "base":
-                        if case .int(let value) = try reader.readValue() { base = Int(clamping: value) }
-                    case "removed":
-                        guard case .object(let removed) = try reader.readValue() else { return }
-                        if case .array(let flags) = removed["flags"] {
-                            removedFlags = flags.compactMap { if case .string(let key) = $0 { key } else { nil } }
-                        }
-                        if case .array(let cohorts) = removed["cohorts"] {
-                            removedCohorts = cohorts.compactMap { if case .string(let key) = $0 { key } else { nil } }
-                        }
-                    default: try reader.skipValue()
-                    }
-                }
-            }
-            guard let base, changes.version >= 1 else {
-                throw DocumentRejected(message: "a patch needs 'version' and 'base'")
-            }
-            // Versions only grow: a patch that would take the set back to (or stay at) its base is damaged.
-            guard changes.version > base else {
-                throw DocumentRejected(message: "a patch to v\(changes.version) cannot have base v\(base)")
-            }
-            return FlagPatch(
-                version: changes.version, base: base, changes: changes, removedFlags: removedFlags,
-                removedCohorts: removedCohorts)
-        } catch let error as DocumentRejected {
-            throw error
+            patch = try SetPatch.decode(bytes)
         } catch {
-            throw DocumentRejected(message: "the patch is not valid JSON: \(error)")
+            throw DocumentRejected(message: error.description)
         }
+        return FlagPatch(
+            version: patch.version, base: patch.base, changes: patch.changes(), removedFlags: patch.removedFlags,
+            removedCohorts: patch.removedCohorts)
     }
 
     /// Whether the patch touches cohorts, which may change flags it does not list.

@@ -55,12 +55,12 @@ extension Refresher {
             recordRetry(seconds: Double(milliseconds) / 1000)
             return nil
         case .event(let event):
-            switch event.type {
-            case "put":
+            switch SetStreamEvent(rawValue: event.type) {
+            case .put:
                 guard applyDocument(Array(event.data.utf8), etag: nil) else { return .badData }
                 setLastEventID(event.id)
                 return nil
-            case "patch":
+            case .patch:
                 switch applyPatch(Array(event.data.utf8)) {
                 case .applied:
                     setLastEventID(event.id)
@@ -73,7 +73,7 @@ extension Refresher {
                     if outcome == .fetched { return nil }
                     return outcome
                 }
-            default:
+            case nil:
                 return nil  // unknown event types are ignored, for servers newer than this client
             }
         }
@@ -131,7 +131,7 @@ extension Refresher {
                 for key in patch.touchedFlags { killed[key] = nil }
                 for (key, value) in CompiledSource.killed(in: overlay.flagSet) { killed[key] = value }
                 let source = OverlaySource(
-                    base: base, overlay: overlay, changed: patch.touchedFlags, removed: Set(patch.removedFlags),
+                    base: base, overlay: overlay, changed: patch.touchedFlags, removed: patch.removedFlags,
                     version: patch.version, killed: killed)
                 core.publish(source: source, state: .live(version: patch.version))
             }

@@ -183,15 +183,17 @@ public struct JSONWriter: Sendable {
 
 /// Orders strings by their UTF-8 bytes: the same order on every platform and in every language's client.
 public func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
-    var lhs = lhs
-    var rhs = rhs
-    return lhs.withUTF8 { a in
-        rhs.withUTF8 { b in
+    // Native and small strings lend their bytes without the copy that `withUTF8` makes of its receiver: sorting a
+    // set's keys calls this for every pair compared.
+    let ordered = lhs.utf8.withContiguousStorageIfAvailable { a in
+        rhs.utf8.withContiguousStorageIfAvailable { b in
             let common = min(a.count, b.count)
             let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
             return order != 0 ? order < 0 : a.count < b.count
         }
     }
+    if let ordered = ordered ?? nil { return ordered }
+    return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
 }
 
 extension JSONValue {

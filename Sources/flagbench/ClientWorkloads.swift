@@ -91,38 +91,33 @@ func benchmarkClient() {
 }
 
 /// The work the client does to serve a one-flag patch on a 1,000-flag set (before the background recompile):
-/// read the patch, apply it to the model, compile the changed flag with the cohorts.
+/// read the patch, apply it to the model, compile the changed flag with the cohorts. `flagbench client-patch`
+/// runs it alone, for callgrind (`--toggle-collect='*applyOneFlagPatch*'`).
 func benchmarkPatchWork(_ bytes: [UInt8]) {
     guard let model = try? FlagSet.decode(bytes), var flag = model.flags["flag-500"] else { exit(1) }
     flag.killed = true
-    var writer = JSONWriter()
-    writer.beginObject()
-    writer.key("version")
-    writer.int(2)
-    writer.key("base")
-    writer.int(1)
-    writer.key("flags")
-    writer.beginObject()
-    writer.key(flag.key)
-    writer.raw(flag.encoded())
-    writer.endObject()
-    writer.endObject()
-    let patch = writer.bytes
+    let patch = SetPatch(version: 2, base: 1, flags: [flag.key: flag.encoded()]).encoded()
     var problems = 0
-    let seconds = best(runs: quick ? 20 : 100) {
-        guard let changes = try? FlagSet.decode(patch) else { return }
-        var next = model
-        next.version = changes.version
-        for (key, changed) in changes.flags { next.flags[key] = changed }
-        var overlay = FlagSet(name: next.name, version: next.version, schema: next.schema)
-        overlay.cohorts = next.cohorts
-        for key in changes.flags.keys { overlay.flags[key] = next.flags[key] }
-        problems = CompiledFlagSet(overlay).problems.count
-    }
+    let seconds = best(runs: quick ? 20 : 100) { problems += applyOneFlagPatch(patch, to: model) }
     report("client.patch-one-flag-overlay.1000flags", seconds * 1e6, "µs")
     let full = best(runs: quick ? 3 : 9) { problems += CompiledFlagSet(model).problems.count }
     report("client.patch-background-recompile.1000flags", full * 1e3, "ms")
     if problems != 0 { print("patch benchmark found problems") }
+}
+
+/// Reads `bytes` as the client reads a patch and compiles its flags over the patched model's cohorts; returns
+/// the problems found (a patch that cannot be read counts as one).
+@inline(never)
+func applyOneFlagPatch(_ bytes: [UInt8], to model: FlagSet) -> Int {
+    guard let patch = try? SetPatch.decode(bytes) else { return 1 }
+    let changes = patch.changes()
+    var next = model
+    next.version = patch.version
+    for (key, changed) in changes.flags { next.flags[key] = changed }
+    var overlay = FlagSet(name: next.name, version: next.version, schema: next.schema)
+    overlay.cohorts = next.cohorts
+    for key in changes.flags.keys { overlay.flags[key] = next.flags[key] }
+    return CompiledFlagSet(overlay).problems.count + changes.unreadableFlags.count
 }
 
 /// Sessions and their first reads on a compiled set, without the cache: short enough to run under callgrind

@@ -32,6 +32,8 @@ case "client":
     benchmarkClient()
 case "client-first-read":
     benchmarkFirstReads()
+case "client-patch":
+    benchmarkPatchWork(benchmarkDocument(flags: 1_000))
 case "suite-eval", "suite-client-start":
     runSuiteCommand(command)
 case "all":

@@ -37,6 +37,27 @@ struct OnlineFormattingTests {
     }
 
     @Test(
+        "a mutation answer gives the version note; an answer that is not one names what is missing",
+        arguments: [
+            (#"{"set":"s","version":43,"changed":true,"key":"k","flag":{}}"#, "(version 43)"),
+            (#"{"set":"s","version":42,"changed":false}"#, "(unchanged, still version 42)"),
+            (
+                #"{"set":"s","changed":true}"#,
+                #"the server's answer cannot be read: the mutation response's "version" is missing; "#
+                    + "it is the set's version after the write; is it a flagserver of this version?"
+            ),
+        ])
+    func versionNotes(_ body: String, _ expected: String) {
+        let answer = AdminClient.Answer(status: 200, json: .null, body: Array(body.utf8))
+        do {
+            #expect(try AdminClient.versionNote(answer) == expected)
+        } catch {
+            #expect(error.message == expected)
+            #expect(error.exitCode == .failure)
+        }
+    }
+
+    @Test(
         "times read as people say them",
         arguments: [
             (5 * 86_400, "in 5 days"), (-3 * 3600, "3 hours ago"), (30, "now"), (90 * 60, "in 2 hours"),

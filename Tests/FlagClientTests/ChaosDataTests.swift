@@ -54,6 +54,9 @@ struct ChaosDataTests {
             body: #"{"version": 2, "base": 1, "flags": {"new-checkout": {"type": "bool", "default": false, "#
                 + #""rules": [{"name": "r", "cohort": "gone", "value": true}]}}, "cohorts": {}, "#
                 + #""removed": {"flags": [], "cohorts": []}}"#),
+        // Both used to be applied as far as they could be read.
+        Bad(name: "flags that are not an object", body: #"{"version": 2, "base": 1, "flags": ["max-items"]}"#),
+        Bad(name: "a removed key that is not a string", body: #"{"version": 2, "base": 1, "removed": {"flags": [7]}}"#),
         // Found by this suite: a patch whose version is not above its base used to be applied, taking the set
         // back in time (here to version 1 with other values than v1's).
         Bad(

@@ -33,35 +33,10 @@ enum Docs {
     }
 
     /// A patch event's data: changed flags and removed keys over `base`.
-    static func patch(version: Int, base: Int, flags: [Flag] = [], removed: [String] = []) -> String {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("version")
-        writer.int(version)
-        writer.key("base")
-        writer.int(base)
-        writer.key("flags")
-        writer.beginObject()
-        for flag in flags {
-            writer.key(flag.key)
-            writer.raw(flag.encoded())
-        }
-        writer.endObject()
-        writer.key("cohorts")
-        writer.beginObject()
-        writer.endObject()
-        writer.key("removed")
-        writer.beginObject()
-        writer.key("flags")
-        writer.beginArray()
-        for key in removed { writer.string(key) }
-        writer.endArray()
-        writer.key("cohorts")
-        writer.beginArray()
-        writer.endArray()
-        writer.endObject()
-        writer.endObject()
-        return String(decoding: writer.bytes, as: UTF8.self)
+    static func patch(version: Int, base: Int, flags: [Flag] = [], removed: Set<String> = []) -> String {
+        let changed = Dictionary(flags.map { ($0.key, $0.encoded()) }, uniquingKeysWith: { _, last in last })
+        let patch = SetPatch(version: version, base: base, flags: changed, removedFlags: removed)
+        return String(decoding: patch.encoded(), as: UTF8.self)
     }
 
     static func sse(_ type: String, id: Int, _ data: String) -> [UInt8] {

@@ -118,4 +118,15 @@ struct FlagSetCodingTests {
         #expect(missing == nil)
         #expect(missingProblems.map(\.path) == ["type"])
     }
+
+    @Test func keysAreOrderedByTheirUTF8Bytes() {
+        // "é" (C3 A9) sorts after "z" (7A) by bytes, and U+FF5A (EF BD 9A) before U+1F600 (F0 9F 98 80); keys of
+        // up to 15 bytes are small strings, longer ones native.
+        let keys = ["b", "", "é", "a", "ab", "z", "\u{1F600}", "\u{FF5A}", "a-longer-key-than-fifteen-bytes", "A"]
+        #expect(
+            keys.sorted(by: utf8Less) == [
+                "", "A", "a", "a-longer-key-than-fifteen-bytes", "ab", "b", "z", "é", "\u{FF5A}", "\u{1F600}",
+            ])
+        #expect(!utf8Less("same", "same"))
+    }
 }

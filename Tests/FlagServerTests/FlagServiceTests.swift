@@ -128,7 +128,7 @@ struct FlagServiceTests {
             set.flags["new-checkout"]?.killed = true
             set.cohorts.removeValue(forKey: "de")
             let change = SetState.change(from: old.items, to: SetState.items(of: set))
-            let patch = SetUpdate.encodePatch(version: 2, base: 1, changed: change)
+            let patch = SetPatch(version: 2, base: 1, changed: change).encoded()
             let flag = try #require(set.flags["new-checkout"]).encoded()
             let expected =
                 #"{"version":2,"base":1,"flags":{"new-checkout":"# + String(decoding: flag, as: UTF8.self)

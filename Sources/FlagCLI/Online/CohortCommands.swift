@@ -45,7 +45,8 @@ public struct CohortCreateCommand: Command {
             "PUT", client.setPath(set) + "/cohorts/\(segment(name))", body: mutation.body(["cohort": cohort]),
             ifMatch: mutation.ifMatch)
         let verb = answer.status == 201 ? "created" : "replaced"
-        context.report(answer, "\(verb) cohort \(name) \(AdminClient.versionNote(answer))")
+        let note = try AdminClient.versionNote(answer)
+        context.report(answer, "\(verb) cohort \(name) \(note)")
         return .success
     }
 }

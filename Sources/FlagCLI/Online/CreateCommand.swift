@@ -91,7 +91,8 @@ public struct CreateCommand: Command {
             context.console.print(answer.json.compactText)
             return .success
         }
-        context.console.print("created \(key) in \(set) \(AdminClient.versionNote(answer))")
+        let note = try AdminClient.versionNote(answer)
+        context.console.print("created \(key) in \(set) \(note)")
         let expiresAt = answer.json["flag"]["expiresAt"]
         if expiresAt != .null {
             let implied = expires == nil && lifetime == nil

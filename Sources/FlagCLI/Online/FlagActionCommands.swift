@@ -31,7 +31,8 @@ extension FlagActionCommand {
         let set = try client.requireSet(for: Self.configuration)
         let answer = try client.send(
             "POST", client.flagPath(set, key) + "/" + Self.route, body: mutation.body(), ifMatch: mutation.ifMatch)
-        context.report(answer, "\(Self.done) \(key) \(AdminClient.versionNote(answer))")
+        let note = try AdminClient.versionNote(answer)
+        context.report(answer, "\(Self.done) \(key) \(note)")
         return .success
     }
 }
@@ -101,7 +102,8 @@ public struct SetDefaultCommand: Command {
         let answer = try client.send(
             "POST", client.flagPath(set, key) + "/default", body: mutation.body(["value": value]),
             ifMatch: mutation.ifMatch)
-        context.report(answer, "\(key) defaults to \(value.compactText) \(AdminClient.versionNote(answer))")
+        let note = try AdminClient.versionNote(answer)
+        context.report(answer, "\(key) defaults to \(value.compactText) \(note)")
         return .success
     }
 }
@@ -146,10 +148,11 @@ public struct ExpireCommand: Command {
         if let at { members["at"] = .string(ISO8601.format(at)) }
         let answer = try client.send(
             "POST", client.flagPath(set, key) + "/expire", body: mutation.body(members), ifMatch: mutation.ifMatch)
+        let note = try AdminClient.versionNote(answer)
         context.report(
             answer,
             "\(key) expires \(Shown.when(answer.json["flag"]["expiresAt"], now: context.now())), then serves "
-                + "\(answer.json["flag"]["expiredValue"].compactText) \(AdminClient.versionNote(answer))")
+                + "\(answer.json["flag"]["expiredValue"].compactText) \(note)")
         return .success
     }
 }

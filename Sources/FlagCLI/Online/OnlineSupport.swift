@@ -164,10 +164,15 @@ extension AdminClient {
         try send("GET", flagPath(set, key)).json["flag"]
     }
 
-    /// `(version 43)` or `(unchanged, version 42)` from a mutation answer.
-    static func versionNote(_ answer: Answer) -> String {
-        let version = answer.json["version"].int.map(String.init) ?? "?"
-        return answer.json["changed"].bool == false ? "(unchanged, still version \(version))" : "(version \(version))"
+    /// `(version 43)` or `(unchanged, still version 42)` from a mutating route's answer (`MutationResult`).
+    static func versionNote(_ answer: Answer) throws(CLIError) -> String {
+        let result: MutationResult
+        do {
+            result = try MutationResult.decode(answer.body)
+        } catch {
+            throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
+        }
+        return result.changed ? "(version \(result.version))" : "(unchanged, still version \(result.version))"
     }
 }
 

@@ -54,7 +54,8 @@ public struct OverrideCommand: Command {
             var query = [(target.name, target.id)]
             if let reason = mutation.reason { query.append(("reason", reason)) }
             let answer = try client.send("DELETE", path, query: query, ifMatch: mutation.ifMatch)
-            context.report(answer, "removed the override of \(key) for \(who) \(AdminClient.versionNote(answer))")
+            let note = try AdminClient.versionNote(answer)
+            context.report(answer, "removed the override of \(key) for \(who) \(note)")
             return .success
         }
         let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
@@ -63,9 +64,10 @@ public struct OverrideCommand: Command {
         if let seconds { members["for"] = .string(DurationText.format(seconds)) }
         let answer = try client.send("POST", path, body: mutation.body(members), ifMatch: mutation.ifMatch)
         let until = seconds.map { " for \(DurationText.format($0))" } ?? ""
+        let note = try AdminClient.versionNote(answer)
         context.report(
             answer,
-            "\(key) is \(members["value"]?.compactText ?? value) for \(who)\(until) \(AdminClient.versionNote(answer))")
+            "\(key) is \(members["value"]?.compactText ?? value) for \(who)\(until) \(note)")
         return .success
     }
 }

@@ -98,18 +98,20 @@ public struct RolloutCommand: Command {
         case .pause, .resume:
             let verb = { if case .pause = action { return "pause" } else { return "resume" } }()
             let answer = try client.send("POST", path + "/" + verb, body: mutation.body(), ifMatch: mutation.ifMatch)
+            let note = try AdminClient.versionNote(answer)
             context.report(
                 answer,
                 "\(verb)d the rollout of \(key) at \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
-                    + AdminClient.versionNote(answer))
+                    + note)
         case .set(let text, var members):
             let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
             members["value"] = try Typed.value(text, type: type, for: "--value for \(key)")
             let answer = try client.send("PUT", path, body: mutation.body(members), ifMatch: mutation.ifMatch)
+            let note = try AdminClient.versionNote(answer)
             context.report(
                 answer,
                 "rolling out \(key): \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
-                    + AdminClient.versionNote(answer))
+                    + note)
         }
         return .success
     }

@@ -58,10 +58,11 @@ public struct RuleAddCommand: Command {
         let answer = try client.send(
             "POST", client.flagPath(set, key) + "/rules", body: mutation.body(["rule": .object(rule)]),
             ifMatch: mutation.ifMatch)
+        let note = try AdminClient.versionNote(answer)
         context.report(
             answer,
             "added rule \(rule["name"]?.string ?? "?") to \(key): \(RuleText.describe(.object(rule))) "
-                + AdminClient.versionNote(answer))
+                + note)
         return .success
     }
 }
@@ -93,7 +94,8 @@ public struct RuleRemoveCommand: Command {
         if let reason = mutation.reason { query.append(("reason", reason)) }
         let answer = try client.send(
             "DELETE", client.flagPath(set, key) + "/rules/\(segment(name))", query: query, ifMatch: mutation.ifMatch)
-        context.report(answer, "removed rule \(name) from \(key) \(AdminClient.versionNote(answer))")
+        let note = try AdminClient.versionNote(answer)
+        context.report(answer, "removed rule \(name) from \(key) \(note)")
         return .success
     }
 }

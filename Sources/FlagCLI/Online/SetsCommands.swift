@@ -52,7 +52,8 @@ public struct SetsCreateCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let answer = try client.send(
             "POST", "/v1/admin/sets", body: mutation.body(["name": .string(name)]), ifMatch: mutation.ifMatch)
-        context.report(answer, "created set \(name) \(AdminClient.versionNote(answer))")
+        let note = try AdminClient.versionNote(answer)
+        context.report(answer, "created set \(name) \(note)")
         return .success
     }
 }

@@ -96,7 +96,8 @@ public struct ImportCommand: Command {
             context.console.print(answer.json.compactText)
         } else {
             for line in lines { context.console.print(line) }
-            context.console.print("imported \(file) into \(set) \(AdminClient.versionNote(answer))")
+            let note = try AdminClient.versionNote(answer)
+            context.console.print("imported \(file) into \(set) \(note)")
         }
         return .success
     }

@@ -147,7 +147,8 @@ public struct RollbackCommand: Command {
         let answer = try client.send(
             "POST", client.setPath(set) + "/rollback", body: mutation.body(["version": .int(Int64(version))]),
             ifMatch: mutation.ifMatch)
-        context.report(answer, "rolled \(set) back to version \(version) \(AdminClient.versionNote(answer))")
+        let note = try AdminClient.versionNote(answer)
+        context.report(answer, "rolled \(set) back to version \(version) \(note)")
         return .success
     }
 }

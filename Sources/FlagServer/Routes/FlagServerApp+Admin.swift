@@ -19,16 +19,11 @@ extension FlagServerApp {
         return mutationResponse(try service.rollback(call.set, to: version, ifMatch: try input.ifMatch(), note: note))
     }
 
-    /// `{"set","version","changed"}` plus `extra` members, with the version's `ETag`.
-    func mutationResponse(
-        _ result: WriteResult, status: Int = 200, _ extra: (inout JSONWriter, SetState) -> Void = { _, _ in }
-    ) -> HTTPResponse {
-        JSONResponse.object(status: status, headers: ["ETag": result.state.etag], capacity: 512) { writer in
-            writer.member("set", result.state.name)
-            writer.member("version", result.state.version)
-            writer.key("changed")
-            writer.bool(result.createdVersion)
-            extra(&writer, result.state)
+    /// The mutation response (`MutationResult`), with the version's `ETag`; `item` names the flag or cohort written.
+    func mutationResponse(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) -> HTTPResponse {
+        let answer = result.answer(naming: item)
+        return JSONResponse.make(status: status, headers: ["ETag": result.state.etag], capacity: 512) {
+            answer.write(to: &$0)
         }
     }
 

@@ -129,11 +129,7 @@ extension FlagServerApp {
             try change(&flag, input)
             next.flags[key] = flag
         }
-        return mutationResponse(result) { writer, state in
-            writer.member("key", key)
-            writer.key("flag")
-            writer.raw(state.items[.flag(key)] ?? [])
-        }
+        return mutationResponse(result, item: .flag(key))
     }
 
     /// `PUT …/flags/{key}`: creates or replaces a flag; a new flag's expiry defaults to its kind's lifetime.
@@ -160,11 +156,7 @@ extension FlagServerApp {
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
             next.flags[key] = flag
         }
-        return mutationResponse(result, status: existed ? 200 : 201) { writer, state in
-            writer.member("key", key)
-            writer.key("flag")
-            writer.raw(state.items[.flag(key)] ?? [])
-        }
+        return mutationResponse(result, status: existed ? 200 : 201, item: .flag(key))
     }
 
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.

@@ -53,11 +53,7 @@ extension FlagServerApp {
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
             next.cohorts[name] = cohort
         }
-        return mutationResponse(result, status: existed ? 200 : 201) { writer, state in
-            writer.member("name", name)
-            writer.key("cohort")
-            writer.raw(state.items[.cohort(name)] ?? [])
-        }
+        return mutationResponse(result, status: existed ? 200 : 201, item: .cohort(name))
     }
 
     /// `DELETE …/keys/{name}`: revoked at once, from the key's next request on.

@@ -29,6 +29,19 @@ public struct WriteResult: Sendable {
     public var state: SetState
     /// Whether the write made a new version.
     public var createdVersion: Bool
+
+    /// The answer to the write (`MutationResult`), carrying `item`'s bytes after it when the route names one.
+    public func answer(naming item: ItemKey? = nil) -> MutationResult {
+        let written = item.flatMap { item in
+            state.items[item].map { json -> MutationResult.Item in
+                switch item.kind {
+                case .flag: .flag(key: item.key, json: json)
+                case .cohort: .cohort(name: item.key, json: json)
+                }
+            }
+        }
+        return MutationResult(set: state.name, version: state.version, changed: createdVersion, item: written)
+    }
 }
 
 /// The heart of the server: every set's current version in memory, and every write validated as a whole, stored

@@ -101,56 +101,38 @@ public final class SetState: Sendable {
 public struct SetUpdate: Sendable {
     /// The state after the change.
     public let state: SetState
-    /// The version the change was made on.
-    public let base: Int
-    /// The changed items: new canonical bytes, or `nil` when removed.
-    public let changed: [ItemKey: [UInt8]?]
-    /// The patch document of SPEC §4: `{"version","base","flags","cohorts","removed":{"flags","cohorts"}}`.
-    public let patch: [UInt8]
+    /// What changed over the version before: the changed items' canonical bytes and the removed names.
+    public let patch: SetPatch
+    /// `patch` encoded (SPEC §4), built once per version.
+    public let encodedPatch: [UInt8]
     /// The whole Server-Sent Events frame for the patch, written as is to every stream.
     public let patchEvent: [UInt8]
 
+    /// The update to `state` from `base`; `changed` maps each changed item to its new bytes, or `nil` if removed.
     init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?]) {
         self.state = state
-        self.base = base
-        self.changed = changed
-        self.patch = Self.encodePatch(version: state.version, base: base, changed: changed)
-        self.patchEvent = ServerSentEvent.frame(event: "patch", id: String(state.version), data: patch)
+        self.patch = SetPatch(version: state.version, base: base, changed: changed)
+        self.encodedPatch = patch.encoded()
+        self.patchEvent = ServerSentEvent.frame(
+            event: SetStreamEvent.patch.rawValue, id: String(state.version), data: encodedPatch)
     }
 
-    /// Encodes a patch from the changed items' canonical bytes: its cost is the change's, not the set's.
-    static func encodePatch(version: Int, base: Int, changed: [ItemKey: [UInt8]?]) -> [UInt8] {
-        let size = changed.values.reduce(128) { $0 + ($1?.count ?? 0) + 40 }
-        var writer = JSONWriter(reservingCapacity: size)
-        writer.beginObject()
-        writer.key("version")
-        writer.int(version)
-        writer.key("base")
-        writer.int(base)
-        let sorted = changed.keys.sorted()
-        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
-            writer.key(field)
-            writer.beginObject()
-            for item in sorted where item.kind == kind {
-                guard case .some(.some(let bytes)) = changed[item] else { continue }
-                writer.key(item.key)
-                writer.raw(bytes)
+    /// The version the change was made on.
+    public var base: Int { patch.base }
+}
+
+extension SetPatch {
+    /// The patch of a change of stored items: its cost is the change's, not the set's.
+    init(version: Int, base: Int, changed: [ItemKey: [UInt8]?]) {
+        self.init(version: version, base: base)
+        for (item, bytes) in changed {
+            switch (item.kind, bytes) {
+            case (.flag, let bytes?): flags[item.key] = bytes
+            case (.flag, nil): removedFlags.insert(item.key)
+            case (.cohort, let bytes?): cohorts[item.key] = bytes
+            case (.cohort, nil): removedCohorts.insert(item.key)
             }
-            writer.endObject()
         }
-        writer.key("removed")
-        writer.beginObject()
-        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
-            writer.key(field)
-            writer.beginArray()
-            for item in sorted where item.kind == kind {
-                if case .some(.none) = changed[item] { writer.string(item.key) }
-            }
-            writer.endArray()
-        }
-        writer.endObject()
-        writer.endObject()
-        return writer.bytes
     }
 }
 

@@ -48,6 +48,43 @@ extension FlagSet {
     }
 }
 
+extension FlagSet {
+    /// Reads one flag given as its own JSON object (a patch's item) as `decode` reads a member of `flags`: into
+    /// `flags`, or into `unreadableFlags` with problems whose paths start at the document's root.
+    mutating func readFlag(_ key: String, from bytes: [UInt8]) {
+        readProblems += readAlone(kind: "flag", key: key, bytes, into: &flags, unreadable: &unreadableFlags) {
+            wire, reader, path in try wire.flag(&reader, key: key, path)
+        }
+    }
+
+    /// Reads one cohort given as its own JSON object, as `decode` reads a member of `cohorts`.
+    mutating func readCohort(_ name: String, from bytes: [UInt8]) {
+        readProblems += readAlone(kind: "cohort", key: name, bytes, into: &cohorts, unreadable: &unreadableCohorts) {
+            wire, reader, path in try wire.cohort(&reader, path)
+        }
+    }
+}
+
+/// Reads one item given as its own JSON as `readItem` reads it inside a document; returns its problems.
+private func readAlone<Item>(
+    kind: String, key: String, _ bytes: [UInt8], into items: inout [String: Item],
+    unreadable: inout [String: [Problem]], _ read: (inout WireReader, inout JSONReader, String) throws -> Item?
+) -> [Problem] {
+    var problems: [Problem] = []
+    do {
+        try JSONReader.read(bytes) { reader in
+            try readItem(
+                &reader, kind: kind, key: key, into: &items, unreadable: &unreadable, problems: &problems, read)
+        }
+    } catch {
+        let problem = Problem(path: "\(kind)s.\(key)", message: "\(error)")
+        items[key] = nil
+        unreadable[key] = [problem]
+        problems.append(problem)
+    }
+    return problems
+}
+
 /// Reads one member of `cohorts` or `flags`: a readable item goes into `items`; one with a problem (or defined
 /// twice) goes into `unreadable` with why, so that only it falls back.
 private func readItem<Item>(
