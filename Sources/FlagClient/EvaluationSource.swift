@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// Where evaluations come from: one flag set, in whichever form is ready.
@@ -133,8 +134,8 @@ final class OverlaySource: EvaluationSource {
 /// `CompiledSource` as soon as the whole set is compiled in the background.
 final class LazySource: EvaluationSource {
     let index: DocumentIndex
-    private let compiledFlags = LockedBox<[String: CompiledFlagSet]>([:])
-    private let cohortSet = LockedBox<FlagSet?>(nil)
+    private let compiledFlags = Locked<[String: CompiledFlagSet]>([:])
+    private let cohortSet = Locked<FlagSet?>(nil)
 
     init(index: DocumentIndex) {
         self.index = index
@@ -151,7 +152,7 @@ final class LazySource: EvaluationSource {
 
     /// The set holding only `key` and the cohorts, compiled once.
     func compiled(for key: String) -> CompiledFlagSet {
-        if let done = compiledFlags.withLockedValue({ $0[key] }) { return done }
+        if let done = compiledFlags.withLock({ $0[key] }) { return done }
         var set = cohorts()
         if let bytes = index.flag(key) {
             do {
@@ -163,7 +164,7 @@ final class LazySource: EvaluationSource {
         }
         let compiled = CompiledFlagSet(set)
         // The first set stored wins, so that a resolution from one a racing thread compiled stays valid.
-        return compiledFlags.withLockedValue { stored in
+        return compiledFlags.withLock { stored in
             if let done = stored[key] { return done }
             stored[key] = compiled
             return compiled
@@ -171,7 +172,7 @@ final class LazySource: EvaluationSource {
     }
 
     private func cohorts() -> FlagSet {
-        if let done = cohortSet.withLockedValue({ $0 }) { return done }
+        if let done = cohortSet.withLock({ $0 }) { return done }
         var set = FlagSet(name: index.name, version: index.version, updatedAt: nil, schema: index.schema)
         let cohorts = index.cohorts
         var writer = JSONWriter(reservingCapacity: cohorts.count + 64)
@@ -190,7 +191,7 @@ final class LazySource: EvaluationSource {
             // every flag using a cohort then reports PARSE_ERROR until the background decode replaces this source.
             set.readProblems = [Problem(path: "cohorts", message: "\(error)")]
         }
-        cohortSet.withLockedValue { $0 = set }
+        cohortSet.withLock { $0 = set }
         return set
     }
 }

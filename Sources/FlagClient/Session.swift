@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// A frozen view of the flags for one unit: each flag keeps the value of its first read for the session's life,
@@ -14,13 +15,13 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// Who the flags are evaluated for.
     public let context: EvaluationContext
     private let core: ClientCore
-    private let frozen: LockedBox<FrozenTable>
+    private let frozen: Locked<FrozenTable>
 
     init(core: ClientCore, id: String?, context: EvaluationContext, frozen: [String: EvaluationDetail<JSONValue>]) {
         self.core = core
         self.id = id
         self.context = context
-        self.frozen = LockedBox(FrozenTable(frozen))
+        self.frozen = Locked(FrozenTable(frozen))
         core.register(ObjectIdentifier(self), OpenSession(id: id, frozen: self.frozen))
     }
 
@@ -62,7 +63,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue
     ) -> FrozenLookup {
         if let overrides = core.overrides, overrides.isActive { return .missing }
-        let found = frozen.withLockedValue { $0.find(handle.key, hash: hash) }
+        let found = frozen.withLock { $0.find(handle.key, hash: hash) }
         if case .missing = found { return firstValue(handle, hash: hash, type: type, default: fallback) }
         return found
     }
@@ -83,7 +84,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
         typed: ((JSONValue) -> Annex?)?
     ) -> Frozen {
-        if let entry = frozen.withLockedValue({ $0.frozen(handle.key, hash: hash) }) { return entry }
+        if let entry = frozen.withLock({ $0.frozen(handle.key, hash: hash) }) { return entry }
         return freeze(handle, hash: hash, type: type, default: fallback, typed: typed) { table, position in
             table.frozen(at: position)
         }
@@ -102,7 +103,7 @@ public final class FlagSession: FeatureFlags, Sendable {
             let entry = Frozen(
                 value: fallback, reason: .default, error: .providerNotReady,
                 message: "no flag set yet: serving the compiled-in default", version: nil)
-            return frozen.withLockedValue { table in
+            return frozen.withLock { table in
                 let position = table.insertIfAbsent(name, hash: hash) { $0 = entry }.position
                 return read(table, position)
             }
@@ -116,7 +117,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         // Decoded before the lock is taken: it runs the caller's `Decodable` code, which may read this session.
         var decoded: Annex?
         if let typed, resolution.outcome.errorCode == nil { decoded = typed(resolution.value(default: fallback)) }
-        let (result, persisted) = frozen.withLockedValue { table in
+        let (result, persisted) = frozen.withLock { table in
             let (position, inserted) = table.insertIfAbsent(name, hash: hash) {
                 $0.set(resolution, key: name, type: type, default: fallback, version: version, typed: decoded)
             }
@@ -134,7 +135,7 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// values.
     static func applyKills(_ killed: [String: JSONValue], version: Int, to session: OpenSession, core: ClientCore) {
         var changed: [(key: String, detail: EvaluationDetail<JSONValue>)] = []
-        session.frozen.withLockedValue { values in
+        session.frozen.withLock { values in
             for (key, value) in killed where values[key]?.killed != true {
                 let entry = Frozen(value: value, reason: .disabled, variant: "kill", version: version, killed: true)
                 values[key] = entry

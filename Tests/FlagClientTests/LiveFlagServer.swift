@@ -1,3 +1,4 @@
+import FlagLock
 import FlagServer
 import Foundation
 import Testing
@@ -20,7 +21,7 @@ final class LiveFlagServer: Sendable {
     let url: URL
     let port: Int
     let dataDirectory: URL
-    private let stopped = LockedBox(false)
+    private let stopped = Locked(false)
 
     /// Starts a server on `dataDirectory`: a new store the first time, the same store again after `stop()`; on a
     /// free port, or on `port` (a server coming back where its clients expect it).
@@ -44,7 +45,7 @@ final class LiveFlagServer: Sendable {
 
     /// Stops as on SIGTERM: streams end, in-flight requests finish, the port is closed. Only the first call acts.
     func stop() {
-        guard stopped.withLockedValue({ stopped in defer { stopped = true }; return !stopped }) else { return }
+        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
         app.shutdown()
         server.shutdown(deadline: .seconds(2))
         app.finishStoreWork()

@@ -1,4 +1,5 @@
 import Dispatch
+import FlagLock
 import Glibc
 import Synchronization
 import Testing
