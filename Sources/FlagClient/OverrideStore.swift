@@ -80,7 +80,4 @@ final class OverrideStore: Sendable {
             table.merge()
         }
     }
-
-    /// The API overrides, key → text.
-    var apiOverrides: [String: String] { table.withLock { $0.api } }
 }
