@@ -90,9 +90,10 @@ final class ClientCore: Sendable {
     }
 
     private func applyKills(_ killed: [String: JSONValue], version: Int) {
-        // Copied out first: the writes to each session's table and the persistence happen outside this lock.
+        let kills = killed.map { FlagSession.Kill(name: $0.key, slot: FlagSlots.slot(for: $0.key), value: $0.value) }
+        // Copied out first: the writes to each session's values and the persistence happen outside this lock.
         let open = sessions.withLock { Array($0.values) }
-        for session in open { FlagSession.applyKills(killed, version: version, to: session, core: self) }
+        for session in open { FlagSession.applyKills(kills, version: version, to: session, core: self) }
     }
 
     /// Registers a new session's frozen values for kills; the session's `deinit` unregisters them.
@@ -139,9 +140,8 @@ final class ClientCore: Sendable {
 
 /// What a kill needs of an open session: its frozen values and its persisted id. Held strongly and removed by the
 /// session's `deinit`: the registry used to hold the session weakly, and a weakly referenced object keeps its counts
-/// in a side table, which made every retain and release of a session take the runtime's slow path (~125
-/// instructions per first read in `flagbench suite-eval`).
+/// in a side table, which made every retain and release of a session take the runtime's slow path.
 struct OpenSession: Sendable {
     let id: String?
-    let frozen: Locked<FlagSession.FrozenTable>
+    let frozen: Locked<FrozenValues>
 }
