@@ -26,5 +26,5 @@ struct FrozenValues: Sendable {
     }
 
     /// How many flags are frozen.
-    var count: Int { evaluations.count { $0 != nil } }
+    var count: Int { evaluations.lazy.filter { $0 != nil }.count }
 }
