@@ -54,7 +54,8 @@ let package = Package(
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite"]),
         .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
         .testTarget(
-            name: "FlagServerTests", dependencies: ["FlagServer", "FlagLock", "FlagSQLite", "FlagCore", "FlagServerMain"],
+            name: "FlagServerTests",
+            dependencies: ["FlagServer", "FlagLock", "FlagSQLite", "FlagCore", "FlagServerMain"],
             resources: [.copy("Abuse")]),
         .testTarget(
             name: "FlagClientTests",

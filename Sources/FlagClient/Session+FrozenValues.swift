@@ -18,9 +18,7 @@ struct FrozenValues: Sendable {
     subscript(slot: Int) -> Evaluation? {
         get { slot < evaluations.count ? evaluations[slot] : nil }
         set {
-            if slot >= evaluations.count {
-                evaluations.append(contentsOf: repeatElement(nil, count: slot + 1 - evaluations.count))
-            }
+            while slot >= evaluations.count { evaluations.append(nil) }
             evaluations[slot] = newValue
         }
     }

@@ -34,14 +34,13 @@ public final class FlagSession: FeatureFlags, Sendable {
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
         // Inlined into the caller so that reading a Bool, Int, Double or String touches no generic metadata: the
         // lookup and the first evaluation are not generic.
-        if key.isPrimitive, let served = servedValue(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON) {
-            switch served {
+        if key.isPrimitive,
+            let json = frozenValue(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON)
+        {
             // Folds to a plain return when the caller's `Value` is `Bool` (this function is inlined and specialized),
             // without calling the key's conversion closure.
-            case .bool(let bool)?: return bool as? Value ?? key.convert(.bool(bool)) ?? key.defaultValue
-            case let json?: return key.convert(json) ?? key.defaultValue
-            case nil: return key.defaultValue
-            }
+            if case .bool(let bool) = json, let value = bool as? Value { return value }
+            return key.convert(json) ?? key.defaultValue
         }
         return detail(key).value
     }
@@ -59,13 +58,15 @@ public final class FlagSession: FeatureFlags, Sendable {
         return key.typed(evaluation.detail(default: key.defaultJSON))
     }
 
-    /// The value frozen in `slot` for the flag `handle` names, freezing it now at its first read: `.some(nil)` when
-    /// the caller's default is due, `nil` when a local override may apply (the caller then takes `detail`).
+    /// The value frozen in `slot` for the flag `handle` names, freezing it now at its first read: the served value,
+    /// or `fallback` (the key's default as JSON) when the caller's default is due; `nil` when a local override may
+    /// apply (the caller then takes `detail`).
     @usableFromInline
-    func servedValue(_ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue) -> JSONValue?? {
+    func frozenValue(_ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue) -> JSONValue? {
         if let overrides = core.overrides, overrides.isActive { return nil }
-        if let evaluation = frozen.withLock({ $0[slot] }) { return evaluation.served }
-        return freeze(handle, slot: slot, type: type, default: fallback, decode: nil).served
+        // The value is copied out inside the lock, so that a frozen read does not retain the evaluation.
+        if let frozen = frozen.withLock({ $0[slot].map { $0.served ?? fallback } }) { return frozen }
+        return freeze(handle, slot: slot, type: type, default: fallback, decode: nil).served ?? fallback
     }
 
     /// Evaluates the flag `handle` names and freezes the result in `slot` unless another thread (or a kill) froze

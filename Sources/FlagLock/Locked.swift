@@ -26,31 +26,31 @@
 ///   a holder that is preempted or writes to sockets keeps every waiter spinning.
 ///
 /// The value and the lock share one allocation (`LockedStorage`), which never moves while a thread waits on it.
-/// Copies of a `Locked` share that storage.
-package struct Locked<Value>: @unchecked Sendable {
+/// Copies of a `Locked` share that storage. Public rather than `package`, and `@inlinable`: this toolchain did not
+/// inline an `@inlinable package` function into other modules, and every lock was then a generic call.
+public struct Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable is safe: the value is only touched inside `withLock`, which holds the lock, and the value
     // and the lock live in one `LockedStorage` that all copies share.
     @usableFromInline let storage: LockedStorage<Value>
 
     /// A lock guarding `value`.
-    package init(_ value: Value) {
+    public init(_ value: Value) {
         storage = LockedStorage.make(value)
     }
 
     /// Runs `body` with exclusive access to the value.
-    // Inlinable so that a caller in another module inlines the lock and its closure, as it would its own code.
-    @inlinable
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @inlinable @inline(__always)
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
 }
 
 /// The value (the buffer's header) and its lock (the buffer's one element) in a single allocation.
-package final class LockedStorage<Value>: ManagedBuffer<Value, LockedStorage<Value>.Primitive> {
+public final class LockedStorage<Value>: ManagedBuffer<Value, LockedStorage<Value>.Primitive> {
     #if canImport(Darwin)
-        package typealias Primitive = os_unfair_lock
+        public typealias Primitive = os_unfair_lock
     #else
-        package typealias Primitive = pthread_mutex_t
+        public typealias Primitive = pthread_mutex_t
     #endif
 
     static func make(_ value: Value) -> LockedStorage<Value> {
@@ -78,8 +78,8 @@ package final class LockedStorage<Value>: ManagedBuffer<Value, LockedStorage<Val
         }
     }
 
-    @inlinable
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @inlinable @inline(__always)
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try withUnsafeMutablePointers { value, lock in
             #if canImport(Darwin)
                 os_unfair_lock_lock(lock)

@@ -272,10 +272,9 @@ import Testing
         for index in stride(from: 298, through: 0, by: -2) {
             #expect(session.value(FlagKey(names[index], default: 0)) == 1)
         }
+        let changed = names.map { Flag(key: $0, type: .int, defaultValue: .int(2)) }
         client.core.publish(
-            source: CompiledSource(
-                CompiledFlagSet(Docs.set(version: 2, flags: names.map { Flag(key: $0, type: .int, defaultValue: .int(2)) }))),
-            state: .live(version: 2))
+            source: CompiledSource(CompiledFlagSet(Docs.set(version: 2, flags: changed))), state: .live(version: 2))
         for (index, name) in names.enumerated() {
             let detail = session.detail(FlagKey(name, default: 0))
             #expect(detail.value == (index % 2 == 0 ? 1 : 2), "\(name)")
