@@ -18,8 +18,8 @@ final class FlagCache: Sendable {
     }
 
     let opened: Locked<Opened>
-    /// Serializes reopening and rebuilding (a mutex: they do I/O, unlike the spin lock of `opened`).
-    let recovery = NSLock()
+    /// Serializes reopening and rebuilding, which do I/O; `opened` is held only to read or swap the database.
+    let recovery = Locked(())
     let path: String
     let log: @Sendable (FlagClientLogMessage.Level, String) -> Void
     /// Until when writes fail at once, and with what: another process held the write lock past the busy timeout.
