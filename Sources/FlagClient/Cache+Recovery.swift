@@ -69,34 +69,34 @@ extension FlagCache {
     /// opened but its header is gone (overwritten or emptied in place), which the open connection, working from its
     /// page cache and WAL, would not notice.
     func reopenIfReplaced(now: Date) throws {
-        try recovery.withLock { _ in
-            let (old, file) = opened.withLock { ($0.database, $0.file) }
-            let current = FileIdentity(path: path)
-            if current == file {
-                guard Self.headerIsGone(path) else { return }
-                try replaceWithEmpty(old, because: "was overwritten while in use", now: now)
-                return
-            }
-            log(.warning, "flag cache at \(path) was deleted or replaced while in use; opening it again")
-            close(old)
-            if current == nil {
-                // Closing deletes the old `-wal` and `-shm`; should they be left, they belong to the deleted file
-                // and must not be replayed into the new one.
-                _ = try Self.moveAside(path: path, now: now)
-            }
-            let database = try Self.openDatabase(path: path, now: now, log: log)
-            opened.withLock { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+        recovery.lock()
+        defer { recovery.unlock() }
+        let (old, file) = opened.withLock { ($0.database, $0.file) }
+        let current = FileIdentity(path: path)
+        if current == file {
+            guard Self.headerIsGone(path) else { return }
+            try replaceWithEmpty(old, because: "was overwritten while in use", now: now)
+            return
         }
+        log(.warning, "flag cache at \(path) was deleted or replaced while in use; opening it again")
+        close(old)
+        if current == nil {
+            // Closing deletes the old `-wal` and `-shm`; should they be left, they belong to the deleted file and
+            // must not be replayed into the new one.
+            _ = try Self.moveAside(path: path, now: now)
+        }
+        let database = try Self.openDatabase(path: path, now: now, log: log)
+        opened.withLock { $0 = Opened(database: database, file: FileIdentity(path: path)) }
     }
 
     /// Closes the database, moves its files aside and creates a new, empty one in place: for damage found after
     /// opening (a read or write that fails with `SQLITE_CORRUPT` although `quick_check` passed).
     /// Does nothing when `damaged` was already replaced (by another thread that met the same damage).
     func rebuild(damaged: SQLiteDatabase, now: Date) throws {
-        try recovery.withLock { _ in
-            guard damaged === database else { return }
-            try replaceWithEmpty(damaged, because: "is damaged", now: now)
-        }
+        recovery.lock()
+        defer { recovery.unlock() }
+        guard damaged === database else { return }
+        try replaceWithEmpty(damaged, because: "is damaged", now: now)
     }
 
     /// Closes `old`, moves its files aside and opens a new, empty cache in place; the caller holds `recovery`.

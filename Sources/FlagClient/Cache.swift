@@ -18,8 +18,9 @@ final class FlagCache: Sendable {
     }
 
     let opened: Locked<Opened>
-    /// Serializes reopening and rebuilding, which do I/O; `opened` is held only to read or swap the database.
-    let recovery = Locked(())
+    /// Serializes reopening and rebuilding, which do I/O; `opened` is held only to read or swap the database. An
+    /// `NSLock`, not a `Locked`: it guards no value (see `Locked` on empty values).
+    let recovery = NSLock()
     let path: String
     let log: @Sendable (FlagClientLogMessage.Level, String) -> Void
     /// Until when writes fail at once, and with what: another process held the write lock past the busy timeout.

@@ -26,8 +26,11 @@
 ///   a holder that is preempted or writes to sockets keeps every waiter spinning.
 ///
 /// The value and the lock share one allocation (`LockedStorage`), which never moves while a thread waits on it.
-/// Copies of a `Locked` share that storage. Public rather than `package`, and `@inlinable`: this toolchain did not
-/// inline an `@inlinable package` function into other modules, and every lock was then a generic call.
+/// Copies of a `Locked` share that storage. Guard a value, not `Void`: an empty value sits at the lock's own address,
+/// and ThreadSanitizer then reports the lock's reads of itself as races with the value.
+///
+/// Public rather than `package`, and `@inlinable`: this toolchain did not inline an `@inlinable package` function
+/// into other modules, and every lock was then a generic call.
 public struct Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable is safe: the value is only touched inside `withLock`, which holds the lock, and the value
     // and the lock live in one `LockedStorage` that all copies share.
