@@ -26,15 +26,18 @@ let package = Package(
         ),
         // A small SQLite wrapper shared by the server's store and the client's cache.
         .target(name: "FlagSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
+        // The one lock every module uses (`Locked`, whose comment gives the policy). A target of its own so that
+        // modules that must not import FlagCore (the HTTP engine) can use it too.
+        .target(name: "FlagLock"),
         // What Swift's Glibc module lacks: epoll, accept4, eventfd.
         .target(name: "CSystem"),
         // The server's logic: HTTP engine, routes, the versioned store, auth.
-        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagSQLite", "CSystem"]),
+        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "CSystem"]),
         // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
         .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
-        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagSQLite"]),
+        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite"]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
@@ -54,14 +57,16 @@ let package = Package(
             name: "FlagTestSupport", dependencies: ["FlagServer", "FlagCore"], path: "Tests/FlagTestSupport"),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestSupport"]),
+        .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
         .testTarget(
             name: "FlagServerTests",
-            dependencies: ["FlagServer", "FlagSQLite", "FlagCore", "FlagServerMain", "FlagTestSupport"],
+            dependencies: ["FlagServer", "FlagLock", "FlagSQLite", "FlagCore", "FlagServerMain", "FlagTestSupport"],
             resources: [.copy("Abuse")]),
         .testTarget(
             name: "FlagClientTests",
             dependencies: [
-                "FlagClient", "FlagClientTesting", "FlagCore", "FlagSQLite", "FlagServer", "flagdemo", "FlagTestSupport",
+                "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "flagdemo",
+                "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
         .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagTestSupport"]),

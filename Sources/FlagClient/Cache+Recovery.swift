@@ -1,3 +1,4 @@
+import FlagLock
 import FlagSQLite
 import Foundation
 
@@ -48,7 +49,7 @@ extension FlagCache {
     /// second fail at once with the same error: sessions persisting a value per flag read would otherwise queue
     /// 250 ms each, and `shutdown` (which waits for them) and new sets (which are cached first) behind them.
     func healingWrite<T>(now: Date, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        if let (until, error) = busy.withLockedValue({ $0 }), ContinuousClock.now < until { throw error }
+        if let (until, error) = busy.withLock({ $0 }), ContinuousClock.now < until { throw error }
         try reopenIfReplaced(now: now)
         let database = database
         do {
@@ -58,7 +59,7 @@ extension FlagCache {
             return try self.database.write(body)
         } catch let error as SQLiteError where error.isBusy {
             // Real time on purpose, not the client's clock: SQLite's busy timeout is real time too.
-            busy.withLockedValue { $0 = (ContinuousClock.now + Self.busyPause, error) }
+            busy.withLock { $0 = (ContinuousClock.now + Self.busyPause, error) }
             throw error
         }
     }
@@ -70,7 +71,7 @@ extension FlagCache {
     func reopenIfReplaced(now: Date) throws {
         recovery.lock()
         defer { recovery.unlock() }
-        let (old, file) = opened.withLockedValue { ($0.database, $0.file) }
+        let (old, file) = opened.withLock { ($0.database, $0.file) }
         let current = FileIdentity(path: path)
         if current == file {
             guard Self.headerIsGone(path) else { return }
@@ -85,7 +86,7 @@ extension FlagCache {
             _ = try Self.moveAside(path: path, now: now)
         }
         let database = try Self.openDatabase(path: path, now: now, log: log)
-        opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+        opened.withLock { $0 = Opened(database: database, file: FileIdentity(path: path)) }
     }
 
     /// Closes the database, moves its files aside and creates a new, empty one in place: for damage found after
@@ -105,7 +106,7 @@ extension FlagCache {
         log(.warning, "flag cache at \(path) \(what); moved to \(aside) and rebuilt")
         let database = try SQLiteDatabase(path: path, configuration: Self.configuration)
         try Self.migrator.migrate(database)
-        opened.withLockedValue { $0 = Opened(database: database, file: FileIdentity(path: path)) }
+        opened.withLock { $0 = Opened(database: database, file: FileIdentity(path: path)) }
     }
 
     /// Whether the file at `path` is readable and does not start with SQLite's header, which every database file

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagSQLite
 import Foundation
 
@@ -16,23 +17,24 @@ final class FlagCache: Sendable {
         var file: FileIdentity?
     }
 
-    let opened: LockedBox<Opened>
-    /// Serializes reopening and rebuilding (a mutex: they do I/O, unlike the spin lock of `opened`).
+    let opened: Locked<Opened>
+    /// Serializes reopening and rebuilding, which do I/O; `opened` is held only to read or swap the database. An
+    /// `NSLock`, not a `Locked`: it guards no value (see `Locked` on empty values).
     let recovery = NSLock()
     let path: String
     let log: @Sendable (FlagClientLogMessage.Level, String) -> Void
     /// Until when writes fail at once, and with what: another process held the write lock past the busy timeout.
-    let busy = LockedBox<(until: ContinuousClock.Instant, error: SQLiteError)?>(nil)
+    let busy = Locked<(until: ContinuousClock.Instant, error: SQLiteError)?>(nil)
     /// How long writes fail at once after one waited the busy timeout in vain.
     static let busyPause = Duration.seconds(1)
 
     /// The database in use now.
-    var database: SQLiteDatabase { opened.withLockedValue { $0.database } }
+    var database: SQLiteDatabase { opened.withLock { $0.database } }
 
     private init(
         database: SQLiteDatabase, path: String, log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
     ) {
-        self.opened = LockedBox(Opened(database: database, file: FileIdentity(path: path)))
+        self.opened = Locked(Opened(database: database, file: FileIdentity(path: path)))
         self.path = path
         self.log = log
     }

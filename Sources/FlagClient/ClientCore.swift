@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// The state sessions and the refresh loop share: the set in use, the client state, the server-clock correction,
@@ -17,9 +18,9 @@ final class ClientCore: Sendable {
     let cache: FlagCache?
     let overrides: OverrideStore?
     let logger: (@Sendable (FlagClientLogMessage) -> Void)?
-    private let current: LockedBox<Current>
-    private let sessions = LockedBox<[ObjectIdentifier: OpenSession]>([:])
-    private let subscribers = LockedBox<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
+    private let current: Locked<Current>
+    private let sessions = Locked<[ObjectIdentifier: OpenSession]>([:])
+    private let subscribers = Locked<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
     /// Writes of persisted sessions' values, in order, off the reading thread.
     private let persistence = DispatchQueue(label: "FlagClient.persistence")
 
@@ -34,7 +35,7 @@ final class ClientCore: Sendable {
         self.cache = cache
         self.overrides = overrides
         self.logger = logger
-        self.current = LockedBox(Current(source: source, state: state))
+        self.current = Locked(Current(source: source, state: state))
     }
 
     func log(_ level: FlagClientLogMessage.Level, _ message: String) {
@@ -43,27 +44,27 @@ final class ClientCore: Sendable {
 
     /// The set in use and the server-clock correction, read together.
     func sourceAndSkew() -> (source: (any EvaluationSource)?, skew: Double) {
-        current.withLockedValue { ($0.source, $0.skew) }
+        current.withLock { ($0.source, $0.skew) }
     }
 
     /// The local clock corrected by the server's.
     func now() -> Date {
-        dependencies.now().addingTimeInterval(current.withLockedValue { $0.skew })
+        dependencies.now().addingTimeInterval(current.withLock { $0.skew })
     }
 
-    var state: ClientState { current.withLockedValue { $0.state } }
-    var source: (any EvaluationSource)? { current.withLockedValue { $0.source } }
+    var state: ClientState { current.withLock { $0.state } }
+    var source: (any EvaluationSource)? { current.withLock { $0.source } }
 
     /// Records the server's clock: `serverDate` was read from a response received at local time `localNow`.
     /// The `Date` header has whole seconds, so differences under 2 s are noise and ignored.
     func observeServerDate(_ serverDate: Date, localNow: Date) {
         let skew = serverDate.timeIntervalSince(localNow)
-        current.withLockedValue { $0.skew = abs(skew) < 2 ? 0 : skew }
+        current.withLock { $0.skew = abs(skew) < 2 ? 0 : skew }
     }
 
     /// Puts `source` in use (when given) and sets the state; kills new in `source` apply to open sessions at once.
     func publish(source: (any EvaluationSource)?, state: ClientState) {
-        let (old, changed) = current.withLockedValue { current -> ((any EvaluationSource)?, Bool) in
+        let (old, changed) = current.withLock { current -> ((any EvaluationSource)?, Bool) in
             let old = current.source
             if let source { current.source = source }
             let changed = current.state != state || (source != nil && old?.version != source?.version)
@@ -79,7 +80,7 @@ final class ClientCore: Sendable {
         }
         if changed {
             let update = FlagClientUpdate(state: state, version: (source ?? old)?.version)
-            for continuation in subscribers.withLockedValue({ Array($0.values) }) { continuation.yield(update) }
+            for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(update) }
         }
     }
 
@@ -89,32 +90,33 @@ final class ClientCore: Sendable {
     }
 
     private func applyKills(_ killed: [String: JSONValue], version: Int) {
-        // Copied out first: the writes to each session's table and the persistence happen outside this lock.
-        let open = sessions.withLockedValue { Array($0.values) }
-        for session in open { FlagSession.applyKills(killed, version: version, to: session, core: self) }
+        let kills = killed.map { FlagSession.Kill(name: $0.key, slot: FlagSlots.slot(for: $0.key), value: $0.value) }
+        // Copied out first: the writes to each session's values and the persistence happen outside this lock.
+        let open = sessions.withLock { Array($0.values) }
+        for session in open { FlagSession.applyKills(kills, version: version, to: session, core: self) }
     }
 
     /// Registers a new session's frozen values for kills; the session's `deinit` unregisters them.
     func register(_ id: ObjectIdentifier, _ session: OpenSession) {
-        sessions.withLockedValue { $0[id] = session }
+        sessions.withLock { $0[id] = session }
     }
 
     func unregister(_ id: ObjectIdentifier) {
-        sessions.withLockedValue { $0[id] = nil }
+        sessions.withLock { $0[id] = nil }
     }
 
     /// A new stream of updates; it ends when the subscriber stops iterating.
     func subscribe() -> AsyncStream<FlagClientUpdate> {
         let (stream, continuation) = AsyncStream<FlagClientUpdate>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let id = UUID()
-        subscribers.withLockedValue { $0[id] = continuation }
-        continuation.onTermination = { [weak self] _ in self?.subscribers.withLockedValue { $0[id] = nil } }
+        subscribers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.subscribers.withLock { $0[id] = nil } }
         return stream
     }
 
     /// Ends every update stream (the client is going away).
     func finishSubscribers() {
-        for continuation in subscribers.withLockedValue({ Array($0.values) }) { continuation.finish() }
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
     }
 
     /// Stores values of a persisted session in the background.
@@ -138,9 +140,8 @@ final class ClientCore: Sendable {
 
 /// What a kill needs of an open session: its frozen values and its persisted id. Held strongly and removed by the
 /// session's `deinit`: the registry used to hold the session weakly, and a weakly referenced object keeps its counts
-/// in a side table, which made every retain and release of a session take the runtime's slow path (~125
-/// instructions per first read in `flagbench suite-eval`).
+/// in a side table, which made every retain and release of a session take the runtime's slow path.
 struct OpenSession: Sendable {
     let id: String?
-    let frozen: LockedBox<FlagSession.FrozenTable>
+    let frozen: Locked<FrozenValues>
 }

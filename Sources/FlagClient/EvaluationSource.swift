@@ -1,72 +1,114 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// Where evaluations come from: one flag set, in whichever form is ready.
 ///
-/// Three forms, because the speed targets pull apart: a whole `CompiledFlagSet` is the fastest to evaluate but takes
-/// ~15 ms to build from a 1 MB document, too slow for the first value at launch (lazy, per flag) and for a one-flag
-/// patch (an overlay of the changed flags over the previous set).
+/// Three forms, because the speed targets pull apart: a whole `CompiledFlagSet` is the fastest to evaluate but is
+/// too slow to build from a large document for the first value at launch (lazy, per flag) and for a one-flag patch
+/// (an overlay of the changed flags over the previous set).
 ///
-/// Class-bound: copying the source out of the client's lock at every first read is then one retain, where a
-/// copy of an unconstrained existential went through its value witnesses (~140 instructions, twice a read).
+/// Class-bound: copying the source out of the client's lock at every first read is then one retain, where a copy of
+/// an unconstrained existential goes through its value witnesses.
 protocol EvaluationSource: AnyObject, Sendable {
     /// The set's version.
     var version: Int { get }
-    /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
-    /// time; never throws. The result is valid while this source is alive (see `Resolution`).
-    func resolve(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date
-    ) -> Resolution
+    /// The compiled set that evaluates the flag `key`; it holds the flag and every cohort of this version.
+    func compiled(for key: String) -> CompiledFlagSet
     /// The killed flags with their kill values, when known without decoding the whole set; `nil` for the lazy form.
     var killed: [String: JSONValue]? { get }
 }
 
-/// An evaluation's outcome as numbers and the compiled set that holds what they index.
-///
-/// The set is unretained: the source that returned the resolution holds it, and a caller keeps that source alive
-/// (`withExtendedLifetime`, `_fixLifetime`) while it reads here. Reading through `_withUnsafeGuaranteedRef` then retains nothing
-/// (an `unowned(unsafe)` field was retained and released at every read: ~90 instructions per first read).
-struct Resolution {
-    let outcome: Outcome
-    private let compiled: Unmanaged<CompiledFlagSet>
-
-    init(outcome: Outcome, compiled: CompiledFlagSet) {
-        self.outcome = outcome
-        self.compiled = .passUnretained(compiled)
-    }
-
-    /// The served value, or `fallback` when the evaluation failed.
-    func value(default fallback: JSONValue) -> JSONValue {
-        compiled._withUnsafeGuaranteedRef { $0.value(outcome) } ?? fallback
-    }
-
-    /// The variant name; `nil` on a failure.
-    var variant: String? { compiled._withUnsafeGuaranteedRef { $0.variant(outcome) } }
-
-    /// The failure's message for flag `key` asked for as `type`; `nil` when it did not fail.
-    func message(key: String, type: FlagType) -> String? {
-        compiled._withUnsafeGuaranteedRef { $0.message(outcome, key: key, type: type) }
-    }
-
-    /// The public detail, with the version of the source that resolved it.
-    func detail(key: String, type: FlagType, default fallback: JSONValue, version: Int) -> EvaluationDetail<JSONValue> {
-        var detail = compiled._withUnsafeGuaranteedRef {
-            $0.detail(outcome, key: key, type: type, default: fallback)
-        }
-        detail.version = version
-        return detail
-    }
-}
-
 extension EvaluationSource {
+    /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
+    /// time; never throws. The result carries this source's version.
+    func evaluation(
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date
+    ) -> Evaluation {
+        let compiled = compiled(for: handle.key)
+        let outcome = compiled.outcome(handle, type: type, context: context, clock: now)
+        let error = outcome.errorCode
+        return Evaluation(
+            served: compiled.value(outcome), reason: outcome.reason, variant: compiled.variant(outcome), error: error,
+            message: error == nil ? nil : compiled.message(outcome, key: handle.key, type: type), version: version)
+    }
+
     /// Evaluates `key` as `type` at `now` into a detail, hashing the key for this call only.
     func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        withExtendedLifetime(self) {
-            resolve(FlagHandle(key), type: type, context: context, clock: { now })
-                .detail(key: key, type: type, default: fallback, version: version)
+        evaluation(FlagHandle(key), type: type, context: context, clock: { now }).detail(default: fallback)
+    }
+}
+
+/// One flag's evaluation: what a session freezes, what its reads return and what its detail is built from.
+/// Immutable, so that a session's lock guards only which evaluation a flag has; a kill replaces it (SPEC §6.3).
+final class Evaluation: Sendable {
+    /// The served value; `nil` when the caller's default is due (`error` says why).
+    let served: JSONValue?
+    let reason: ReasonCode
+    let variant: String?
+    let error: ErrorCodeValue?
+    let message: String?
+    /// The version of the set it came from; `nil` when no set was used.
+    let version: Int?
+    /// Set by a kill: a later restore does not undo it in this session.
+    let killed: Bool
+    /// The served value decoded for a `Decodable` key, so that it decodes once.
+    let decoded: (any Sendable)?
+
+    init(
+        served: JSONValue?, reason: ReasonCode, variant: String? = nil, error: ErrorCodeValue? = nil,
+        message: String? = nil, version: Int?, killed: Bool = false, decoded: (any Sendable)? = nil
+    ) {
+        self.served = served
+        self.reason = reason
+        self.variant = variant
+        self.error = error
+        self.message = message
+        self.version = version
+        self.killed = killed
+        self.decoded = decoded
+    }
+
+    /// What a read finds before any set is available: the caller's default.
+    static var notReady: Evaluation {
+        Evaluation(
+            served: nil, reason: .default, error: .providerNotReady,
+            message: "no flag set yet: serving the compiled-in default", version: nil)
+    }
+
+    /// The kill value of a flag killed in set `version`.
+    static func kill(_ value: JSONValue, version: Int) -> Evaluation {
+        Evaluation(served: value, reason: .disabled, variant: "kill", version: version, killed: true)
+    }
+
+    /// The evaluation of a persisted detail; `nil` when its reason or error code is not one this build gives (the
+    /// flag is then evaluated afresh, as for a persisted value that no longer parses).
+    convenience init?(detail: EvaluationDetail<JSONValue>) {
+        guard let reason = ReasonCode(detail.reason) else { return nil }
+        var error: ErrorCodeValue?
+        if let code = detail.errorCode {
+            guard let known = ErrorCodeValue(code) else { return nil }
+            error = known
         }
+        self.init(
+            served: error == nil ? detail.value : nil, reason: reason, variant: detail.variant, error: error,
+            message: detail.errorMessage, version: detail.version, killed: reason == .disabled)
+    }
+
+    /// This evaluation with `decoded` as its decoded value.
+    func decoding(_ decoded: any Sendable) -> Evaluation {
+        Evaluation(
+            served: served, reason: reason, variant: variant, error: error, message: message, version: version,
+            killed: killed, decoded: decoded)
+    }
+
+    /// The public detail, with `fallback` as the value when the caller's default is due.
+    func detail(default fallback: JSONValue) -> EvaluationDetail<JSONValue> {
+        EvaluationDetail(
+            value: served ?? fallback, reason: reason.reason, variant: variant, errorCode: error?.errorCode,
+            errorMessage: message, version: version)
     }
 }
 
@@ -92,9 +134,7 @@ final class CompiledSource: EvaluationSource {
 
     var version: Int { compiled.version }
 
-    func resolve(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date) -> Resolution {
-        Resolution(outcome: compiled.outcome(handle, type: type, context: context, clock: now), compiled: compiled)
-    }
+    func compiled(for key: String) -> CompiledFlagSet { compiled }
 }
 
 /// The flags a patch changed, compiled with every cohort of the new set, over the previous source.
@@ -118,13 +158,9 @@ final class OverlaySource: EvaluationSource {
         self.killed = killed
     }
 
-    /// The set that resolves a flag is the overlay or the base; the version reported is this source's (callers
-    /// take it from `version`).
-    func resolve(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date) -> Resolution {
-        if changed.contains(handle.key) || removed.contains(handle.key) {
-            return Resolution(outcome: overlay.outcome(handle, type: type, context: context, clock: now), compiled: overlay)
-        }
-        return base.resolve(handle, type: type, context: context, clock: now)
+    /// The overlay for a flag the patch changed or removed, the base for every other.
+    func compiled(for key: String) -> CompiledFlagSet {
+        changed.contains(key) || removed.contains(key) ? overlay : base.compiled(for: key)
     }
 }
 
@@ -133,8 +169,8 @@ final class OverlaySource: EvaluationSource {
 /// `CompiledSource` as soon as the whole set is compiled in the background.
 final class LazySource: EvaluationSource {
     let index: DocumentIndex
-    private let compiledFlags = LockedBox<[String: CompiledFlagSet]>([:])
-    private let cohortSet = LockedBox<FlagSet?>(nil)
+    private let compiledFlags = Locked<[String: CompiledFlagSet]>([:])
+    private let cohortSet = Locked<FlagSet?>(nil)
 
     init(index: DocumentIndex) {
         self.index = index
@@ -143,15 +179,9 @@ final class LazySource: EvaluationSource {
     var version: Int { index.version }
     var killed: [String: JSONValue]? { nil }
 
-    /// The resolving set is kept in `compiledFlags` for this source's life.
-    func resolve(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date) -> Resolution {
-        let compiled = compiled(for: handle.key)
-        return Resolution(outcome: compiled.outcome(handle, type: type, context: context, clock: now), compiled: compiled)
-    }
-
-    /// The set holding only `key` and the cohorts, compiled once.
+    /// The set holding only `key` and the cohorts, compiled once and kept for this source's life.
     func compiled(for key: String) -> CompiledFlagSet {
-        if let done = compiledFlags.withLockedValue({ $0[key] }) { return done }
+        if let done = compiledFlags.withLock({ $0[key] }) { return done }
         var set = cohorts()
         if let bytes = index.flag(key) {
             do {
@@ -162,8 +192,8 @@ final class LazySource: EvaluationSource {
             }
         }
         let compiled = CompiledFlagSet(set)
-        // The first set stored wins, so that a resolution from one a racing thread compiled stays valid.
-        return compiledFlags.withLockedValue { stored in
+        // The first set stored wins, so that every evaluation of `key` comes from one compiled set.
+        return compiledFlags.withLock { stored in
             if let done = stored[key] { return done }
             stored[key] = compiled
             return compiled
@@ -171,7 +201,7 @@ final class LazySource: EvaluationSource {
     }
 
     private func cohorts() -> FlagSet {
-        if let done = cohortSet.withLockedValue({ $0 }) { return done }
+        if let done = cohortSet.withLock({ $0 }) { return done }
         var set = FlagSet(name: index.name, version: index.version, updatedAt: nil, schema: index.schema)
         let cohorts = index.cohorts
         var writer = JSONWriter(reservingCapacity: cohorts.count + 64)
@@ -190,7 +220,7 @@ final class LazySource: EvaluationSource {
             // every flag using a cohort then reports PARSE_ERROR until the background decode replaces this source.
             set.readProblems = [Problem(path: "cohorts", message: "\(error)")]
         }
-        cohortSet.withLockedValue { $0 = set }
+        cohortSet.withLock { $0 = set }
         return set
     }
 }

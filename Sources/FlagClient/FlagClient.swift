@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// The flag client a service or an app embeds: it serves flags from compiled defaults, the disk cache and the
@@ -14,7 +15,7 @@ public final class FlagClient: Sendable {
     /// The configuration the client was created with.
     public let configuration: Configuration
     let core: ClientCore
-    private let refresh: LockedBox<Task<Void, Never>?>
+    private let refresh: Locked<Task<Void, Never>?>
 
     /// Creates a client: reads the cache (or seeds it from the bootstrap document) synchronously, then starts
     /// refreshing in the background. Throws only for a configuration that cannot work (a bad set name or URL);
@@ -59,18 +60,18 @@ public final class FlagClient: Sendable {
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
             cache: cache, overrides: overrides, logger: logger, source: source, state: state)
         let refresher = Refresher(core: core, configuration: configuration, cached: cached, model: model)
-        refresh = LockedBox(Task.detached(priority: .utility) { await refresher.run() })
+        refresh = Locked(Task.detached(priority: .utility) { await refresher.run() })
     }
 
     deinit {
-        refresh.withLockedValue { $0?.cancel() }
+        refresh.withLock { $0?.cancel() }
         core.finishSubscribers()
     }
 
     /// Stops refreshing (the values in use stay) and waits for the persisted sessions' pending writes, so that a
     /// client created next on the same cache directory resumes them; `deinit` stops refreshing too.
     public func shutdown() {
-        refresh.withLockedValue { task in
+        refresh.withLock { task in
             task?.cancel()
             task = nil
         }

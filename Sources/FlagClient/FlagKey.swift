@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// A typed flag with its compiled-in default: what code asks a session for.
@@ -21,8 +22,8 @@ public struct FlagKey<Value: Sendable>: Sendable {
     @usableFromInline let defaultJSON: JSONValue
     /// Converts a served JSON value to `Value`; `nil` when it is not one.
     @usableFromInline let convert: @Sendable (JSONValue) -> Value?
-    /// `name.hashValue`, computed once: a frozen read then hashes one integer instead of the whole name.
-    @usableFromInline let nameHash: Int
+    /// The name's small number in this process (`FlagSlots`): where a session keeps the flag's frozen value.
+    @usableFromInline let slot: Int
     /// The name with its evaluation hash, computed once: a first read finds the flag without hashing the name.
     @usableFromInline let handle: FlagHandle
     /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue).
@@ -33,7 +34,7 @@ public struct FlagKey<Value: Sendable>: Sendable {
         convert: @escaping @Sendable (JSONValue) -> Value?
     ) {
         self.name = name
-        self.nameHash = name.hashValue
+        self.slot = FlagSlots.slot(for: name)
         self.handle = FlagHandle(name)
         self.defaultValue = value
         self.type = type
@@ -126,4 +127,24 @@ extension FlagKey: Hashable {
 extension FlagKey {
     /// `value` as this key's `Value`, or `nil` when it is not one (for test doubles of `FeatureFlags`).
     public func converted(_ value: JSONValue) -> Value? { convert(value) }
+}
+
+/// A small number for each flag name, the same for every key, session and client of the process, so that a session
+/// keeps its frozen values in an array indexed by it: a frozen read indexes instead of hashing the name.
+///
+/// Process-wide because a `FlagKey` is made without a client (often as a `static let`). Numbers are given in order
+/// of first use and never taken back: they count the distinct flags the process reads, restores or sees killed, and
+/// a session's array is as long as the largest number it holds.
+enum FlagSlots {
+    private static let slots = Locked<[String: Int]>([:])
+
+    /// The number of `name`, given now if it has none yet.
+    static func slot(for name: String) -> Int {
+        slots.withLock { slots in
+            if let slot = slots[name] { return slot }
+            let slot = slots.count
+            slots[name] = slot
+            return slot
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// The local overrides in force (SPEC §6.4): API (debug menu) beats the environment, which beats the env file.
@@ -16,7 +17,7 @@ final class OverrideStore: Sendable {
         }
     }
 
-    private let table: LockedBox<Table>
+    private let table: Locked<Table>
     private let log: @Sendable (FlagClientLogMessage.Level, String) -> Void
 
     init(
@@ -25,7 +26,7 @@ final class OverrideStore: Sendable {
     ) {
         var table = Table(fileAndEnvironment: fileAndEnvironment, api: api)
         table.merge()
-        self.table = LockedBox(table)
+        self.table = Locked(table)
         self.log = log
     }
 
@@ -52,11 +53,11 @@ final class OverrideStore: Sendable {
     }
 
     /// Whether any override is set (valid or not).
-    var isActive: Bool { table.withLockedValue { !$0.merged.isEmpty } }
+    var isActive: Bool { table.withLock { !$0.merged.isEmpty } }
 
     /// The overriding detail for `key`, or `nil` when it has none (or a bad one).
     func detail<Value>(for key: FlagKey<Value>) -> EvaluationDetail<Value>? {
-        guard let raw = table.withLockedValue({ $0.merged.isEmpty ? nil : $0.merged[key.name] }) else { return nil }
+        guard let raw = table.withLock({ $0.merged.isEmpty ? nil : $0.merged[key.name] }) else { return nil }
         let problem: String
         switch OverridesParser.value(raw.text, as: key.type) {
         case .success(let json):
@@ -67,19 +68,16 @@ final class OverrideStore: Sendable {
         case .failure(let error):
             problem = error.message
         }
-        let first = table.withLockedValue { $0.reported.insert("\(key.name)=\(raw.text)").inserted }
+        let first = table.withLock { $0.reported.insert("\(key.name)=\(raw.text)").inserted }
         if first { log(.warning, "override of '\(key.name)' from \(raw.source) ignored: \(problem)") }
         return nil
     }
 
     /// Sets or clears (`nil`) an API override's text.
     func setAPIOverride(_ key: String, text: String?) {
-        table.withLockedValue { table in
+        table.withLock { table in
             table.api[key] = text
             table.merge()
         }
     }
-
-    /// The API overrides, key → text.
-    var apiOverrides: [String: String] { table.withLockedValue { $0.api } }
 }

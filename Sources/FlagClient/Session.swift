@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 
 /// A frozen view of the flags for one unit: each flag keeps the value of its first read for the session's life,
@@ -14,13 +15,13 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// Who the flags are evaluated for.
     public let context: EvaluationContext
     private let core: ClientCore
-    private let frozen: LockedBox<FrozenTable>
+    private let frozen: Locked<FrozenValues>
 
     init(core: ClientCore, id: String?, context: EvaluationContext, frozen: [String: EvaluationDetail<JSONValue>]) {
         self.core = core
         self.id = id
         self.context = context
-        self.frozen = LockedBox(FrozenTable(frozen))
+        self.frozen = Locked(FrozenValues(frozen))
         core.register(ObjectIdentifier(self), OpenSession(id: id, frozen: self.frozen))
     }
 
@@ -33,14 +34,13 @@ public final class FlagSession: FeatureFlags, Sendable {
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
         // Inlined into the caller so that reading a Bool, Int, Double or String touches no generic metadata: the
         // lookup and the first evaluation are not generic.
-        if key.isPrimitive {
-            switch frozenOrFirstValue(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON) {
-            case .value(let json): return key.convert(json) ?? key.defaultValue
-            // Folds to a plain return when the caller's `Value` is `Bool` (this function is inlined and specialized).
-            case .bool(let bool): return bool as? Value ?? key.convert(.bool(bool)) ?? key.defaultValue
-            case .fallback: return key.defaultValue
-            case .missing: break
-            }
+        if key.isPrimitive,
+            let json = frozenValue(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON)
+        {
+            // Folds to a plain return when the caller's `Value` is `Bool` (this function is inlined and specialized),
+            // without calling the key's conversion closure.
+            if case .bool(let bool) = json, let value = bool as? Value { return value }
+            return key.convert(json) ?? key.defaultValue
         }
         return detail(key).value
     }
@@ -48,99 +48,76 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let typed: ((JSONValue) -> Annex?)? = key.isPrimitive ? nil : { key.convert($0).map { Annex(typed: $0) } }
-        let frozen = frozenEntry(key.handle, hash: key.nameHash, type: key.type, default: key.defaultJSON, typed: typed)
-        if !key.isPrimitive, frozen.error == nil, let value = frozen.annex?.typed as? Value {
-            return frozen.detail.map { _ in value }
+        let decode: ((JSONValue) -> (any Sendable)?)? = key.isPrimitive ? nil : { key.convert($0) }
+        let evaluation =
+            frozen.withLock { $0[key.slot] }
+            ?? freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, decode: decode)
+        if !key.isPrimitive, let value = evaluation.decoded as? Value {
+            return evaluation.detail(default: key.defaultJSON).map { _ in value }
         }
-        return key.typed(frozen.detail)
+        return key.typed(evaluation.detail(default: key.defaultJSON))
     }
 
-    /// The frozen value of `name` (freezing it now at its first read); `.missing` when a local override may apply.
+    /// The value frozen in `slot` for the flag `handle` names, freezing it now at its first read: the served value,
+    /// or `fallback` (the key's default as JSON) when the caller's default is due; `nil` when a local override may
+    /// apply (the caller then takes `detail`).
     @usableFromInline
-    func frozenOrFirstValue(
-        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue
-    ) -> FrozenLookup {
-        if let overrides = core.overrides, overrides.isActive { return .missing }
-        let found = frozen.withLockedValue { $0.find(handle.key, hash: hash) }
-        if case .missing = found { return firstValue(handle, hash: hash, type: type, default: fallback) }
-        return found
+    func frozenValue(_ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue) -> JSONValue? {
+        if let overrides = core.overrides, overrides.isActive { return nil }
+        // The value is copied out inside the lock, so that a frozen read does not retain the evaluation.
+        if let frozen = frozen.withLock({ $0[slot].map { $0.served ?? fallback } }) { return frozen }
+        return freeze(handle, slot: slot, type: type, default: fallback, decode: nil).served ?? fallback
     }
 
-    /// The first read of a primitive flag. Out of line so that the frozen read above stays small: inlined, it cost
-    /// every frozen read 6 instructions (of ~140).
-    @inline(never)
-    private func firstValue(
-        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue
-    ) -> FrozenLookup {
-        freeze(handle, hash: hash, type: type, default: fallback, typed: nil) { table, position in
-            table.lookup(at: position)
-        }
-    }
-
-    /// The frozen entry of the flag `handle` names, evaluating and freezing it at the first read.
-    private func frozenEntry(
-        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
-        typed: ((JSONValue) -> Annex?)?
-    ) -> Frozen {
-        if let entry = frozen.withLockedValue({ $0.frozen(handle.key, hash: hash) }) { return entry }
-        return freeze(handle, hash: hash, type: type, default: fallback, typed: typed) { table, position in
-            table.frozen(at: position)
-        }
-    }
-
-    /// Evaluates the flag `handle` names and freezes the result unless another thread (or a kill) froze the flag
-    /// meanwhile (the first stored value wins); `read` gets the entry that stays, inside the lock. `typed` decodes
-    /// the value for a `Decodable` key; `nil` for the primitive types.
-    private func freeze<Result>(
-        _ handle: FlagHandle, hash: Int, type: FlagType, default fallback: JSONValue,
-        typed: ((JSONValue) -> Annex?)?, read: (FrozenTable, Int) -> Result
-    ) -> Result {
-        let name = handle.key
+    /// Evaluates the flag `handle` names and freezes the result in `slot` unless another thread (or a kill) froze
+    /// the flag meanwhile; returns the evaluation that stays (the first stored wins). `decode` decodes the value for
+    /// a `Decodable` key; `nil` for the primitive types; `fallback` is the value a persisted session stores when the
+    /// caller's default is due. Both `value` and `detail` freeze here.
+    private func freeze(
+        _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue,
+        decode: ((JSONValue) -> (any Sendable)?)?
+    ) -> Evaluation {
         let (source, skew) = core.sourceAndSkew()
-        guard let source else {
-            let entry = Frozen(
-                value: fallback, reason: .default, error: .providerNotReady,
-                message: "no flag set yet: serving the compiled-in default", version: nil)
-            return frozen.withLockedValue { table in
-                let position = table.insertIfAbsent(name, hash: hash) { $0 = entry }.position
-                return read(table, position)
+        var evaluation = Evaluation.notReady
+        if let source {
+            // The clock is read only for a flag whose value can depend on the time.
+            evaluation = source.evaluation(handle, type: type, context: context) {
+                self.core.dependencies.now().addingTimeInterval(skew)
+            }
+            // Decoded before the lock is taken: it runs the caller's `Decodable` code, which may read this session.
+            if let decode, let served = evaluation.served, let decoded = decode(served) {
+                evaluation = evaluation.decoding(decoded)
             }
         }
-        // The clock is read only for a flag whose value can depend on the time; the closure captures only `self`
-        // (copying `core.dependencies.now` out first retained and released it).
-        let resolution = source.resolve(handle, type: type, context: context) {
-            self.core.dependencies.now().addingTimeInterval(skew)
+        let (kept, inserted) = frozen.withLock { values in
+            if let earlier = values[slot] { return (earlier, false) }
+            values[slot] = evaluation
+            return (evaluation, true)
         }
-        let version = source.version
-        // Decoded before the lock is taken: it runs the caller's `Decodable` code, which may read this session.
-        var decoded: Annex?
-        if let typed, resolution.outcome.errorCode == nil { decoded = typed(resolution.value(default: fallback)) }
-        let (result, persisted) = frozen.withLockedValue { table in
-            let (position, inserted) = table.insertIfAbsent(name, hash: hash) {
-                $0.set(resolution, key: name, type: type, default: fallback, version: version, typed: decoded)
-            }
-            return (read(table, position), inserted && id != nil ? table.frozen(at: position).detail : nil)
+        if inserted, let id, source != nil {
+            core.persist(sessionID: id, values: [(handle.key, kept.detail(default: fallback))])
         }
-        // The resolution reads the source's compiled set without retaining it: the source lives until here.
-        _fixLifetime(source)
-        if let persisted, let id {
-            core.persist(sessionID: id, values: [(name, persisted)])
-        }
-        return result
+        return kept
     }
 
     /// Replaces the values of flags killed in a new set (read or not yet read) in an open session by their kill
     /// values.
-    static func applyKills(_ killed: [String: JSONValue], version: Int, to session: OpenSession, core: ClientCore) {
+    static func applyKills(_ killed: [Kill], version: Int, to session: OpenSession, core: ClientCore) {
         var changed: [(key: String, detail: EvaluationDetail<JSONValue>)] = []
-        session.frozen.withLockedValue { values in
-            for (key, value) in killed where values[key]?.killed != true {
-                let entry = Frozen(value: value, reason: .disabled, variant: "kill", version: version, killed: true)
-                values[key] = entry
-                changed.append((key, entry.detail))
+        session.frozen.withLock { values in
+            for kill in killed where values[kill.slot]?.killed != true {
+                let evaluation = Evaluation.kill(kill.value, version: version)
+                values[kill.slot] = evaluation
+                changed.append((kill.name, evaluation.detail(default: kill.value)))
             }
         }
         if let id = session.id { core.persist(sessionID: id, values: changed) }
+    }
+
+    /// A flag killed in a new set: its name, its slot and the value it serves.
+    struct Kill {
+        let name: String
+        let slot: Int
+        let value: JSONValue
     }
 }

@@ -1,3 +1,4 @@
+import FlagLock
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -57,7 +58,7 @@ struct URLSessionTransport: FlagTransport {
         let session = URLSession(configuration: Self.configuration(timeout: request.timeout))
         defer { session.finishTasksAndInvalidate() }
         let urlRequest = Self.urlRequest(request)
-        let box = LockedBox<URLSessionDataTask?>(nil)
+        let box = Locked<URLSessionDataTask?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
@@ -69,11 +70,11 @@ struct URLSessionTransport: FlagTransport {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
-                box.withLockedValue { $0 = task }
+                box.withLock { $0 = task }
                 task.resume()
             }
         } onCancel: {
-            box.withLockedValue { $0?.cancel() }
+            box.withLock { $0?.cancel() }
         }
     }
 

@@ -27,9 +27,16 @@ public struct Bucketer: Sendable, Hashable {
 
     /// The bucket of a unit, `0...9999`.
     public func bucket(_ unitID: String) -> Int {
+        withBytes(of: unitID) { Self.bucket(primed, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The bucket formula, the one place it is written: the hash state primed with `salt + ":"`, continued over the
+    /// unit id's UTF-8 bytes, modulo `bucketCount`. The evaluator calls it with the primed state its program holds.
+    @inline(__always)
+    static func bucket(_ primed: Murmur3Hasher, _ unit: UnsafeRawBufferPointer) -> Int {
         var hasher = primed
-        hasher.combine(unitID)
-        return Int(hasher.finalize() % UInt32(Self.bucketCount))
+        hasher.combine(unit)
+        return Int(hasher.finalize() % UInt32(bucketCount))
     }
 
     /// Whether a unit falls inside a rollout at `percent` % for this salt.

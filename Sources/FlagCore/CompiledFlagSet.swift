@@ -52,7 +52,7 @@ public final class CompiledFlagSet: Sendable {
     }
 
     /// `detail` with `value` for its value, its optional strings moved rather than copied: copying them through
-    /// the generic detail cost a retain, a release and a value-witness call each, a fifth of an evaluation.
+    /// the generic detail cost a retain, a release and a value-witness call each.
     @inlinable
     static func retyped<Value: Sendable>(
         _ detail: inout EvaluationDetail<JSONValue>, _ value: Value

@@ -13,7 +13,6 @@ final class FlagPlan: Sendable {
     struct Forced: Sendable {
         let value: JSONValue
         let until: Double?
-        @inline(__always) func isActive(at seconds: Double) -> Bool { until.map { seconds < $0 } ?? true }
     }
 
     struct CohortForced: Sendable {
@@ -21,7 +20,6 @@ final class FlagPlan: Sendable {
         let name: String
         let value: JSONValue
         let until: Double?
-        @inline(__always) func isActive(at seconds: Double) -> Bool { until.map { seconds < $0 } ?? true }
     }
 
     final class Rule: Sendable {
@@ -92,19 +90,6 @@ final class CompiledRollout: Sendable {
         self.steps = steps
         self.pausedAt = pausedAt
     }
-
-    /// Units whose bucket is below this number are inside (SPEC §2.1, §2.2).
-    @inline(__always)
-    func threshold(at seconds: Double) -> Int {
-        if let fixed { return fixed }
-        let time = pausedAt.map { min($0, seconds) } ?? seconds
-        var current = 0
-        for step in steps {
-            if step.at > time { break }
-            current = step.threshold
-        }
-        return current
-    }
 }
 
 final class CompiledSplit: Sendable {
@@ -117,11 +102,6 @@ final class CompiledSplit: Sendable {
         self.bucketer = bucketer
         self.bounds = bounds
         self.arms = arms
-    }
-
-    func arm(for bucket: Int) -> (name: String, value: JSONValue) {
-        for (index, bound) in bounds.enumerated() where bucket < bound { return arms[index] }
-        return arms[arms.count - 1]
     }
 }
 

@@ -2,9 +2,8 @@ import Foundation
 
 /// An evaluation as plain numbers: which served value, variant name, reason and failure, as indexes into the
 /// program that produced it. Nothing in it is reference-counted, so evaluating, returning and storing one copies a
-/// few words; `CompiledFlagSet` turns it into an `EvaluationDetail` only when someone asks for the detail. The
-/// client freezes a session's first read from it (a first read that built the whole detail spent about half its
-/// instructions copying and releasing the detail's strings).
+/// few words; `CompiledFlagSet` turns it into an `EvaluationDetail` only when someone asks for the detail, and the
+/// client turns it into the `Evaluation` a session freezes, without building the detail's strings.
 package struct Outcome: Sendable {
     /// Why an evaluation fell back to the caller's default.
     package enum Failure: UInt8, Sendable {

@@ -36,13 +36,11 @@ struct UnitScratch {
         return version
     }
 
-    /// The unit's bucket for a salt (SPEC §2.1): the primed hash continued over the unit id's bytes.
+    /// The unit's bucket for the salt numbered `salt`, whose primed hash state is `primed` (SPEC §2.1).
     @inline(__always)
     mutating func bucket(salt: Int32, primed: Murmur3Hasher) -> Int {
         if salt != bucketSalt {
-            var hasher = primed
-            hasher.combine(unit)
-            bucket = Int(hasher.finalize() % UInt32(Bucketer.bucketCount))
+            bucket = Bucketer.bucket(primed, unit)
             bucketSalt = salt
         }
         return bucket

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing
@@ -81,9 +82,9 @@ struct ChaosDataTests {
     /// The stream: v1, then the bad event; each reconnection only confirms v1.
     func refusedOnTheStream(_ event: [UInt8], logged: String) async throws {
         try await withTemporaryDirectory { directory in
-            let connections = LockedBox(0)
+            let connections = Locked(0)
             let server = try ScriptedHTTPServer { _ in
-                let first = connections.withLockedValue { count in
+                let first = connections.withLock { count in
                     count += 1
                     return count == 1
                 }
@@ -93,7 +94,7 @@ struct ChaosDataTests {
             }
             defer { server.stop() }
             let logs = LogSink()
-            let sleeps = LockedBox<[Double]>([])
+            let sleeps = Locked<[Double]>([])
             let client = try Chaos.client(server: server.url, cache: directory, sleeps: sleeps, logs: logs)
             defer { client.shutdown() }
             let updates = UpdateRecorder(client)
@@ -101,7 +102,7 @@ struct ChaosDataTests {
             try await eventually("reported stale", timeout: Chaos.patience) { updates.sawStale }
             #expect(logs.messages.contains { $0.level == .warning && $0.message.hasPrefix(logged) })
             #expect(server.received.last?.headers["last-event-id"] == "1")
-            #expect(sleeps.withLockedValue { $0.first } == 1)  // bad data counts as a failure: backoff
+            #expect(sleeps.withLock { $0.first } == 1)  // bad data counts as a failure: backoff
             try await eventually("live again on v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
             #expect(try Chaos.cachedVersion(directory) == 1)
@@ -112,9 +113,9 @@ struct ChaosDataTests {
     @Test(arguments: badDocuments)
     func aBadDocumentOnAPollIsRefused(_ bad: Bad) async throws {
         try await withTemporaryDirectory { directory in
-            let count = LockedBox(0)
+            let count = Locked(0)
             let server = try ScriptedHTTPServer { request in
-                let index = count.withLockedValue { count in
+                let index = count.withLock { count in
                     count += 1
                     return count
                 }

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing
@@ -22,7 +23,7 @@ struct ChaosServerTests {
             let data = directory.appendingPathComponent("server")
             let first = try LiveFlagServer(dataDirectory: data)
             let key = try await first.createSet("ios-prod", document: Self.document)
-            let sleeps = LockedBox<[Double]>([])
+            let sleeps = Locked<[Double]>([])
             let cache = directory.appendingPathComponent("cache")
             let client = try Chaos.client(server: first.url, sdkKey: key, cache: cache, sleeps: sleeps)
             defer { client.shutdown() }
@@ -36,10 +37,10 @@ struct ChaosServerTests {
                 if case .stale = client.state { true } else { false }
             }
             try await eventually("three reconnection attempts", timeout: Chaos.patience) {
-                sleeps.withLockedValue { $0.count >= 3 }
+                sleeps.withLock { $0.count >= 3 }
             }
             // Backing off from 1 s, doubling: no retry storm against a server that is down.
-            #expect(Array(sleeps.withLockedValue { $0 }.prefix(3)) == [1, 2, 4])
+            #expect(Array(sleeps.withLock { $0 }.prefix(3)) == [1, 2, 4])
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 20)
             let started = ContinuousClock.now
             #expect(await client.ready(timeout: .milliseconds(100)) == false)
@@ -67,9 +68,9 @@ struct ChaosServerTests {
     /// A stream cut in the middle of an event: the half event is never applied, and the reconnection says which
     /// version the client has, so that the server sends only what is newer.
     @Test func aCutStreamReconnectsWithLastEventID() async throws {
-        let connections = LockedBox(0)
+        let connections = Locked(0)
         let server = try ScriptedHTTPServer { request in
-            let count = connections.withLockedValue { count in
+            let count = connections.withLock { count in
                 count += 1
                 return count
             }
@@ -84,7 +85,7 @@ struct ChaosServerTests {
             return streamAnswer(Docs.sse("patch", id: 4, patch))
         }
         defer { server.stop() }
-        let sleeps = LockedBox<[Double]>([])
+        let sleeps = Locked<[Double]>([])
         let client = try Chaos.client(server: server.url, cache: nil, sleeps: sleeps)
         defer { client.shutdown() }
         try await eventually("v4", timeout: Chaos.patience) { client.state == .live(version: 4) }
@@ -92,7 +93,7 @@ struct ChaosServerTests {
         #expect(requests.count == 2)
         #expect(requests.first?.headers["last-event-id"] == nil)
         #expect(requests.last?.headers["last-event-id"] == "3")
-        #expect(sleeps.withLockedValue { $0 } == [1])
+        #expect(sleeps.withLock { $0 } == [1])
         try await Chaos.expectServing(client, version: 4, newCheckout: false, maxItems: 10)
     }
 
@@ -118,9 +119,9 @@ struct ChaosServerTests {
         let (status, retryAfter) = (answer.status, answer.retryAfter)
         let failures = 4
         let dateHeader = "Sun, 29 Nov 2026 13:01:00 GMT"
-        let count = LockedBox(0)
+        let count = Locked(0)
         let server = try ScriptedHTTPServer { request in
-            let index = count.withLockedValue { count in
+            let index = count.withLock { count in
                 count += 1
                 return count
             }
@@ -139,7 +140,7 @@ struct ChaosServerTests {
                 chunks: [Chaos.document(1, newCheckout: true)], pause: 0)
         }
         defer { server.stop() }
-        let sleeps = LockedBox<[Double]>([])
+        let sleeps = Locked<[Double]>([])
         let logs = LogSink()
         let client = try Chaos.client(
             server: server.url, cache: nil, refresh: mode == .stream ? .stream : .poll, sleeps: sleeps, logs: logs
@@ -150,7 +151,7 @@ struct ChaosServerTests {
         #expect(server.received.count == failures + 1)
         let honoured = retryAfter == "soon" ? nil : retryAfter.map { _ in 7.0 }
         let expected = [1.0, 2, 4, 8].map { max($0, honoured ?? 0) }
-        #expect(Array(sleeps.withLockedValue { $0 }.prefix(failures)) == expected)
+        #expect(Array(sleeps.withLock { $0 }.prefix(failures)) == expected)
         #expect(logs.messages.filter { $0.message.contains("HTTP \(status)") }.count == failures)
         try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
     }
@@ -165,14 +166,14 @@ struct ChaosServerTests {
                 chunks: withPut ? [Chaos.put(1, newCheckout: true)] : [], pause: 0)
         }
         defer { server.stop() }
-        let sleeps = LockedBox<[Double]>([])
+        let sleeps = Locked<[Double]>([])
         let client = try Chaos.client(server: server.url, cache: nil, sleeps: sleeps)
         defer { client.shutdown() }
-        try await eventually("six reconnections", timeout: Chaos.patience) { sleeps.withLockedValue { $0.count >= 6 } }
+        try await eventually("six reconnections", timeout: Chaos.patience) { sleeps.withLock { $0.count >= 6 } }
         client.shutdown()
-        #expect(Array(sleeps.withLockedValue { $0 }.prefix(6)) == [1, 2, 4, 8, 16, 30])
+        #expect(Array(sleeps.withLock { $0 }.prefix(6)) == [1, 2, 4, 8, 16, 30])
         let requests = server.received.count
-        #expect(requests >= 6 && requests <= sleeps.withLockedValue { $0.count } + 1)
+        #expect(requests >= 6 && requests <= sleeps.withLock { $0.count } + 1)
         if withPut { try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10) }
     }
 
@@ -188,19 +189,19 @@ struct ChaosServerTests {
                 status: 200, headers: ["ETag": "\"1\""], chunks: [Chaos.document(1, newCheckout: true)], pause: 0)
         }
         defer { server.stop() }
-        let sleeps = LockedBox<[Double]>([])
+        let sleeps = Locked<[Double]>([])
         let client = try Chaos.client(server: server.url, cache: nil, refresh: .longPoll, sleeps: sleeps) {
             $0.pollInterval = 30
         }
         defer { client.shutdown() }
         try await eventually("five unheld long polls", timeout: Chaos.patience) {
-            sleeps.withLockedValue { $0.count >= 5 }
+            sleeps.withLock { $0.count >= 5 }
         }
         client.shutdown()
         let requests = server.received
         #expect(requests.dropFirst().allSatisfy { $0.path == "/v1/sets/ios-prod?wait=30" })
-        #expect(Array(sleeps.withLockedValue { $0 }.prefix(5)) == [30, 30, 30, 30, 30])
-        #expect(requests.count <= sleeps.withLockedValue { $0.count } + 2)
+        #expect(Array(sleeps.withLock { $0 }.prefix(5)) == [30, 30, 30, 30, 30])
+        #expect(requests.count <= sleeps.withLock { $0.count } + 2)
         try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
     }
 

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing
@@ -25,17 +26,17 @@ enum Chaos {
     static func bounded<T: Sendable>(
         _ what: String, seconds: Double = bound, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        let box = LockedBox<(result: Result<T, any Error>, took: Duration)?>(nil)
+        let box = Locked<(result: Result<T, any Error>, took: Duration)?>(nil)
         let thread = Thread {
             let started = ContinuousClock.now
             let result = Result(catching: body)
             let took = ContinuousClock.now - started
-            box.withLockedValue { $0 = (result, took) }
+            box.withLock { $0 = (result, took) }
         }
         thread.stackSize = 1 << 20
         thread.start()
-        _ = await eventually(timeout: .seconds(seconds), every: .milliseconds(2)) { box.withLockedValue { $0 } != nil }
-        guard let (result, took) = box.withLockedValue({ $0 }) else {
+        _ = await eventually(timeout: .seconds(seconds), every: .milliseconds(2)) { box.withLock { $0 } != nil }
+        guard let (result, took) = box.withLock({ $0 }) else {
             Issue.record("\(what) did not return within \(seconds) s")
             throw TimedOut("\(what) did not return within \(seconds) s")
         }
@@ -54,7 +55,7 @@ enum Chaos {
     /// compressed by `timeScale`; the jitter factor is fixed at 1 (random 0.5), so the delays are exact.
     static func client(
         server: URL, set: String = "ios-prod", sdkKey: String = "sdk-secret", cache: URL?,
-        refresh: RefreshMode = .stream, sleeps: LockedBox<[Double]> = LockedBox([]), logs: LogSink? = nil,
+        refresh: RefreshMode = .stream, sleeps: Locked<[Double]> = Locked([]), logs: LogSink? = nil,
         configure: (inout FlagClient.Configuration) -> Void = { _ in }
     ) throws -> FlagClient {
         var configuration = FlagClient.Configuration(server: server, set: set, sdkKey: sdkKey, cacheDirectory: cache)
@@ -65,7 +66,7 @@ enum Chaos {
         let dependencies = ClientDependencies(
             now: { Date() }, random: { 0.5 },
             sleep: { seconds in
-                sleeps.withLockedValue { $0.append(seconds) }
+                sleeps.withLock { $0.append(seconds) }
                 try await Task.sleep(nanoseconds: UInt64(max(0.001, seconds * timeScale) * 1e9))
             }, transport: URLSessionTransport())
         return try FlagClient(configuration: configuration, dependencies: dependencies)
@@ -129,18 +130,18 @@ enum Chaos {
 
 /// Records a client's state updates as they come, for tests that check what the client reported.
 final class UpdateRecorder: Sendable {
-    private let box = LockedBox<[ClientState]>([])
+    private let box = Locked<[ClientState]>([])
     private let task: Task<Void, Never>
 
     init(_ client: FlagClient) {
         let updates = client.updates
         let box = box
-        task = Task { for await update in updates { box.withLockedValue { $0.append(update.state) } } }
+        task = Task { for await update in updates { box.withLock { $0.append(update.state) } } }
     }
 
     deinit { task.cancel() }
 
-    var states: [ClientState] { box.withLockedValue { $0 } }
+    var states: [ClientState] { box.withLock { $0 } }
 
     /// Whether a `stale` state was reported.
     var sawStale: Bool { states.contains { if case .stale = $0 { true } else { false } } }

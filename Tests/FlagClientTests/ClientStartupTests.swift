@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagSQLite
 import FlagTestSupport
 import Foundation
@@ -187,9 +188,9 @@ import Testing
 @Suite struct CacheRebuildTests {
     @Test func damagedCacheFoundAfterOpeningIsMovedAsideAndRebuilt() async throws {
         try withTemporaryDirectory { directory in
-            let messages = LockedBox<[String]>([])
+            let messages = Locked<[String]>([])
             let cache = try FlagCache.open(directory: directory, now: Docs.start) { _, message in
-                messages.withLockedValue { $0.append(message) }
+                messages.withLock { $0.append(message) }
             }
             try cache.store(set: "ios-prod", document: .init(version: 1, etag: nil, bytes: [1]), now: Docs.start)
             let old = cache.database
@@ -198,10 +199,10 @@ import Testing
             #expect(throws: (any Error).self) { try old.read { _ in () } }  // the old one is closed
             let aside = directory.appendingPathComponent("\(FlagCache.fileName).corrupt-1795000000").path
             #expect(FileManager.default.fileExists(atPath: aside))
-            #expect(messages.withLockedValue { $0.count } == 1)
+            #expect(messages.withLock { $0.count } == 1)
             // Rebuilding a database already replaced does nothing.
             try cache.rebuild(damaged: old, now: Docs.start)
-            #expect(messages.withLockedValue { $0.count } == 1)
+            #expect(messages.withLock { $0.count } == 1)
         }
     }
 }

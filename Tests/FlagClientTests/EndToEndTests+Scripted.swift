@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing
@@ -21,10 +22,10 @@ extension EndToEndTests {
             let invalidPatch = Array(
                 ("event: patch\nid: 2\ndata: {\"version\": 2, \"base\": 1, \"flags\": {\"max-items\": \(badFlag)}, "
                     + #""cohorts": {}, "removed": {"flags": [], "cohorts": []}}"# + "\n\n").utf8)
-            let connections = LockedBox(0)
+            let connections = Locked(0)
             let streamServer = try ScriptedHTTPServer { request in
                 guard request.path == "/v1/sets/e2e/stream" else { return .init(status: 404, headers: [:], chunks: []) }
-                let first = connections.withLockedValue { count in
+                let first = connections.withLock { count in
                     count += 1
                     return count == 1
                 }

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagServer
 import FlagTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing
@@ -260,13 +261,13 @@ import Testing
 @Suite struct ClientBackoffTests {
     @Test(arguments: [0.0, 0.5, 0.99])
     func failuresBackOffWithTheInjectedJitter(_ random: Double) async throws {
-        let sleeps = LockedBox<[Double]>([])
+        let sleeps = Locked<[Double]>([])
         let transport = ScriptedTransport { _ in (TransportHead(status: 503, headers: [:]), []) }
         let client = try makeClient(
             directory: nil, transport: transport, refresh: .poll, sleeps: sleeps, random: random)
-        try await eventually("seven failures") { sleeps.withLockedValue { $0.count >= 7 } }
+        try await eventually("seven failures") { sleeps.withLock { $0.count >= 7 } }
         client.shutdown()
-        let observed = Array(sleeps.withLockedValue { $0 }.prefix(7))
+        let observed = Array(sleeps.withLock { $0 }.prefix(7))
         let expected = [1.0, 2, 4, 8, 16, 30, 30].map { min(30, $0 * (0.5 + random)) }
         for (delay, wanted) in zip(observed, expected) { #expect(abs(delay - wanted) < 1e-9) }
     }

@@ -224,68 +224,100 @@ import Testing
     }
 }
 
-@Suite struct FrozenTableTests {
-    func frozen(_ value: JSONValue, error: ErrorCodeValue? = nil) -> FlagSession.Frozen {
-        FlagSession.Frozen(value: value, reason: error == nil ? .static : .error, error: error, version: 1)
+@Suite struct FrozenValuesTests {
+    /// A live client whose bootstrap document holds `flags` at `version`, with nothing else running.
+    func client(_ flags: [Flag], version: Int = 1) throws -> FlagClient {
+        try makeClient(directory: nil, transport: ScriptedTransport(), refresh: .off) {
+            $0.bootstrap = Docs.set(version: version, flags: flags).encoded()
+            $0.overridesEnabled = false
+        }
     }
 
     @Test func aPersistedValueWithAReasonOrCodeThisBuildDoesNotGiveIsDropped() {
-        let table = FlagSession.FrozenTable([
+        let values = FrozenValues([
             "known": EvaluationDetail(value: .bool(true), reason: .static, variant: "default", version: 3),
             "future-reason": EvaluationDetail(value: .bool(true), reason: Reason(rawValue: "FUTURE")),
             "future-code": EvaluationDetail(
                 value: .bool(true), reason: .error, errorCode: ErrorCode(rawValue: "FUTURE"), errorMessage: "?"),
         ])
-        #expect(table.names == ["known"])
-        #expect(table.find("known", hash: "known".hashValue) == .bool(true))
-        #expect(table.frozen("known", hash: "known".hashValue)?.detail
+        #expect(values.count == 1)
+        #expect(values[FlagSlots.slot(for: "future-reason")] == nil)
+        #expect(values[FlagSlots.slot(for: "future-code")] == nil)
+        #expect(
+            values[FlagSlots.slot(for: "known")]?.detail(default: .bool(false))
                 == EvaluationDetail(value: .bool(true), reason: .static, variant: "default", version: 3))
     }
 
-    @Test func findsEveryNameSetAndNothingElse() {
-        var table = FlagSession.FrozenTable([:])
-        #expect(table.find("a", hash: "a".hashValue) == .missing)
-        for index in 0..<1000 { table["flag-\(index)"] = frozen(.int(Int64(index))) }
-        table["flag-7"] = frozen(.null, error: .typeMismatch)
-        for index in 0..<1000 where index != 7 {
-            let name = "flag-\(index)"
-            #expect(table.find(name, hash: name.hashValue) == .value(.int(Int64(index))))
-            #expect(table[name]?.detail.value == .int(Int64(index)))
-        }
-        #expect(table.find("flag-7", hash: "flag-7".hashValue) == .fallback)
-        #expect(table.find("flag-1000", hash: "flag-1000".hashValue) == .missing)
-        #expect(table["flag-1000"] == nil)
-        #expect(table.names.count == 1000)
-        // A wrong hash never finds another name's value.
-        #expect(table.find("flag-1", hash: "flag-2".hashValue) == .missing)
+    @Test func aSlotPastTheEndIsEmptyAndSettingOneGrowsTheValues() {
+        var values = FrozenValues([:])
+        #expect(values[0] == nil)
+        #expect(values[1_000] == nil)
+        values[40] = Evaluation.kill(.int(3), version: 2)
+        #expect(values[40]?.served == .int(3))
+        #expect(values[39] == nil)
+        #expect(values[41] == nil)
+        #expect(values.count == 1)
     }
 
-    @Test func theFirstStoredValueWinsAndAKillReplacesIt() {
-        var table = FlagSession.FrozenTable([:])
-        #expect(table.insertIfAbsent("a", hash: "a".hashValue) { $0 = frozen(.bool(true)) } == (0, true))
-        var filledAgain = false
-        #expect(table.insertIfAbsent("a", hash: "a".hashValue) { _ in filledAgain = true } == (0, false))
-        #expect(!filledAgain)
-        #expect(table.lookup(at: 0) == .bool(true))
-        #expect(table.insertIfAbsent("b", hash: "b".hashValue) { $0 = frozen(.int(3)) } == (1, true))
-        #expect(table.find("b", hash: "b".hashValue) == .value(.int(3)))
-        // A kill replaces the inline first entry and a later one alike.
-        table["a"] = FlagSession.Frozen(detail: EvaluationDetail(value: .bool(false), reason: .disabled), killed: true)
-        table["b"] = FlagSession.Frozen(detail: EvaluationDetail(value: .int(0), reason: .disabled), killed: true)
-        #expect(table.find("a", hash: "a".hashValue) == .bool(false))
-        #expect(table["a"]?.killed == true)
-        #expect(table.frozen(at: 1).detail.value == .int(0))
-        #expect(table.names == ["a", "b"])
+    @Test func theSameKeyNameFromTwoKeysSharesOneSlot() {
+        #expect(FlagKey("slot-shared", default: false).slot == FlagKey("slot-shared", default: 0).slot)
+        #expect(FlagKey("slot-a", default: false).slot != FlagKey("slot-b", default: false).slot)
     }
-}
 
-extension FlagSession.FrozenLookup: Equatable {
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        switch (lhs, rhs) {
-        case (.value(let a), .value(let b)): a == b
-        case (.bool(let a), .bool(let b)): a == b
-        case (.fallback, .fallback), (.missing, .missing): true
-        default: false
+    /// Each of many flags keeps its own first value, whatever order the keys were made and read in.
+    @Test func aSessionFreezesEachOfManyKeysOnItsOwn() throws {
+        let names = (0..<300).map { "many-\($0)" }
+        let client = try client(names.map { Flag(key: $0, type: .int, defaultValue: .int(1)) })
+        let session = client.session(unitID: "u-1")
+        // Read every other key first, backwards, then the rest, each through a key of its own.
+        for index in stride(from: 298, through: 0, by: -2) {
+            #expect(session.value(FlagKey(names[index], default: 0)) == 1)
         }
+        let changed = names.map { Flag(key: $0, type: .int, defaultValue: .int(2)) }
+        client.core.publish(
+            source: CompiledSource(CompiledFlagSet(Docs.set(version: 2, flags: changed))), state: .live(version: 2))
+        for (index, name) in names.enumerated() {
+            let detail = session.detail(FlagKey(name, default: 0))
+            #expect(detail.value == (index % 2 == 0 ? 1 : 2), "\(name)")
+            #expect(detail.version == (index % 2 == 0 ? 1 : 2), "\(name)")
+        }
+        #expect(client.session(unitID: "u-1").value(FlagKey(names[0], default: 0)) == 2)
+        client.shutdown()
+    }
+
+    /// `value` and `detail` freeze through one function: whichever reads first, the other sees the same value.
+    @Test(arguments: [true, false])
+    func valueAndDetailFreezeTheSameValue(valueFirst: Bool) throws {
+        var flag = Flag(key: "half", type: .bool, defaultValue: .bool(false))
+        flag.rollout = Rollout(value: .bool(true), stage: .percent(50))
+        let client = try client([flag])
+        let key = FlagKey("half", default: false)
+        let sessions = (0..<40).map { client.session(unitID: "unit-\($0)") }
+        let first = sessions.map { valueFirst ? $0.value(key) : $0.detail(key).value }
+        #expect(Set(first) == [true, false])  // both sides of the rollout are covered
+        var unrolled = flag
+        unrolled.rollout = nil
+        client.core.publish(
+            source: CompiledSource(CompiledFlagSet(Docs.set(version: 2, flags: [unrolled]))), state: .live(version: 2))
+        for (session, expected) in zip(sessions, first) {
+            #expect(session.value(key) == expected)
+            let detail = session.detail(key)
+            #expect(detail.value == expected)
+            #expect(detail.version == 1)
+            #expect(detail.reason == (expected ? .split : .default))
+        }
+        client.shutdown()
+    }
+
+    /// A flag that is not in the set freezes the caller's default with its error, for `value` and `detail` alike.
+    @Test func aMissingFlagFreezesTheDefaultWithItsError() throws {
+        let client = try client([Docs.flag("present", true)])
+        let session = client.session(unitID: "u-1")
+        #expect(session.value(FlagKey("absent", default: 7)) == 7)
+        let detail = session.detail(FlagKey("absent", default: 7))
+        #expect(detail.value == 7)
+        #expect(detail.errorCode == .flagNotFound)
+        #expect(detail.version == 1)
+        client.shutdown()
     }
 }

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing
@@ -46,16 +47,16 @@ enum Docs {
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
-    private let box: LockedBox<Date>
-    init(_ start: Date = Docs.start) { box = LockedBox(start) }
-    var now: Date { box.withLockedValue { $0 } }
-    func advance(_ seconds: Double) { box.withLockedValue { $0 = $0.addingTimeInterval(seconds) } }
+    private let box: Locked<Date>
+    init(_ start: Date = Docs.start) { box = Locked(start) }
+    var now: Date { box.withLock { $0 } }
+    func advance(_ seconds: Double) { box.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
 /// A transport the test scripts: fetches answer from a handler, streams are handed to the test to feed.
 final class ScriptedTransport: FlagTransport {
     typealias Continuation = AsyncThrowingStream<StreamPart, any Error>.Continuation
-    private let state = LockedBox<(fetches: [TransportRequest], streams: [TransportRequest], open: [Continuation])>(
+    private let state = Locked<(fetches: [TransportRequest], streams: [TransportRequest], open: [Continuation])>(
         ([], [], []))
     private let handler: @Sendable (TransportRequest) throws -> (TransportHead, [UInt8])
 
@@ -67,17 +68,17 @@ final class ScriptedTransport: FlagTransport {
         self.handler = handler
     }
 
-    var fetches: [TransportRequest] { state.withLockedValue { $0.fetches } }
-    var streamRequests: [TransportRequest] { state.withLockedValue { $0.streams } }
+    var fetches: [TransportRequest] { state.withLock { $0.fetches } }
+    var streamRequests: [TransportRequest] { state.withLock { $0.streams } }
 
     func fetch(_ request: TransportRequest) async throws -> (head: TransportHead, body: [UInt8]) {
-        state.withLockedValue { $0.fetches.append(request) }
+        state.withLock { $0.fetches.append(request) }
         return try handler(request)
     }
 
     func stream(_ request: TransportRequest) -> AsyncThrowingStream<StreamPart, any Error> {
         let (stream, continuation) = AsyncThrowingStream<StreamPart, any Error>.makeStream()
-        state.withLockedValue {
+        state.withLock {
             $0.streams.append(request)
             $0.open.append(continuation)
         }
@@ -86,8 +87,8 @@ final class ScriptedTransport: FlagTransport {
 
     /// Waits for the client to open its `index`-th stream (0-based) and returns its feed.
     func stream(_ index: Int) async throws -> Continuation {
-        try await eventually("stream \(index) opened") { self.state.withLockedValue { $0.open.count > index } }
-        return state.withLockedValue { $0.open[index] }
+        try await eventually("stream \(index) opened") { self.state.withLock { $0.open.count > index } }
+        return state.withLock { $0.open[index] }
     }
 }
 
@@ -98,17 +99,17 @@ let eventStreamHead = StreamPart.head(TransportHead(status: 200, headers: ["cont
 
 /// Collects log messages.
 final class LogSink: Sendable {
-    private let box = LockedBox<[FlagClientLogMessage]>([])
-    var messages: [FlagClientLogMessage] { box.withLockedValue { $0 } }
+    private let box = Locked<[FlagClientLogMessage]>([])
+    var messages: [FlagClientLogMessage] { box.withLock { $0 } }
     var logger: @Sendable (FlagClientLogMessage) -> Void {
-        { message in self.box.withLockedValue { $0.append(message) } }
+        { message in self.box.withLock { $0.append(message) } }
     }
 }
 
 /// A client with test doubles for time, randomness, sleep and transport.
 func makeClient(
     directory: URL?, transport: any FlagTransport, clock: TestClock = TestClock(), refresh: RefreshMode = .stream,
-    sleeps: LockedBox<[Double]>? = nil, random: Double = 0.5,
+    sleeps: Locked<[Double]>? = nil, random: Double = 0.5,
     configure: (inout FlagClient.Configuration) -> Void = { _ in }
 ) throws -> FlagClient {
     var configuration = FlagClient.Configuration(
@@ -119,7 +120,7 @@ func makeClient(
     let dependencies = ClientDependencies(
         now: { clock.now }, random: { random },
         sleep: { seconds in
-            sleeps?.withLockedValue { $0.append(seconds) }
+            sleeps?.withLock { $0.append(seconds) }
             try await Task.sleep(nanoseconds: 2_000_000)
         }, transport: transport)
     return try FlagClient(configuration: configuration, dependencies: dependencies)

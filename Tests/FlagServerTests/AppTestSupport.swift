@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing

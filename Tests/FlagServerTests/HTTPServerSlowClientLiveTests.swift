@@ -1,4 +1,5 @@
 import Dispatch
+import FlagLock
 import FlagTestSupport
 import Glibc
 import Synchronization

@@ -1,4 +1,5 @@
 import CSystem
+import FlagLock
 import Glibc
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Synchronization
+import FlagLock
 
 /// State that lives as long as one client connection, shared by the requests that arrive on it.
 ///
@@ -7,7 +7,7 @@ import Synchronization
 /// connection — the application keeps its token check here instead of hashing the same token again.
 public final class HTTPConnectionContext: Sendable {
     /// What the handler keeps; any immutable, Sendable object.
-    private let slot = Mutex<(any AnyObject & Sendable)?>(nil)
+    private let slot = Locked<(any AnyObject & Sendable)?>(nil)
 
     /// An empty context (one per connection; tests may make their own).
     public init() {}

@@ -1,3 +1,4 @@
+import FlagLock
 import Synchronization
 
 /// The handler's way to answer one request; callable from any thread.

@@ -1,3 +1,4 @@
+import FlagLock
 import Synchronization
 
 /// Captures what a handler answers, without sockets: for request → response tests of routes.

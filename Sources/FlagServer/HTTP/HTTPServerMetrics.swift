@@ -1,3 +1,4 @@
+import FlagLock
 import Synchronization
 
 /// A snapshot of the engine's counters, for `/metrics`.

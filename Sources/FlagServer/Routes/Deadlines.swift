@@ -1,4 +1,5 @@
 import Dispatch
+import FlagLock
 import Synchronization
 
 /// Long-poll timeouts on one coarse timer. A poll answered early removes its entry, leaving nothing behind; one

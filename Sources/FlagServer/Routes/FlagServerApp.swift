@@ -1,5 +1,6 @@
 import Dispatch
 import FlagCore
+import FlagLock
 import Foundation
 import Synchronization
 

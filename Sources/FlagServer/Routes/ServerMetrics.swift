@@ -1,3 +1,4 @@
+import FlagLock
 import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+import FlagLock
 import Synchronization
 
 /// What a subscriber of a set is told.

@@ -1,9 +1,8 @@
 import Dispatch
+import FlagLock
 import Testing
 
-@testable import FlagServer
-
-@Suite("Locked: the server's lock")
+@Suite("Locked: the one lock")
 struct LockedTests {
     /// Many threads contend for one lock; every increment survives. Under `--sanitize=thread` this is also the
     /// check that ThreadSanitizer sees the hand-offs (it reported `Synchronization.Mutex`'s as races).
