@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "FlagCore", targets: ["FlagCore"]),
         .library(name: "FlagSQLite", targets: ["FlagSQLite"]),
+        .library(name: "FlagHTTP", targets: ["FlagHTTP"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .library(name: "FlagClient", targets: ["FlagClient"]),
         .library(name: "FlagClientTesting", targets: ["FlagClientTesting"]),
@@ -31,11 +32,14 @@ let package = Package(
         .target(name: "FlagLock"),
         // What Swift's Glibc module lacks: epoll, accept4, eventfd.
         .target(name: "CSystem"),
-        // The server's logic: HTTP engine, routes, the versioned store, auth.
-        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "CSystem"]),
+        // The HTTP/1.1 engine: event loops, connections, the parser, responses, streams. It knows nothing of
+        // Flagstaff; what it answers before a route is known is rendered by a function the application gives it.
+        .target(name: "FlagHTTP", dependencies: ["FlagLock", "CSystem"]),
+        // The server's logic on top of the engine: routes, the service, the versioned store, auth.
+        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite"]),
         // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
-        .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer"]),
+        .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer", "FlagHTTP"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
         .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite"]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
@@ -47,25 +51,28 @@ let package = Package(
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
         // servebench: the serving path in one process, for callgrind's instruction counts (BENCHMARKS.md).
-        .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagCore"]),
+        .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
         .executableTarget(name: "flagdemo", dependencies: ["FlagClient", "FlagCore"]),
         // What the test targets share: temporary directories, polling with a timeout, a raw socket client, one
         // request API over the app in process or a live server, and live servers (in process or the built binary).
         // A regular target so that every test target can depend on it; no product, nothing ships it.
         .target(
-            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagCore"], path: "Tests/FlagTestSupport"),
+            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"], path: "Tests/FlagTestSupport"),
         .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestSupport"]),
         .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
+        .testTarget(name: "FlagHTTPTests", dependencies: ["FlagHTTP", "FlagLock", "FlagTestSupport"]),
         .testTarget(
             name: "FlagServerTests",
-            dependencies: ["FlagServer", "FlagLock", "FlagSQLite", "FlagCore", "FlagServerMain", "FlagTestSupport"],
+            dependencies: [
+                "FlagServer", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagCore", "FlagServerMain", "FlagTestSupport",
+            ],
             resources: [.copy("Abuse")]),
         .testTarget(
             name: "FlagClientTests",
             dependencies: [
-                "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "flagdemo",
+                "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "FlagHTTP", "flagdemo",
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),

@@ -9,7 +9,7 @@
 //   equal those of a fresh parser given only the bytes after the body;
 // - the body never exceeds maxBodyBytes; the events do not depend on how the bytes are split into reads.
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 private let head = Array("POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
 

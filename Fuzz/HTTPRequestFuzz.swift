@@ -14,7 +14,7 @@
 // - a request's canonical bytes (one line per field, the body re-framed the same way) parse back to the same
 //   request, and all of them pipelined back to the same sequence.
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 private let limitChoices: [HTTPParserLimits] = [
     HTTPParserLimits(),

@@ -1,4 +1,5 @@
 import Dispatch
+import FlagHTTP
 import FlagServer
 import Foundation
 

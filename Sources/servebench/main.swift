@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import FlagServer
 import Foundation
 

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import FlagLock
 import FlagServer
 import FlagTestSupport

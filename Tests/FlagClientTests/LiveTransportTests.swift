@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import FlagTestSupport
 import Foundation
 import Testing

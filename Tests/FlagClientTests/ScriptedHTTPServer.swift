@@ -1,3 +1,4 @@
+import FlagHTTP
 import Foundation
 
 #if canImport(Glibc)

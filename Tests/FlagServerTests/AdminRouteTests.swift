@@ -1,5 +1,6 @@
 import FlagCore
 import Foundation
+import FlagTestSupport
 import Testing
 
 @testable import FlagServer

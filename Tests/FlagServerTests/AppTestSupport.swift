@@ -4,6 +4,7 @@ import FlagTestSupport
 import Foundation
 import Testing
 
+@testable import FlagHTTP
 @testable import FlagServer
 
 /// A clock a test moves by hand, starting at 2027-01-15T08:00:00Z.

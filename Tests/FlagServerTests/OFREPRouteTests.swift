@@ -3,6 +3,7 @@ import FlagTestSupport
 import Foundation
 import Testing
 
+@testable import FlagHTTP
 @testable import FlagServer
 
 /// What the OFREP contract (open-feature/protocol `service/openapi.yaml`) asks beyond plain evaluation; each test

@@ -2,6 +2,7 @@ import Foundation
 import FlagTestSupport
 import Testing
 
+@testable import FlagHTTP
 @testable import FlagServer
 
 /// The route table compiled into the router: every template is reachable, parameters are captured, and the caller

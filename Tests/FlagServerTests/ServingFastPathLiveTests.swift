@@ -4,6 +4,7 @@ import FlagTestSupport
 import Foundation
 import Testing
 
+@testable import FlagHTTP
 @testable import FlagServer
 
 /// The per-connection token check over real sockets: the engine hands every request of one connection the same

@@ -3,6 +3,7 @@ import FlagTestSupport
 import Foundation
 import Testing
 
+@testable import FlagHTTP
 @testable import FlagServer
 
 /// The serving fast path (issue 6): token checks remembered per connection, conditional requests read byte by

@@ -1,3 +1,4 @@
+import FlagHTTP
 import FlagServer
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import FlagHTTP
 import FlagServer
 
 /// One way to send a request to the server under test and read the answer, with two back ends, as Hummingbird's

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// The composition of a running server from its configuration: the store in the data directory, the seed sets,

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// Why the server's configuration or command line is unusable, naming the field or argument at fault.

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 
 /// What one keep-alive connection's earlier requests settled, so that its next requests skip the work: the token
 /// check (hashing every request's token was a visible share of the serving profile) and the set lookup (the

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 import Synchronization
 
@@ -19,7 +20,7 @@ final class Exchange: Sendable {
         self.responder = responder
         self.route = route
         self.metrics = metrics
-        self.started = request.receivedAt > 0 ? request.receivedAt : Socket.monotonicNanoseconds()
+        self.started = request.receivedAt > 0 ? request.receivedAt : HTTPRequest.monotonicNow()
     }
 
     /// Whether this exchange has been answered (or its stream started).

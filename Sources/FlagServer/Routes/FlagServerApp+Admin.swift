@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// The admin API under `/v1/admin` (admin token only); shapes are documented in `docs/admin-api.md`.

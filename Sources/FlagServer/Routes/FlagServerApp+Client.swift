@@ -1,5 +1,6 @@
 import Dispatch
 import FlagCore
+import FlagHTTP
 import Foundation
 import Synchronization
 
@@ -167,7 +168,7 @@ extension FlagServerApp {
 
     static func ifNoneMatch(_ bytes: UnsafeRawBufferPointer, names version: Int) -> Bool {
         var matched = false
-        HTTPRequestParser.forEachListElement(bytes) { tag in
+        HTTPHeaders.forEachListElement(bytes) { tag in
             if !matched && entityTag(tag, names: version) { matched = true }
         }
         return matched
@@ -183,7 +184,7 @@ extension FlagServerApp {
         else { return false }
         var value = 0
         for index in (start + 1)..<end {
-            let digit = tag[index] &- ASCII.zero
+            let digit = tag[index] &- UInt8(ascii: "0")
             guard digit <= 9 else { return false }
             value = value * 10 + Int(digit)
         }

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// `/v1/admin/sets/{set}/flags/...`: read, replace and delete flags, and the one-purpose actions on a flag.

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// Cohorts and SDK keys, and reading flags, rules, overrides and rollouts out of request bodies.

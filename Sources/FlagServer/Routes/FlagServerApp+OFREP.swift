@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// Server-side evaluation in the OpenFeature Remote Evaluation Protocol, for clients that cannot evaluate locally.

@@ -1,5 +1,6 @@
 import Dispatch
 import FlagCore
+import FlagHTTP
 import FlagLock
 import Foundation
 import Synchronization

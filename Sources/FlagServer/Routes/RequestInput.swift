@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// The parameters of a request: members of its JSON object body, then its query parameters, read with

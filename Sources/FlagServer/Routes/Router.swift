@@ -1,3 +1,4 @@
+import FlagHTTP
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -159,9 +160,9 @@ struct Router: Sendable {
         var position = 0
         var node = 0
         while true {
-            while position < path.count && path[position] == ASCII.slash { position += 1 }
+            while position < path.count && path[position] == UInt8(ascii: "/") { position += 1 }
             if position == path.count { return nodes[node].endpoints.isEmpty ? nil : node }
-            let slash = memchr(base + position, Int32(ASCII.slash), path.count - position)
+            let slash = memchr(base + position, Int32(UInt8(ascii: "/")), path.count - position)
             let end = slash.map { UnsafeRawPointer($0) - base } ?? path.count
             let current = nodes[node]
             if let parameter = current.parameter {

@@ -1,3 +1,4 @@
+import FlagHTTP
 import FlagLock
 import Foundation
 import Synchronization
@@ -83,9 +84,9 @@ public final class ServerMetrics: Sendable {
     public init() {}
 
     /// Counts one answered request; a nil route is counted as `unmatched`.
-    /// `start` is in `CLOCK_MONOTONIC` nanoseconds (`Socket.monotonicNanoseconds()`).
+    /// `start` is in `CLOCK_MONOTONIC` nanoseconds (`HTTPRequest.monotonicNow()`).
     func record(route: Route?, status: Int, since start: Int64) {
-        let seconds = Double(max(0, Socket.monotonicNanoseconds() - start)) / 1e9
+        let seconds = Double(max(0, HTTPRequest.monotonicNow() - start)) / 1e9
         let bucket = Self.bounds.firstIndex { seconds <= $0 }
         state.withLock { state in
             state.add(Key(route: route?.index ?? -1, status: status))

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import Foundation
 
 /// Where the server's logic gets the time from: the system clock in production, a fixed one in tests.

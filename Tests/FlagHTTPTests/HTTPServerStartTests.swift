@@ -2,7 +2,7 @@ import FlagTestSupport
 import Glibc
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 @Suite("HTTP server start-up")
 struct HTTPServerStartTests {

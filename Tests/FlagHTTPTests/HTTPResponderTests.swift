@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 @Suite("HTTP responder semantics, in process")
 struct HTTPResponderTests {

@@ -58,7 +58,7 @@ enum HTTPResponseEncoder {
             if HTTPHeaders.namesEqual(field.name, "connection") {
                 var closes = false
                 field.value.utf8.withContiguousStorageIfAvailable { value in
-                    HTTPRequestParser.forEachListElement(UnsafeRawBufferPointer(value)) { token in
+                    HTTPHeaders.forEachListElement(UnsafeRawBufferPointer(value)) { token in
                         if ASCII.equalsIgnoringCase(token, "close") { closes = true }
                     }
                 }

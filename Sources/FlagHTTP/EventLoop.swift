@@ -79,6 +79,7 @@ final class EventLoop: @unchecked Sendable {
     let requestCount = Atomic<Int>(0)
     let wakeFD: Int32
     let inbox = Locked(Inbox())
+    let watches = Locked(Watches())
     private let loopThread = Atomic<UInt>(0)
 
     // Loop-thread state; unchecked exclusivity for the reason given on `Connection`'s state.
@@ -186,6 +187,7 @@ final class EventLoop: @unchecked Sendable {
         case Self.wakeToken:
             drainInbox()
         default:
+            if runWatch(token) { return }
             connection(for: ConnectionID(token: token))?.handle(events: csystem_epoll_event_events(event))
         }
     }
@@ -196,6 +198,8 @@ final class EventLoop: @unchecked Sendable {
             $0.isOpen = false
             $0.messages = []
         }
+        // A watch cancelled after this must not touch the epoll descriptor, whose number may be reused once closed.
+        watches.withLock { $0.callbacks = [:] }
         closeListener()
         for case let connection? in connections {
             connection.close(.shutdown)

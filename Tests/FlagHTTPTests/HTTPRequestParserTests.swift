@@ -1,6 +1,7 @@
+import FlagTestSupport
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 @Suite("HTTP request parser")
 struct HTTPRequestParserTests {

@@ -87,7 +87,10 @@ public struct HTTPRequest: Sendable {
     public var connection: HTTPConnectionContext? { storage.connection }
     /// When the engine read the request's last bytes (`CLOCK_MONOTONIC` nanoseconds); 0 when not from a socket.
     /// The application times its answer from here, so it needs no clock reading of its own at the start.
-    var receivedAt: Int64 { storage.receivedAt }
+    public var receivedAt: Int64 { storage.receivedAt }
+
+    /// Now, on the clock `receivedAt` is read from (`CLOCK_MONOTONIC` nanoseconds).
+    public static func monotonicNow() -> Int64 { Socket.monotonicNanoseconds() }
 
     /// A request from its parts; `path` and `rawQuery` are derived from `target`.
     public init(

@@ -5,7 +5,7 @@ import Glibc
 import Synchronization
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 /// Many sockets that each send a request one byte at a time, and record when the server closes them.
 final class Trickler {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 @Suite("HTTP response encoding, dates and headers")
 struct HTTPResponseEncoderTests {

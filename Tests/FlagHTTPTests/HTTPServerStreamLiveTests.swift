@@ -5,7 +5,7 @@ import Glibc
 import Synchronization
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 /// Holds what handlers hand out (streams, responders) so a test can drive them from its own thread.
 /// (`Locked`, not `Mutex`: ThreadSanitizer cannot see a contended `Mutex` hand-off on Linux; see `Locked`.)

@@ -101,7 +101,7 @@ public struct HTTPHeaders: Sendable {
 
     /// Calls `body` with the bytes of each value of a field named `name`, in order, until it returns false; no
     /// `String` is made for a field of a parsed request.
-    func forEachValue(named name: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
+    public func forEachValue(named name: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
         var name = name
         name.withUTF8 { wanted in
             let wanted = UnsafeRawBufferPointer(wanted)
@@ -175,6 +175,22 @@ public struct HTTPHeaders: Sendable {
         return lhs.withUTF8 { left in
             rhs.withUTF8 { right in bytesEqualIgnoringCase(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
             }
+        }
+    }
+
+    /// Calls `body` with every non-empty element of a comma-separated field value (RFC 9110 §5.6.1), trimmed of
+    /// whitespace, e.g. each entity tag of an `If-None-Match`.
+    public static func forEachListElement(_ value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var start = 0
+        while start <= value.count {
+            var end = start
+            while end < value.count, value[end] != ASCII.comma { end += 1 }
+            var low = start
+            var high = end
+            while low < high, ASCII.isWhitespace(value[low]) { low += 1 }
+            while high > low, ASCII.isWhitespace(value[high - 1]) { high -= 1 }
+            if high > low { body(UnsafeRawBufferPointer(rebasing: value[low..<high])) }
+            start = end + 1
         }
     }
 

@@ -1,6 +1,7 @@
+import FlagTestSupport
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 /// Inputs found by the libFuzzer harnesses in `Fuzz/` (HTTPRequestFuzz, ChunkedBodyFuzz), minimized.
 @Suite("HTTP parser fuzz findings")

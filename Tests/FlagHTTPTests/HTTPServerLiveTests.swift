@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 
-@testable import FlagServer
+@testable import FlagHTTP
 
 /// Answers `/echo…` with the path, `/late` from another thread after 50 ms, `/json` with a JSON body.
 let basicHandler: HTTPHandler = { request, responder in

@@ -182,7 +182,7 @@ extension HTTPRequestParser {
         case 6 where ASCII.equalsIgnoringCase(name, "expect"):
             head.expectsContinue = head.version == .http1_1 && ASCII.equalsIgnoringCase(value, "100-continue")
         case 10 where ASCII.equalsIgnoringCase(name, "connection"):
-            Self.forEachListElement(value) { token in
+            HTTPHeaders.forEachListElement(value) { token in
                 if ASCII.equalsIgnoringCase(token, "close") { head.connectionClose = true }
                 if ASCII.equalsIgnoringCase(token, "keep-alive") { head.connectionKeepAlive = true }
             }
@@ -196,7 +196,7 @@ extension HTTPRequestParser {
             head.contentLength = length
         case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"):
             head.transferEncodingSeen = true
-            Self.forEachListElement(value) { coding in
+            HTTPHeaders.forEachListElement(value) { coding in
                 let chunked = ASCII.equalsIgnoringCase(coding, "chunked")
                 head.transferCodingCount += 1
                 if chunked { head.chunkedCodingCount += 1 }
@@ -250,21 +250,6 @@ extension HTTPRequestParser {
             result = result * 10 + Int(byte - ASCII.zero)
         }
         return result
-    }
-
-    /// Calls `body` with every non-empty element of a comma-separated list, trimmed of whitespace.
-    static func forEachListElement(_ value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
-        var start = 0
-        while start <= value.count {
-            var end = start
-            while end < value.count, value[end] != ASCII.comma { end += 1 }
-            var low = start
-            var high = end
-            while low < high, ASCII.isWhitespace(value[low]) { low += 1 }
-            while high > low, ASCII.isWhitespace(value[high - 1]) { high -= 1 }
-            if high > low { body(UnsafeRawBufferPointer(rebasing: value[low..<high])) }
-            start = end + 1
-        }
     }
 }
 
