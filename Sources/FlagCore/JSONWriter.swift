@@ -94,6 +94,18 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes `"field": {"key": item, …}` from items that already are canonical JSON, keys in byte order (the
+    /// document's and the patch's `flags` and `cohorts`).
+    public mutating func rawMembers(_ field: String, _ items: [String: [UInt8]]) {
+        key(field)
+        beginObject()
+        for name in items.keys.sorted(by: utf8Less) {
+            key(name)
+            raw(items[name] ?? [])
+        }
+        endObject()
+    }
+
     /// Writes any JSON value; object members sorted by key so that equal values give equal bytes.
     public mutating func value(_ value: JSONValue) {
         switch value {

@@ -85,9 +85,7 @@ public struct KeysRevokeCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var query: [(String, String)] = []
-        if let reason = mutation.reason { query.append(("reason", reason)) }
-        let answer = try client.send("DELETE", client.setPath(set) + "/keys/\(segment(name))", query: query)
+        let answer = try client.send("DELETE", client.setPath(set) + "/keys/\(segment(name))", query: mutation.query())
         context.report(answer, "revoked SDK key \(name)")
         return .success
     }

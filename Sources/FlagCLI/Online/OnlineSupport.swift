@@ -27,6 +27,11 @@ struct Mutation {
         }
     }
 
+    /// `query` with the reason added, for a `DELETE` (which has no body).
+    func query(_ items: [(String, String)] = []) -> [(String, String)] {
+        items + (reason.map { [("reason", $0)] } ?? [])
+    }
+
     /// `body` with the reason added.
     func body(_ members: [String: JSONValue] = [:]) -> JSONValue {
         var members = members

@@ -51,8 +51,7 @@ public struct OverrideCommand: Command {
         let path = client.flagPath(set, key) + "/overrides"
         let who = "\(target.name) \(target.id)"
         guard let value else {
-            var query = [(target.name, target.id)]
-            if let reason = mutation.reason { query.append(("reason", reason)) }
+            let query = mutation.query([(target.name, target.id)])
             let answer = try client.send("DELETE", path, query: query, ifMatch: mutation.ifMatch)
             let note = try AdminClient.versionNote(answer)
             context.report(answer, "removed the override of \(key) for \(who) \(note)")

@@ -90,10 +90,9 @@ public struct RuleRemoveCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var query: [(String, String)] = []
-        if let reason = mutation.reason { query.append(("reason", reason)) }
         let answer = try client.send(
-            "DELETE", client.flagPath(set, key) + "/rules/\(segment(name))", query: query, ifMatch: mutation.ifMatch)
+            "DELETE", client.flagPath(set, key) + "/rules/\(segment(name))", query: mutation.query(),
+            ifMatch: mutation.ifMatch)
         let note = try AdminClient.versionNote(answer)
         context.report(answer, "removed rule \(name) from \(key) \(note)")
         return .success

@@ -37,15 +37,8 @@ extension FlagSet {
         var header = FlagSet(name: name, version: version, updatedAt: updatedAt, schema: schema)
         header.readProblems = []
         header.writeHeader(to: &writer)
-        for (field, items) in [("cohorts", cohorts), ("flags", flags)] {
-            writer.key(field)
-            writer.beginObject()
-            for key in items.keys.sorted(by: utf8Less) {
-                writer.key(key)
-                writer.raw(items[key] ?? [])
-            }
-            writer.endObject()
-        }
+        writer.rawMembers("cohorts", cohorts)
+        writer.rawMembers("flags", flags)
         writer.endObject()
         return writer.bytes
     }

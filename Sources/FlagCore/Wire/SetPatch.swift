@@ -47,15 +47,6 @@ public struct SetPatch: Sendable, Hashable {
         var writer = JSONWriter(reservingCapacity: size)
         // Nested functions rather than a loop over a literal array of the members, whose boxes showed in the
         // profile of a one-flag patch (built once per version, on the write path).
-        func items(_ field: String, _ items: [String: [UInt8]]) {
-            writer.key(field)
-            writer.beginObject()
-            for key in items.keys.sorted(by: utf8Less) {
-                writer.key(key)
-                writer.raw(items[key] ?? [])
-            }
-            writer.endObject()
-        }
         func names(_ field: String, _ names: Set<String>) {
             writer.key(field)
             writer.beginArray()
@@ -67,8 +58,8 @@ public struct SetPatch: Sendable, Hashable {
         writer.int(version)
         writer.key("base")
         writer.int(base)
-        items("flags", flags)
-        items("cohorts", cohorts)
+        writer.rawMembers("flags", flags)
+        writer.rawMembers("cohorts", cohorts)
         writer.key("removed")
         writer.beginObject()
         names("flags", removedFlags)

@@ -89,6 +89,22 @@ enum JSONResponse {
         }
     }
 
+    /// `{"name": [...]}`: one object per element, its members written by `write`.
+    static func list<Element>(
+        _ name: String, _ elements: [Element], capacity: Int, _ write: (inout JSONWriter, Element) -> Void
+    ) -> HTTPResponse {
+        object(capacity: capacity * elements.count + 32) { writer in
+            writer.key(name)
+            writer.beginArray()
+            for element in elements {
+                writer.beginObject()
+                write(&writer, element)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
     /// The error body of SPEC §4: `{"error":{"code","message","path"}}`, plus `problems` for a 422 and
     /// `currentVersion` for a 409.
     static func error(_ error: ServiceError) -> HTTPResponse {

@@ -29,20 +29,12 @@ extension FlagServerApp {
     }
 
     func listSets() -> HTTPResponse {
-        let states = service.states()
-        return JSONResponse.object(capacity: 128 * states.count + 32) { writer in
-            writer.key("sets")
-            writer.beginArray()
-            for state in states {
-                writer.beginObject()
-                writer.member("name", state.name)
-                writer.member("version", state.version)
-                writer.member("updatedAt", state.flagSet.updatedAt)
-                writer.member("flags", state.flagSet.flags.count)
-                writer.member("cohorts", state.flagSet.cohorts.count)
-                writer.endObject()
-            }
-            writer.endArray()
+        JSONResponse.list("sets", service.states(), capacity: 128) { writer, state in
+            writer.member("name", state.name)
+            writer.member("version", state.version)
+            writer.member("updatedAt", state.flagSet.updatedAt)
+            writer.member("flags", state.flagSet.flags.count)
+            writer.member("cohorts", state.flagSet.cohorts.count)
         }
     }
 
@@ -187,17 +179,10 @@ extension FlagServerApp {
     func auditResponse(_ call: Call, set: String?) throws -> HTTPResponse {
         let input = try RequestInput(call.request)
         let records = try service.audit(set ?? (try input.string("set")), limit: try listLimit(input))
-        return JSONResponse.object(capacity: 192 * records.count + 32) { writer in
-            writer.key("records")
-            writer.beginArray()
-            for record in records {
-                writer.beginObject()
-                writer.member("time", record.time)
-                Self.writeAuditMembers(record, to: &writer)
-                if let version = record.version { writer.member("version", version) }
-                writer.endObject()
-            }
-            writer.endArray()
+        return JSONResponse.list("records", records, capacity: 192) { writer, record in
+            writer.member("time", record.time)
+            Self.writeAuditMembers(record, to: &writer)
+            if let version = record.version { writer.member("version", version) }
         }
     }
 

@@ -4,20 +4,6 @@ import Foundation
 
 /// `/v1/admin/sets/{set}/flags/...`: read, replace and delete flags, and the one-purpose actions on a flag.
 extension FlagServerApp {
-    /// `GET …/flags/{key}`.
-    func getFlag(_ call: Call) throws -> HTTPResponse {
-        let (set, key) = (call.set, call.key)
-        let state = try requireState(call)
-        guard let bytes = state.items[.flag(key)] else { throw Self.noFlag(key, set) }
-        return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
-            writer.member("set", set)
-            writer.member("version", state.version)
-            writer.member("key", key)
-            writer.key("flag")
-            writer.raw(bytes)
-        }
-    }
-
     /// `POST …/kill` and `…/restore`.
     func setKilled(_ call: Call, _ killed: Bool) throws -> HTTPResponse {
         try mutateFlag(call, action: killed ? "flag.kill" : "flag.restore") { flag, _ in flag.killed = killed }
@@ -135,15 +121,8 @@ extension FlagServerApp {
 
     /// `PUT …/flags/{key}`: creates or replaces a flag; a new flag's expiry defaults to its kind's lifetime.
     func putFlag(_ call: Call) throws -> HTTPResponse {
-        let (set, key) = (call.set, call.key)
-        guard isValidKey(key) else {
-            throw ServiceError.badRequest(
-                "flag key \"\(key)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "flags.\(key)")
-        }
-        let input = try RequestInput(call.request)
-        guard let value = input.value("flag") else {
-            throw ServiceError.badRequest("\"flag\" is required", path: "flag")
-        }
+        let key = call.key
+        let (input, value) = try itemBody(call, .flag(key))
         var flag = try Self.decodeFlag(value, key: key)
         let existed = try requireState(call).flagSet.flags[key] != nil
         // SPEC §1: a kind's lifetime sets the default expiry of a new flag (release 42 days, experiment 90).
@@ -151,13 +130,7 @@ extension FlagServerApp {
             flag.expiresAt = Date(
                 timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(days) * 86_400).rounded(.down))
         }
-        let note = ChangeNote(
-            actor: call.actor, action: existed ? "flag.replace" : "flag.create", subject: key,
-            reason: try input.reason())
-        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
-            next.flags[key] = flag
-        }
-        return mutationResponse(result, status: existed ? 200 : 201, item: .flag(key))
+        return try writeItem(call, .flag(key), input: input, existed: existed) { $0.flags[key] = flag }
     }
 
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
@@ -179,7 +152,6 @@ extension FlagServerApp {
 
     /// `GET …/flags?kind=…&expired=true`.
     func listFlags(_ call: Call) throws -> HTTPResponse {
-        let set = call.set
         let state = try requireState(call)
         let input = try RequestInput(call.request)
         let kind = try input.string("kind")
@@ -194,17 +166,11 @@ extension FlagServerApp {
             if expiredOnly, !(flag.expiresAt.map { $0 <= now } ?? false) { return false }
             return true
         }.keys.sorted(by: utf8Less)
-        return JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * keys.count + 64) { writer in
-            writer.member("set", set)
-            writer.member("version", state.version)
-            writer.key("flags")
-            writer.beginObject()
-            for key in keys {
-                writer.key(key)
-                writer.raw(state.items[.flag(key)] ?? [])
-            }
-            writer.endObject()
-        }
+        return itemsResponse(call, state, .flag, names: keys)
+    }
+
+    static func noItem(_ item: ItemKey, _ set: String) -> ServiceError {
+        item.kind == .flag ? noFlag(item.key, set) : noCohort(item.key, set)
     }
 
     static func noFlag(_ key: String, _ set: String) -> ServiceError {

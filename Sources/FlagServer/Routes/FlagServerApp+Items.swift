@@ -7,54 +7,70 @@ extension FlagServerApp {
     /// `GET …/cohorts`.
     func listCohorts(_ call: Call) throws -> HTTPResponse {
         let state = try requireState(call)
-        let names = state.flagSet.cohorts.keys.sorted(by: utf8Less)
-        return JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
+        return itemsResponse(call, state, .cohort, names: state.flagSet.cohorts.keys.sorted(by: utf8Less))
+    }
+
+    /// `{"set","version", "flags"|"cohorts": {name: item}}` for the named items of one kind.
+    func itemsResponse(_ call: Call, _ state: SetState, _ kind: ItemKind, names: [String]) -> HTTPResponse {
+        JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
             writer.member("set", call.set)
             writer.member("version", state.version)
-            writer.key("cohorts")
+            writer.key("\(kind.rawValue)s")
             writer.beginObject()
             for name in names {
                 writer.key(name)
-                writer.raw(state.items[.cohort(name)] ?? [])
+                writer.raw(state.items[ItemKey(kind, name)] ?? [])
             }
             writer.endObject()
         }
     }
 
-    /// `GET …/cohorts/{name}`.
-    func getCohort(_ call: Call) throws -> HTTPResponse {
-        let (set, name) = (call.set, call.name)
+    /// `PUT …/cohorts/{name}`: `{"cohort"}`, created or replaced.
+    func putCohort(_ call: Call) throws -> HTTPResponse {
+        let name = call.name
+        let (input, value) = try itemBody(call, .cohort(name))
+        let cohort = try Self.decodeCohort(value, name: name)
+        let existed = try requireState(call).flagSet.cohorts[name] != nil
+        return try writeItem(call, .cohort(name), input: input, existed: existed) { $0.cohorts[name] = cohort }
+    }
+
+    /// `GET` of one flag or cohort: its stored bytes and the set's version.
+    func getItem(_ call: Call, _ item: ItemKey) throws -> HTTPResponse {
         let state = try requireState(call)
-        guard let bytes = state.items[.cohort(name)] else { throw Self.noCohort(name, set) }
+        guard let bytes = state.items[item] else { throw Self.noItem(item, call.set) }
         return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
-            writer.member("set", set)
+            writer.member("set", call.set)
             writer.member("version", state.version)
-            writer.member("name", name)
-            writer.key("cohort")
+            writer.member(item.kind == .flag ? "key" : "name", item.key)
+            writer.key(item.kind.rawValue)
             writer.raw(bytes)
         }
     }
 
-    /// `PUT …/cohorts/{name}`: `{"cohort"}`, created or replaced.
-    func putCohort(_ call: Call) throws -> HTTPResponse {
-        let (set, name) = (call.set, call.name)
-        guard isValidKey(name) else {
+    /// The request of a `PUT` of `item` and the member holding it (`"flag"` or `"cohort"`), once the item's name is
+    /// known to be valid.
+    func itemBody(_ call: Call, _ item: ItemKey) throws -> (RequestInput, JSONValue) {
+        let member = item.kind.rawValue
+        guard isValidKey(item.key) else {
+            let what = item.kind == .flag ? "flag key" : "cohort name"
             throw ServiceError.badRequest(
-                "cohort name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "cohorts.\(name)")
+                "\(what) \"\(item.key)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "\(member)s.\(item.key)")
         }
         let input = try RequestInput(call.request)
-        guard let value = input.value("cohort") else {
-            throw ServiceError.badRequest("\"cohort\" is required", path: "cohort")
+        guard let value = input.value(member) else {
+            throw ServiceError.badRequest("\"\(member)\" is required", path: member)
         }
-        let cohort = try Self.decodeCohort(value, name: name)
-        let existed = try requireState(call).flagSet.cohorts[name] != nil
-        let note = ChangeNote(
-            actor: call.actor, action: existed ? "cohort.replace" : "cohort.create", subject: name,
-            reason: try input.reason())
-        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
-            next.cohorts[name] = cohort
-        }
-        return mutationResponse(result, status: existed ? 200 : 201, item: .cohort(name))
+        return (input, value)
+    }
+
+    /// Writes `change` to `item` as a new version, audited as its creation (201) or replacement.
+    func writeItem(
+        _ call: Call, _ item: ItemKey, input: RequestInput, existed: Bool, _ change: (inout FlagSet) -> Void
+    ) throws -> HTTPResponse {
+        let action = "\(item.kind.rawValue).\(existed ? "replace" : "create")"
+        let note = ChangeNote(actor: call.actor, action: action, subject: item.key, reason: try input.reason())
+        let result = try service.mutate(call.set, ifMatch: try input.ifMatch(), note: note) { next in change(&next) }
+        return mutationResponse(result, status: existed ? 200 : 201, item: item)
     }
 
     /// `DELETE …/keys/{name}`: revoked at once, from the key's next request on.
@@ -94,18 +110,11 @@ extension FlagServerApp {
         let set = call.set
         _ = try requireState(call)
         let keys = try tokens.tokens(set: set)
-        return JSONResponse.object(capacity: 128 * keys.count + 32) { writer in
-            writer.key("keys")
-            writer.beginArray()
-            for key in keys {
-                writer.beginObject()
-                writer.member("name", key.name)
-                writer.member("set", set)
-                writer.member("createdAt", key.createdAt)
-                writer.member("revokedAt", key.revokedAt)
-                writer.endObject()
-            }
-            writer.endArray()
+        return JSONResponse.list("keys", keys, capacity: 128) { writer, key in
+            writer.member("name", key.name)
+            writer.member("set", set)
+            writer.member("createdAt", key.createdAt)
+            writer.member("revokedAt", key.revokedAt)
         }
     }
 

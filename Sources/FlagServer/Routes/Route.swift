@@ -79,7 +79,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .evaluate: .admin { app, call in try app.evaluateResponse(call) }
 
         case .listFlags: .admin { app, call in try app.listFlags(call) }
-        case .getFlag: .admin { app, call in try app.getFlag(call) }
+        case .getFlag: .admin { app, call in try app.getItem(call, .flag(call.key)) }
         case .putFlag: .admin { app, call in try app.putFlag(call) }
         case .deleteFlag: .admin { app, call in try app.deleteItem(call, .flag(call.key)) }
         case .kill: .admin { app, call in try app.setKilled(call, true) }
@@ -98,7 +98,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .removeRule: .admin { app, call in try app.removeRule(call) }
 
         case .listCohorts: .admin { app, call in try app.listCohorts(call) }
-        case .getCohort: .admin { app, call in try app.getCohort(call) }
+        case .getCohort: .admin { app, call in try app.getItem(call, .cohort(call.name)) }
         case .putCohort: .admin { app, call in try app.putCohort(call) }
         case .deleteCohort: .admin { app, call in try app.deleteItem(call, .cohort(call.name)) }
 
