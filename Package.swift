@@ -58,8 +58,10 @@ let package = Package(
         // request API over the app in process or a live server, and live servers (in process or the built binary).
         // A regular target so that every test target can depend on it; no product, nothing ships it.
         .target(
-            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"], path: "Tests/FlagTestSupport"),
-        .testTarget(name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
+            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"], path: "Tests/FlagTestSupport"
+        ),
+        .testTarget(
+            name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestSupport"]),
         .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
         .testTarget(name: "FlagHTTPTests", dependencies: ["FlagHTTP", "FlagLock", "FlagTestSupport"]),
@@ -72,7 +74,8 @@ let package = Package(
         .testTarget(
             name: "FlagClientTests",
             dependencies: [
-                "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "FlagHTTP", "flagdemo",
+                "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "FlagHTTP",
+                "flagdemo",
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),

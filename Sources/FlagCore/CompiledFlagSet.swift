@@ -92,7 +92,8 @@ public final class CompiledFlagSet: Sendable {
         _ handle: FlagHandle, type: FlagType, default fallback: JSONValue, context: EvaluationContext,
         clock now: () -> Date
     ) -> EvaluationDetail<JSONValue> {
-        detail(outcome(handle, type: type, context: context, clock: now), key: handle.key, type: type, default: fallback)
+        detail(
+            outcome(handle, type: type, context: context, clock: now), key: handle.key, type: type, default: fallback)
     }
 
     /// Evaluates like `evaluate` and also returns each step considered, for `flagctl eval --explain`.

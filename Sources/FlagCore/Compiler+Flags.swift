@@ -20,7 +20,9 @@ extension Compiler {
         check(flag.defaultValue, of: flag.type, at: "\(path).default")
         if let killValue = flag.killValue { check(killValue, of: flag.type, at: "\(path).killValue") }
         if let expiredValue = flag.expiredValue { check(expiredValue, of: flag.type, at: "\(path).expiredValue") }
-        if let salt = flag.salt, salt.isEmpty { report("\(path).salt", "must not be empty; leave it out to use the key") }
+        if let salt = flag.salt, salt.isEmpty {
+            report("\(path).salt", "must not be empty; leave it out to use the key")
+        }
 
         var unitOverrides: [String: FlagPlan.Forced] = [:]
         var cohortOverrides: [FlagPlan.CohortForced] = []
@@ -113,7 +115,9 @@ extension Compiler {
         }
     }
 
-    private mutating func compile(_ rollout: Rollout, of flag: Flag, path: @autoclosure () -> String) -> CompiledRollout? {
+    private mutating func compile(_ rollout: Rollout, of flag: Flag, path: @autoclosure () -> String)
+        -> CompiledRollout?
+    {
         let start = problems.count
         check(rollout.value, of: flag.type, at: "\(path()).value")
         if let salt = rollout.salt, salt.isEmpty { report("\(path()).salt", "must not be empty; leave it out") }
@@ -143,7 +147,9 @@ extension Compiler {
             steps: steps, pausedAt: rollout.pausedAt?.timeIntervalSince1970)
     }
 
-    private mutating func compile(_ variants: [Variant], of flag: Flag, path: @autoclosure () -> String) -> CompiledSplit? {
+    private mutating func compile(_ variants: [Variant], of flag: Flag, path: @autoclosure () -> String)
+        -> CompiledSplit?
+    {
         let start = problems.count
         if variants.isEmpty { report(path(), "a split needs at least one variant") }
         var names: Set<String> = []
@@ -178,7 +184,9 @@ extension Compiler {
     private mutating func check(_ value: JSONValue, of type: FlagType, at path: @autoclosure () -> String) {
         if case .unknown = type { return }
         if !value.conforms(to: type) {
-            report(path(), "expected a value of type \(type.name), found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
+            report(
+                path(),
+                "expected a value of type \(type.name), found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
         }
     }
 }

@@ -361,9 +361,12 @@ struct Compiler {
             }
             test = .matches(patterns)
         case .lt, .lte, .gt, .gte:
-            test = .number(comparison(condition.op), parsed("a number") { Double($0).flatMap { $0.isFinite ? $0 : nil } })
+            test = .number(
+                comparison(condition.op), parsed("a number") { Double($0).flatMap { $0.isFinite ? $0 : nil } })
         case .semverEq, .semverLt, .semverLte, .semverGt, .semverGte:
-            test = .semver(comparison(condition.op), parsed("a semantic version such as 5.2.0") { SemanticVersion($0).map(VersionOperand.init) })
+            test = .semver(
+                comparison(condition.op),
+                parsed("a semantic version such as 5.2.0") { SemanticVersion($0).map(VersionOperand.init) })
         case .before, .after:
             let instants = parsed("an ISO-8601 date-time such as 2026-11-29T10:00:00Z") {
                 ISO8601.parse($0)?.timeIntervalSince1970
@@ -383,7 +386,9 @@ struct Compiler {
             }
             test = .inCohort(indexes)
         case .unknown(let name):
-            report("\(path()).op", "unknown operator '\(name)' (this build knows \(Operator.known.map(\.name).joined(separator: ", ")))")
+            report(
+                "\(path()).op",
+                "unknown operator '\(name)' (this build knows \(Operator.known.map(\.name).joined(separator: ", ")))")
             return nil
         }
         if values.isEmpty, condition.op != .exists, condition.op != .notExists {
@@ -428,5 +433,7 @@ public func isValidKey(_ key: String) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
     guard isLowerOrDigit(first) else { return false }
-    return utf8.allSatisfy { isLowerOrDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    return utf8.allSatisfy {
+        isLowerOrDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+    }
 }

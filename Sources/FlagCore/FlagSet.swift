@@ -292,7 +292,8 @@ public struct Cohort: Sendable, Equatable {
     public var groups: [[Condition]]
 
     /// Creates a cohort.
-    public init(description: String? = nil, include: [String] = [], exclude: [String] = [], groups: [[Condition]] = []) {
+    public init(description: String? = nil, include: [String] = [], exclude: [String] = [], groups: [[Condition]] = [])
+    {
         self.description = description
         self.include = include
         self.exclude = exclude

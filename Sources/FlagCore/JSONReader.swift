@@ -188,7 +188,8 @@ public struct JSONReader: ~Copyable {
         if position < bytes.count && (bytes[position] | 0x20) == UInt8(ascii: "e") {
             isInteger = false
             position += 1
-            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")) {
+            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-"))
+            {
                 position += 1
             }
             guard position < bytes.count, isDigit(bytes[position]) else {

@@ -76,7 +76,8 @@ extension Program {
         }
         guard flag.typeCode == FlagTypeCode.of(type) else { return fail(.error, .typeMismatch) }
         if flag.killed {
-            return serve(flag.killValue, .disabled, FixedName.kill.rawValue, index, trace, "killed: serving the kill value")
+            return serve(
+                flag.killValue, .disabled, FixedName.kill.rawValue, index, trace, "killed: serving the kill value")
         }
         if flag.expiresAt != .infinity, seconds >= flag.expiresAt {
             return serve(

@@ -29,7 +29,9 @@ func runSuiteCommand(_ command: String) {
 /// The value after `--name`, when it is a positive whole number; exits 1 naming the option when it is not.
 private func suiteOption(_ name: String) -> Int? {
     guard let text = suiteText(name) else { return nil }
-    guard let value = Int(text), value > 0 else { suiteFail("--\(name) needs a positive whole number, not \"\(text)\"") }
+    guard let value = Int(text), value > 0 else {
+        suiteFail("--\(name) needs a positive whole number, not \"\(text)\"")
+    }
     return value
 }
 
@@ -78,7 +80,8 @@ func benchmarkSuiteEvaluation(units: Int, runs: Int, results: String?) {
     guard compiled.problems.isEmpty else { suiteFail("the suite's flag set has problems: \(compiled.problems)") }
     let now = Date(timeIntervalSince1970: 1_795_000_000)
     let contexts = (0..<units).map { index in
-        EvaluationContext(unitID: "unit-\(index)", attributes: ["country": suiteCountries[index % suiteCountries.count]])
+        EvaluationContext(
+            unitID: "unit-\(index)", attributes: ["country": suiteCountries[index % suiteCountries.count]])
     }
     var core = [Bool](repeating: false, count: units)
     var configuration = FlagClient.Configuration(
@@ -142,7 +145,8 @@ func benchmarkSuiteEvaluation(units: Int, runs: Int, results: String?) {
     guard (0..<units).allSatisfy({ suiteCountries[$0 % suiteCountries.count] != "NL" || core[$0] }) else {
         suiteFail("a unit in NL was not served the rule's value")
     }
-    report("suite.flagstaff.rollout-share", Double(outside.filter { core[$0] }.count) / Double(outside.count) * 100, "%")
+    report(
+        "suite.flagstaff.rollout-share", Double(outside.filter { core[$0] }.count) / Double(outside.count) * 100, "%")
     if let results {
         let bytes = Data(core.map { $0 ? UInt8(ascii: "1") : UInt8(ascii: "0") })
         guard FileManager.default.createFile(atPath: results, contents: bytes) else {

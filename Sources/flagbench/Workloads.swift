@@ -53,7 +53,8 @@ func benchmarkCohorts() -> [String: Cohort] {
 func benchmarkEvaluation() {
     let start = Date(timeIntervalSince1970: 1_795_000_000)
     let now = start.addingTimeInterval(3.5 * 86_400)
-    let set = FlagSet(name: "bench", version: 1, cohorts: benchmarkCohorts(), flags: ["f": benchmarkFlag(key: "f", start: start)])
+    let set = FlagSet(
+        name: "bench", version: 1, cohorts: benchmarkCohorts(), flags: ["f": benchmarkFlag(key: "f", start: start)])
     let compiled = CompiledFlagSet(set)
     guard compiled.problems.isEmpty else {
         print("benchmark set has problems: \(compiled.problems)")
@@ -105,7 +106,8 @@ func benchmarkEvaluation() {
 
     // The fixed cost of an evaluation: a flag with no targeting at all.
     let plain = CompiledFlagSet(
-        FlagSet(name: "bench", version: 1, flags: ["plain": Flag(key: "plain", type: .bool, defaultValue: .bool(true))]))
+        FlagSet(name: "bench", version: 1, flags: ["plain": Flag(key: "plain", type: .bool, defaultValue: .bool(true))])
+    )
     report("eval.no-targeting", measure(plain, "plain"), "ns/eval")
 }
 

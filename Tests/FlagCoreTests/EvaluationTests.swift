@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagCore
 
 @Suite("Evaluation order (SPEC §2)")
@@ -7,7 +8,9 @@ struct EvaluationTests {
     static let now = Fixtures.date("2026-11-29T12:00:00Z")
 
     /// A flag that exercises every step: kill, expiry, unit and cohort overrides, two rules, a rollout.
-    static func precedenceSet(killed: Bool = false, expiresAt: String = "2027-01-01T00:00:00Z") throws -> CompiledFlagSet {
+    static func precedenceSet(killed: Bool = false, expiresAt: String = "2027-01-01T00:00:00Z") throws
+        -> CompiledFlagSet
+    {
         try Fixtures.compile(
             Fixtures.set(
                 flag: """
@@ -33,13 +36,16 @@ struct EvaluationTests {
     }
 
     /// `value` is `evaluate(…).value` without the detail, whatever step decides (and for every failure).
-    @Test(arguments: [
-        ("u-over", [:]), ("u-past", [:]), ("u-vip", [:]), ("u-1", ["country": "DE"]), ("u-2", ["country": "FR"]),
-        ("u-3", ["country": "FR"]), ("u-4", ["country": "US"]), ("u-5", [:]),
-    ] as [(String, [String: String])])
+    @Test(
+        arguments: [
+            ("u-over", [:]), ("u-past", [:]), ("u-vip", [:]), ("u-1", ["country": "DE"]), ("u-2", ["country": "FR"]),
+            ("u-3", ["country": "FR"]), ("u-4", ["country": "US"]), ("u-5", [:]),
+        ] as [(String, [String: String])])
     func valueIsTheDetailsValue(unit: String, attributes: [String: String]) throws {
-        for set in [try Self.precedenceSet(), try Self.precedenceSet(killed: true),
-                    try Self.precedenceSet(expiresAt: "2026-11-01T00:00:00Z")] {
+        for set in [
+            try Self.precedenceSet(), try Self.precedenceSet(killed: true),
+            try Self.precedenceSet(expiresAt: "2026-11-01T00:00:00Z"),
+        ] {
             let context = EvaluationContext(unitID: unit, attributes: attributes)
             for key in ["f", "nope"] {
                 let handle = FlagHandle(key)
@@ -196,7 +202,8 @@ struct EvaluationTests {
 
     @Test func explainListsTheRulePath() throws {
         let set = try Self.precedenceSet()
-        let (result, steps) = set.explain("f", context: EvaluationContext(unitID: "u-1", attributes: ["country": "DE"]), at: Self.now)
+        let (result, steps) = set.explain(
+            "f", context: EvaluationContext(unitID: "u-1", attributes: ["country": "DE"]), at: Self.now)
         #expect(result.value == .string("rule-de"))
         #expect(steps == ["not in cohort 'vip' (override)", "rule 'de': match"])
     }
@@ -231,7 +238,8 @@ struct EvaluationTests {
         func value<V: FlagValue>(_ key: String, _ fallback: V, _ unit: String, _ attributes: [String: String] = [:])
             -> EvaluationDetail<V>
         {
-            set.evaluate(key, default: fallback, context: EvaluationContext(unitID: unit, attributes: attributes), at: Self.now)
+            set.evaluate(
+                key, default: fallback, context: EvaluationContext(unitID: unit, attributes: attributes), at: Self.now)
         }
         #expect(value("new-checkout", false, "u-1").variant == "beta-first")
         #expect(value("new-checkout", false, "qa-1").variant == "override:qa")

@@ -1,5 +1,5 @@
-import Foundation
 import FlagCore
+import Foundation
 
 /// Shared fixtures: the demo set from config/, dates, and a quick way to decode a JSON literal.
 enum Fixtures {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagCore
 
 @Suite("Flag-set wire format")
@@ -23,7 +24,8 @@ struct FlagSetCodingTests {
 
     @Test func canonicalEncodingIgnoresInputOrderAndWhitespace() throws {
         let a = try Fixtures.decode(
-            #"{"schema":1,"set":"s","version":2,"flags":{"b":{"type":"bool","default":true},"a":{"default":1,"type":"int","kind":"ops"}}}"#)
+            #"{"schema":1,"set":"s","version":2,"flags":{"b":{"type":"bool","default":true},"a":{"default":1,"type":"int","kind":"ops"}}}"#
+        )
         let b = try Fixtures.decode(
             """
             { "flags": { "a": { "kind": "ops", "type": "int", "default": 1 },
@@ -82,10 +84,12 @@ struct FlagSetCodingTests {
 
     @Test func anItemDefinedTwiceIsUnreadableNotSilentlyReplaced() throws {
         let set = try Fixtures.decode(
-            #"{"schema":1,"set":"s","version":1,"flags":{"a":{"type":"bool","default":true},"a":{"type":"bool","default":false}}}"#)
+            #"{"schema":1,"set":"s","version":1,"flags":{"a":{"type":"bool","default":true},"a":{"type":"bool","default":false}}}"#
+        )
         #expect(set.flags["a"] == nil)
         #expect(set.readProblems.map(\.description) == ["flags.a: flag 'a' is defined twice"])
-        let result = CompiledFlagSet(set).evaluate("a", default: true, context: EvaluationContext(unitID: "u"), at: Date())
+        let result = CompiledFlagSet(set).evaluate(
+            "a", default: true, context: EvaluationContext(unitID: "u"), at: Date())
         #expect(result.errorCode == .parseError)
     }
 

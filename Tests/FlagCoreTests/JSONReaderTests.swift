@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagCore
 
 @Suite("JSON reader and writer")
@@ -18,7 +19,8 @@ struct JSONReaderTests {
     }
 
     @Test func readsEveryKindOfValue() throws {
-        let value = try parse(#" {"a": [1, -2, 3.5, 1e3, true, false, null, "x\n\"y\" \u00e9 \ud83d\ude00"], "b": {}} "#)
+        let value = try parse(
+            #" {"a": [1, -2, 3.5, 1e3, true, false, null, "x\n\"y\" \u00e9 \ud83d\ude00"], "b": {}} "#)
         #expect(
             value
                 == .object([

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagCore
 
 @Suite("Attribute conditions (SPEC §2.3)")
@@ -13,40 +14,45 @@ struct OperatorTests {
                     {"type":"bool","default":false,"rules":[{"name":"r","conditions":[
                       {"attribute":"\(name)","op":"\(op)","values":[\(operands)]}],"value":true}]}
                     """,
-                cohorts: #"{"vip":{"include":["u-vip"]},"de":{"groups":[[{"attribute":"a","op":"eq","values":["DE"]}]]}}"#))
+                cohorts:
+                    #"{"vip":{"include":["u-vip"]},"de":{"groups":[[{"attribute":"a","op":"eq","values":["DE"]}]]}}"#))
         #expect(set.problems == [])
         let attributes = attribute.map { ["a": $0] } ?? [:]
-        return set.evaluate("f", default: false, context: EvaluationContext(unitID: "u-1", attributes: attributes),
-                            at: Date(timeIntervalSince1970: 0)).value
+        return set.evaluate(
+            "f", default: false, context: EvaluationContext(unitID: "u-1", attributes: attributes),
+            at: Date(timeIntervalSince1970: 0)
+        ).value
     }
 
-    @Test(arguments: [
-        ("eq", ["DE"], "DE", true), ("eq", ["DE"], "de", false), ("eq", ["DE", "AT"], "AT", true),
-        ("neq", ["DE"], "FR", true), ("neq", ["DE"], "DE", false),
-        ("in", ["DE", "AT"], "AT", true), ("in", ["DE", "AT"], "FR", false),
-        ("not_in", ["DE", "AT"], "FR", true), ("not_in", ["DE", "AT"], "DE", false),
-        ("contains", ["@ex"], "a@ex.com", true), ("contains", ["@ex"], "a@other.com", false),
-        ("starts_with", ["5."], "5.2.0", true), ("starts_with", ["5."], "15.2", false),
-        ("ends_with", ["@example.com"], "ann@example.com", true), ("ends_with", ["@example.com"], "ann@example.org", false),
-        ("matches", ["^[a-z]+-[0-9]+$"], "user-42", true), ("matches", ["^[a-z]+-[0-9]+$"], "User-42", false),
-        ("matches", ["ab"], "xxabxx", true),
-        ("lt", ["10"], "9.5", true), ("lt", ["10"], "10", false), ("lte", ["10"], "10", true),
-        ("gt", ["10"], "10.01", true), ("gt", ["10"], "1e1", false), ("gte", ["-1"], "-1", true),
-        ("gt", ["10"], "eleven", false), ("lt", ["10"], "", false), ("lt", ["10"], "NaN", false),
-        ("semver_eq", ["1.2.3"], "1.2.3+build.7", true), ("semver_eq", ["1.2.3"], "1.2.4", false),
-        ("semver_lt", ["1.0.0"], "1.0.0-rc.1", true), ("semver_lte", ["1.0.0"], "1.0.0", true),
-        ("semver_gt", ["1.0.0-beta.2"], "1.0.0-beta.11", true), ("semver_gte", ["5.2.0"], "5.10.0", true),
-        ("semver_gte", ["5.2.0"], "5.2", false), ("semver_gte", ["5.2.0"], "v5.3.0", false),
-        ("before", ["2026-12-01T00:00:00Z"], "2026-11-30T23:59:59Z", true),
-        ("before", ["2026-12-01T00:00:00Z"], "2026-12-01T00:00:00Z", false),
-        ("after", ["2026-12-01T00:00:00Z"], "2026-12-01T01:00:00+00:30", true),
-        ("after", ["2026-12-01T00:00:00Z"], "not a date", false),
-        ("exists", [], "", true), ("not_exists", [], "x", false),
-        ("starts_with", [""], "", true), ("ends_with", [""], "", true), ("contains", [""], "", true),
-        ("ends_with", ["é"], "café", true), ("starts_with", ["ca"], "", false), ("contains", ["fé"], "café", true),
-        ("semver_gt", ["1.0.0-rc.1"], "1.0.0", true), ("semver_lt", ["1.0.0"], "01.0.0", false),
-        ("semver_gte", ["10.0.0"], "9.99.99", false),
-    ] as [(String, [String], String, Bool)])
+    @Test(
+        arguments: [
+            ("eq", ["DE"], "DE", true), ("eq", ["DE"], "de", false), ("eq", ["DE", "AT"], "AT", true),
+            ("neq", ["DE"], "FR", true), ("neq", ["DE"], "DE", false),
+            ("in", ["DE", "AT"], "AT", true), ("in", ["DE", "AT"], "FR", false),
+            ("not_in", ["DE", "AT"], "FR", true), ("not_in", ["DE", "AT"], "DE", false),
+            ("contains", ["@ex"], "a@ex.com", true), ("contains", ["@ex"], "a@other.com", false),
+            ("starts_with", ["5."], "5.2.0", true), ("starts_with", ["5."], "15.2", false),
+            ("ends_with", ["@example.com"], "ann@example.com", true),
+            ("ends_with", ["@example.com"], "ann@example.org", false),
+            ("matches", ["^[a-z]+-[0-9]+$"], "user-42", true), ("matches", ["^[a-z]+-[0-9]+$"], "User-42", false),
+            ("matches", ["ab"], "xxabxx", true),
+            ("lt", ["10"], "9.5", true), ("lt", ["10"], "10", false), ("lte", ["10"], "10", true),
+            ("gt", ["10"], "10.01", true), ("gt", ["10"], "1e1", false), ("gte", ["-1"], "-1", true),
+            ("gt", ["10"], "eleven", false), ("lt", ["10"], "", false), ("lt", ["10"], "NaN", false),
+            ("semver_eq", ["1.2.3"], "1.2.3+build.7", true), ("semver_eq", ["1.2.3"], "1.2.4", false),
+            ("semver_lt", ["1.0.0"], "1.0.0-rc.1", true), ("semver_lte", ["1.0.0"], "1.0.0", true),
+            ("semver_gt", ["1.0.0-beta.2"], "1.0.0-beta.11", true), ("semver_gte", ["5.2.0"], "5.10.0", true),
+            ("semver_gte", ["5.2.0"], "5.2", false), ("semver_gte", ["5.2.0"], "v5.3.0", false),
+            ("before", ["2026-12-01T00:00:00Z"], "2026-11-30T23:59:59Z", true),
+            ("before", ["2026-12-01T00:00:00Z"], "2026-12-01T00:00:00Z", false),
+            ("after", ["2026-12-01T00:00:00Z"], "2026-12-01T01:00:00+00:30", true),
+            ("after", ["2026-12-01T00:00:00Z"], "not a date", false),
+            ("exists", [], "", true), ("not_exists", [], "x", false),
+            ("starts_with", [""], "", true), ("ends_with", [""], "", true), ("contains", [""], "", true),
+            ("ends_with", ["é"], "café", true), ("starts_with", ["ca"], "", false), ("contains", ["fé"], "café", true),
+            ("semver_gt", ["1.0.0-rc.1"], "1.0.0", true), ("semver_lt", ["1.0.0"], "01.0.0", false),
+            ("semver_gte", ["10.0.0"], "9.99.99", false),
+        ] as [(String, [String], String, Bool)])
     func operatorOnPresentAttribute(op: String, values: [String], attribute: String, expected: Bool) throws {
         #expect(try holds(op, values, attribute) == expected)
     }
@@ -86,10 +92,14 @@ struct OperatorTests {
         let set = try Fixtures.compile(
             Fixtures.set(
                 flag: #"{"type":"bool","default":false,"rules":[{"name":"r","cohort":"c","value":true}]}"#,
-                cohorts: #"{"c":{"include":["both"],"exclude":["both","out"],"groups":[[{"attribute":"k","op":"eq","values":["v"]}]]}}"#))
+                cohorts:
+                    #"{"c":{"include":["both"],"exclude":["both","out"],"groups":[[{"attribute":"k","op":"eq","values":["v"]}]]}}"#
+            ))
         func value(_ unit: String) -> Bool {
-            set.evaluate("f", default: false, context: EvaluationContext(unitID: unit, attributes: ["k": "v"]),
-                         at: Date(timeIntervalSince1970: 0)).value
+            set.evaluate(
+                "f", default: false, context: EvaluationContext(unitID: unit, attributes: ["k": "v"]),
+                at: Date(timeIntervalSince1970: 0)
+            ).value
         }
         #expect(value("both") == true)
         #expect(value("out") == false)
@@ -97,8 +107,10 @@ struct OperatorTests {
     }
 
     @Test func semanticVersionPrecedenceChainFromTheIssue() throws {
-        let chain = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
-                     "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0"]
+        let chain = [
+            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
+            "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0",
+        ]
         for (lower, higher) in zip(chain, chain.dropFirst()) {
             #expect(try holds("semver_lt", [higher], lower), "\(lower) < \(higher)")
             #expect(try holds("semver_gt", [lower], higher), "\(higher) > \(lower)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagCore
 
 /// `matches` runs each pattern as an anchored `(?s:.*?)(?:P)` with a step limit (see `Pattern`).
@@ -53,8 +54,9 @@ struct PatternTests {
                     """#))
         #expect(set.problems == [])
         func evaluate(_ email: String) -> EvaluationDetail<Bool> {
-            set.evaluate("f", default: true, context: EvaluationContext(unitID: "u", attributes: ["email": email]),
-                         at: Date(timeIntervalSince1970: 0))
+            set.evaluate(
+                "f", default: true, context: EvaluationContext(unitID: "u", attributes: ["email": email]),
+                at: Date(timeIntervalSince1970: 0))
         }
         #expect(evaluate("aab").variant == "r")
         let hostile = evaluate(String(repeating: "a", count: 400))

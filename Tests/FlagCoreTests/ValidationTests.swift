@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagCore
 
 @Suite("Validation: every problem with its JSON path, all at once")
@@ -20,8 +21,10 @@ struct ValidationTests {
         (#"{"type":"bool","default":true,"overrides":[{"unit":"u","value":"x"}]}"#, "flags.f.overrides[0].value"),
         (#"{"type":"bool","default":true,"rules":[{"name":"r","conditions":[],"value":0}]}"#, "flags.f.rules[0].value"),
         (#"{"type":"bool","default":true,"rollout":{"value":"x","percent":5}}"#, "flags.f.rollout.value"),
-        (#"{"type":"bool","default":true,"rules":[{"name":"r","conditions":[],"split":[{"value":1,"weight":100}]}]}"#,
-         "flags.f.rules[0].split[0].value"),
+        (
+            #"{"type":"bool","default":true,"rules":[{"name":"r","conditions":[],"split":[{"value":1,"weight":100}]}]}"#,
+            "flags.f.rules[0].split[0].value"
+        ),
     ])
     func wrongValueTypes(flag: String, path: String) throws {
         #expect(try paths(flag: flag) == [path])

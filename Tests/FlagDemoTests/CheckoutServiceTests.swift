@@ -14,8 +14,9 @@ import Testing
     }
 
     @Test func unsetFlagsServeTheirCompiledDefaults() {
-        #expect(CheckoutService(flags: FixedFeatureFlags()).summary()
-            == "classic checkout, blue pay button, 600 requests/min")
+        #expect(
+            CheckoutService(flags: FixedFeatureFlags()).summary()
+                == "classic checkout, blue pay button, 600 requests/min")
     }
 
     @Test func paymentsOffClosesTheCheckout() {

@@ -1,6 +1,6 @@
 import FlagCore
-import Foundation
 import FlagTestSupport
+import Foundation
 import Testing
 
 @testable import FlagServer

@@ -210,8 +210,9 @@ struct ClientRouteTests {
             let first = ServerSentEvent.current.count
             #expect(await eventually { recorder.streamBody.count >= first + 2 * ServerSentEvent.heartbeat.count })
             #expect(recorder.streamBody.prefix(first) == ServerSentEvent.current[...])
-            #expect(recorder.streamBody.dropFirst(first).prefix(ServerSentEvent.heartbeat.count)
-                == ServerSentEvent.heartbeat[...])
+            #expect(
+                recorder.streamBody.dropFirst(first).prefix(ServerSentEvent.heartbeat.count)
+                    == ServerSentEvent.heartbeat[...])
         }
     }
 

@@ -1,9 +1,9 @@
 import FlagCore
-import Foundation
+import FlagHTTP
 import FlagTestSupport
+import Foundation
 import Testing
 
-import FlagHTTP
 @testable import FlagServer
 
 /// flagserver's renderer for what the engine refuses before a route is known: it names the configuration setting

@@ -1,5 +1,5 @@
-import Foundation
 import FlagTestSupport
+import Foundation
 import Testing
 
 @testable import FlagHTTP
@@ -24,7 +24,9 @@ struct RouterTests {
 
     @Test(arguments: Route.allCases)
     func everyTemplateResolvesToItsOwnRoute(_ route: Route) throws {
-        guard case .route(let endpoint, let parameters) = router.match(method: String(route.method), path: Self.concrete(route))
+        guard
+            case .route(let endpoint, let parameters) = router.match(
+                method: String(route.method), path: Self.concrete(route))
         else {
             Issue.record("\(route.rawValue) does not resolve")
             return

@@ -19,7 +19,8 @@ struct ServingFastPathLiveTests {
             }
             responder.respond(HTTPResponse(status: 204))
         }
-        try withServer({ $0.loopCount = 1 }, handler: handler) { _, port in
+        let oneLoop: (inout HTTPServerConfiguration) -> Void = { $0.loopCount = 1 }
+        try withServer(oneLoop, handler: handler) { _, port in
             let first = try TestClient(port: port)
             let second = try TestClient(port: port)
             for _ in 0..<3 {
@@ -61,7 +62,8 @@ struct ServingFastPathLiveTests {
     /// The document route answers the repeated requests of a keep-alive connection from what that connection
     /// remembers (its key, the set's state); every answer must still be the general router's.
     @Test func repeatedDocumentRequestsOnOneConnectionFollowChangesAndChecks() async throws {
-        try await withLiveApp({ $0.loopCount = 1 }) { harness, _, port in
+        let oneLoop: (inout HTTPServerConfiguration) -> Void = { $0.loopCount = 1 }
+        try await withLiveApp(oneLoop) { harness, _, port in
             let reader = try LiveClient(port: port)
             func get(_ extra: (String, String)? = nil, method: String = "GET", target: String = "/v1/sets/ios-prod")
                 throws -> TestResponse

@@ -136,7 +136,9 @@ struct WireReader {
 
     /// Problems of an item read on its own, with paths relative to it (`rules[0].value`, not `.rules[0].value`).
     var relativeProblems: [Problem] {
-        problems.map { Problem(path: $0.path.hasPrefix(".") ? String($0.path.dropFirst()) : $0.path, message: $0.message) }
+        problems.map {
+            Problem(path: $0.path.hasPrefix(".") ? String($0.path.dropFirst()) : $0.path, message: $0.message)
+        }
     }
 
     mutating func problem(_ path: String, _ message: String) {

@@ -65,7 +65,8 @@ extension FlagServerApp {
         guard let connection else { return try tokens.authenticate(header) }
         do {
             let principal = try tokens.authenticate(header)
-            let credential = ConnectionMemo.Credential(header: Array((header ?? "").utf8), principal: principal, generation: generation)
+            let credential = ConnectionMemo.Credential(
+                header: Array((header ?? "").utf8), principal: principal, generation: generation)
             memo = ConnectionMemo(credential: credential, set: memo?.set)
             connection.attach(memo)
             return principal
