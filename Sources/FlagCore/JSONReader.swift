@@ -1,7 +1,8 @@
 /// A fast pull reader over UTF-8 JSON bytes (RFC 8259), with errors that name the line and column.
 ///
-/// Foundation's `JSONDecoder` needs 66–121 ms for a 1 MB flag set on Linux; this reader walks the bytes once and
-/// lets the caller build its own types as it goes, without an intermediate tree.
+/// Foundation's `JSONDecoder` is too slow on Linux for a large flag set on the client's start-up path
+/// (BENCHMARKS.md); this reader walks the bytes once and lets the caller build its own types as it goes, without an
+/// intermediate tree.
 ///
 /// ```swift
 /// let count = try JSONReader.read(bytes) { reader in
@@ -349,8 +350,8 @@ extension JSONReader {
     }
 
     func makeString(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws -> String {
-        // ASCII needs no validation (and `String(validating:)` measured 2x slower than this on Linux);
-        // anything else must be well-formed UTF-8.
+        // ASCII needs no validation (`String(validating:)` is slower than this scan on Linux); anything else must
+        // be well-formed UTF-8.
         var ascii = true
         for byte in raw where byte >= 0x80 {
             ascii = false

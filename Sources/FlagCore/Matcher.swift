@@ -166,18 +166,20 @@ func withBytes<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) 
 /// A compiled regular expression (ICU syntax, unanchored search: `matches` is true if the pattern is found
 /// anywhere in the value; anchor with `^…$` for a whole match).
 ///
-/// ICU backtracks, so even an ordinary pattern can take polynomial time on a long value (`a*b` on 20,000 `a`s takes
-/// 4 s, `a*a*a*b` on 400 takes 16 s), and OFREP clients choose the values the server tests. So every test runs with
+/// ICU backtracks, so even an ordinary pattern can take polynomial time on a long value (`a*b` on 20,000 `a`s, or
+/// `a*a*a*b` on 400, takes seconds; RELIABILITY.md has the figures), and OFREP clients choose the values the server
+/// tests. So every test runs with
 /// a step limit. ICU reports progress every 10,000 steps of its engine; an unanchored search also reports each start
 /// position it tries, which would make the limit grow with the value. So the pattern runs as `(?s:.*?)(?:P)`,
 /// anchored at the value's start: the same matches as searching for `P` (the lazy prefix tries each start in turn),
 /// one start, and every report is 10,000 steps. A search still running after `progressLimit` reports stops and
 /// counts as no match. Steps are counted, not time, so the answer does not depend on the machine or its load.
-/// (Without the limit, ICU gave up on this form by itself after about 50 million steps, about a second, and
-/// silently, as if nothing matched; the limit is far below that.)
+/// (Without the limit, ICU gave up on this form by itself after tens of millions of steps, silently, as if nothing
+/// matched; the limit is far below that.)
 final class Pattern: @unchecked Sendable {
-    /// Reports (of 10,000 engine steps each) after which a search stops: about a million steps, 10–15 ms here. A
-    /// linear pattern on a 10,000-character value stays far below it.
+    /// Reports (of 10,000 engine steps each) after which a search stops: about a million steps, a bound on the time
+    /// one attribute can cost an evaluation (RELIABILITY.md has what it takes). A linear pattern on a
+    /// 10,000-character value stays far below it.
     static let progressLimit = 100
 
     enum Invalid: Error {
