@@ -19,9 +19,9 @@ extension Refresher {
                         }
                         opened = true
                         recordOpened()
-                        // Not live yet: a newer set may be on its way. The server sends a put or, when our
-                        // Last-Event-ID is current, a comment; events come in order, so the first comment means
-                        // the set in use is the live one.
+                    // Not live yet: a newer set may be on its way. The server sends a put or, when our
+                    // Last-Event-ID is current, a comment; events come in order, so the first comment means
+                    // the set in use is the live one.
                     case 401, 403: return .unauthorized(status: head.status)
                     case 404, 405, 501: return .streamUnsupported
                     default:

@@ -11,8 +11,11 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
         self.minor = minor
     }
 
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // The names swift-nio and async-http-client give these versions, which readers of server code know.
     /// HTTP/1.0: connections close after each response unless the client asks for `keep-alive`.
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     /// HTTP/1.1: connections persist unless either side sends `Connection: close`.
     public static let http1_1 = HTTPVersion(major: 1, minor: 1)
 

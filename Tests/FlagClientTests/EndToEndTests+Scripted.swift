@@ -17,7 +17,8 @@ extension EndToEndTests {
             #expect(good.status == 200)
             let put = Array("event: put\nid: 1\ndata: ".utf8) + good.body + Array("\n\n".utf8)
             // Cut short mid-document, then (on the next connection) a patch giving an int flag a string default.
-            let brokenPut = Array(#"event: put\#nid: 2\#ndata: {"schema": 1, "set": "e2e", "version": 2, "fl"#.utf8)
+            let brokenPut =
+                Array(#"event: put\#nid: 2\#ndata: {"schema": 1, "set": "e2e", "version": 2, "fl"#.utf8)
                 + [0x0A, 0x0A]
             let badFlag = #"{"type": "int", "kind": "ops", "default": "many", "killValue": 0}"#
             let invalidPatch = Array(

@@ -120,7 +120,8 @@ struct HTTPServerLiveTests {
             for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 31) }
         }
         let body = pattern
-        try withServer(handler: { _, responder in responder.respond(HTTPResponse(status: 200, body: body)) }) {
+        let handler: HTTPHandler = { _, responder in responder.respond(HTTPResponse(status: 200, body: body)) }
+        try withServer(handler: handler) {
             _, port in
             let client = try TestClient(port: port)
             client.send("GET /big HTTP/1.1\r\nHost: t\r\n\r\n")

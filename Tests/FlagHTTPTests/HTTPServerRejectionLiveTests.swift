@@ -119,7 +119,8 @@ struct HTTPServerRejectionLiveTests {
     }
 
     @Test func refusesConnectionsOverTheCapWith503() throws {
-        try withServer({ $0.maxConnections = 2 }, handler: basicHandler) { server, port in
+        let twoConnections: (inout HTTPServerConfiguration) -> Void = { $0.maxConnections = 2 }
+        try withServer(twoConnections, handler: basicHandler) { server, port in
             let first = try TestClient(port: port)
             let second = try TestClient(port: port)
             for client in [first, second] {

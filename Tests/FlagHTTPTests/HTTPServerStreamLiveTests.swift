@@ -106,7 +106,8 @@ struct HTTPServerStreamLiveTests {
 
     @Test func closesASlowReaderAtTheOutputCap() throws {
         let captured = Captured()
-        try withServer({ $0.maxPendingOutputBytes = 512 * 1024 }, handler: Self.handler(captured)) { server, port in
+        let smallOutput: (inout HTTPServerConfiguration) -> Void = { $0.maxPendingOutputBytes = 512 * 1024 }
+        try withServer(smallOutput, handler: Self.handler(captured)) { server, port in
             let client = try TestClient(port: port)
             client.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
             _ = try client.readHead()

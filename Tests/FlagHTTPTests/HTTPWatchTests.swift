@@ -39,7 +39,8 @@ struct HTTPWatchTests {
         let received = Mutex<[UInt8]>([])
         let callerThread = pthread_self()
         let onLoopThread = Mutex<Bool?>(nil)
-        try withServer({ $0.loopCount = 1 }, handler: basicHandler) { server, _ in
+        let oneLoop: (inout HTTPServerConfiguration) -> Void = { $0.loopCount = 1 }
+        try withServer(oneLoop, handler: basicHandler) { server, _ in
             let watch = try server.watch(pipe.read) {
                 var byte: UInt8 = 0
                 guard Glibc.read(pipe.read, &byte, 1) == 1 else { return }
@@ -65,7 +66,8 @@ struct HTTPWatchTests {
     @Test func watchingNeedsARunningServerAndAPollableDescriptor() throws {
         let idle = HTTPServer(configuration: HTTPServerConfiguration(port: 0), handler: basicHandler)
         #expect(throws: HTTPServerError.self) { try idle.watch(0) {} }
-        try withServer({ $0.loopCount = 1 }, handler: basicHandler) { server, _ in
+        let oneLoop: (inout HTTPServerConfiguration) -> Void = { $0.loopCount = 1 }
+        try withServer(oneLoop, handler: basicHandler) { server, _ in
             // A regular file cannot be polled: epoll refuses it, and the error says which descriptor.
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID().uuidString)").path
             let file = open(path, O_CREAT | O_RDWR, 0o600)
