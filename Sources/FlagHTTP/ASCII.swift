@@ -1,4 +1,5 @@
 /// Byte classes from RFC 9110/9112 used by the parser and the encoder.
+@usableFromInline
 enum ASCII {
     static let cr: UInt8 = 0x0D
     static let lf: UInt8 = 0x0A
@@ -67,7 +68,7 @@ enum ASCII {
         byte == space || byte == tab
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func lowercased(_ byte: UInt8) -> UInt8 {
         byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }

@@ -24,12 +24,13 @@ public struct HTTPHeaders: Sendable {
     /// A parsed request's fields stay the bytes they arrived as (`HTTPRawFields`) until a `String` is asked for:
     /// a route reads two or three fields of a request, and making two strings of every field cost a tenth of the
     /// serving profile. Any change turns them into `Field`s first.
-    enum Storage {
+    @usableFromInline
+    enum Storage: Sendable {
         case built([Field])
         case raw(HTTPRawFields)
     }
 
-    var storage: Storage
+    @usableFromInline var storage: Storage
 
     /// Headers holding the given fields, in order.
     public init(_ fields: [Field] = []) {
@@ -101,6 +102,9 @@ public struct HTTPHeaders: Sendable {
 
     /// Calls `body` with the bytes of each value of a field named `name`, in order, until it returns false; no
     /// `String` is made for a field of a parsed request.
+    // Inlinable so that the application's per-request lookups (a token, an entity tag) are specialized with their
+    // closure in its own module, as they were when the engine and the routes shared one.
+    @inlinable
     public func forEachValue(named name: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
         var name = name
         name.withUTF8 { wanted in
@@ -194,7 +198,7 @@ public struct HTTPHeaders: Sendable {
         }
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func bytesEqualIgnoringCase(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool {
         guard left.count == right.count else { return false }
         for index in 0..<left.count where left[index] != right[index] {
@@ -228,11 +232,12 @@ extension HTTPHeaders: ExpressibleByDictionaryLiteral {
 /// A request's header fields as the parser validated them, in one byte array: for each field three machine words
 /// (the name's length, where the value starts, the value's length), then the field line's bytes from the name to
 /// the value's end.
+@usableFromInline
 struct HTTPRawFields: Sendable {
-    private(set) var bytes: [UInt8] = []
+    @usableFromInline private(set) var bytes: [UInt8] = []
     private(set) var count = 0
 
-    private static let entryHeader = 3 * MemoryLayout<Int>.size
+    @usableFromInline static let entryHeader = 3 * MemoryLayout<Int>.size
 
     /// Appends one field (its bytes already validated); `value` lies after `name` in the same line.
     mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
@@ -251,6 +256,7 @@ struct HTTPRawFields: Sendable {
     }
 
     /// Calls `body` with each field's name and value bytes, in order, until it returns false.
+    @inlinable
     func visit(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) {
         bytes.withUnsafeBytes { raw in
             let word = MemoryLayout<Int>.size

@@ -30,19 +30,22 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
 /// than one per part.
 public struct HTTPRequest: Sendable {
     /// The request's parts, never changed after the parser or `init` made them.
+    // Visible to inlinable code so that the application's reads of a request's parts are plain loads (each was a
+    // call across the module boundary on every request).
+    @usableFromInline
     final class Storage: Sendable {
-        let method: String
-        let target: String
-        let rawPath: String
-        let path: String
-        let rawQuery: String?
-        let headers: HTTPHeaders
-        let body: [UInt8]
-        let version: HTTPVersion
-        let keepAlive: Bool
-        let remoteAddress: String
-        let connection: HTTPConnectionContext?
-        let receivedAt: Int64
+        @usableFromInline let method: String
+        @usableFromInline let target: String
+        @usableFromInline let rawPath: String
+        @usableFromInline let path: String
+        @usableFromInline let rawQuery: String?
+        @usableFromInline let headers: HTTPHeaders
+        @usableFromInline let body: [UInt8]
+        @usableFromInline let version: HTTPVersion
+        @usableFromInline let keepAlive: Bool
+        @usableFromInline let remoteAddress: String
+        @usableFromInline let connection: HTTPConnectionContext?
+        @usableFromInline let receivedAt: Int64
 
         init(
             method: String, target: String, rawPath: String, path: String, rawQuery: String?, headers: HTTPHeaders,
@@ -64,33 +67,33 @@ public struct HTTPRequest: Sendable {
         }
     }
 
-    private let storage: Storage
+    @usableFromInline let storage: Storage
 
     /// The method, e.g. `GET` (case-sensitive, as sent).
-    public var method: String { storage.method }
+    @inlinable public var method: String { storage.method }
     /// The request target exactly as sent, e.g. `/v1/sets/ios%2Dprod?wait=30`.
-    public var target: String { storage.target }
+    @inlinable public var target: String { storage.target }
     /// The path part of the target, still percent-encoded (`*` for `OPTIONS *`).
-    public var rawPath: String { storage.rawPath }
+    @inlinable public var rawPath: String { storage.rawPath }
     /// The path part of the target, percent-decoded (the parser rejects targets that do not decode to UTF-8).
-    public var path: String { storage.path }
+    @inlinable public var path: String { storage.path }
     /// The query part of the target after `?`, still percent-encoded; nil when the target has no `?`.
-    public var rawQuery: String? { storage.rawQuery }
+    @inlinable public var rawQuery: String? { storage.rawQuery }
     /// The header fields in wire order.
-    public var headers: HTTPHeaders { storage.headers }
+    @inlinable public var headers: HTTPHeaders { storage.headers }
     /// The body, de-chunked; empty when the request has none.
-    public var body: [UInt8] { storage.body }
+    @inlinable public var body: [UInt8] { storage.body }
     /// The protocol version of the request line.
-    public var version: HTTPVersion { storage.version }
+    @inlinable public var version: HTTPVersion { storage.version }
     /// Whether the connection may stay open after the response (per version and `Connection`).
-    public var keepAlive: Bool { storage.keepAlive }
+    @inlinable public var keepAlive: Bool { storage.keepAlive }
     /// The peer's address, e.g. `127.0.0.1:53142` or `[::1]:53142`; empty when not from a socket.
-    public var remoteAddress: String { storage.remoteAddress }
+    @inlinable public var remoteAddress: String { storage.remoteAddress }
     /// The connection the request arrived on, shared by every request on it; nil when not from a socket.
-    public var connection: HTTPConnectionContext? { storage.connection }
+    @inlinable public var connection: HTTPConnectionContext? { storage.connection }
     /// When the engine read the request's last bytes (`CLOCK_MONOTONIC` nanoseconds); 0 when not from a socket.
     /// The application times its answer from here, so it needs no clock reading of its own at the start.
-    public var receivedAt: Int64 { storage.receivedAt }
+    @inlinable public var receivedAt: Int64 { storage.receivedAt }
 
     /// Now, on the clock `receivedAt` is read from (`CLOCK_MONOTONIC` nanoseconds).
     public static func monotonicNow() -> Int64 { Socket.monotonicNanoseconds() }

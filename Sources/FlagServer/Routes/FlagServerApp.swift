@@ -49,6 +49,8 @@ public final class FlagServerApp: Sendable {
     let deadlines: Deadlines
     /// The route table, compiled once for the process.
     static let router = Router()
+    /// `router`, held by the instance so that a request reads it without the lazy global's check.
+    let router = FlagServerApp.router
     private let heartbeatTimer = Locked<HeartbeatTimer?>(nil)
     private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
@@ -101,7 +103,7 @@ public final class FlagServerApp: Sendable {
     /// Answers one request: resolves its route, checks the caller against the route's `Access`, then runs the
     /// handler on the calling (loop) thread or on the store queue, as the route's entry says.
     public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        switch Self.router.match(method: request.method, path: request.path) {
+        switch router.match(method: request.method, path: request.path) {
         case .notFound:
             let exchange = Exchange(request: request, responder: responder, route: nil, metrics: metrics)
             exchange.respond(errorResponse(ServiceError.notFound("no route \(request.path)"), exchange))
