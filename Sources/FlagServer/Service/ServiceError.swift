@@ -1,8 +1,9 @@
 import FlagCore
 
-/// Why a request to the server's logic failed, with the HTTP status and error code the API answers with.
+/// Why a request to the server's logic failed. The routes map it to an HTTP status and error code
+/// (`ServiceError+HTTP.swift`); the service knows nothing of HTTP.
 public struct ServiceError: Error, Sendable, CustomStringConvertible {
-    private enum Code: Sendable {
+    enum Code: Sendable {
         case badRequest
         case unauthorized
         case forbidden
@@ -15,7 +16,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         case storage
     }
 
-    private let code: Code
+    let code: Code
     /// What went wrong and how to fix it; never contains a token.
     public let message: String
     /// The JSON path of the offending field (in the request body or the flag set), when there is one.
@@ -78,37 +79,6 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
             return ServiceError(.storage, error.message)
         }
         return ServiceError(.storage, "storage failed: \(error)")
-    }
-
-    /// The HTTP status the API answers with (SPEC §4).
-    public var status: Int {
-        switch code {
-        case .badRequest: 400
-        case .unauthorized: 401
-        case .forbidden: 403
-        case .notFound: 404
-        case .methodNotAllowed: 405
-        case .conflict, .alreadyExists: 409
-        case .invalid: 422
-        case .unavailable: 503
-        case .storage: 500
-        }
-    }
-
-    /// The machine-readable `error.code` of the JSON error body.
-    public var errorCode: String {
-        switch code {
-        case .badRequest: "bad_request"
-        case .unauthorized: "unauthorized"
-        case .forbidden: "forbidden"
-        case .notFound: "not_found"
-        case .methodNotAllowed: "method_not_allowed"
-        case .conflict: "conflict"
-        case .alreadyExists: "already_exists"
-        case .invalid: "invalid_flag_set"
-        case .unavailable: "unavailable"
-        case .storage: "storage_failed"
-        }
     }
 
     /// The set's current version, for a conflict.

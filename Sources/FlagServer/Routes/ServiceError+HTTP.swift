@@ -1,0 +1,33 @@
+/// How the API answers a `ServiceError` (SPEC §4): the status and the `error.code` of the JSON error body.
+extension ServiceError {
+    /// The HTTP status the API answers with (SPEC §4).
+    public var status: Int {
+        switch code {
+        case .badRequest: 400
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .conflict, .alreadyExists: 409
+        case .invalid: 422
+        case .unavailable: 503
+        case .storage: 500
+        }
+    }
+
+    /// The machine-readable `error.code` of the JSON error body.
+    public var errorCode: String {
+        switch code {
+        case .badRequest: "bad_request"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .notFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .conflict: "conflict"
+        case .alreadyExists: "already_exists"
+        case .invalid: "invalid_flag_set"
+        case .unavailable: "unavailable"
+        case .storage: "storage_failed"
+        }
+    }
+}
