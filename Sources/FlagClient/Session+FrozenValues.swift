@@ -18,9 +18,30 @@ struct FrozenValues: Sendable {
     subscript(slot: Int) -> Evaluation? {
         get { slot < evaluations.count ? evaluations[slot] : nil }
         set {
-            while slot >= evaluations.count { evaluations.append(nil) }
+            grow(to: slot)
             evaluations[slot] = newValue
         }
+    }
+
+    /// Keeps `decoded`, the decoding of `served`, beside the evaluation in `slot` while it still serves `served`
+    /// (a kill may have replaced it since `served` was read) and none is kept yet.
+    mutating func keep(_ decoded: Evaluation.Decoded, decoding served: JSONValue, at slot: Int) {
+        guard let evaluation = self[slot], evaluation.decoded == nil, evaluation.served == served else { return }
+        self[slot] = evaluation.decoding(decoded)
+    }
+
+    /// Makes `slot` an index of the array, in one allocation however far it lies past the end.
+    private mutating func grow(to slot: Int) {
+        guard slot >= evaluations.count else { return }
+        evaluations.reserveCapacity(slot + 1)
+        while slot >= evaluations.count { evaluations.append(nil) }
+    }
+
+    /// The value frozen in `slot`, `fallback` where the caller's default is due; `nil` when the flag is not frozen.
+    /// Reads the one field in place: a frozen read copies no other field of the evaluation.
+    func value(at slot: Int, default fallback: JSONValue) -> JSONValue? {
+        guard slot < evaluations.count, evaluations[slot] != nil else { return nil }
+        return evaluations[slot]?.served ?? fallback
     }
 
     /// How many flags are frozen.
