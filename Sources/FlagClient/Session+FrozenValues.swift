@@ -2,8 +2,9 @@ import FlagCore
 
 /// A session's frozen evaluations, indexed by `FlagKey.slot`.
 ///
-/// A plain array: a frozen read is a bounds check and an index, and a session that reads a handful of flags holds
-/// an array of a handful of references (the slots of the flags the process reads first are the smallest).
+/// A plain array of values: a frozen read is a bounds check and an index, freezing a flag allocates nothing of its
+/// own, and the array is as long as the largest slot the session holds (the slots of the flags the process reads
+/// first are the smallest).
 struct FrozenValues: Sendable {
     private var evaluations: [Evaluation?] = []
 

@@ -49,7 +49,8 @@ public final class FlagSession: FeatureFlags, Sendable {
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
         let evaluation = frozen.withLock { values in
-            values[key.slot] ?? freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, in: &values)
+            values[key.slot]
+                ?? freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, in: &values)
         }
         if !key.isPrimitive { return decoded(evaluation, key) }
         return key.typed(evaluation.detail(default: key.defaultJSON))
