@@ -32,10 +32,13 @@ struct FrozenValues: Sendable {
     }
 
     /// Makes `slot` an index of the array: in one allocation however far it lies past the end, and at least doubling
-    /// the capacity, so that a session reading flag after flag in slot order does not reallocate at each.
+    /// a capacity that is too small, so that a session reading flag after flag in slot order does not reallocate at
+    /// each.
     private mutating func grow(to slot: Int) {
         guard slot >= evaluations.count else { return }
-        evaluations.reserveCapacity(Swift.max(slot + 1, 2 * evaluations.capacity))
+        if slot >= evaluations.capacity {
+            evaluations.reserveCapacity(Swift.max(slot + 1, 2 * evaluations.capacity))
+        }
         while slot >= evaluations.count { evaluations.append(nil) }
     }
 

@@ -292,6 +292,15 @@ import Testing
         #expect(values.count == 1)
     }
 
+    /// Slot after slot in order, as a session reading flags in the order the process first read them: the array
+    /// grows with the slots (a capacity doubled at every new slot overflowed within a hundred).
+    @Test func settingSlotsInOrderGrowsTheValuesWithThem() {
+        var values = FrozenValues([:])
+        for slot in 0..<200 { values[slot] = Evaluation.kill(.int(Int64(slot)), version: 1) }
+        #expect(values.count == 200)
+        #expect((0..<200).allSatisfy { values[$0]?.served == .int(Int64($0)) })
+    }
+
     @Test func theSameKeyNameFromTwoKeysSharesOneSlot() {
         #expect(FlagKey("slot-shared", default: false).slot == FlagKey("slot-shared", default: 0).slot)
         #expect(FlagKey("slot-a", default: false).slot != FlagKey("slot-b", default: false).slot)
