@@ -42,8 +42,9 @@ extension EvaluationSource {
 }
 
 /// One flag's evaluation: what a session freezes, what its reads return and what its detail is built from.
-/// Immutable, so that a session's lock guards only which evaluation a flag has; a kill replaces it (SPEC §6.3).
-final class Evaluation: Sendable {
+/// A value stored in the session's array itself, so that freezing a flag allocates nothing of its own; a kill
+/// replaces it (SPEC §6.3).
+struct Evaluation: Sendable {
     /// The served value; `nil` when the caller's default is due (`error` says why).
     let served: JSONValue?
     let reason: ReasonCode
@@ -55,11 +56,11 @@ final class Evaluation: Sendable {
     /// Set by a kill: a later restore does not undo it in this session.
     let killed: Bool
     /// The served value decoded for a `Decodable` key, so that it decodes once.
-    let decoded: (any Sendable)?
+    let decoded: Decoded?
 
     init(
         served: JSONValue?, reason: ReasonCode, variant: String? = nil, error: ErrorCodeValue? = nil,
-        message: String? = nil, version: Int?, killed: Bool = false, decoded: (any Sendable)? = nil
+        message: String? = nil, version: Int?, killed: Bool = false, decoded: Decoded? = nil
     ) {
         self.served = served
         self.reason = reason
@@ -85,7 +86,7 @@ final class Evaluation: Sendable {
 
     /// The evaluation of a persisted detail; `nil` when its reason or error code is not one this build gives (the
     /// flag is then evaluated afresh, as for a persisted value that no longer parses).
-    convenience init?(detail: EvaluationDetail<JSONValue>) {
+    init?(detail: EvaluationDetail<JSONValue>) {
         guard let reason = ReasonCode(detail.reason) else { return nil }
         var error: ErrorCodeValue?
         if let code = detail.errorCode {
@@ -98,10 +99,20 @@ final class Evaluation: Sendable {
     }
 
     /// This evaluation with `decoded` as its decoded value.
-    func decoding(_ decoded: any Sendable) -> Evaluation {
+    func decoding(_ decoded: Decoded) -> Evaluation {
         Evaluation(
             served: served, reason: reason, variant: variant, error: error, message: message, version: version,
             killed: killed, decoded: decoded)
+    }
+
+    /// A decoded value in a box of its own: an `any Sendable` stored inline would make every copy of an evaluation
+    /// go through the value's witness table, even in a session that reads only Bool flags.
+    final class Decoded: Sendable {
+        let value: any Sendable
+
+        init(_ value: any Sendable) {
+            self.value = value
+        }
     }
 
     /// The public detail, with `fallback` as the value when the caller's default is due.

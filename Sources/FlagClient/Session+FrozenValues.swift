@@ -2,8 +2,9 @@ import FlagCore
 
 /// A session's frozen evaluations, indexed by `FlagKey.slot`.
 ///
-/// A plain array: a frozen read is a bounds check and an index, and a session that reads a handful of flags holds
-/// an array of a handful of references (the slots of the flags the process reads first are the smallest).
+/// A plain array of values: a frozen read is a bounds check and an index, freezing a flag allocates nothing of its
+/// own, and the array is as long as the largest slot the session holds (the slots of the flags the process reads
+/// first are the smallest).
 struct FrozenValues: Sendable {
     private var evaluations: [Evaluation?] = []
 
@@ -18,9 +19,34 @@ struct FrozenValues: Sendable {
     subscript(slot: Int) -> Evaluation? {
         get { slot < evaluations.count ? evaluations[slot] : nil }
         set {
-            while slot >= evaluations.count { evaluations.append(nil) }
+            grow(to: slot)
             evaluations[slot] = newValue
         }
+    }
+
+    /// Keeps `decoded`, the decoding of `served`, beside the evaluation in `slot` while it still serves `served`
+    /// (a kill may have replaced it since `served` was read) and none is kept yet.
+    mutating func keep(_ decoded: Evaluation.Decoded, decoding served: JSONValue, at slot: Int) {
+        guard let evaluation = self[slot], evaluation.decoded == nil, evaluation.served == served else { return }
+        self[slot] = evaluation.decoding(decoded)
+    }
+
+    /// Makes `slot` an index of the array: in one allocation however far it lies past the end, and at least doubling
+    /// a capacity that is too small, so that a session reading flag after flag in slot order does not reallocate at
+    /// each.
+    private mutating func grow(to slot: Int) {
+        guard slot >= evaluations.count else { return }
+        if slot >= evaluations.capacity {
+            evaluations.reserveCapacity(Swift.max(slot + 1, 2 * evaluations.capacity))
+        }
+        while slot >= evaluations.count { evaluations.append(nil) }
+    }
+
+    /// The value frozen in `slot`, `fallback` where the caller's default is due; `nil` when the flag is not frozen.
+    /// Reads the one field in place: a frozen read copies no other field of the evaluation.
+    func value(at slot: Int, default fallback: JSONValue) -> JSONValue? {
+        guard slot < evaluations.count, evaluations[slot] != nil else { return nil }
+        return evaluations[slot]?.served ?? fallback
     }
 
     /// How many flags are frozen.

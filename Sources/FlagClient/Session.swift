@@ -48,14 +48,25 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
-        let decode: ((JSONValue) -> (any Sendable)?)? = key.isPrimitive ? nil : { key.convert($0) }
-        let evaluation =
-            frozen.withLock { $0[key.slot] }
-            ?? freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, decode: decode)
-        if !key.isPrimitive, let value = evaluation.decoded as? Value {
+        let evaluation = frozen.withLock { values in
+            values[key.slot]
+                ?? freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, in: &values)
+        }
+        if !key.isPrimitive { return decoded(evaluation, key) }
+        return key.typed(evaluation.detail(default: key.defaultJSON))
+    }
+
+    /// The detail of a `Decodable` key's frozen `evaluation`: its value decodes once and is kept beside it.
+    private func decoded<Value>(_ evaluation: Evaluation, _ key: FlagKey<Value>) -> EvaluationDetail<Value> {
+        if let value = evaluation.decoded?.value as? Value {
             return evaluation.detail(default: key.defaultJSON).map { _ in value }
         }
-        return key.typed(evaluation.detail(default: key.defaultJSON))
+        // Decoded outside the lock: it runs the caller's `Decodable` code, which may read this session.
+        guard evaluation.error == nil, let served = evaluation.served, let value = key.convert(served) else {
+            return key.typed(evaluation.detail(default: key.defaultJSON))
+        }
+        frozen.withLock { $0.keep(Evaluation.Decoded(value), decoding: served, at: key.slot) }
+        return evaluation.detail(default: key.defaultJSON).map { _ in value }
     }
 
     /// The value frozen in `slot` for the flag `handle` names, freezing it now at its first read: the served value,
@@ -64,40 +75,33 @@ public final class FlagSession: FeatureFlags, Sendable {
     @usableFromInline
     func frozenValue(_ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue) -> JSONValue? {
         if let overrides = core.overrides, overrides.isActive { return nil }
-        // The value is copied out inside the lock, so that a frozen read does not retain the evaluation.
-        if let frozen = frozen.withLock({ $0[slot].map { $0.served ?? fallback } }) { return frozen }
-        return freeze(handle, slot: slot, type: type, default: fallback, decode: nil).served ?? fallback
+        return frozen.withLock { values in
+            // Only the value is copied out, so that a frozen read copies no other field of the evaluation.
+            if let frozen = values.value(at: slot, default: fallback) { return frozen }
+            return freeze(handle, slot: slot, type: type, default: fallback, in: &values).served ?? fallback
+        }
     }
 
-    /// Evaluates the flag `handle` names and freezes the result in `slot` unless another thread (or a kill) froze
-    /// the flag meanwhile; returns the evaluation that stays (the first stored wins). `decode` decodes the value for
-    /// a `Decodable` key; `nil` for the primitive types; `fallback` is the value a persisted session stores when the
-    /// caller's default is due. Both `value` and `detail` freeze here.
+    /// Evaluates the flag `handle` names and freezes the result in `slot` of `values`, the session's values inside
+    /// their lock: the lock is held from the lookup to the store, so that a flag is evaluated once per session and a
+    /// kill waits for a first read in progress. Returns the evaluation frozen; `fallback` is the value a persisted
+    /// session stores when the caller's default is due. Both `value` and `detail` freeze here.
     private func freeze(
-        _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue,
-        decode: ((JSONValue) -> (any Sendable)?)?
+        _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, in values: inout FrozenValues
     ) -> Evaluation {
         let (source, skew) = core.sourceAndSkew()
-        var evaluation = Evaluation.notReady
-        if let source {
-            // The clock is read only for a flag whose value can depend on the time.
-            evaluation = source.evaluation(handle, type: type, context: context) {
-                self.core.dependencies.now().addingTimeInterval(skew)
-            }
-            // Decoded before the lock is taken: it runs the caller's `Decodable` code, which may read this session.
-            if let decode, let served = evaluation.served, let decoded = decode(served) {
-                evaluation = evaluation.decoding(decoded)
-            }
+        guard let source else {
+            values[slot] = .notReady
+            return .notReady
         }
-        let (kept, inserted) = frozen.withLock { values in
-            if let earlier = values[slot] { return (earlier, false) }
-            values[slot] = evaluation
-            return (evaluation, true)
+        // The clock is read only for a flag whose value can depend on the time.
+        let evaluation = source.evaluation(handle, type: type, context: context) {
+            self.core.dependencies.now().addingTimeInterval(skew)
         }
-        if inserted, let id, source != nil {
-            core.persist(sessionID: id, values: [(handle.key, kept.detail(default: fallback))])
-        }
-        return kept
+        // Queued in lock order, so that a persisted session's writes follow its values' order.
+        if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
+        values[slot] = evaluation
+        return evaluation
     }
 
     /// Replaces the values of flags killed in a new set (read or not yet read) in an open session by their kill

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagLock
 import FlagTestSupport
 import Foundation
 import Testing
@@ -190,6 +191,38 @@ import Testing
         var count: Int
     }
 
+    /// A `Decodable` value that counts its decodings.
+    struct CountedBanner: Decodable, Sendable, Equatable {
+        static let decodings = Locked(0)
+        var title: String
+
+        init(title: String) {
+            self.title = title
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            title = try container.decode(String.self, forKey: .title)
+            Self.decodings.withLock { $0 += 1 }
+        }
+
+        private enum CodingKeys: String, CodingKey { case title }
+    }
+
+    /// The frozen value of a `Decodable` key is decoded at its first read and kept: later reads, by `value` or by
+    /// `detail`, do not decode again.
+    @Test func aDecodableValueDecodesOncePerSession() async throws {
+        let transport = ScriptedTransport()
+        let flag = Flag(key: "counted-banner", type: .json, defaultValue: .object(["title": .string("Hi")]))
+        let (client, _) = try await liveClient(nil, transport, flag)
+        let session = client.session(unitID: "u")
+        let key = FlagKey("counted-banner", default: CountedBanner(title: "none"))
+        for _ in 0..<3 { #expect(session.value(key) == CountedBanner(title: "Hi")) }
+        #expect(session.detail(key).value == CountedBanner(title: "Hi"))
+        #expect(CountedBanner.decodings.withLock { $0 } == 1)
+        client.shutdown()
+    }
+
     @Test func boolValuesOfJSONFlagsReadAsJSONAndNotAsBool() async throws {
         let transport = ScriptedTransport()
         let (client, _) = try await liveClient(nil, transport, Flag(key: "raw", type: .json, defaultValue: .bool(true)))
@@ -257,6 +290,15 @@ import Testing
         #expect(values[39] == nil)
         #expect(values[41] == nil)
         #expect(values.count == 1)
+    }
+
+    /// Slot after slot in order, as a session reading flags in the order the process first read them: the array
+    /// grows with the slots (a capacity doubled at every new slot overflowed within a hundred).
+    @Test func settingSlotsInOrderGrowsTheValuesWithThem() {
+        var values = FrozenValues([:])
+        for slot in 0..<200 { values[slot] = Evaluation.kill(.int(Int64(slot)), version: 1) }
+        #expect(values.count == 200)
+        #expect((0..<200).allSatisfy { values[$0]?.served == .int(Int64($0)) })
     }
 
     @Test func theSameKeyNameFromTwoKeysSharesOneSlot() {
