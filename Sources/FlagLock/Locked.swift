@@ -30,13 +30,14 @@
 /// and ThreadSanitizer then reports the lock's reads of itself as races with the value.
 ///
 /// Public rather than `package`, and `@inlinable`: this toolchain did not inline an `@inlinable package` function
-/// into other modules, and every lock was then a generic call.
+/// into other modules, and every lock (and every new one: a session makes one) was then a generic call.
 public struct Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable is safe: the value is only touched inside `withLock`, which holds the lock, and the value
     // and the lock live in one `LockedStorage` that all copies share.
     @usableFromInline let storage: LockedStorage<Value>
 
     /// A lock guarding `value`.
+    @inlinable
     public init(_ value: Value) {
         storage = LockedStorage.make(value)
     }
@@ -56,6 +57,7 @@ public final class LockedStorage<Value>: ManagedBuffer<Value, LockedStorage<Valu
         public typealias Primitive = pthread_mutex_t
     #endif
 
+    @inlinable
     static func make(_ value: Value) -> LockedStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         // `create` returns an instance of the class it is called on.
