@@ -77,7 +77,15 @@ struct OutputQueue {
         }
     }
 
-    private mutating func consume(_ written: Int) {
+    /// The bytes not yet written, in order: what a test's stand-in for the socket takes.
+    var unwritten: [UInt8] {
+        var bytes = chunks.flatMap { $0 }
+        bytes.removeFirst(offset)
+        return bytes
+    }
+
+    /// Drops the first `written` bytes, which the socket took.
+    mutating func consume(_ written: Int) {
         byteCount -= written
         var remaining = written
         var removed = 0
