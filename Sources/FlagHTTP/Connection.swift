@@ -16,12 +16,16 @@ final class Connection {
     unowned(unsafe) let loop: EventLoop
     let fd: Int32
     let id: ConnectionID
+    // The three fields below are `@exclusivity(unchecked)`: they belong to the loop thread, and no method hands an
+    // `inout` reference to one of them to code that reaches the same field again (the handler, called between two
+    // machine events, reaches the machine through `deliver` only after the pull loop's access has ended). The
+    // runtime's dynamic access tracking on them was a measurable share of each keep-alive request (BENCHMARKS.md).
     /// All the protocol state, so an event is one access to one property.
-    var machine: ConnectionStateMachine
+    @exclusivity(unchecked) var machine: ConnectionStateMachine
     /// On the loop's list of connections to flush at the end of this iteration.
-    var isDirty = false
+    @exclusivity(unchecked) var isDirty = false
     /// The last request's responder, reused for the next request when nothing else holds it any more.
-    private var spareResponder: HTTPResponder?
+    @exclusivity(unchecked) private var spareResponder: HTTPResponder?
 
     init(loop: EventLoop, fd: Int32, id: ConnectionID, remoteAddress: String) {
         self.loop = loop
