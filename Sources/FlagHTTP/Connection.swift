@@ -100,7 +100,8 @@ final class Connection {
     /// Carries out what the parsed input asks until the machine needs more input or stops reading.
     private func processRequests() {
         while let action = machine.nextRequestAction() {
-            switch action {
+            // Consumed: the request moves out of the action instead of being copied and the action destroyed.
+            switch consume action {
             case .dispatch(let request, let sequence):
                 let responder = makeResponder(sequence: sequence)
                 machine.attach(responder, to: sequence)
