@@ -1,101 +1,49 @@
 import CSystem
 import Glibc
 
-/// One client connection, owned by its loop's thread: reading, parsing, dispatch, ordered output and timeouts.
+/// One client connection, owned by its loop's thread: the socket side of a `ConnectionStateMachine`. It reads,
+/// writes, changes the epoll interest, shuts down, closes and calls the handler as the machine's answers say; every
+/// protocol decision is the machine's.
 ///
 /// Memory per idle connection is a few hundred bytes: reads go into the loop's buffer, and the parser and the
 /// output queue release their storage whenever they drain.
 final class Connection {
-    /// A request handed to the handler, in request order, until its response has been queued for writing.
-    struct Outstanding {
-        let sequence: Int
-        /// Nil for the engine's own rejection response.
-        let responder: HTTPResponder?
-        let keepAlive: Bool
-        let isHeadRequest: Bool
-        let version: HTTPVersion
-        var state: State
-
-        enum State {
-            case waiting
-            /// Answered out of order: encoded, waiting for the requests before it.
-            case done(chunks: [[UInt8]], close: Bool)
-            /// A stream: bytes written before it reached the head of the line wait in `pending`.
-            case streaming(pending: [[UInt8]], finished: Bool)
-        }
-    }
-
-    enum Input {
-        case parsing
-        /// Too much outstanding work: `EPOLLIN` is off until the responses have drained.
-        case paused
-        /// No more requests will be served on this connection: bytes are read and dropped.
-        case discarding
-    }
-
-    enum Phase: Equatable {
-        case open
-        /// Closes once the queued output has been written; then lingers first if the client may still be sending.
-        case closing(linger: Bool)
-        /// Our side is shut down (`SHUT_WR`); input is drained until EOF or the linger timeout, then closed.
-        case lingering
-        case closed
-    }
-
-    enum CloseReason {
-        case done, peerGone, headerTimeout, bodyTimeout, idleTimeout, slowReader, shutdown
-    }
+    typealias CloseReason = ConnectionStateMachine.CloseReason
 
     /// `unowned(unsafe)`: the loop holds every connection in its table and outlives them all (it closes them in
     /// `finish()` before it goes), so the reference is always valid; the checked `unowned` cost an atomic
-    /// `swift_unownedRetainStrong` on each of the many `loop.` accesses per request (2 % of the serving profile).
+    /// `swift_unownedRetainStrong` on each `loop.` access.
     unowned(unsafe) let loop: EventLoop
     let fd: Int32
     let id: ConnectionID
-    let remoteAddress: String
-    // The mutable state below is `@exclusivity(unchecked)`: it belongs to the loop thread, and the loop's methods
-    // never hand an `inout` reference to one of these properties to code that reaches the same property again, so
-    // the runtime's access tracking (about 25 `swift_beginAccess` calls per request, a tenth of the serving path's
-    // instructions) cannot find anything. The debug tests ran with it checked before it was switched off.
-    /// Created with the first bytes read, so a connection that never sends any costs nothing for it.
-    @exclusivity(unchecked) var context: HTTPConnectionContext?
-    @exclusivity(unchecked) var parser: HTTPRequestParser
-    @exclusivity(unchecked) var outstanding: [Outstanding] = []
-    @exclusivity(unchecked) var nextSequence = 0
-    @exclusivity(unchecked) var output = OutputQueue()
-    @exclusivity(unchecked) var input = Input.parsing
-    @exclusivity(unchecked) var phase = Phase.open
-    @exclusivity(unchecked) var registeredEvents = CSYSTEM_EPOLLIN | CSYSTEM_EPOLLRDHUP
-    @exclusivity(unchecked) var wantsWritable = false
+    // The three fields below are `@exclusivity(unchecked)`: they belong to the loop thread, and no method hands an
+    // `inout` reference to one of them to code that reaches the same field again (the handler, called between two
+    // machine events, reaches the machine through `deliver` only after the pull loop's access has ended). The
+    // runtime's dynamic access tracking on them was a measurable share of each keep-alive request (BENCHMARKS.md).
+    /// All the protocol state, so an event is one access to one property.
+    @exclusivity(unchecked) var machine: ConnectionStateMachine
+    /// On the loop's list of connections to flush at the end of this iteration.
     @exclusivity(unchecked) var isDirty = false
-    /// Monotonic nanoseconds at which `deadlineExpired` runs; 0 for none.
-    @exclusivity(unchecked) var deadline: Int64 = 0
-    @exclusivity(unchecked) var deadlineReason = CloseReason.headerTimeout
-    @exclusivity(unchecked) var headStart: Int64
-    @exclusivity(unchecked) var lastReadProgress: Int64
-    @exclusivity(unchecked) var lastWriteProgress: Int64
-    @exclusivity(unchecked) var idleSince: Int64
-    @exclusivity(unchecked) var hasServedRequest = false
-    @exclusivity(unchecked) var lingeredBytes = 0
-    /// Set by a rejection: the client may still be sending, so closing lingers to let the error response arrive.
-    @exclusivity(unchecked) var lingerOnClose = false
     /// The last request's responder, reused for the next request when nothing else holds it any more.
-    @exclusivity(unchecked) var spareResponder: HTTPResponder?
+    @exclusivity(unchecked) private var spareResponder: HTTPResponder?
 
     init(loop: EventLoop, fd: Int32, id: ConnectionID, remoteAddress: String) {
         self.loop = loop
         self.fd = fd
         self.id = id
-        self.remoteAddress = remoteAddress
-        self.parser = HTTPRequestParser(limits: loop.shared.configuration.limits)
-        headStart = loop.now
-        lastReadProgress = loop.now
-        lastWriteProgress = loop.now
-        idleSince = loop.now
-        deadline = loop.now + loop.shared.headerTimeout
+        machine = ConnectionStateMachine(
+            configuration: loop.shared.connectionConfiguration, remoteAddress: remoteAddress, now: loop.now)
     }
 
-    // MARK: - Events
+    /// The epoll events that stand for `interest`; the peer's half-close is always watched.
+    static func epollEvents(_ interest: ConnectionStateMachine.Interest) -> UInt32 {
+        var events = CSYSTEM_EPOLLRDHUP
+        if interest.reading { events |= CSYSTEM_EPOLLIN }
+        if interest.writable { events |= CSYSTEM_EPOLLOUT }
+        return events
+    }
+
+    // MARK: - Socket events
 
     func handle(events: UInt32) {
         if events & CSYSTEM_EPOLLERR != 0 {
@@ -103,12 +51,12 @@ final class Connection {
             return
         }
         let hangUp = events & (CSYSTEM_EPOLLRDHUP | CSYSTEM_EPOLLHUP) != 0
-        if events & CSYSTEM_EPOLLIN != 0 || (hangUp && input != .paused) {
+        if events & CSYSTEM_EPOLLIN != 0 || (hangUp && machine.input != .paused) {
             readable()
         } else if hangUp {
             peerGone()
         }
-        if phase != .closed && events & CSYSTEM_EPOLLOUT != 0 {
+        if events & CSYSTEM_EPOLLOUT != 0 && !machine.isClosed {
             loop.markDirty(self)
         }
         // Answers to this connection's own requests go out now rather than after the whole epoll batch:
@@ -129,121 +77,185 @@ final class Connection {
             }
             return
         }
-        lastReadProgress = loop.now
-        if phase == .lingering {
-            lingeredBytes += count
-            if lingeredBytes > loop.shared.configuration.limits.maxBodyBytes { close(.done) }
+        // Parsed in the loop's read buffer, which stays untouched until the pull loop below has ended.
+        switch machine.received(UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count]), at: loop.now) {
+        case .ignore:
             return
-        }
-        guard phase == .open, input != .discarding else { return }
-        if parser.isIdle { headStart = loop.now }
-        if context == nil {
-            let context = HTTPConnectionContext()
-            self.context = context
-            parser.remoteAddress = remoteAddress
-            parser.connection = context
-        }
-        parser.receivedAt = loop.now
-        let bytes = UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count])
-        if parser.hasBufferedInput {
-            parser.append(bytes)
+        case .close(let reason):
+            close(reason)
+        case .parse:
             processRequests()
-        } else {
-            processRequests(direct: bytes)
+            apply(machine.settle())
         }
-        updateDeadline()
     }
 
-    /// The client closed its side. A half-closed client is treated as gone (as Go's net/http does): responses
-    /// already produced are written if the socket takes them now, the rest are dropped and `onClose` fires.
     private func peerGone() {
-        if phase != .lingering && !output.isEmpty {
-            _ = output.send(to: fd, iovecs: loop.iovecs, capacity: EventLoop.iovecCapacity)
+        let (sendFirst, reason) = machine.peerClosed()
+        if sendFirst {
+            _ = machine.output.send(to: fd, iovecs: loop.iovecs, capacity: EventLoop.iovecCapacity)
         }
-        close(phase == .lingering ? .done : .peerGone)
+        close(reason)
     }
 
-    // MARK: - Requests
-
-    /// Parses and dispatches buffered requests until the parser needs input or back-pressure pauses reading.
-    /// `direct` bytes (just read, while the parser holds none) are parsed in the loop's read buffer; what is left of
-    /// them is handed to the parser at the end, since the read buffer is reused.
-    func processRequests(direct bytes: UnsafeRawBufferPointer? = nil) {
-        // One field, not the whole configuration: copying that would retain its renderer closure on every read.
-        let maxPipelinedRequests = loop.shared.configuration.maxPipelinedRequests
-        var offset = 0
-        defer {
-            if let bytes, offset < bytes.count, phase != .closed {
-                parser.append(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+    /// Carries out what the parsed input asks until the machine needs more input or stops reading.
+    private func processRequests() {
+        while let action = machine.nextRequestAction() {
+            // Consumed: the request moves out of the action instead of being copied and the action destroyed.
+            switch consume action {
+            case .dispatch(let request, let sequence):
+                let responder = makeResponder(sequence: sequence)
+                machine.attach(responder, to: sequence)
+                loop.requestCount.add(1, ordering: .relaxed)
+                loop.shared.handler(request, responder)
+            case .reject(let rejection):
+                loop.shared.metrics.count(rejection.code)
+                let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
+                let response = loop.shared.configuration.renderRejection(rejection)
+                let encoded = HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
+                machine.queueRejection([encoded.head] + (encoded.body.map { [$0] } ?? []))
+                loop.markDirty(self)
+            case .flush:
+                loop.markDirty(self)
             }
         }
-        while phase == .open && input == .parsing {
-            if outstanding.count >= maxPipelinedRequests
-                || output.byteCount >= loop.shared.outputHighWater
-            {
-                input = .paused
-                break
-            }
-            let event: HTTPParserEvent?
-            if let bytes {
-                event = parser.next(from: bytes, offset: &offset)
-            } else {
-                event = parser.next()
-            }
-            guard let event else { break }
-            switch event {
-            case .request(let request):
-                dispatch(request)
-            case .continueExpected:
-                if outstanding.isEmpty && output.isEmpty {
-                    output.append(Self.continueResponse)
-                    loop.markDirty(self)
-                }
-            case .rejected(let rejection):
-                reject(rejection)
-            }
-        }
-        updateInterest()
     }
 
-    private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-
-    private func dispatch(_ request: HTTPRequest) {
-        let sequence = nextSequence
-        nextSequence += 1
-        let responder: HTTPResponder
+    private func makeResponder(sequence: Int) -> HTTPResponder {
         if isKnownUniquelyReferenced(&spareResponder), let spare = spareResponder, spare.reuse(sequence: sequence) {
-            responder = spare
-        } else {
-            responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
-            spareResponder = responder
+            return spare
         }
-        outstanding.append(
-            Outstanding(
-                sequence: sequence, responder: responder, keepAlive: request.keepAlive,
-                isHeadRequest: request.method == "HEAD", version: request.version, state: .waiting))
-        if !request.keepAlive { input = .discarding }
-        hasServedRequest = true
-        loop.requestCount.add(1, ordering: .relaxed)
-        loop.shared.handler(request, responder)
+        let responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
+        spareResponder = responder
+        return responder
     }
 
-    /// Queues the rejection's error, as the configuration renders it, behind any earlier responses; the connection
-    /// then lingers and closes.
-    private func reject(_ rejection: HTTPRejection) {
-        loop.shared.metrics.count(rejection.code)
-        input = .discarding
-        let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
-        let response = loop.shared.configuration.renderRejection(rejection)
-        let encoded = HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
-        let sequence = nextSequence
-        nextSequence += 1
-        outstanding.append(
-            Outstanding(
-                sequence: sequence, responder: nil, keepAlive: false, isHeadRequest: false, version: .http1_1,
-                state: .done(chunks: [encoded.head] + (encoded.body.map { [$0] } ?? []), close: true)))
-        lingerOnClose = true
-        advance()
+    private func apply(_ interest: ConnectionStateMachine.Interest?) {
+        guard let interest else { return }
+        var event = csystem_epoll_event(Self.epollEvents(interest), id.token)
+        epoll_ctl(loop.epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    /// Writes what is queued, then closes, lingers or resumes reading as the machine says.
+    func flush() {
+        var result = ConnectionStateMachine.WriteResult.start
+        while true {
+            switch machine.nextWriteStep(after: result, now: loop.now) {
+            case .send:
+                var written: Int
+                repeat {
+                    written = machine.output.send(to: fd, iovecs: loop.iovecs, capacity: EventLoop.iovecCapacity)
+                } while written < 0 && errno == EINTR
+                if written > 0 {
+                    result = .wrote
+                } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    result = .wouldBlock
+                } else {
+                    close(.peerGone)
+                    return
+                }
+            case .readRequests:
+                processRequests()
+                result = .readRequests
+            case .close(let reason):
+                close(reason)
+                return
+            case .linger(let interest):
+                shutdown(fd, Int32(SHUT_WR))
+                apply(interest)
+                return
+            case .finished(let interest):
+                apply(interest)
+                return
+            case .stop:
+                return
+            }
+        }
+    }
+
+    // MARK: - Responses and streams
+
+    /// A complete response for request `sequence`.
+    func deliver(sequence: Int, _ response: HTTPResponse) {
+        let prepared = response.prepared
+        let requestsClose = prepared.map(\.requestsClose) ?? HTTPResponseEncoder.requestsClose(response)
+        react(
+            machine.responseReady(sequence: sequence, requestsClose: requestsClose) { context in
+                if let prepared {
+                    loop.preparedHeads.encode(response, prepared, context, date: loop.dateCache)
+                } else {
+                    HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
+                }
+            })
+    }
+
+    /// Starts a streamed response for request `sequence`.
+    func startStream(sequence: Int, _ head: HTTPResponse) {
+        let started = machine.streamStarted(sequence: sequence, body: head.body) { version in
+            HTTPResponseEncoder.encodeStreamHead(head, version: version, date: loop.dateCache.line)
+        }
+        guard started else { return }
+        loop.shared.metrics.openStreams.add(1, ordering: .relaxed)
         loop.markDirty(self)
+    }
+
+    /// Appends stream bytes. Returns false if the stream's start has not been applied yet (the caller queues the
+    /// write behind it); true when the bytes were taken or dropped.
+    func streamWrite(sequence: Int, _ bytes: [UInt8]) -> Bool {
+        react(machine.streamWrite(sequence: sequence, bytes))
+    }
+
+    /// Ends the stream of request `sequence`. Returns false if the stream's start has not been applied yet.
+    func streamFinish(sequence: Int) -> Bool {
+        react(machine.streamFinished(sequence: sequence))
+    }
+
+    private func react(_ reaction: ConnectionStateMachine.Reaction) {
+        switch reaction {
+        case .none: break
+        case .flush: loop.markDirty(self)
+        case .close(let reason): close(reason)
+        }
+    }
+
+    private func react(_ reaction: ConnectionStateMachine.StreamReaction) -> Bool {
+        switch reaction {
+        case .notStarted: return false
+        case .ignored: break
+        case .flush: loop.markDirty(self)
+        case .close(let reason): close(reason)
+        }
+        return true
+    }
+
+    // MARK: - Timers and closing
+
+    /// A timer tick: closes the connection if its deadline has passed.
+    func checkDeadline(now: Int64) {
+        if let reason = machine.deadlinePassed(at: now) { close(reason) }
+    }
+
+    /// Shutdown: idle connections close now; in-flight requests may finish; open streams end.
+    func beginDrain() {
+        react(machine.drain())
+    }
+
+    func close(_ reason: CloseReason) {
+        guard let entries = machine.close() else { return }
+        // Counted before the descriptor closes, so a client that sees the close also sees the counts.
+        switch reason {
+        case .headerTimeout: loop.shared.metrics.count("header_timeout")
+        case .bodyTimeout: loop.shared.metrics.count("body_timeout")
+        case .idleTimeout: loop.shared.metrics.count("idle_timeout")
+        case .slowReader: loop.shared.metrics.count("slow_reader")
+        case .done, .peerGone, .shutdown: break
+        }
+        for entry in entries {
+            if case .streaming = entry.state { loop.shared.metrics.openStreams.subtract(1, ordering: .relaxed) }
+        }
+        loop.remove(self)
+        Glibc.close(fd)
+        for entry in entries {
+            entry.responder?.connectionClosed()
+        }
     }
 }

@@ -49,7 +49,7 @@ extension EventLoop {
         }
         let id = ConnectionID(slot: UInt32(slot), generation: generations[slot])
         let connection = Connection(loop: self, fd: fd, id: id, remoteAddress: remoteAddress)
-        var event = csystem_epoll_event(connection.registeredEvents, id.token)
+        var event = csystem_epoll_event(Connection.epollEvents(connection.machine.interest), id.token)
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
             close(fd)
             shared.metrics.openConnections.subtract(1, ordering: .relaxed)

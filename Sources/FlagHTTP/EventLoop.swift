@@ -26,34 +26,25 @@ final class ServerShared: Sendable {
     let configuration: HTTPServerConfiguration
     let handler: HTTPHandler
     let metrics = MetricsStorage()
-    let headerTimeout: Int64
-    let idleTimeout: Int64
-    let lingerTimeout: Int64
-    /// Nanoseconds a request body may take per byte beyond the header read timeout (see `minBodyBytesPerSecond`).
-    let bodyNanosecondsPerByte: Int64
+    /// What every connection's state machine is given: the limits and timeouts in bytes and nanoseconds.
+    let connectionConfiguration: ConnectionStateMachine.Configuration
     /// How often a loop scans its connections for expired deadlines: a quarter of the shortest timeout,
     /// between 5 ms and 250 ms. Deadlines are therefore enforced within one tick: a 10 s header timeout closes a
     /// slowloris socket by 10.25 s (with 1 s ticks it was 11 s); a scan of 10,000 slots 4 times a second is cheap.
     let tick: Int64
-    /// Output above which a connection stops reading more pipelined requests until it has drained.
-    let outputHighWater = 256 * 1024
 
     init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
         self.configuration = configuration
         self.handler = handler
-        headerTimeout = max(1, configuration.headerReadTimeout.nanoseconds)
-        idleTimeout = max(1, configuration.idleTimeout.nanoseconds)
-        lingerTimeout = max(0, configuration.lingerTimeout.nanoseconds)
-        bodyNanosecondsPerByte = 1_000_000_000 / Int64(max(1, configuration.minBodyBytesPerSecond))
+        let headerTimeout = max(1, configuration.headerReadTimeout.nanoseconds)
+        let idleTimeout = max(1, configuration.idleTimeout.nanoseconds)
+        connectionConfiguration = ConnectionStateMachine.Configuration(
+            parserLimits: configuration.limits, maxPipelinedRequests: configuration.maxPipelinedRequests,
+            outputHighWater: 256 * 1024, maxPendingOutputBytes: configuration.maxPendingOutputBytes,
+            headerTimeout: headerTimeout, idleTimeout: idleTimeout,
+            lingerTimeout: max(0, configuration.lingerTimeout.nanoseconds),
+            bodyNanosecondsPerByte: 1_000_000_000 / Int64(max(1, configuration.minBodyBytesPerSecond)))
         tick = min(250_000_000, max(5_000_000, min(headerTimeout, idleTimeout) / 4))
-    }
-
-    /// When a request that started at `requestStart` and has `bodyBytes` of its body so far must be complete:
-    /// the header read timeout plus the time the minimum body rate allows for those bytes (saturating).
-    func bodyDeadline(requestStart: Int64, bodyBytes: Int) -> Int64 {
-        let allowance = Int64(bodyBytes).multipliedReportingOverflow(by: bodyNanosecondsPerByte)
-        let deadline = (requestStart + headerTimeout).addingReportingOverflow(allowance.partialValue)
-        return allowance.overflow || deadline.overflow ? .max : deadline.partialValue
     }
 }
 
@@ -245,8 +236,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func checkDeadlines() {
         if let until = listenerPausedUntil, now >= until { resumeListener() }
-        for case let connection? in connections where connection.deadline != 0 && now >= connection.deadline {
-            connection.deadlineExpired()
+        for case let connection? in connections {
+            connection.checkDeadline(now: now)
         }
     }
 

@@ -30,34 +30,36 @@ struct OutputQueue {
     /// Returns the bytes written, or -1 with `errno` set.
     mutating func send(to fd: Int32, iovecs: UnsafeMutablePointer<iovec>, capacity: Int) -> Int {
         let count = min(chunks.count, capacity)
-        let sendGathered = {
-            var message = msghdr()
-            message.msg_iov = iovecs
-            message.msg_iovlen = count
-            return Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-        }
         // One chunk (a 304's head) or two (a head and its body) are the usual cases: filled directly, without the
-        // recursion of `gather`, which cost some 200 instructions per response.
+        // recursion of `gather`.
         let written: Int
         switch count {
         case 1:
             written = chunks[0].withUnsafeBytes { first in
                 iovecs[0] = Self.iovecOf(first, from: offset)
-                return sendGathered()
+                return Self.sendGathered(fd, iovecs, count)
             }
         case 2:
             written = chunks[0].withUnsafeBytes { first in
                 chunks[1].withUnsafeBytes { second in
                     iovecs[0] = Self.iovecOf(first, from: offset)
                     iovecs[1] = Self.iovecOf(second, from: 0)
-                    return sendGathered()
+                    return Self.sendGathered(fd, iovecs, count)
                 }
             }
         default:
-            written = gather(0, count: count, iovecs: iovecs, sendGathered)
+            written = gather(0, count: count, iovecs: iovecs) { Self.sendGathered(fd, iovecs, count) }
         }
         if written > 0 { consume(written) }
         return written
+    }
+
+    /// One `sendmsg` of the first `count` iovecs, without blocking or raising `SIGPIPE`.
+    private static func sendGathered(_ fd: Int32, _ iovecs: UnsafeMutablePointer<iovec>, _ count: Int) -> Int {
+        var message = msghdr()
+        message.msg_iov = iovecs
+        message.msg_iovlen = count
+        return Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
     }
 
     @inline(__always)
@@ -77,7 +79,15 @@ struct OutputQueue {
         }
     }
 
-    private mutating func consume(_ written: Int) {
+    /// The bytes not yet written, in order: what a test's stand-in for the socket takes.
+    var unwritten: [UInt8] {
+        var bytes = chunks.flatMap { $0 }
+        bytes.removeFirst(offset)
+        return bytes
+    }
+
+    /// Drops the first `written` bytes, which the socket took.
+    mutating func consume(_ written: Int) {
         byteCount -= written
         var remaining = written
         var removed = 0

@@ -1,0 +1,523 @@
+/// The protocol decisions of one HTTP/1.1 connection, without I/O: it takes events (bytes read, bytes written,
+/// a response or stream write for request N, a timer tick, a drain) and answers with what the socket code must do
+/// (dispatch request N, flush, change the epoll interest, shut down the write side and linger, close).
+///
+/// It owns the parser, the requests in flight in request order, the output queued as bytes, the input mode, the
+/// phase and the single deadline with its reason. It reads no clock: every event that needs the time is given it.
+/// The socket code (`Connection`) carries out the answers; tests drive it without sockets
+/// (in the manner of async-http-client's `HTTP1ConnectionStateMachine`).
+struct ConnectionStateMachine {
+    /// The limits and timeouts one server's connections share, in nanoseconds and bytes.
+    struct Configuration: Sendable {
+        var parserLimits: HTTPParserLimits
+        var maxPipelinedRequests: Int
+        /// Output above which no more pipelined requests are read until it has drained.
+        var outputHighWater: Int
+        /// Output above which the client counts as a slow reader and the connection closes.
+        var maxPendingOutputBytes: Int
+        var headerTimeout: Int64
+        var idleTimeout: Int64
+        /// Zero: a rejected connection closes at once instead of lingering.
+        var lingerTimeout: Int64
+        /// Nanoseconds a request body may take per byte beyond the header read timeout.
+        var bodyNanosecondsPerByte: Int64
+
+        /// When a request that started at `requestStart` and has `bodyBytes` of its body so far must be complete:
+        /// the header read timeout plus the time the minimum body rate allows for those bytes (saturating).
+        func bodyDeadline(requestStart: Int64, bodyBytes: Int) -> Int64 {
+            let allowance = Int64(bodyBytes).multipliedReportingOverflow(by: bodyNanosecondsPerByte)
+            let deadline = (requestStart + headerTimeout).addingReportingOverflow(allowance.partialValue)
+            return allowance.overflow || deadline.overflow ? .max : deadline.partialValue
+        }
+    }
+
+    /// A request handed to the handler, in request order, until its response has been queued for writing.
+    struct Outstanding {
+        let sequence: Int
+        /// Nil for the engine's own rejection response. Held only to tell it that the connection closed.
+        var responder: HTTPResponder?
+        let keepAlive: Bool
+        let isHeadRequest: Bool
+        let version: HTTPVersion
+        var state: State
+
+        enum State {
+            case waiting
+            /// Answered out of order: encoded, waiting for the requests before it.
+            case done(chunks: [[UInt8]], close: Bool)
+            /// A stream: bytes written before it reached the head of the line wait in `pending`.
+            case streaming(pending: [[UInt8]], finished: Bool)
+        }
+    }
+
+    enum Input: Equatable {
+        case parsing
+        /// Too much outstanding work: reading is off until the responses have drained.
+        case paused
+        /// No more requests will be served on this connection: bytes are read and dropped.
+        case discarding
+    }
+
+    enum Phase: Equatable {
+        case open
+        /// Closes once the queued output has been written; then lingers first if the client may still be sending.
+        case closing(linger: Bool)
+        /// Our side is shut down; input is drained until EOF or the linger timeout, then closed.
+        case lingering
+        case closed
+    }
+
+    enum CloseReason: Equatable {
+        case done, peerGone, headerTimeout, bodyTimeout, idleTimeout, slowReader, shutdown
+    }
+
+    /// The readiness the socket code should wait for.
+    struct Interest: Equatable {
+        var reading: Bool
+        var writable: Bool
+    }
+
+    /// What to do with bytes just read.
+    enum ReadOutcome: Equatable {
+        /// Nothing more: they were dropped or counted.
+        case ignore
+        /// Pull `nextRequestAction()` until it answers nil, then `settle()`.
+        case parse
+        case close(CloseReason)
+    }
+
+    /// What the parsed input asks of the socket code.
+    enum RequestAction {
+        /// Hand the request to the handler as request `sequence` (after `attach(_:to:)`).
+        case dispatch(HTTPRequest, sequence: Int)
+        /// Count the rejection and give its encoded response to `queueRejection(_:)`.
+        case reject(HTTPRejection)
+        /// Output was queued: flush the connection.
+        case flush
+    }
+
+    /// The answer to a response, a stream event or a drain.
+    enum Reaction: Equatable {
+        case none
+        case flush
+        case close(CloseReason)
+    }
+
+    /// The answer to a stream write or finish.
+    enum StreamReaction: Equatable {
+        /// The stream's start has not been applied yet: queue the event behind it.
+        case notStarted
+        /// Taken without new output, or dropped (stream finished, connection closing).
+        case ignored
+        case flush
+        case close(CloseReason)
+    }
+
+    /// What the socket did since the last `nextWriteStep(after:now:)`.
+    enum WriteResult: Equatable {
+        /// A flush begins.
+        case start
+        /// Some bytes went out.
+        case wrote
+        /// The socket takes no more for now.
+        case wouldBlock
+        /// The requests that were waiting for the output to drain have been pulled.
+        case readRequests
+    }
+
+    /// The next thing a flush must do.
+    enum WriteStep: Equatable {
+        /// Write from `output`, then report `.wrote` or `.wouldBlock`.
+        case send
+        /// Reading resumed: pull `nextRequestAction()` until nil, then report `.readRequests`.
+        case readRequests
+        case close(CloseReason)
+        /// Shut down the write side, apply the interest if any, and wait for the linger deadline or EOF.
+        case linger(Interest?)
+        /// Done for now: apply the interest if any.
+        case finished(Interest?)
+        /// Done: nothing to apply.
+        case stop
+    }
+
+    private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    let configuration: Configuration
+    private(set) var parser: HTTPRequestParser
+    private(set) var outstanding: [Outstanding] = []
+    private(set) var nextSequence = 0
+    /// Bytes waiting to be written; the socket code writes from it (`OutputQueue.send`) during `.send` steps.
+    var output = OutputQueue()
+    private(set) var input = Input.parsing
+    private(set) var phase = Phase.open
+    /// The interest last handed out, which the socket code has applied.
+    private(set) var interest = Interest(reading: true, writable: false)
+    private(set) var wantsWritable = false
+    /// Monotonic nanoseconds at which the connection closes for `deadlineReason`; 0 for none.
+    private(set) var deadline: Int64
+    private(set) var deadlineReason = CloseReason.headerTimeout
+    private(set) var isDraining = false
+    private var headStart: Int64
+    private var lastReadProgress: Int64
+    private var lastWriteProgress: Int64
+    private var idleSince: Int64
+    private var hasServedRequest = false
+    private var lingeredBytes = 0
+    /// Set by a rejection: the client may still be sending, so closing lingers to let the error response arrive.
+    private var lingerOnClose = false
+    private let remoteAddress: String
+    /// Bytes just read while the parser held none: parsed where they lie, and what is left of them is copied into
+    /// the parser when `nextRequestAction()` answers nil. Valid only during that pull loop.
+    private var direct: UnsafeRawBufferPointer?
+    private var directOffset = 0
+
+    init(configuration: Configuration, remoteAddress: String, now: Int64) {
+        self.configuration = configuration
+        self.remoteAddress = remoteAddress
+        parser = HTTPRequestParser(limits: configuration.parserLimits)
+        headStart = now
+        lastReadProgress = now
+        lastWriteProgress = now
+        idleSince = now
+        deadline = now + configuration.headerTimeout
+    }
+
+    var isClosed: Bool { phase == .closed }
+
+    // MARK: - Input
+
+    /// Bytes read from the socket at `now`. With `.parse`, `bytes` must stay valid until `nextRequestAction()` has
+    /// answered nil.
+    mutating func received(_ bytes: UnsafeRawBufferPointer, at now: Int64) -> ReadOutcome {
+        lastReadProgress = now
+        if phase == .lingering {
+            lingeredBytes += bytes.count
+            return lingeredBytes > configuration.parserLimits.maxBodyBytes ? .close(.done) : .ignore
+        }
+        guard phase == .open, input != .discarding else { return .ignore }
+        if parser.isIdle { headStart = now }
+        if parser.connection == nil {
+            // Created with the first bytes, so a connection that never sends any costs nothing for it.
+            parser.remoteAddress = remoteAddress
+            parser.connection = HTTPConnectionContext()
+        }
+        parser.receivedAt = now
+        if parser.hasBufferedInput {
+            parser.append(bytes)
+        } else {
+            direct = bytes
+            directOffset = 0
+        }
+        return .parse
+    }
+
+    /// The next request, rejection or interim response the input holds; nil when the parser needs more input,
+    /// reading is paused or the connection serves no more requests.
+    mutating func nextRequestAction() -> RequestAction? {
+        while phase == .open && input == .parsing {
+            if outstanding.count >= configuration.maxPipelinedRequests
+                || output.byteCount >= configuration.outputHighWater
+            {
+                input = .paused
+                break
+            }
+            let event: HTTPParserEvent?
+            if let bytes = direct {
+                event = parser.next(from: bytes, offset: &directOffset)
+            } else {
+                event = parser.next()
+            }
+            guard let event else { break }
+            switch event {
+            case .request(let request):
+                let sequence = nextSequence
+                nextSequence += 1
+                outstanding.append(
+                    Outstanding(
+                        sequence: sequence, responder: nil, keepAlive: request.keepAlive,
+                        isHeadRequest: request.method == "HEAD", version: request.version, state: .waiting))
+                if !request.keepAlive { input = .discarding }
+                hasServedRequest = true
+                return .dispatch(request, sequence: sequence)
+            case .continueExpected:
+                if outstanding.isEmpty && output.isEmpty {
+                    output.append(Self.continueResponse)
+                    return .flush
+                }
+            case .rejected(let rejection):
+                input = .discarding
+                lingerOnClose = true
+                return .reject(rejection)
+            }
+        }
+        if let bytes = direct {
+            direct = nil
+            if directOffset < bytes.count && phase != .closed {
+                parser.append(UnsafeRawBufferPointer(rebasing: bytes[directOffset...]))
+            }
+        }
+        return nil
+    }
+
+    /// The responder handed to the handler for request `sequence`, told if the connection closes first.
+    mutating func attach(_ responder: HTTPResponder, to sequence: Int) {
+        guard let last = outstanding.indices.last, outstanding[last].sequence == sequence else { return }
+        outstanding[last].responder = responder
+    }
+
+    /// The encoded response to the last `.reject`, queued behind any earlier responses; the connection then
+    /// lingers and closes. Always wants a flush.
+    mutating func queueRejection(_ chunks: [[UInt8]]) {
+        let sequence = nextSequence
+        nextSequence += 1
+        outstanding.append(
+            Outstanding(
+                sequence: sequence, responder: nil, keepAlive: false, isHeadRequest: false, version: .http1_1,
+                state: .done(chunks: chunks, close: true)))
+        advance()
+    }
+
+    /// The client closed its side. A half-closed client is treated as gone (as Go's net/http does): responses
+    /// already produced are written if the socket takes them now (`sendFirst`), then the connection closes.
+    func peerClosed() -> (sendFirst: Bool, reason: CloseReason) {
+        (phase != .lingering && !output.isEmpty, phase == .lingering ? .done : .peerGone)
+    }
+
+    /// The interest and deadline after an event: the new interest if it changed.
+    mutating func settle() -> Interest? {
+        updateDeadline()
+        return updateInterest()
+    }
+
+    /// A timer tick at `now`: the reason to close if the deadline has passed.
+    func deadlinePassed(at now: Int64) -> CloseReason? {
+        guard deadline != 0 && now >= deadline else { return nil }
+        return phase == .lingering ? .done : deadlineReason
+    }
+
+    private mutating func updateInterest() -> Interest? {
+        guard phase != .closed else { return nil }
+        let desired = Interest(reading: input != .paused, writable: wantsWritable)
+        guard desired != interest else { return nil }
+        interest = desired
+        return desired
+    }
+
+    /// Recomputes the single deadline that applies in the current state.
+    private mutating func updateDeadline() {
+        switch phase {
+        case .closed, .lingering:
+            return
+        case .open, .closing:
+            break
+        }
+        if !output.isEmpty {
+            (deadline, deadlineReason) = (lastWriteProgress + configuration.idleTimeout, .slowReader)
+        } else if input == .parsing && !parser.isIdle {
+            if parser.isReadingHead {
+                (deadline, deadlineReason) = (headStart + configuration.headerTimeout, .headerTimeout)
+            } else {
+                // Each byte resets the idle timeout, so the body also has an overall deadline that grows with
+                // what has arrived: a byte every few seconds cannot hold the connection for hours.
+                let bodyDeadline = configuration.bodyDeadline(
+                    requestStart: headStart, bodyBytes: parser.receivedBodyBytes)
+                let idleDeadline = lastReadProgress + configuration.idleTimeout
+                (deadline, deadlineReason) =
+                    bodyDeadline < idleDeadline ? (bodyDeadline, .bodyTimeout) : (idleDeadline, .idleTimeout)
+            }
+        } else if outstanding.isEmpty && phase == .open {
+            (deadline, deadlineReason) =
+                hasServedRequest
+                ? (idleSince + configuration.idleTimeout, .idleTimeout)
+                : (idleSince + configuration.headerTimeout, .headerTimeout)
+        } else {
+            deadline = 0
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Shutdown: an idle connection closes now; in-flight requests may finish (their responses close the
+    /// connection); open streams end.
+    mutating func drain() -> Reaction {
+        isDraining = true
+        input = .discarding
+        if outstanding.isEmpty {
+            if output.isEmpty { return .close(.shutdown) }
+            return beginClosing() ? .flush : .none
+        }
+        for index in outstanding.indices {
+            if case .streaming(let pending, _) = outstanding[index].state {
+                outstanding[index].state = .streaming(pending: pending, finished: true)
+            }
+        }
+        advance()
+        return .flush
+    }
+
+    /// Whether the phase changed: closing starts once, from an open connection.
+    @discardableResult
+    private mutating func beginClosing() -> Bool {
+        guard phase == .open else { return false }
+        phase = .closing(linger: lingerOnClose && configuration.lingerTimeout > 0)
+        input = .discarding
+        return true
+    }
+
+    /// The connection is closing now: the requests still in flight (their responders are to be told), or nil if
+    /// it was closed already. Output and parser storage are released.
+    mutating func close() -> [Outstanding]? {
+        guard phase != .closed else { return nil }
+        phase = .closed
+        let entries = outstanding
+        outstanding = []
+        output.removeAll()
+        parser = HTTPRequestParser(limits: parser.limits)
+        direct = nil
+        return entries
+    }
+
+    // MARK: - Output: responses and streams, strictly in request order, and the steps of a flush
+
+    private func index(of sequence: Int) -> Int? {
+        guard let first = outstanding.first else { return nil }
+        let index = sequence - first.sequence
+        return outstanding.indices.contains(index) ? index : nil
+    }
+
+    /// A complete response for request `sequence`, encoded by `encode` for that request; queued now if it is next
+    /// in line, else kept until it is. `requestsClose`: the response itself asks for `Connection: close`.
+    mutating func responseReady(
+        sequence: Int, requestsClose: Bool,
+        encode: (HTTPResponseEncoder.Context) -> (head: [UInt8], body: [UInt8]?)
+    ) -> Reaction {
+        guard phase == .open, let index = index(of: sequence), case .waiting = outstanding[index].state else {
+            return .none
+        }
+        // The entry's fields read in place: a copy of the entry retained and released its responder.
+        let closeAfter = !outstanding[index].keepAlive || isDraining || requestsClose
+        let context = HTTPResponseEncoder.Context(
+            isHeadRequest: outstanding[index].isHeadRequest, version: outstanding[index].version, close: closeAfter)
+        let (head, body) = encode(context)
+        if index == 0 {
+            if output.byteCount >= configuration.maxPendingOutputBytes { return .close(.slowReader) }
+            output.append(head)
+            if let body { output.append(body) }
+            outstanding.removeFirstQuickly()
+            if closeAfter { beginClosing() } else { advance() }
+        } else {
+            outstanding[index].state = .done(chunks: body.map { [head, $0] } ?? [head], close: closeAfter)
+        }
+        return .flush
+    }
+
+    /// Starts a streamed response for request `sequence` with the head `encodeHead` makes for the request's
+    /// version; no further requests are read on this connection. False if the request is not waiting for one.
+    mutating func streamStarted(
+        sequence: Int, body: [UInt8], encodeHead: (HTTPVersion) -> [UInt8]
+    ) -> Bool {
+        guard phase == .open, let index = index(of: sequence), case .waiting = outstanding[index].state else {
+            return false
+        }
+        var pending = [encodeHead(outstanding[index].version)]
+        if !outstanding[index].isHeadRequest && !body.isEmpty { pending.append(body) }
+        outstanding[index].state = .streaming(pending: pending, finished: isDraining)
+        input = .discarding
+        if index == 0 { advance() }
+        return true
+    }
+
+    /// Stream bytes for request `sequence`.
+    mutating func streamWrite(sequence: Int, _ bytes: [UInt8]) -> StreamReaction {
+        guard phase == .open, let index = index(of: sequence) else { return .ignored }
+        switch outstanding[index].state {
+        case .waiting:
+            return .notStarted
+        case .done:
+            return .ignored
+        case .streaming(var pending, let finished):
+            guard !finished, !outstanding[index].isHeadRequest else { return .ignored }
+            if index == 0 {
+                output.append(bytes)
+            } else {
+                pending.append(bytes)
+                outstanding[index].state = .streaming(pending: pending, finished: false)
+            }
+            if output.byteCount + pending.reduce(0, { $0 + $1.count }) > configuration.maxPendingOutputBytes {
+                return .close(.slowReader)
+            }
+            return .flush
+        }
+    }
+
+    /// Ends the stream of request `sequence`: the connection closes once its bytes are written.
+    mutating func streamFinished(sequence: Int) -> StreamReaction {
+        guard phase == .open, let index = index(of: sequence) else { return .ignored }
+        switch outstanding[index].state {
+        case .waiting:
+            return .notStarted
+        case .done:
+            return .ignored
+        case .streaming(let pending, _):
+            outstanding[index].state = .streaming(pending: pending, finished: true)
+            if index == 0 { advance() }
+            return .flush
+        }
+    }
+
+    /// Moves answered requests at the head of the line to the output, stopping at the first unanswered one.
+    private mutating func advance() {
+        while let first = outstanding.first {
+            switch first.state {
+            case .waiting:
+                return
+            case .done(let chunks, let close):
+                output.append(contentsOf: chunks)
+                outstanding.removeFirstQuickly()
+                if close {
+                    beginClosing()
+                    return
+                }
+            case .streaming(let pending, let finished):
+                output.append(contentsOf: pending)
+                outstanding[0].state = .streaming(pending: [], finished: finished)
+                if finished { beginClosing() }
+                return
+            }
+        }
+    }
+
+    /// The next step of a flush at `now`, given what the socket did in the last one: write what is queued; once
+    /// it has all gone out, close, linger or resume reading.
+    mutating func nextWriteStep(after result: WriteResult, now: Int64) -> WriteStep {
+        guard phase != .closed else { return .stop }
+        switch result {
+        case .start:
+            if !wantsWritable && !output.isEmpty { lastWriteProgress = now }
+        case .wrote:
+            lastWriteProgress = now
+        case .wouldBlock:
+            break
+        case .readRequests:
+            if output.isEmpty { return .finished(settle()) }
+        }
+        if result != .wouldBlock && !output.isEmpty { return .send }
+        wantsWritable = !output.isEmpty
+        if wantsWritable { return .finished(settle()) }
+        switch phase {
+        case .closing(let linger):
+            guard linger else { return .close(.done) }
+            phase = .lingering
+            deadline = now + configuration.lingerTimeout
+            return .linger(settle())
+        case .open:
+            break
+        case .lingering, .closed:
+            return .stop
+        }
+        if outstanding.isEmpty { idleSince = now }
+        guard input == .paused else { return .finished(settle()) }
+        input = .parsing
+        return .readRequests
+    }
+}
