@@ -427,15 +427,28 @@ struct ConnectionStateMachine {
         return true
     }
 
+    /// Where a stream event for request `sequence` goes: its streaming entry, or the answer when it has none (not
+    /// started yet, already answered, or the connection is closing).
+    private enum StreamEntry {
+        case stream(index: Int, pending: [[UInt8]], finished: Bool)
+        case answer(StreamReaction)
+    }
+
+    private func stream(_ sequence: Int) -> StreamEntry {
+        guard phase == .open, let index = index(of: sequence) else { return .answer(.ignored) }
+        switch outstanding[index].state {
+        case .waiting: return .answer(.notStarted)
+        case .done: return .answer(.ignored)
+        case .streaming(let pending, let finished): return .stream(index: index, pending: pending, finished: finished)
+        }
+    }
+
     /// Stream bytes for request `sequence`.
     mutating func streamWrite(sequence: Int, _ bytes: [UInt8]) -> StreamReaction {
-        guard phase == .open, let index = index(of: sequence) else { return .ignored }
-        switch outstanding[index].state {
-        case .waiting:
-            return .notStarted
-        case .done:
-            return .ignored
-        case .streaming(var pending, let finished):
+        switch stream(sequence) {
+        case .answer(let reaction):
+            return reaction
+        case .stream(let index, var pending, let finished):
             guard !finished, !outstanding[index].isHeadRequest else { return .ignored }
             if index == 0 {
                 output.append(bytes)
@@ -452,13 +465,10 @@ struct ConnectionStateMachine {
 
     /// Ends the stream of request `sequence`: the connection closes once its bytes are written.
     mutating func streamFinished(sequence: Int) -> StreamReaction {
-        guard phase == .open, let index = index(of: sequence) else { return .ignored }
-        switch outstanding[index].state {
-        case .waiting:
-            return .notStarted
-        case .done:
-            return .ignored
-        case .streaming(let pending, _):
+        switch stream(sequence) {
+        case .answer(let reaction):
+            return reaction
+        case .stream(let index, let pending, _):
             outstanding[index].state = .streaming(pending: pending, finished: true)
             if index == 0 { advance() }
             return .flush

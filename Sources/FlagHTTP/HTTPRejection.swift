@@ -34,9 +34,7 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
 
     /// `what` (`request head`, `trailer section`) is larger than `maxHeaderBytes`: 431.
     static func headTooLarge(_ what: String, _ limits: HTTPParserLimits) -> HTTPRejection {
-        HTTPRejection(
-            .headerFieldsTooLarge, "\(what) exceeds the limit of \(limits.maxHeaderBytes) bytes", limit: .maxHeaderBytes
-        )
+        exceeding(.maxHeaderBytes, limits.maxHeaderBytes, what, .headerFieldsTooLarge)
     }
 
     /// More `header` or `trailer` fields than `maxHeaderCount`: 431.
@@ -47,22 +45,22 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
 
     /// A request line longer than `maxRequestLineBytes`: 414.
     static func requestLineTooLong(_ limits: HTTPParserLimits) -> HTTPRejection {
-        HTTPRejection(
-            .uriTooLong, "request line exceeds the limit of \(limits.maxRequestLineBytes) bytes",
-            limit: .maxRequestLineBytes)
+        exceeding(.maxRequestLineBytes, limits.maxRequestLineBytes, "request line", .uriTooLong)
     }
 
     /// `what` (`body of N bytes`, `chunked body`) is larger than `maxBodyBytes`: 413.
     static func bodyTooLarge(_ what: String, _ limits: HTTPParserLimits) -> HTTPRejection {
-        HTTPRejection(
-            .payloadTooLarge, "\(what) exceeds the limit of \(limits.maxBodyBytes) bytes", limit: .maxBodyBytes)
+        exceeding(.maxBodyBytes, limits.maxBodyBytes, what, .payloadTooLarge)
     }
 
     /// A chunk-size line longer than `maxChunkLineBytes`: 400.
     static func chunkLineTooLong(_ limits: HTTPParserLimits) -> HTTPRejection {
-        HTTPRejection(
-            .badRequest, "chunk-size line exceeds the limit of \(limits.maxChunkLineBytes) bytes",
-            limit: .maxChunkLineBytes)
+        exceeding(.maxChunkLineBytes, limits.maxChunkLineBytes, "chunk-size line", .badRequest)
+    }
+
+    /// `what` is larger than `bytes`, the value of `limit`.
+    private static func exceeding(_ limit: HTTPLimit, _ bytes: Int, _ what: String, _ kind: Kind) -> HTTPRejection {
+        HTTPRejection(kind, "\(what) exceeds the limit of \(bytes) bytes", limit: limit)
     }
 
     /// A connection over `maxConnections`: 503.
