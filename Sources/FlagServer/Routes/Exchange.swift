@@ -23,9 +23,6 @@ final class Exchange: Sendable {
         self.started = request.receivedAt > 0 ? request.receivedAt : HTTPRequest.monotonicNow()
     }
 
-    /// Whether this exchange has been answered (or its stream started).
-    var isAnswered: Bool { answered.load(ordering: .acquiring) }
-
     /// Sends the response if nothing has been sent yet; returns whether this call sent it.
     @discardableResult
     func respond(_ response: HTTPResponse) -> Bool {
