@@ -10,22 +10,19 @@ import Glibc
 final class Connection {
     typealias CloseReason = ConnectionStateMachine.CloseReason
 
-    /// `unowned(unsafe)`: the loop holds every connection in its table and outlives them all (it closes them in
-    /// `finish()` before it goes), so the reference is always valid; the checked `unowned` cost an atomic
-    /// `swift_unownedRetainStrong` on each `loop.` access.
-    unowned(unsafe) let loop: EventLoop
+    /// The loop that owns this connection. The two hold each other until the connection closes and leaves the
+    /// loop's table.
+    let loop: EventLoop
     let fd: Int32
     let id: ConnectionID
-    // The three fields below are `@exclusivity(unchecked)`: they belong to the loop thread, and no method hands an
-    // `inout` reference to one of them to code that reaches the same field again (the handler, called between two
-    // machine events, reaches the machine through `deliver` only after the pull loop's access has ended). The
-    // runtime's dynamic access tracking on them was a measurable share of each keep-alive request (BENCHMARKS.md).
     /// All the protocol state, so an event is one access to one property.
+    // The one field of the engine whose exclusivity is not checked at run time: every event is an access to it, and
+    // the runtime's tracking cost a twelfth of a keep-alive request (BENCHMARKS.md, issue 14). It belongs to the loop
+    // thread, and no method hands an `inout` reference to it to code that reaches it again (the handler, called
+    // between two machine events, reaches the machine through `deliver` only after the pull loop's access ended).
     @exclusivity(unchecked) var machine: ConnectionStateMachine
     /// On the loop's list of connections to flush at the end of this iteration.
-    @exclusivity(unchecked) var isDirty = false
-    /// The last request's responder, reused for the next request when nothing else holds it any more.
-    @exclusivity(unchecked) private var spareResponder: HTTPResponder?
+    var isDirty = false
 
     init(loop: EventLoop, fd: Int32, id: ConnectionID, remoteAddress: String) {
         self.loop = loop
@@ -103,7 +100,7 @@ final class Connection {
             // Consumed: the request moves out of the action instead of being copied and the action destroyed.
             switch consume action {
             case .dispatch(let request, let sequence):
-                let responder = makeResponder(sequence: sequence)
+                let responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
                 machine.attach(responder, to: sequence)
                 loop.requestCount.add(1, ordering: .relaxed)
                 loop.shared.handler(request, responder)
@@ -118,15 +115,6 @@ final class Connection {
                 loop.markDirty(self)
             }
         }
-    }
-
-    private func makeResponder(sequence: Int) -> HTTPResponder {
-        if isKnownUniquelyReferenced(&spareResponder), let spare = spareResponder, spare.reuse(sequence: sequence) {
-            return spare
-        }
-        let responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
-        spareResponder = responder
-        return responder
     }
 
     private func apply(_ interest: ConnectionStateMachine.Interest?) {
@@ -176,15 +164,10 @@ final class Connection {
 
     /// A complete response for request `sequence`.
     func deliver(sequence: Int, _ response: HTTPResponse) {
-        let prepared = response.prepared
-        let requestsClose = prepared.map(\.requestsClose) ?? HTTPResponseEncoder.requestsClose(response)
+        let date = loop.dateCache.line
         react(
-            machine.responseReady(sequence: sequence, requestsClose: requestsClose) { context in
-                if let prepared {
-                    loop.preparedHeads.encode(response, prepared, context, date: loop.dateCache)
-                } else {
-                    HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
-                }
+            machine.responseReady(sequence: sequence, requestsClose: HTTPResponseEncoder.requestsClose(response)) {
+                context in HTTPResponseEncoder.encode(response, context, date: date)
             })
     }
 

@@ -73,21 +73,20 @@ final class EventLoop: @unchecked Sendable {
     let watches = Locked(Watches())
     private let loopThread = Atomic<UInt>(0)
 
-    // Loop-thread state; unchecked exclusivity for the reason given on `Connection`'s state.
+    // Loop-thread state.
     let epollFD: Int32
-    @exclusivity(unchecked) var listenFD: Int32
-    @exclusivity(unchecked) var listenerPausedUntil: Int64?
-    @exclusivity(unchecked) var connections: [Connection?] = []
-    @exclusivity(unchecked) var generations: [UInt32] = []
-    @exclusivity(unchecked) var freeSlots: [Int] = []
-    @exclusivity(unchecked) var liveConnections = 0
-    @exclusivity(unchecked) private var dirty: [Connection] = []
-    @exclusivity(unchecked) var spareMessages: [LoopMessage] = []
-    @exclusivity(unchecked) private(set) var now: Int64 = 0
-    @exclusivity(unchecked) private(set) var dateCache = HTTPDateCache()
-    @exclusivity(unchecked) var preparedHeads = PreparedHeadCache()
-    @exclusivity(unchecked) private(set) var drainDeadline: Int64?
-    @exclusivity(unchecked) private var nextTimerCheck: Int64 = 0
+    var listenFD: Int32
+    var listenerPausedUntil: Int64?
+    var connections: [Connection?] = []
+    var generations: [UInt32] = []
+    var freeSlots: [Int] = []
+    var liveConnections = 0
+    private var dirty: [Connection] = []
+    var spareMessages: [LoopMessage] = []
+    private(set) var now: Int64 = 0
+    private(set) var dateCache = HTTPDateCache()
+    private(set) var drainDeadline: Int64?
+    private var nextTimerCheck: Int64 = 0
     let readBuffer: UnsafeMutableRawBufferPointer
     let iovecs: UnsafeMutablePointer<iovec>
     private let events: UnsafeMutablePointer<epoll_event>

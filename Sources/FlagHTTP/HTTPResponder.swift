@@ -13,12 +13,7 @@ public typealias HTTPHandler = @Sendable (HTTPRequest, HTTPResponder) -> Void
 /// Which of answer, stream and close comes first is decided by one atomic compare-and-exchange on `phase`; the
 /// `onClose` callbacks and the stream live in a locked box made only when a handler registers a callback or starts
 /// a stream (or the client leaves first), so a request answered at once costs no lock and no second allocation.
-// @unchecked Sendable: everything is an atomic or behind a lock except `sequence`, which changes only in
-// `reuse(sequence:)`. The engine calls that on its loop thread only while it holds the sole reference (checked with
-// `isKnownUniquelyReferenced`, the guarantee copy-on-write relies on), after the answer was delivered and with no
-// `onClose` box: a thread that read `sequence` did so before handing the answer to the loop through its inbox lock,
-// which orders that read before the change, and no other thread can reach the responder afterwards.
-public final class HTTPResponder: @unchecked Sendable {
+public final class HTTPResponder: Sendable {
     enum Target: Sendable {
         case connection(EventLoop, ConnectionID)
         case recorder(RecordingSink)
@@ -45,36 +40,19 @@ public final class HTTPResponder: @unchecked Sendable {
     }
 
     let target: Target
-    /// The request's position on its connection; changes only in `reuse(sequence:)` (see the note on the class: no
-    /// access can overlap that change, so the runtime's exclusivity tracking is off for it).
-    @exclusivity(unchecked) private(set) var sequence: Int
+    /// The request's position on its connection.
+    let sequence: Int
     private let phase = Atomic<Int>(Phase.pending)
     private let extras = AtomicLazyReference<Extras>()
-    /// Set before the box is made: `AtomicLazyReference.load()` is an unspecialized generic call of some 560
-    /// instructions, too much for `reuse(sequence:)` to ask on every request.
-    private let hasExtras = Atomic<Bool>(false)
 
     init(target: Target, sequence: Int = 0) {
         self.target = target
         self.sequence = sequence
     }
 
-    /// Makes this answered responder the responder of request `sequence` on the same connection, saving an
-    /// allocation per request on a keep-alive connection. The caller holds the only reference; returns false (and
-    /// changes nothing) unless it was answered without a stream or an `onClose` callback.
-    func reuse(sequence: Int) -> Bool {
-        guard case .connection = target, !hasExtras.load(ordering: .acquiring),
-            phase.load(ordering: .acquiring) == Phase.answered
-        else { return false }
-        self.sequence = sequence
-        phase.store(Phase.pending, ordering: .releasing)
-        return true
-    }
-
     /// The one box (whoever makes it first wins).
     private var sharedExtras: Extras {
-        hasExtras.store(true, ordering: .releasing)
-        return extras.load() ?? extras.storeIfNil(Extras())
+        extras.load() ?? extras.storeIfNil(Extras())
     }
 
     /// Sends a complete response. Only the first call of `respond`/`startStream` counts.

@@ -13,7 +13,9 @@ public struct HTTPResponse: Sendable {
         didSet { prepared = nil }
     }
     /// The body; not sent for `HEAD` requests and for 1xx, 204 and 304 responses.
-    public var body: [UInt8]
+    public var body: [UInt8] {
+        didSet { prepared = nil }
+    }
 
     /// A response from its parts.
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
@@ -25,9 +27,9 @@ public struct HTTPResponse: Sendable {
     /// The status line and fields already encoded, for a response served many times; dropped on any change.
     var prepared: PreparedHead?
 
-    /// A response whose status line and fields are encoded once, now, for answers served many times (each version's
-    /// 200 and 304): serving it copies those bytes instead of encoding every field again, and sends the body from
-    /// its own buffer without copying it.
+    /// A response whose head is encoded once, now, for answers served many times (each version's 200 and 304):
+    /// serving it copies the encoded head around the loop's `Date` line instead of encoding every field again, and
+    /// sends the body from its own buffer without copying it.
     public static func prepared(status: Int, headers: HTTPHeaders, body: [UInt8] = []) -> HTTPResponse {
         var response = HTTPResponse(status: status, headers: headers, body: body)
         response.prepared = HTTPResponseEncoder.prepare(response)

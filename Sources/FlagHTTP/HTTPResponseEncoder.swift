@@ -15,12 +15,21 @@ enum HTTPResponseEncoder {
     static func encode(_ response: HTTPResponse, _ context: Context, date: [UInt8]) -> (head: [UInt8], body: [UInt8]?) {
         let sendsBody = !context.isHeadRequest && allowsBody(response.status) && !response.body.isEmpty
         if let prepared = response.prepared {
+            let body = sendsBody ? response.body : nil
+            if !prepared.hasDate, !context.close, context.version == .http1_1 {
+                var head: [UInt8] = []
+                head.reserveCapacity(prepared.bytes.count + date.count + prepared.keepAliveFraming.count)
+                head.append(contentsOf: prepared.bytes)
+                head.append(contentsOf: date)
+                head.append(contentsOf: prepared.keepAliveFraming)
+                return (head, body)
+            }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(prepared.bytes.count + date.count + 64)
             bytes.append(contentsOf: prepared.bytes)
             if !prepared.hasDate { bytes.append(contentsOf: date) }
             appendFraming(response, context, contentLength: allowsBody(response.status), to: &bytes)
-            return (bytes, sendsBody ? response.body : nil)
+            return (bytes, body)
         }
         let inline = sendsBody && response.body.count <= inlineBodyLimit
         var bytes: [UInt8] = []
@@ -35,7 +44,11 @@ enum HTTPResponseEncoder {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + response.headers.count * 48)
         let hasDate = appendStatusAndFields(response, to: &bytes)
-        return PreparedHead(bytes: bytes, hasDate: hasDate, requestsClose: fieldsRequestClose(response))
+        var framing: [UInt8] = []
+        let keepAlive = Context(isHeadRequest: false, version: .http1_1, close: false)
+        appendFraming(response, keepAlive, contentLength: allowsBody(response.status), to: &framing)
+        return PreparedHead(
+            bytes: bytes, keepAliveFraming: framing, hasDate: hasDate, requestsClose: fieldsRequestClose(response))
     }
 
     /// The head of a streamed response: no `Content-Length`, and `Connection: close` because the body ends with it.
@@ -153,13 +166,16 @@ enum HTTPResponseEncoder {
 /// The encoded status line and fields of a prepared response (see `HTTPResponse.prepared`).
 final class PreparedHead: Sendable {
     let bytes: [UInt8]
+    /// `Content-Length` and the blank line, as a kept-alive HTTP/1.1 connection (the usual one) frames the response.
+    let keepAliveFraming: [UInt8]
     /// Whether the fields include a `Date`, so the engine does not add its own.
     let hasDate: Bool
     /// Whether the fields include `Connection: close`.
     let requestsClose: Bool
 
-    init(bytes: [UInt8], hasDate: Bool, requestsClose: Bool) {
+    init(bytes: [UInt8], keepAliveFraming: [UInt8], hasDate: Bool, requestsClose: Bool) {
         self.bytes = bytes
+        self.keepAliveFraming = keepAliveFraming
         self.hasDate = hasDate
         self.requestsClose = requestsClose
     }
