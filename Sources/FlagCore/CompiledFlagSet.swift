@@ -3,31 +3,109 @@ import Foundation
 /// A flag set prepared for evaluation: cohorts resolved to indexes, operands parsed, regular expressions and
 /// bucketing salts compiled once. Immutable and safe to share between threads.
 ///
+/// Each flag is compiled on its own (`FlagEntry`), and the cohorts together (`CompiledCohorts`), so that
+/// `updating(flags:cohorts:version:updatedAt:)` makes the next version compiling only what a change touches and
+/// sharing everything else (`KeyedMap`).
+///
 /// ```swift
 /// let compiled = CompiledFlagSet(try FlagSet.decode(bytes))
 /// let detail = compiled.evaluate("new-checkout", default: false,
 ///                                context: EvaluationContext(unitID: "u-42"), at: Date())
 /// ```
 public final class CompiledFlagSet: Sendable {
-    /// The set this was compiled from.
-    public let flagSet: FlagSet
-    /// Every problem found in the set: what `lint` prints and what makes a write be rejected.
-    /// A flag with a problem of its own (or in a cohort it uses) evaluates to the caller's default with
-    /// `PARSE_ERROR`; every other flag evaluates normally.
-    public let problems: [Problem]
-    let program: Program
+    /// The set's name.
+    public let name: String
+    /// The set's version.
+    public let version: Int
+    /// When this version was made.
+    public let updatedAt: Date?
+    /// The document's schema number.
+    public let schema: Int
+    /// What the reader met that was not as this build writes it (`FlagSet.readProblems`).
+    let readProblems: [Problem]
+    /// Every flag, readable or not.
+    let flags: KeyedMap<FlagEntry>
+    let cohorts: CompiledCohorts
+    /// The keys of the flags that name each cohort, whether the set has that cohort or not.
+    let cohortUsers: [String: Set<String>]
+    /// How many flags have problems of their own, so that a valid set lists its problems without a walk.
+    let flagsWithProblems: Int
 
     /// Compiles a set; never fails: problems are collected in `problems` and confined to the flags they touch.
-    public init(_ set: FlagSet) {
-        var compiler = Compiler(set: set)
-        let (flags, cohorts) = compiler.run()
-        self.flagSet = set
-        self.program = Program(ProgramBuilder(flags: flags, cohorts: cohorts))
-        self.problems = compiler.problems
+    public convenience init(_ set: FlagSet) {
+        let cohorts = CompiledCohorts(models: set.cohorts, unreadable: set.unreadableCohorts, previous: nil)
+        var entries: [(String, FlagEntry)] = []
+        entries.reserveCapacity(set.flags.count + set.unreadableFlags.count)
+        for (key, problems) in set.unreadableFlags where set.flags[key] == nil {
+            entries.append((key, FlagEntry(key: key, unreadable: problems)))
+        }
+        for (key, flag) in set.flags { entries.append((key, FlagEntry(flag, cohorts: cohorts))) }
+        var users: [String: Set<String>] = [:]
+        for (key, entry) in entries {
+            for name in entry.namedCohorts { users[name, default: []].insert(key) }
+        }
+        self.init(
+            name: set.name, version: set.version, updatedAt: set.updatedAt, schema: set.schema,
+            readProblems: set.readProblems, flags: KeyedMap(entries), cohorts: cohorts, cohortUsers: users,
+            flagsWithProblems: entries.count { !$0.1.problems.isEmpty })
     }
 
-    /// The set's version.
-    public var version: Int { flagSet.version }
+    init(
+        name: String, version: Int, updatedAt: Date?, schema: Int, readProblems: [Problem], flags: KeyedMap<FlagEntry>,
+        cohorts: CompiledCohorts, cohortUsers: [String: Set<String>], flagsWithProblems: Int
+    ) {
+        self.name = name
+        self.version = version
+        self.updatedAt = updatedAt
+        self.schema = schema
+        self.readProblems = readProblems
+        self.flags = flags
+        self.cohorts = cohorts
+        self.cohortUsers = cohortUsers
+        self.flagsWithProblems = flagsWithProblems
+    }
+
+    /// Every problem found in the set: what `lint` prints and what makes a write be rejected. A flag with a problem
+    /// of its own (or in a cohort it uses) evaluates to the caller's default with `PARSE_ERROR`; every other flag
+    /// evaluates normally. In document order: the reader's, the header's, the cohorts', then each flag's by key.
+    public var problems: [Problem] {
+        var problems =
+            readProblems + Compiler.headerProblems(schema: schema, name: name, version: version) + cohorts.problems
+        guard flagsWithProblems > 0 else { return problems }
+        for (_, entry) in flags.entries.sorted(by: { utf8Less($0.key, $1.key) }) { problems += entry.problems }
+        return problems
+    }
+
+    /// The set as a model; built on each call, from every flag and cohort.
+    public var flagSet: FlagSet {
+        var set = FlagSet(
+            name: name, version: version, updatedAt: updatedAt, schema: schema, cohorts: cohorts.models, flags: [:])
+        set.flags.reserveCapacity(flags.count)
+        for (key, entry) in flags.entries {
+            if let flag = entry.flag { set.flags[key] = flag } else { set.unreadableFlags[key] = entry.unreadable }
+        }
+        set.unreadableCohorts = cohorts.unreadable
+        set.readProblems = readProblems
+        return set
+    }
+
+    /// The flag `key`, if the set has it and could read it.
+    public func flag(_ key: String) -> Flag? {
+        flags[key]?.flag
+    }
+
+    /// The cohort `name`, if the set has it and could read it.
+    public func cohort(_ name: String) -> Cohort? {
+        cohorts.models[name]
+    }
+
+    /// The keys of the flags the set could read, in no particular order.
+    public var flagKeys: [String] {
+        flags.entries.compactMap { $0.value.flag == nil ? nil : $0.key }
+    }
+
+    /// How many flags the set has, readable or not.
+    public var flagCount: Int { flags.count }
 
     /// Evaluates a flag for a caller expecting `Value`; never throws (SPEC §2).
     @inlinable
@@ -102,19 +180,58 @@ public final class CompiledFlagSet: Sendable {
         at now: Date
     ) -> (detail: EvaluationDetail<JSONValue>, steps: [String]) {
         var steps: [String] = []
-        let index = program.flagIndex(key, hash: ByteHash.hash(key))
+        let position = flags.position(of: key, hash: ByteHash.hash(key))
         let flagType: FlagType
         if let type {
             flagType = type
-        } else if index >= 0, program.flags[index].state == .ready {
-            flagType = program.types[program.flags[index].type]
+        } else if let position, case let program = flags[position].program, program.flags[0].state == .ready {
+            flagType = program.types[program.flags[0].type]
         } else {
             flagType = .json
         }
-        let outcome = program.resolve(
-            index, type: flagType, context: context, at: now.timeIntervalSince1970, trace: { steps.append($0) })
+        let outcome =
+            position.map {
+                flags[$0].program.resolve(
+                    type: flagType, context: context, at: now.timeIntervalSince1970, cohorts: cohorts.program,
+                    position: $0, trace: { steps.append($0) })
+            } ?? .missing
         let detail = detail(outcome, key: key, type: flagType, default: fallback ?? .null)
         if let message = detail.errorMessage { steps.append(message) }
         return (detail, steps)
+    }
+}
+
+/// One flag of a compiled set: its model (or why the reader could not read it), its own problems, the cohorts it
+/// names and its program. Compiled once and shared by every later version the flag does not change in.
+final class FlagEntry: Sendable {
+    /// The flag; `nil` for a flag the reader could not read.
+    let flag: Flag?
+    /// Why the reader could not read it; empty for a readable flag.
+    let unreadable: [Problem]
+    /// Its own problems (a broken cohort it uses is the cohort's problem).
+    let problems: [Problem]
+    /// Every cohort name it uses, whether the set has that cohort or not.
+    let namedCohorts: Set<String>
+    let program: Program
+
+    /// `flag` compiled against `cohorts`.
+    init(_ flag: Flag, cohorts: CompiledCohorts) {
+        var compiler = Compiler(cohorts: cohorts)
+        let compiled = compiler.compile(flag)
+        self.flag = flag
+        self.unreadable = []
+        self.problems = compiler.problems
+        self.namedCohorts = compiler.namedCohorts
+        self.program = Program(ProgramBuilder(flag: compiled, key: flag.key))
+    }
+
+    /// A flag the reader could not read: it evaluates to the caller's default with `PARSE_ERROR`.
+    init(key: String, unreadable problems: [Problem]) {
+        self.flag = nil
+        self.unreadable = problems
+        self.problems = []
+        self.namedCohorts = []
+        self.program = Program(
+            ProgramBuilder(flag: .broken(problems.first?.message ?? "it could not be read"), key: key))
     }
 }

@@ -6,7 +6,8 @@ extension Compiler {
         let path = "flags.\(flag.key)"
         let start = problems.count
         flagBreakage = nil
-        if !isValidKey(flag.key) { report(path, "'\(flag.key)' is not a valid flag key: \(keyRule)") }
+        namedCohorts = []
+        if !isValidKey(flag.key) { report(path, "'\(flag.key)' is not a valid flag key: \(Self.keyRule)") }
         if case .unknown(let name) = flag.type {
             report(
                 "\(path).type",

@@ -16,8 +16,11 @@ package struct Outcome: Sendable {
     package var variant: Int32
     package var reason: ReasonCode
     package var failure: Failure
-    /// The flag's index in the program; -1 when the set has no such flag.
+    /// The flag's position in its set (`KeyedMap.Position`); -1 when the set has no such flag.
     package var flag: Int32
+
+    /// The outcome for a flag the set does not have.
+    static let missing = Outcome(value: -1, variant: -1, reason: .default, failure: .missing, flag: -1)
 
     /// The error code a failure reports; `nil` when the evaluation served a value of the flag.
     package var errorCode: ErrorCodeValue? {
@@ -96,18 +99,21 @@ extension CompiledFlagSet {
     package func outcome(
         _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date
     ) -> Outcome {
-        let index = program.flagIndex(handle.key, hash: handle.hash)
+        guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
+        let program = flags[position].program
         // A timeless flag never compares `seconds` with anything finite, so any number gives the same result.
-        let seconds = index >= 0 && program.flags[index].timeless ? 0 : now().timeIntervalSince1970
-        return program.resolve(index, type: type, context: context, at: seconds, trace: nil)
+        let seconds = program.flags[0].timeless ? 0 : now().timeIntervalSince1970
+        return program.resolve(
+            type: type, context: context, at: seconds, cohorts: cohorts.program, position: position, trace: nil)
     }
 
     /// Evaluates the flag a handle names as `type` at `now` into an outcome. Never throws.
     @inline(__always)
     func outcome(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, at now: Date) -> Outcome {
-        program.resolve(
-            program.flagIndex(handle.key, hash: handle.hash), type: type, context: context,
-            at: now.timeIntervalSince1970, trace: nil)
+        guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
+        return flags[position].program.resolve(
+            type: type, context: context, at: now.timeIntervalSince1970, cohorts: cohorts.program,
+            position: position, trace: nil)
     }
 
     /// The flag's value for a caller expecting `Value`, without the detail: no reason, variant or message is built
@@ -132,24 +138,32 @@ extension CompiledFlagSet {
     /// The value the flag serves a caller expecting `type`; `nil` when the caller's default is due.
     @usableFromInline
     func servedValue(_ handle: FlagHandle, type: FlagType, context: EvaluationContext, at now: Date) -> JSONValue? {
-        value(outcome(handle, type: type, context: context, at: now))
+        guard let position = flags.position(of: handle.key, hash: handle.hash) else { return nil }
+        let program = flags[position].program
+        let outcome = program.resolve(
+            type: type, context: context, at: now.timeIntervalSince1970, cohorts: cohorts.program,
+            position: position, trace: nil)
+        return outcome.value >= 0 ? program.values[outcome.value] : nil
     }
 
     /// The value `outcome` serves; `nil` when it serves the caller's default.
     @inline(__always)
     package func value(_ outcome: Outcome) -> JSONValue? {
-        outcome.value >= 0 ? program.values[outcome.value] : nil
+        outcome.value >= 0 ? flags[outcome.flag].program.values[outcome.value] : nil
     }
 
     /// The variant name of `outcome`; `nil` on a failure.
     @inline(__always)
     package func variant(_ outcome: Outcome) -> String? {
-        outcome.variant >= 0 ? program.names[outcome.variant] : nil
+        outcome.variant >= 0 ? flags[outcome.flag].program.names[outcome.variant] : nil
     }
 
     /// The message of a failed `outcome` for flag `key` asked for as `type`; `nil` when it did not fail.
     package func message(_ outcome: Outcome, key: String, type: FlagType) -> String? {
-        program.message(outcome, key: key, type: type, version: flagSet.version, setName: flagSet.name)
+        guard outcome.flag >= 0 else {
+            return outcome.failure == .missing ? "flag '\(key)' is not in set '\(name)' v\(version)" : nil
+        }
+        return flags[outcome.flag].program.message(outcome, key: key, type: type)
     }
 
     /// The public detail of `outcome`, with this set's version.
@@ -160,9 +174,9 @@ extension CompiledFlagSet {
         guard let value = value(outcome) else {
             return EvaluationDetail(
                 value: fallback, reason: outcome.reason.reason, errorCode: outcome.errorCode?.errorCode,
-                errorMessage: message(outcome, key: key, type: type), version: flagSet.version)
+                errorMessage: message(outcome, key: key, type: type), version: version)
         }
         return EvaluationDetail(
-            value: value, reason: outcome.reason.reason, variant: variant(outcome), version: flagSet.version)
+            value: value, reason: outcome.reason.reason, variant: variant(outcome), version: version)
     }
 }

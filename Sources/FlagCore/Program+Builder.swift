@@ -1,10 +1,9 @@
 import Foundation
 
-/// Lowers what `Compiler` validated (plans, rules, matchers, cohorts) into the flat tables of a `Program`.
-/// Cohort indexes stay the compiler's, so the records can name cohorts before every cohort is lowered.
+/// Lowers what `Compiler` validated into the flat tables of a `Program`: one flag (its plan, rules and matchers),
+/// or the cohorts of a set. Cohort indexes stay the compiler's, which `CompiledCohorts` keeps for the set.
 struct ProgramBuilder {
     var flags: [FlagRecord] = []
-    var flagSlots: [KeySlot] = []
     var rules: [RuleRecord] = []
     var conditions: [ConditionRecord] = []
     var groups: [Span] = []
@@ -30,11 +29,14 @@ struct ProgramBuilder {
     var types: [FlagType] = []
     private var salts: [String: Int32] = [:]
 
-    init(flags compiled: [String: CompiledFlag], cohorts compiledCohorts: [CompiledCohort]) {
+    /// The program of one flag, its record at index 0.
+    init(flag compiled: CompiledFlag, key: String) {
+        flags = [lower(compiled, key: key)]
+    }
+
+    /// The program of a set's cohorts, by their compiler's indexes.
+    init(cohorts compiledCohorts: [CompiledCohort]) {
         for cohort in compiledCohorts { cohorts.append(lower(cohort)) }
-        flags.reserveCapacity(compiled.count)
-        for (key, flag) in compiled { flags.append(lower(flag, key: key)) }
-        flagSlots = table(flags.indices.map { (flags[$0].key, Int32($0)) })
     }
 
     // MARK: - Shared pieces

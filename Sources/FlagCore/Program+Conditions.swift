@@ -5,12 +5,14 @@ import Foundation
 
 extension Program {
     /// Whether a condition holds. A missing attribute makes every operator false except `not_exists`
-    /// (and `in_cohort`, which looks at the unit, not at an attribute).
-    func matches(_ condition: ConditionRecord, _ context: EvaluationContext, _ scratch: inout UnitScratch) -> Bool {
+    /// (and `in_cohort`, which looks at the unit, not at an attribute, in `cohorts`).
+    func matches(
+        _ condition: ConditionRecord, _ context: EvaluationContext, _ scratch: inout UnitScratch, cohorts: Program
+    ) -> Bool {
         if condition.kind == .inCohort {
             var index = condition.operands.start
             while index < condition.operands.end {
-                if matches(cohort: cohortOperands[index], context, &scratch) { return true }
+                if cohorts.matches(cohort: cohortOperands[index], context, &scratch) { return true }
                 index &+= 1
             }
             return false

@@ -50,25 +50,18 @@ struct UnitScratch {
 // MARK: - Evaluation order (SPEC §2)
 
 extension Program {
-    /// The index of the flag whose key is `key` (with `ByteHash` `hash`), or -1.
-    @inline(__always)
-    func flagIndex(_ key: String, hash: UInt64) -> Int32 {
-        withBytes(of: key) {
-            probe(flagSlots, start: 0, mask: Int32(flagSlots.count - 1), hash, UnsafeRawBufferPointer($0))
-        }
-    }
-
-    /// Evaluates flag `index` (from `flagIndex`; -1 for a missing flag) for a caller expecting `type` (SPEC §2).
-    /// `trace`, when given, receives each step considered (`flagctl eval --explain`); a failure's message is not
-    /// among them, as it needs the key and the set (`message(_:key:type:version:setName:)`).
+    /// Evaluates this program's flag for a caller expecting `type` (SPEC §2); its cohort tests run in `cohorts`,
+    /// the set's cohort program. The outcome names the flag as `position`, its place in the set. `trace`, when
+    /// given, receives each step considered (`flagctl eval --explain`); a failure's message is not among them, as
+    /// it needs the key and the set (`message(_:key:type:version:setName:)`).
     func resolve(
-        _ index: Int32, type: FlagType, context: EvaluationContext, at seconds: Double, trace: ((String) -> Void)?
+        type: FlagType, context: EvaluationContext, at seconds: Double, cohorts: Program, position index: Int32,
+        trace: ((String) -> Void)?
     ) -> Outcome {
         func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
             Outcome(value: -1, variant: -1, reason: reason, failure: failure, flag: index)
         }
-        guard index >= 0 else { return fail(.default, .missing) }
-        let flag = flags[index]
+        let flag = flags[0]
         switch flag.state {
         case .archived: return fail(.default, .archived)
         case .broken: return fail(.error, .broken)
@@ -85,25 +78,25 @@ extension Program {
         }
         return withBytes(of: context.unitID) { unit in
             var scratch = UnitScratch(UnsafeRawBufferPointer(unit))
-            return target(index, flag, context, &scratch, seconds: seconds, trace: trace)
+            return target(index, flag, context, &scratch, seconds: seconds, cohorts: cohorts, trace: trace)
         }
     }
 
-    /// The message of a failed `outcome` for flag `key` asked for as `type`; `nil` when it did not fail.
-    func message(_ outcome: Outcome, key: String, type: FlagType, version: Int, setName: String) -> String? {
+    /// The message of a failed `outcome` of this program's flag `key` asked for as `type`; `nil` when it did not
+    /// fail (a missing flag has no program: `CompiledFlagSet.message` words that one).
+    func message(_ outcome: Outcome, key: String, type: FlagType) -> String? {
         switch outcome.failure {
-        case .none: nil
-        case .missing: "flag '\(key)' is not in set '\(setName)' v\(version)"
+        case .none, .missing: nil
         case .archived: "flag '\(key)' is archived"
-        case .broken: "flag '\(key)' cannot be evaluated: \(names[flags[outcome.flag].message])"
-        case .typeMismatch: "flag '\(key)' is a \(types[flags[outcome.flag].type].name) flag, not \(type.name)"
+        case .broken: "flag '\(key)' cannot be evaluated: \(names[flags[0].message])"
+        case .typeMismatch: "flag '\(key)' is a \(types[flags[0].type].name) flag, not \(type.name)"
         }
     }
 
     /// Steps 5 to 9 of SPEC §2: overrides, rules, the flag rollout, the default.
     private func target(
         _ flagIndex: Int32, _ flag: FlagRecord, _ context: EvaluationContext, _ scratch: inout UnitScratch,
-        seconds: Double, trace: ((String) -> Void)?
+        seconds: Double, cohorts: Program, trace: ((String) -> Void)?
     ) -> Outcome {
         if flag.unitOverrides >= 0 {
             let found = lookup(flag.unitOverrides, &scratch)
@@ -122,7 +115,7 @@ extension Program {
             let override = cohortForced[index]
             index &+= 1
             guard isActive(until: override.until, at: seconds) else { continue }
-            if matches(cohort: override.cohort, context, &scratch) {
+            if cohorts.matches(cohort: override.cohort, context, &scratch) {
                 return serve(
                     override.value, .targetingMatch, override.variant, flagIndex, trace,
                     "override for cohort '\(names[override.name])'")
@@ -135,7 +128,8 @@ extension Program {
             index &+= 1
             let targeted =
                 rule.cohort >= 0
-                ? matches(cohort: rule.cohort, context, &scratch) : matchesAll(rule.conditions, context, &scratch)
+                ? cohorts.matches(cohort: rule.cohort, context, &scratch)
+                : matchesAll(rule.conditions, context, &scratch, cohorts: cohorts)
             guard targeted else {
                 trace?("rule '\(names[rule.name])': no match")
                 continue
@@ -250,24 +244,28 @@ extension Program {
         return memcmp(bytes.base + Int(span.start), base, Int(span.count)) == 0
     }
 
-    /// Whether the unit is in a cohort: listed in `include`, or not in `exclude` and matching any group.
+    /// Whether the unit is in a cohort of this (cohort) program: listed in `include`, or not in `exclude` and
+    /// matching any group.
     func matches(cohort index: Int32, _ context: EvaluationContext, _ scratch: inout UnitScratch) -> Bool {
         let cohort = cohorts[index]
         if cohort.include >= 0 && lookup(cohort.include, &scratch) >= 0 { return true }
         if cohort.exclude >= 0 && lookup(cohort.exclude, &scratch) >= 0 { return false }
         var group = cohort.groups.start
         while group < cohort.groups.end {
-            if matchesAll(groups[group], context, &scratch) { return true }
+            if matchesAll(groups[group], context, &scratch, cohorts: self) { return true }
             group &+= 1
         }
         return false
     }
 
+    /// Whether every condition of `span` holds; `in_cohort` tests run in `cohorts`.
     @inline(__always)
-    func matchesAll(_ span: Span, _ context: EvaluationContext, _ scratch: inout UnitScratch) -> Bool {
+    func matchesAll(
+        _ span: Span, _ context: EvaluationContext, _ scratch: inout UnitScratch, cohorts: Program
+    ) -> Bool {
         var index = span.start
         while index < span.end {
-            if !matches(conditions[index], context, &scratch) { return false }
+            if !matches(conditions[index], context, &scratch, cohorts: cohorts) { return false }
             index &+= 1
         }
         return true

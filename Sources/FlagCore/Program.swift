@@ -1,17 +1,18 @@
 import Foundation
 
-/// A compiled set flattened for evaluation: every flag, rule, condition, cohort and rollout is a plain record in a
-/// table, and records refer to one another by index. Evaluation walks these tables with plain loads: no class
-/// references to retain and release, no existential boxes, no dictionary of strings. Reference-counted things
-/// (served values, names, regular expressions, pre-release versions) sit in side tables that only the step that
-/// serves or needs them reads.
+/// One flag, or the cohorts of a set, flattened for evaluation: every rule, condition, cohort and rollout is a
+/// plain record in a table, and records refer to one another by index. Evaluation walks these tables with plain
+/// loads: no class references to retain and release, no existential boxes, no dictionary of strings.
+/// Reference-counted things (served values, names, regular expressions, pre-release versions) sit in side tables
+/// that only the step that serves or needs them reads.
 ///
-/// Built once by `ProgramBuilder` from what `Compiler` validated; immutable afterwards.
+/// A flag's program holds its one `FlagRecord` at index 0; the set's cohort program (`CompiledCohorts`) holds the
+/// cohorts, which a flag's records name by index. One program per flag is what lets a change recompile only the
+/// flags it touches. Built by `ProgramBuilder` from what `Compiler` validated; immutable afterwards.
 final class Program: @unchecked Sendable {
     // @unchecked Sendable is safe: every table is written once in `init` and only read afterwards; `deinit` frees
     // them when no evaluation can hold the program any more.
     let flags: Table<FlagRecord>
-    let flagSlots: Table<KeySlot>
     let rules: Table<RuleRecord>
     let conditions: Table<ConditionRecord>
     /// A cohort group is a range of `conditions`.
@@ -40,7 +41,6 @@ final class Program: @unchecked Sendable {
 
     init(_ builder: ProgramBuilder) {
         flags = Table(builder.flags)
-        flagSlots = Table(builder.flagSlots)
         rules = Table(builder.rules)
         conditions = Table(builder.conditions)
         groups = Table(builder.groups)
@@ -67,7 +67,6 @@ final class Program: @unchecked Sendable {
 
     deinit {
         flags.free()
-        flagSlots.free()
         rules.free()
         conditions.free()
         groups.free()
@@ -119,7 +118,12 @@ struct Table<Element>: @unchecked Sendable {
 
     init(_ elements: [Element]) {
         count = elements.count
-        base = UnsafeMutablePointer.allocate(capacity: max(1, elements.count))
+        // An empty table (most of a flag's) allocates nothing: its pointer is never read.
+        guard count > 0 else {
+            base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!
+            return
+        }
+        base = UnsafeMutablePointer.allocate(capacity: count)
         elements.withUnsafeBufferPointer { source in
             if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
         }
@@ -132,6 +136,7 @@ struct Table<Element>: @unchecked Sendable {
     subscript(index: Int) -> Element { base[index] }
 
     func free() {
+        guard count > 0 else { return }
         base.deinitialize(count: count)
         base.deallocate()
     }
