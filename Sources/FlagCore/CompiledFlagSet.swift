@@ -99,9 +99,14 @@ public final class CompiledFlagSet: Sendable {
         cohorts.models[name]
     }
 
-    /// The keys of the flags the set could read, in no particular order.
-    public var flagKeys: [String] {
-        flags.entries.compactMap { $0.value.flag == nil ? nil : $0.key }
+    /// The flags the set could read, in no particular order.
+    public var readableFlags: [Flag] {
+        flags.entries.compactMap(\.value.flag)
+    }
+
+    /// The names of the cohorts the set could read, in no particular order.
+    public var cohortNames: [String] {
+        Array(cohorts.models.keys)
     }
 
     /// How many flags the set has, readable or not.

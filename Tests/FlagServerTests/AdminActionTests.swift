@@ -49,7 +49,7 @@ struct AdminActionTests {
             #expect(try harness.send("POST", "\(Self.flagPath)/overrides", body: #"{"value":true}"#).status == 400)
             #expect(try harness.send("DELETE", "\(Self.flagPath)/overrides?unit=u-9").status == 200)
             #expect(try harness.send("DELETE", "\(Self.flagPath)/overrides?unit=u-9").status == 404)
-            let flag = try #require(harness.app.service.state("ios-prod")?.flagSet.flags["new-checkout"])
+            let flag = try #require(harness.app.service.state("ios-prod")?.compiled.flag("new-checkout"))
             #expect(flag.overrides.map(\.target) == [.cohort("de")])
         }
     }
@@ -115,7 +115,7 @@ struct AdminActionTests {
                 body: #"{"rule":{"name":"germany","cohort":"de","rollout":{"percent":10,"value":true}}}"#)
             #expect(rule.status == 200)
             #expect(
-                harness.app.service.state("ios-prod")?.flagSet.flags["new-checkout"]?.rules.map(\.name) == [
+                harness.app.service.state("ios-prod")?.compiled.flag("new-checkout")?.rules.map(\.name) == [
                     "beta-first", "germany",
                 ])
             let badRule = try harness.send(

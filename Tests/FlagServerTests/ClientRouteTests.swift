@@ -47,6 +47,8 @@ struct ClientRouteTests {
             #expect(recorder.response == nil)
             #expect(harness.app.metrics.waitingPolls.load(ordering: .relaxed) == 1)
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: #"{"reason":"x"}"#)
+            // Answered right after the write, off its path: the new document is assembled for the poll, not by it.
+            #expect(await eventually { recorder.response != nil })
             let response = TestResponse(try #require(recorder.response))
             #expect(response.status == 200)
             #expect(response.header("ETag") == "\"2\"")
@@ -207,12 +209,12 @@ struct ClientRouteTests {
             defer { harness.app.shutdown() }
             let recorder = harness.start(
                 "GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: [("Last-Event-ID", "1")])
-            let first = ServerSentEvent.current.count
-            #expect(await eventually { recorder.streamBody.count >= first + 2 * ServerSentEvent.heartbeat.count })
-            #expect(recorder.streamBody.prefix(first) == ServerSentEvent.current[...])
+            let first = SetStreamEvent.current.count
+            #expect(await eventually { recorder.streamBody.count >= first + 2 * SetStreamEvent.heartbeat.count })
+            #expect(recorder.streamBody.prefix(first) == SetStreamEvent.current[...])
             #expect(
-                recorder.streamBody.dropFirst(first).prefix(ServerSentEvent.heartbeat.count)
-                    == ServerSentEvent.heartbeat[...])
+                recorder.streamBody.dropFirst(first).prefix(SetStreamEvent.heartbeat.count)
+                    == SetStreamEvent.heartbeat[...])
         }
     }
 

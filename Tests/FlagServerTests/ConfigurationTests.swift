@@ -93,8 +93,10 @@ struct ConfigurationTests {
             let first = try ServerBootstrap(
                 configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
             #expect(first.seeded == ["ios-prod", "web-prod"])
-            _ = try first.app.service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "flag.kill")) {
-                $0.flags["new-checkout"]?.killed = true
+            _ = try first.app.service.mutateFlag(
+                "ios-prod", "new-checkout", note: ChangeNote(actor: "a", action: "flag.kill")
+            ) {
+                $0.killed = true
             }
             let second = try ServerBootstrap(
                 configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })

@@ -10,31 +10,33 @@ struct FlagServiceTests {
         try await withHarness { harness in
             let service = harness.app.service
             harness.clock.advance(seconds: 90)
-            let result = try service.mutate(
-                "ios-prod",
+            let result = try service.mutateFlag(
+                "ios-prod", "new-checkout",
                 note: ChangeNote(actor: "alice", action: "flag.kill", subject: "new-checkout", reason: "incident")
             ) {
-                $0.flags["new-checkout"]?.killed = true
+                $0.killed = true
             }
             #expect(result.createdVersion)
             #expect(result.state.version == 2)
-            #expect(result.state.flagSet.updatedAt == harness.clock.now)
+            #expect(result.state.updatedAt == harness.clock.now)
             let info = try service.store.version(set: "ios-prod", 2)
             #expect(info.changed == [.flag("new-checkout")])
             #expect(info.audit.actor == "alice")
             #expect(info.audit.reason == "incident")
-            #expect(info.digest == SHA256.hash(result.state.document))
+            // The stored digest, kept up to date by the change alone, is the digest of every item.
+            #expect(info.digest == result.state.digest.bytes)
+            #expect(info.digest == ItemsDigest(result.state.items.map { (key: $0.key, value: $0.value) }).bytes)
             // The served document is the canonical encoding of the model.
-            #expect(result.state.document == result.state.flagSet.encoded())
+            #expect(result.state.document == result.state.compiled.flagSet.encoded())
         }
     }
 
     @Test func aWriteThatChangesNothingMakesNoVersion() async throws {
         try await withHarness { harness in
-            let result = try harness.app.service.mutate(
-                "ios-prod", note: ChangeNote(actor: "alice", action: "flag.restore")
+            let result = try harness.app.service.mutateFlag(
+                "ios-prod", "new-checkout", note: ChangeNote(actor: "alice", action: "flag.restore")
             ) {
-                $0.flags["new-checkout"]?.killed = false
+                $0.killed = false
             }
             #expect(!result.createdVersion)
             #expect(result.state.version == 1)
@@ -45,9 +47,11 @@ struct FlagServiceTests {
     @Test func anInvalidSetIsRejectedWithEveryProblemsPath() async throws {
         try await withHarness { harness in
             let error = try #require(throws: ServiceError.self) {
-                try harness.app.service.mutate("ios-prod", note: ChangeNote(actor: "alice", action: "x")) { set in
-                    set.flags["new-checkout"]?.defaultValue = .int(3)
-                    set.flags["new-checkout"]?.rules.append(
+                try harness.app.service.mutateFlag(
+                    "ios-prod", "new-checkout", note: ChangeNote(actor: "alice", action: "x")
+                ) { set in
+                    set.defaultValue = .int(3)
+                    set.rules.append(
                         Rule(name: "ghost", target: .cohort("nobody"), serve: .value(.bool(true))))
                 }
             }
@@ -61,12 +65,14 @@ struct FlagServiceTests {
     @Test func aStaleIfMatchIsAConflictNamingTheCurrentVersion() async throws {
         try await withHarness { harness in
             let service = harness.app.service
-            try service.mutate("ios-prod", ifMatch: 1, note: ChangeNote(actor: "a", action: "x")) {
-                $0.flags["new-checkout"]?.killed = true
+            try service.mutateFlag("ios-prod", "new-checkout", ifMatch: 1, note: ChangeNote(actor: "a", action: "x")) {
+                $0.killed = true
             }
             let error = try #require(throws: ServiceError.self) {
-                try service.mutate("ios-prod", ifMatch: 1, note: ChangeNote(actor: "b", action: "x")) {
-                    $0.flags["search-timeout-ms"]?.defaultValue = .int(900)
+                try service.mutateFlag(
+                    "ios-prod", "search-timeout-ms", ifMatch: 1, note: ChangeNote(actor: "b", action: "x")
+                ) {
+                    $0.defaultValue = .int(900)
                 }
             }
             #expect(error.status == 409)
@@ -79,11 +85,11 @@ struct FlagServiceTests {
             let service = harness.app.service
             let version1 = try #require(service.state("ios-prod")).document
             harness.clock.advance(seconds: 61.7)
-            try service.mutate(
-                "ios-prod",
+            try service.mutateFlag(
+                "ios-prod", "new-checkout",
                 note: ChangeNote(actor: "alice", action: "flag.kill", subject: "new-checkout", reason: "why")
             ) {
-                $0.flags["new-checkout"]?.killed = true
+                $0.killed = true
             }
             let before = try #require(service.state("ios-prod"))
             let reopened = try harness.reopened()
@@ -91,7 +97,7 @@ struct FlagServiceTests {
             #expect(after.version == 2)
             #expect(after.document == before.document)
             #expect(after.digest == before.digest)
-            #expect(after.flagSet.flags["new-checkout"]?.killed == true)
+            #expect(after.compiled.flag("new-checkout")?.killed == true)
             let audit = try reopened.service.audit("ios-prod", limit: 10)
             #expect(audit.first?.action == "flag.kill")
             #expect(audit.first?.reason == "why")
@@ -104,11 +110,11 @@ struct FlagServiceTests {
         try await withHarness { harness in
             let service = harness.app.service
             let v1 = try #require(service.state("ios-prod"))
-            try service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "x")) {
-                $0.flags["new-checkout"]?.killed = true
+            try service.mutateFlag("ios-prod", "new-checkout", note: ChangeNote(actor: "a", action: "x")) {
+                $0.killed = true
             }
-            try service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "x")) {
-                $0.flags.removeValue(forKey: "search-timeout-ms")
+            try service.mutate("ios-prod", note: ChangeNote(actor: "a", action: "x")) { _ in
+                SetEdit(flags: ["search-timeout-ms": nil])
             }
             let result = try service.rollback(
                 "ios-prod", to: 1, ifMatch: 3, note: ChangeNote(actor: "a", action: "set.rollback"))
@@ -124,7 +130,7 @@ struct FlagServiceTests {
         try await withHarness { harness in
             let service = harness.app.service
             let old = try #require(service.state("ios-prod"))
-            var set = old.flagSet
+            var set = old.compiled.flagSet
             set.flags["new-checkout"]?.killed = true
             set.cohorts.removeValue(forKey: "de")
             let change = SetState.change(from: old.items, to: SetState.items(of: set))
@@ -167,8 +173,10 @@ struct FlagServiceTests {
                     "size-\(count)", from: document, note: ChangeNote(actor: "a", action: "set.create"))
                 let stream = harness.start("GET", "/v1/sets/size-\(count)/stream", token: harness.admin)
                 let put = stream.streamBody.count
-                let result = try service.mutate("size-\(count)", note: ChangeNote(actor: "a", action: "flag.kill")) {
-                    $0.flags["flag-7"]?.killed = true
+                let result = try service.mutateFlag(
+                    "size-\(count)", "flag-7", note: ChangeNote(actor: "a", action: "flag.kill")
+                ) {
+                    $0.killed = true
                 }
                 #expect(
                     try service.store.version(set: "size-\(count)", result.state.version).changed == [.flag("flag-7")])

@@ -41,7 +41,7 @@ struct ImportBodyTests {
             let created = try harness.send("POST", "/v1/admin/sets", body: body)
             #expect(created.status == 201)
             let state = try #require(harness.app.service.state("late-name"))
-            #expect(state.flagSet.flags.keys.sorted() == ["only"])
+            #expect(state.compiled.readableFlags.map(\.key).sorted() == ["only"])
             let imported = try harness.send(
                 "PUT", "/v1/admin/sets/ios-prod", headers: [("If-Match", "\"1\"")],
                 body: #"{"reason":"before it","document":\#(Self.document)}"#)

@@ -66,10 +66,11 @@ struct ServingFastPathTests {
 
     @Test func eachVersionServesItsOwnPreparedAnswers() async throws {
         try await withHarness { harness in
-            let first = try #require(harness.app.service.state("ios-prod"))
-            #expect(first.documentResponse.headers["ETag"] == "\"1\"")
-            #expect(first.documentResponse.body == first.document)
-            #expect(first.notModifiedResponse.status == 304 && first.notModifiedResponse.body.isEmpty)
+            let first = harness.app.answers.answers(for: try #require(harness.app.service.state("ios-prod")))
+            #expect(first.document.headers["ETag"] == "\"1\"")
+            #expect(first.document.body == first.state.document)
+            #expect(first.notModified.status == 304 && first.notModified.body.isEmpty)
+            #expect(harness.app.answers.answers(for: first.state) === first)
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             let second = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
             #expect(second.header("ETag") == "\"2\"")

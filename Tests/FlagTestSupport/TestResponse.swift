@@ -27,12 +27,24 @@ public struct TestResponse: Sendable {
     /// The body parsed as JSON.
     public func json() throws -> JSONValue { try JSONReader.parse(body) }
 
-    /// A member of a JSON object body, by a dotted path (`error.code`, `flag.killed`).
+    /// A member of a JSON object body, by a dotted path with array indexes (`error.code`, `flag.rules[1].name`).
     public func json(_ path: String) throws -> JSONValue? {
         var value: JSONValue? = try json()
         for part in path.split(separator: ".") {
+            var name = Substring(part)
+            var indexes: [Int] = []
+            while name.hasSuffix("]"), let open = name.lastIndex(of: "["),
+                let index = Int(name[name.index(after: open)..<name.index(before: name.endIndex)])
+            {
+                indexes.insert(index, at: 0)
+                name = name[..<open]
+            }
             guard case .object(let members)? = value else { return nil }
-            value = members[String(part)]
+            value = members[String(name)]
+            for index in indexes {
+                guard case .array(let items)? = value, items.indices.contains(index) else { return nil }
+                value = items[index]
+            }
         }
         return value
     }

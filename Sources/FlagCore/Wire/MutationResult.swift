@@ -39,8 +39,9 @@ public struct MutationResult: Sendable, Hashable {
         return writer.bytes
     }
 
-    /// Writes the answer's object: `set`, `version`, `changed`, then `key`/`flag` or `name`/`cohort`.
-    public func write(to writer: inout JSONWriter) {
+    /// Writes the answer's object: `set`, `version`, `changed`, then `key`/`flag` or `name`/`cohort`; with `closing`
+    /// false the object is left open for a route's own members.
+    public func write(to writer: inout JSONWriter, closing: Bool = true) {
         writer.beginObject()
         writer.key("set")
         writer.string(set)
@@ -61,7 +62,7 @@ public struct MutationResult: Sendable, Hashable {
             writer.raw(json)
         case nil: break
         }
-        writer.endObject()
+        if closing { writer.endObject() }
     }
 
     /// Reads an answer: unknown members are ignored; `set`, `version` and `changed` are required, and a `key`

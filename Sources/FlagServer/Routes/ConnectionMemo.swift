@@ -14,13 +14,15 @@ final class ConnectionMemo: Sendable {
         let generation: Int
     }
 
-    /// The set this connection's requests named last and its state, as of the registry's `epoch`: while the epoch is
-    /// unchanged the state is current. It keeps its state alive until the connection's next request or its close
-    /// (the idle timeout, 60 s by default), so the versions held at once are at most those published within one
-    /// idle timeout.
+    /// The set this connection's requests named last and the answers of its state, as of the registry's `epoch`:
+    /// while the epoch is unchanged the state is current. It keeps its state alive until the connection's next
+    /// request or its close (the idle timeout, 60 s by default), so the versions held at once are at most those
+    /// published within one idle timeout.
     struct RememberedSet: Sendable {
         let name: String
         let state: SetState
+        /// The state's prepared answers, once a request of this connection needed them.
+        let answers: VersionAnswers?
         let epoch: Int
     }
 
@@ -81,16 +83,39 @@ extension FlagServerApp {
 
     /// The current state of the call's `{set}`; 404 when there is no such set.
     func requireState(_ call: Call) throws -> SetState {
-        let name = call.set
-        guard let connection = call.request.connection else { return try service.requireState(name) }
-        let registry = service.registry
-        let epoch = registry.epoch.load(ordering: .acquiring)
-        let memo = call.memo
-        if let remembered = memo?.set, remembered.epoch == epoch, remembered.name == name { return remembered.state }
-        let state = try service.requireState(name)
-        connection.attach(
-            ConnectionMemo(credential: memo?.credential, set: .init(name: name, state: state, epoch: epoch)))
+        // Read before the state is looked up: a version published after this makes the memo stale, not wrong.
+        let epoch = service.registry.epoch.load(ordering: .acquiring)
+        if let remembered = rememberedSet(call, epoch: epoch) { return remembered.state }
+        let state = try service.requireState(call.set)
+        remember(state, answers: nil, for: call, epoch: epoch)
         return state
+    }
+
+    /// The prepared answers of the current state of the call's `{set}`; 404 when there is no such set.
+    func requireAnswers(_ call: Call) throws -> VersionAnswers {
+        let epoch = service.registry.epoch.load(ordering: .acquiring)
+        let remembered = rememberedSet(call, epoch: epoch)
+        if let known = remembered?.answers { return known }
+        let current = answers.answers(for: try remembered?.state ?? service.requireState(call.set))
+        remember(current.state, answers: current, for: call, epoch: epoch)
+        return current
+    }
+
+    /// What the call's connection remembers of the call's `{set}`, if nothing was published since `epoch`.
+    private func rememberedSet(_ call: Call, epoch: Int) -> ConnectionMemo.RememberedSet? {
+        guard let remembered = call.memo?.set, remembered.epoch == epoch, remembered.name == call.set else {
+            return nil
+        }
+        return remembered
+    }
+
+    /// Makes the call's connection remember `state` (and its `answers`) as the state of the call's set at `epoch`.
+    private func remember(_ state: SetState, answers: VersionAnswers?, for call: Call, epoch: Int) {
+        guard let connection = call.request.connection else { return }
+        connection.attach(
+            ConnectionMemo(
+                credential: call.memo?.credential,
+                set: .init(name: call.set, state: state, answers: answers, epoch: epoch)))
     }
 
     /// Compares without an early exit, so the time taken says nothing about where the bytes differ.

@@ -6,7 +6,7 @@ import Foundation
 extension FlagServerApp {
     /// `GET /v1/admin/sets/{set}`: the set's current document.
     func exportSet(_ call: Call) throws -> HTTPResponse {
-        Self.documentResponse(try requireState(call))
+        try requireAnswers(call).document
     }
 
     /// `POST …/rollback`: a new version whose content is that of `version`.
@@ -32,9 +32,9 @@ extension FlagServerApp {
         JSONResponse.list("sets", service.states(), capacity: 128) { writer, state in
             writer.member("name", state.name)
             writer.member("version", state.version)
-            writer.member("updatedAt", state.flagSet.updatedAt)
-            writer.member("flags", state.flagSet.flags.count)
-            writer.member("cohorts", state.flagSet.cohorts.count)
+            writer.member("updatedAt", state.updatedAt)
+            writer.member("flags", state.compiled.flagCount)
+            writer.member("cohorts", state.cohortCount)
         }
     }
 
@@ -45,11 +45,12 @@ extension FlagServerApp {
         let state = try service.createSet(
             name, from: document,
             note: ChangeNote(actor: call.actor, action: "set.create", subject: name, reason: try input.reason()))
-        return mutationResponse(WriteResult(state: state, createdVersion: true), status: 201)
+        return mutationResponse(.created(state), status: 201)
     }
 
     /// `PUT /v1/admin/sets/{set}`: replaces every flag and cohort with those of `document` (creating the set if
-    /// needed); with `dryRun` only validates and lists what would change.
+    /// needed); with `dryRun` only validates. Either way the answer lists what changes, each item before and after,
+    /// so that a client shows the diff without fetching the set.
     func importSet(_ call: Call) throws -> HTTPResponse {
         let set = call.set
         let (input, raw) = try RequestInput.reading(call.request, rawMember: "document")
@@ -59,15 +60,20 @@ extension FlagServerApp {
         if try input.bool("dryRun") == true {
             return try dryRun(set: set, document: document)
         }
-        guard service.state(set) != nil else {
-            let state = try service.createSet(set, from: document, note: note)
-            return mutationResponse(WriteResult(state: state, createdVersion: true), status: 201)
+        let result: WriteResult
+        if service.state(set) == nil {
+            result = .created(try service.createSet(set, from: document, note: note))
+        } else {
+            result = try service.replace(set, with: document, ifMatch: try input.ifMatch(), note: note)
         }
-        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
-            next.flags = document.flags
-            next.cohorts = document.cohorts
+        return JSONResponse.make(
+            status: result.previous == nil ? 201 : 200, headers: ["ETag": result.state.etag], capacity: 1024
+        ) { writer in
+            result.answer().write(to: &writer, closing: false)
+            Self.writeChanges(
+                result.changed, before: result.previous?.bytes(of:), after: result.state.bytes(of:), to: &writer)
+            writer.endObject()
         }
-        return mutationResponse(result)
     }
 
     private func dryRun(set: String, document: FlagSet) throws -> HTTPResponse {
@@ -76,7 +82,8 @@ extension FlagServerApp {
         let problems = CompiledFlagSet(candidate).problems
         guard problems.isEmpty else { throw ServiceError.invalid(problems) }
         let current = service.state(set)
-        let change = SetState.change(from: current?.items ?? [:], to: SetState.items(of: candidate))
+        let after = SetState.items(of: candidate)
+        let change = SetState.change(from: current?.items ?? [:], to: after)
         return JSONResponse.object { writer in
             writer.member("set", set)
             writer.member("version", current?.version ?? 0)
@@ -88,11 +95,38 @@ extension FlagServerApp {
                 for item in change.keys.sorted() where item.kind == kind {
                     writer.member(
                         item.key,
-                        current?.items[item] == nil ? "added" : (change[item] == .some(nil) ? "removed" : "changed"))
+                        current?.bytes(of: item) == nil ? "added" : (change[item] == .some(nil) ? "removed" : "changed")
+                    )
                 }
                 writer.endObject()
             }
+            Self.writeChanges(change.keys.sorted(), before: current?.bytes(of:), after: { after[$0] }, to: &writer)
         }
+    }
+
+    /// `"changes": {"flags": {key: {"before", "after"}}, "cohorts": {…}}`: each changed item as it was and as it
+    /// is (`null` where it does not exist).
+    static func writeChanges(
+        _ items: [ItemKey], before: ((ItemKey) -> [UInt8]?)?, after: (ItemKey) -> [UInt8]?,
+        to writer: inout JSONWriter
+    ) {
+        writer.key("changes")
+        writer.beginObject()
+        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
+            writer.key(field)
+            writer.beginObject()
+            for item in items where item.kind == kind {
+                writer.key(item.key)
+                writer.beginObject()
+                writer.key("before")
+                if let bytes = before?(item) { writer.raw(bytes) } else { writer.null() }
+                writer.key("after")
+                if let bytes = after(item) { writer.raw(bytes) } else { writer.null() }
+                writer.endObject()
+            }
+            writer.endObject()
+        }
+        writer.endObject()
     }
 
     /// Reads a whole flag-set document sent inside a request; any read problem is a 422 naming its path.

@@ -27,9 +27,10 @@ extension FlagServerApp {
     /// long-poll with `?wait=N` that answers when a newer version appears or after N seconds (304).
     func currentDocument(_ call: Call) throws -> HTTPResponse? {
         let request = call.request
-        let state = try requireState(call)
+        let current = try requireAnswers(call)
+        let state = current.state
         guard Self.ifNoneMatch(request.headers, names: state.version) else {
-            return Self.documentResponse(state)
+            return current.document
         }
         var wait = 0
         if let text = request.query("wait") {
@@ -38,7 +39,7 @@ extension FlagServerApp {
             }
             wait = min(seconds, settings.longPollMaxSeconds)
         }
-        if wait == 0 { return Self.notModified(state) }
+        if wait == 0 { return current.notModified }
         longPoll(call.exchange, set: call.set, known: state.version, wait: wait)
         return nil
     }
@@ -48,6 +49,7 @@ extension FlagServerApp {
         let metrics = self.metrics
         let registry = service.registry
         let deadlines = self.deadlines
+        let answers = self.answers
         metrics.waitingPolls.add(1, ordering: .relaxed)
         let done = Atomic<Bool>(false)
         let deadlineID = Atomic<Int>(0)
@@ -61,19 +63,22 @@ extension FlagServerApp {
         // Registered before subscribing, so that whatever answers the poll finds the deadline to remove.
         let deadline = deadlines.add(after: .seconds(wait)) { [service] in
             registry.unsubscribe(set, subscriptionID.load(ordering: .acquiring))
-            finish(service.state(set).map(Self.notModified) ?? Self.notModifiedHead(version: known))
+            finish(
+                service.state(set).map { answers.answers(for: $0).notModified } ?? Self.notModifiedHead(version: known))
         }
         deadlineID.store(deadline, ordering: .releasing)
         let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
             if done.load(ordering: .acquiring) { return nil }
             if state.version != known {
-                finish(Self.documentResponse(state))
+                finish(answers.answers(for: state).document)
                 return nil
             }
             return { signal in
                 switch signal {
                 case .update(let update):
-                    finish(Self.documentResponse(update.state))
+                    // The callback runs inside the write that published the version: the document, which may not
+                    // be assembled yet, is made off that path, after every stream has its patch.
+                    DispatchQueue.global().async { finish(answers.answers(for: update.state).document) }
                     return false
                 case .heartbeat:
                     return !done.load(ordering: .acquiring)
@@ -119,16 +124,16 @@ extension FlagServerApp {
         }
         let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
             if lastEventID != state.version {
-                stream.write(Array("event: put\nid: \(state.version)\ndata: ".utf8))
+                stream.write(SetStreamEvent.put.head(id: String(state.version)))
                 stream.write(state.document)
-                stream.write([0x0A, 0x0A])
+                stream.write(SetStreamEvent.end)
             } else {
-                stream.write(ServerSentEvent.current)
+                stream.write(SetStreamEvent.current)
             }
             return { signal in
                 switch signal {
                 case .update(let update): stream.write(update.patchEvent)
-                case .heartbeat: stream.write(ServerSentEvent.heartbeat)
+                case .heartbeat: stream.write(SetStreamEvent.heartbeat)
                 case .shutdown: stream.finish()
                 }
                 if stream.isOpen { return true }
@@ -189,16 +194,6 @@ extension FlagServerApp {
             value = value * 10 + Int(digit)
         }
         return value == version
-    }
-
-    /// 200 with the canonical document, prepared once per version.
-    static func documentResponse(_ state: SetState) -> HTTPResponse {
-        state.documentResponse
-    }
-
-    /// 304 for the current version, prepared once per version.
-    static func notModified(_ state: SetState) -> HTTPResponse {
-        state.notModifiedResponse
     }
 
     /// 304 naming `version`.

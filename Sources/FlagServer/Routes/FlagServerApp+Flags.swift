@@ -19,14 +19,14 @@ extension FlagServerApp {
     /// `POST` or `PUT …/default`: `{"value"}`.
     func setDefault(_ call: Call) throws -> HTTPResponse {
         try mutateFlag(call, action: "flag.default") { flag, input in
-            flag.defaultValue = try Self.requireValue(input, "value")
+            flag.defaultValue = try Self.requireValue(input, "value", of: flag.type)
         }
     }
 
     /// `POST …/expire`: `{"keep", "at"?}`, at the current second when `at` is not given.
     func expire(_ call: Call) throws -> HTTPResponse {
         try mutateFlag(call, action: "flag.expire") { [clock] flag, input in
-            flag.expiredValue = try Self.requireValue(input, "keep")
+            flag.expiredValue = try Self.requireValue(input, "keep", of: flag.type)
             flag.expiresAt =
                 try input.date("at") ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
         }
@@ -36,7 +36,7 @@ extension FlagServerApp {
     func addOverride(_ call: Call) throws -> HTTPResponse {
         try mutateFlag(call, action: "flag.override.add") { [clock] flag, input in
             let target = try Self.overrideTarget(input)
-            let value = try Self.requireValue(input, "value")
+            let value = try Self.requireValue(input, "value", of: flag.type)
             var until = try input.date("until")
             if until == nil, let seconds = try input.duration("for") {
                 until = Date(
@@ -62,7 +62,7 @@ extension FlagServerApp {
     /// `PUT` or `POST …/rollout`.
     func setRollout(_ call: Call) throws -> HTTPResponse {
         try mutateFlag(call, action: "flag.rollout.set") { [clock] flag, input in
-            flag.rollout = try Self.rollout(from: input, now: clock.now())
+            flag.rollout = try Self.rollout(from: input, type: flag.type, now: clock.now())
         }
     }
 
@@ -111,10 +111,8 @@ extension FlagServerApp {
         let (set, key) = (call.set, call.key)
         let input = try RequestInput(call.request)
         let note = ChangeNote(actor: call.actor, action: action, subject: key, reason: try input.reason())
-        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
-            guard var flag = next.flags[key] else { throw Self.noFlag(key, set) }
+        let result = try service.mutateFlag(set, key, ifMatch: try input.ifMatch(), note: note) { flag in
             try change(&flag, input)
-            next.flags[key] = flag
         }
         return mutationResponse(result, item: .flag(key))
     }
@@ -124,13 +122,13 @@ extension FlagServerApp {
         let key = call.key
         let (input, value) = try itemBody(call, .flag(key))
         var flag = try Self.decodeFlag(value, key: key)
-        let existed = try requireState(call).flagSet.flags[key] != nil
+        let existed = try requireState(call).bytes(of: .flag(key)) != nil
         // SPEC §1: a kind's lifetime sets the default expiry of a new flag (release 42 days, experiment 90).
         if !existed, flag.expiresAt == nil, let days = flag.kind.lifetimeDays {
             flag.expiresAt = Date(
                 timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(days) * 86_400).rounded(.down))
         }
-        return try writeItem(call, .flag(key), input: input, existed: existed) { $0.flags[key] = flag }
+        return try writeItem(call, .flag(key), input: input, existed: existed, .flag(flag))
     }
 
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
@@ -139,12 +137,11 @@ extension FlagServerApp {
         let input = try RequestInput(call.request)
         let note = ChangeNote(
             actor: call.actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: try input.reason())
-        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { next in
+        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { current in
+            guard current.bytes(of: item) != nil else { throw Self.noItem(item, set) }
             switch item.kind {
-            case .flag:
-                guard next.flags.removeValue(forKey: item.key) != nil else { throw Self.noFlag(item.key, set) }
-            case .cohort:
-                guard next.cohorts.removeValue(forKey: item.key) != nil else { throw Self.noCohort(item.key, set) }
+            case .flag: return SetEdit(flags: [item.key: nil])
+            case .cohort: return SetEdit(cohorts: [item.key: nil])
             }
         }
         return mutationResponse(result)
@@ -161,11 +158,11 @@ extension FlagServerApp {
         }
         let expiredOnly = try input.bool("expired") ?? false
         let now = clock.now()
-        let keys = state.flagSet.flags.filter { _, flag in
+        let keys = state.compiled.readableFlags.filter { flag in
             if let kind, flag.kind.name != kind { return false }
             if expiredOnly, !(flag.expiresAt.map { $0 <= now } ?? false) { return false }
             return true
-        }.keys.sorted(by: utf8Less)
+        }.map(\.key).sorted(by: utf8Less)
         return itemsResponse(call, state, .flag, names: keys)
     }
 
@@ -181,9 +178,10 @@ extension FlagServerApp {
         .notFound("no cohort \"\(name)\" in set \"\(set)\"", path: "cohorts.\(name)")
     }
 
-    static func requireValue(_ input: RequestInput, _ name: String) throws -> JSONValue {
-        guard let value = input.value(name) else {
-            throw ServiceError.badRequest("\"\(name)\" is required", path: name)
+    /// The member `name`, or `nameText` read as a value of `type` (`RequestInput.value(_:of:)`); 400 without either.
+    static func requireValue(_ input: RequestInput, _ name: String, of type: FlagType) throws -> JSONValue {
+        guard let value = try input.value(name, of: type) else {
+            throw ServiceError.badRequest("\"\(name)\" (or \"\(name)Text\") is required", path: name)
         }
         return value
     }

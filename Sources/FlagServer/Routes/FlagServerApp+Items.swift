@@ -7,7 +7,7 @@ extension FlagServerApp {
     /// `GET …/cohorts`.
     func listCohorts(_ call: Call) throws -> HTTPResponse {
         let state = try requireState(call)
-        return itemsResponse(call, state, .cohort, names: state.flagSet.cohorts.keys.sorted(by: utf8Less))
+        return itemsResponse(call, state, .cohort, names: state.compiled.cohortNames.sorted(by: utf8Less))
     }
 
     /// `{"set","version", "flags"|"cohorts": {name: item}}` for the named items of one kind.
@@ -19,7 +19,7 @@ extension FlagServerApp {
             writer.beginObject()
             for name in names {
                 writer.key(name)
-                writer.raw(state.items[ItemKey(kind, name)] ?? [])
+                writer.raw(state.bytes(of: ItemKey(kind, name)) ?? [])
             }
             writer.endObject()
         }
@@ -30,14 +30,14 @@ extension FlagServerApp {
         let name = call.name
         let (input, value) = try itemBody(call, .cohort(name))
         let cohort = try Self.decodeCohort(value, name: name)
-        let existed = try requireState(call).flagSet.cohorts[name] != nil
-        return try writeItem(call, .cohort(name), input: input, existed: existed) { $0.cohorts[name] = cohort }
+        let existed = try requireState(call).bytes(of: .cohort(name)) != nil
+        return try writeItem(call, .cohort(name), input: input, existed: existed, SetEdit(cohorts: [name: cohort]))
     }
 
     /// `GET` of one flag or cohort: its stored bytes and the set's version.
     func getItem(_ call: Call, _ item: ItemKey) throws -> HTTPResponse {
         let state = try requireState(call)
-        guard let bytes = state.items[item] else { throw Self.noItem(item, call.set) }
+        guard let bytes = state.bytes(of: item) else { throw Self.noItem(item, call.set) }
         return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
             writer.member("set", call.set)
             writer.member("version", state.version)
@@ -63,13 +63,21 @@ extension FlagServerApp {
         return (input, value)
     }
 
-    /// Writes `change` to `item` as a new version, audited as its creation (201) or replacement.
+    /// Writes `edit` (of `item`) as a new version, audited as the item's creation (201) or replacement.
+    /// With `If-None-Match: *` it only creates: 409 `already_exists` when the item exists.
     func writeItem(
-        _ call: Call, _ item: ItemKey, input: RequestInput, existed: Bool, _ change: (inout FlagSet) -> Void
+        _ call: Call, _ item: ItemKey, input: RequestInput, existed: Bool, _ edit: SetEdit
     ) throws -> HTTPResponse {
         let action = "\(item.kind.rawValue).\(existed ? "replace" : "create")"
         let note = ChangeNote(actor: call.actor, action: action, subject: item.key, reason: try input.reason())
-        let result = try service.mutate(call.set, ifMatch: try input.ifMatch(), note: note) { next in change(&next) }
+        let createOnly = call.request.headers["If-None-Match"]?.trimmingHTTPSpaces() == "*"
+        let result = try service.mutate(call.set, ifMatch: try input.ifMatch(), note: note) { current in
+            if createOnly, current.bytes(of: item) != nil {
+                throw ServiceError.alreadyExists(
+                    "\(item.kind.rawValue) \"\(item.key)\" already exists in set \"\(call.set)\" (If-None-Match: *)")
+            }
+            return edit
+        }
         return mutationResponse(result, status: existed ? 200 : 201, item: item)
     }
 
@@ -153,13 +161,51 @@ extension FlagServerApp {
     }
 
     /// The flag with one more rule, read by the flag reader itself so that a rule reads exactly as in a document.
+    /// The rule's `value`, and its rollout's, may come as `valueText` (read as the flag's type); a rule without a
+    /// `name` is named after its cohort, or `rule-N` after the rules before it.
     static func flag(_ flag: Flag, appendingRule rule: JSONValue) throws -> Flag {
+        guard case .object(var rule) = rule else {
+            throw ServiceError.badRequest("\"rule\" must be a JSON object", path: "rule")
+        }
+        try readValueText(in: &rule, of: flag.type, at: "rule")
+        if case .object(var rollout)? = rule["rollout"] {
+            try readValueText(in: &rollout, of: flag.type, at: "rule.rollout")
+            rule["rollout"] = .object(rollout)
+        }
+        if rule["name"] == nil {
+            let taken = Set(flag.rules.map(\.name))
+            var name = "rule-\(flag.rules.count + 1)"
+            if case .string(let cohort)? = rule["cohort"] { name = cohort }
+            var next = flag.rules.count + 1
+            while taken.contains(name) {
+                next += 1
+                name = "rule-\(next)"
+            }
+            rule["name"] = .string(name)
+        }
         guard case .object(var members) = try JSONReader.parse(flag.encoded()) else { return flag }
         var rules: [JSONValue] = []
         if case .array(let existing)? = members["rules"] { rules = existing }
-        rules.append(rule)
+        rules.append(.object(rule))
         members["rules"] = .array(rules)
         return try decodeFlag(.object(members), key: flag.key)
+    }
+
+    /// Replaces `valueText` in `members` by `value`, read as a value of `type`.
+    private static func readValueText(in members: inout [String: JSONValue], of type: FlagType, at path: String) throws
+    {
+        guard let text = members.removeValue(forKey: "valueText") else { return }
+        guard members["value"] == nil else {
+            throw ServiceError.badRequest("give \"value\" or \"valueText\", not both", path: "\(path).valueText")
+        }
+        guard case .string(let text) = text else {
+            throw ServiceError.badRequest("\"valueText\" must be a string", path: "\(path).valueText")
+        }
+        do {
+            members["value"] = try type.value(fromText: text)
+        } catch {
+            throw ServiceError.badRequest(error.message, path: "\(path).valueText")
+        }
     }
 
     /// The override target named by exactly one of `unit` and `cohort`.
@@ -173,8 +219,8 @@ extension FlagServerApp {
 
     /// A flag-level rollout from `value` and one of `percent`, `schedule`, `steps` (`0h:1,24h:5`, from `start`)
     /// or `preset` (from `start`, default now).
-    static func rollout(from input: RequestInput, now: Date) throws -> Rollout {
-        let value = try requireValue(input, "value")
+    static func rollout(from input: RequestInput, type: FlagType, now: Date) throws -> Rollout {
+        let value = try requireValue(input, "value", of: type)
         let salt = try input.string("salt")
         let start = try input.date("start") ?? Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         if let preset = try input.string("preset") {

@@ -74,7 +74,7 @@ extension FlagServerApp {
                 Self.writeOFREP(key: key, detail, to: &writer)
             }
         }
-        let keys = state.flagSet.flags.filter { !$0.value.archived }.keys.sorted(by: utf8Less)
+        let keys = state.compiled.readableFlags.filter { !$0.archived }.map(\.key).sorted(by: utf8Less)
         let response = JSONResponse.object(capacity: 64 * keys.count + 64) { writer in
             writer.key("flags")
             writer.beginArray()

@@ -1,4 +1,5 @@
 import FlagHTTP
+
 /// What flagserver answers for a request the HTTP engine refuses before any route sees it (`ServerConfiguration.http`
 /// gives this to the engine): the engine's message, then, when a limit refused it, the setting of the configuration
 /// file to raise, in the error shape of the route the request was for (OFREP's on `/ofrep/v1/`).

@@ -47,6 +47,8 @@ public final class FlagServerApp: Sendable {
     let storeWork = DispatchQueue(label: "flagserver.store")
     /// When waiting long-polls give up.
     let deadlines: Deadlines
+    /// The prepared answers of each set's current version.
+    let answers = AnswerCache()
     /// The route table, compiled once for the process.
     static let router = Router()
     /// `router`, held by the instance so that a request reads it without the lazy global's check.

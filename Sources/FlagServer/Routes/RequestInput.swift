@@ -69,6 +69,25 @@ struct RequestInput {
         body[name]
     }
 
+    /// A value for a flag of type `type`: the member `name` as JSON, or `nameText` read as that type reads text
+    /// (`"valueText": "42"`, `FlagType.value(fromText:)`), so that a client such as flagctl need not fetch the flag
+    /// to learn its type. `nil` when neither is given; 400 when both are, or when the text is not such a value.
+    func value(_ name: String, of type: FlagType) throws -> JSONValue? {
+        let textName = name + "Text"
+        switch (body[name], try string(textName)) {
+        case (nil, nil): return nil
+        case (let value?, nil): return value
+        case (nil, let text?):
+            do {
+                return try type.value(fromText: text)
+            } catch {
+                throw ServiceError.badRequest(error.message, path: textName)
+            }
+        case (.some, .some):
+            throw ServiceError.badRequest("give \"\(name)\" or \"\(textName)\", not both", path: textName)
+        }
+    }
+
     /// A string from the body or the query.
     func string(_ name: String) throws -> String? {
         switch body[name] {

@@ -1,4 +1,5 @@
 import FlagHTTP
+
 /// Every route the server answers, by method and path template; the raw value is the `route` label of `/metrics`.
 ///
 /// This enum and `spec` below are the one table of routes: the router is compiled from the templates, the caller is

@@ -1,4 +1,5 @@
 import FlagHTTP
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -57,10 +57,7 @@ extension FlagService {
         }
         let snapshot = try storeCall { try store.snapshot(set: set, version: version) }
         let old = try storeCall { try Self.flagSet(of: snapshot) }
-        return try mutate(set, ifMatch: ifMatch, note: note) { next in
-            next.flags = old.flags
-            next.cohorts = old.cohorts
-        }
+        return try replace(set, with: old, ifMatch: ifMatch, note: note)
     }
 
     /// Audit records, newest first: one set's or the whole log.

@@ -30,11 +30,28 @@ public struct WriteResult: Sendable {
     public var state: SetState
     /// Whether the write made a new version.
     public var createdVersion: Bool
+    /// The state the write was made on; `nil` for a set the write created.
+    public var previous: SetState?
+    /// The items the write added, replaced or removed, sorted.
+    public var changed: [ItemKey]
+
+    /// The result of a write from `previous` to `state` that changed `changed`.
+    public init(state: SetState, createdVersion: Bool, previous: SetState?, changed: [ItemKey] = []) {
+        self.state = state
+        self.createdVersion = createdVersion
+        self.previous = previous
+        self.changed = changed
+    }
+
+    /// The result of creating `state`, a new set.
+    public static func created(_ state: SetState) -> WriteResult {
+        WriteResult(state: state, createdVersion: true, previous: nil, changed: state.items.keys.sorted())
+    }
 
     /// The answer to the write (`MutationResult`), carrying `item`'s bytes after it when the route names one.
     public func answer(naming item: ItemKey? = nil) -> MutationResult {
         let written = item.flatMap { item in
-            state.items[item].map { json -> MutationResult.Item in
+            state.bytes(of: item).map { json -> MutationResult.Item in
                 switch item.kind {
                 case .flag: .flag(key: item.key, json: json)
                 case .cohort: .cohort(name: item.key, json: json)
@@ -45,11 +62,29 @@ public struct WriteResult: Sendable {
     }
 }
 
-/// The heart of the server: every set's current version in memory, and every write validated as a whole, stored
-/// as the items it changed, then swapped in and announced to subscribers.
+/// What a write changes in a set: the flags and cohorts it writes, and those it removes (`nil`).
+public struct SetEdit: Sendable {
+    /// Flags written, by key; `nil` removes the flag.
+    public var flags: [String: Flag?]
+    /// Cohorts written, by name; `nil` removes the cohort.
+    public var cohorts: [String: Cohort?]
+
+    /// An edit of the given items.
+    public init(flags: [String: Flag?] = [:], cohorts: [String: Cohort?] = [:]) {
+        self.flags = flags
+        self.cohorts = cohorts
+    }
+
+    /// Writes one flag.
+    public static func flag(_ flag: Flag) -> SetEdit { SetEdit(flags: [flag.key: flag]) }
+}
+
+/// The heart of the server: every set's current version in memory, and every write checked against the whole set,
+/// stored as the items it changed, then swapped in and announced to subscribers.
 ///
-/// Reads take a lock only long enough to copy a reference. Writes are serialized, so versions are made one at a
-/// time and subscribers see them in order.
+/// A write costs what it changes: it compiles the items it touches (`CompiledFlagSet.updating`), stores them, and
+/// publishes a state that shares everything else with the version before. Reads take a lock only long enough to
+/// copy a reference. Writes are serialized, so versions are made one at a time and subscribers see them in order.
 public final class FlagService: Sendable {
     /// The durable store behind the service.
     public let store: any FlagStore
@@ -70,8 +105,9 @@ public final class FlagService: Sendable {
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
             let state = try Self.state(of: snapshot)
-            if state.digest != snapshot.digest {
-                log("flag set \(summary.name) v\(snapshot.version): rebuilt document differs from its stored digest")
+            // A digest stored before issue 15 is the SHA-256 of the whole document.
+            if state.digest.bytes != snapshot.digest && SHA256.hash(state.document) != snapshot.digest {
+                log("flag set \(summary.name) v\(snapshot.version): its items differ from their stored digest")
             }
             if !state.compiled.problems.isEmpty {
                 log("flag set \(summary.name) v\(snapshot.version): \(state.compiled.problems.count) stored problem(s)")
@@ -123,7 +159,7 @@ public final class FlagService: Sendable {
                 set.flags = document.flags
                 set.version = 1
                 set.updatedAt = clock.wholeSecond()
-                let state = try validated(set, reusing: nil)
+                let state = try validated(set)
                 let audit = AuditRecord(
                     actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
                     time: set.updatedAt ?? clock.now())
@@ -131,7 +167,7 @@ public final class FlagService: Sendable {
                 creations.append(
                     SetCreation(
                         name: name, change: VersionChange(items: state.items.mapValues { .some($0) }),
-                        digest: state.digest, audit: audit))
+                        digest: state.digest.bytes, audit: audit))
             }
             do {
                 try store.createSets(creations)
@@ -144,13 +180,14 @@ public final class FlagService: Sendable {
         }
     }
 
-    /// Applies `mutation` to the current version of `set` and stores the result as the next version.
+    /// Writes the items that `edit` returns for the current version of `set`, as the next version.
     ///
-    /// The whole set is validated (422 listing every problem); `ifMatch` other than the current version is a 409.
-    /// A mutation that changes no item's bytes makes no version and records nothing.
+    /// Only what the edit touches is compiled, but the whole set must stay valid (422 listing every problem);
+    /// `ifMatch` other than the current version is a 409. Items written as they are make no change, and an edit
+    /// that changes nothing makes no version and records nothing.
     @discardableResult
     public func mutate(
-        _ set: String, ifMatch: Int? = nil, note: ChangeNote, _ mutation: (inout FlagSet) throws -> Void
+        _ set: String, ifMatch: Int? = nil, note: ChangeNote, _ edit: (SetState) throws -> SetEdit
     ) throws -> WriteResult {
         try writeLock.withLock { _ -> WriteResult in
             let current = try requireState(set)
@@ -158,51 +195,102 @@ public final class FlagService: Sendable {
                 counters.conflicts.add(1, ordering: .relaxed)
                 throw ServiceError.conflict(set: set, expected: ifMatch, current: current.version)
             }
-            var next = current.flagSet
-            try mutation(&next)
-            next.name = set
-            next.version = current.version + 1
-            next.updatedAt = clock.wholeSecond()
-            next.readProblems = []
-            next.unreadableFlags = [:]
-            next.unreadableCohorts = [:]
-            let state = try validated(next, reusing: current)
-            let change = SetState.change(from: current.items, to: state.items)
-            if change.isEmpty { return WriteResult(state: current, createdVersion: false) }
-            let audit = AuditRecord(
-                actor: note.actor, action: note.action, reason: note.reason, subject: note.subject,
-                time: next.updatedAt ?? clock.now())
-            do {
-                _ = try store.append(
-                    set: set, base: current.version, change: VersionChange(items: change), digest: state.digest,
-                    audit: audit)
-            } catch let error as StoreError where error.isConflict {
-                counters.conflicts.add(1, ordering: .relaxed)
-                throw ServiceError.conflict(
-                    set: set, expected: current.version, current: error.currentVersion ?? current.version)
-            } catch {
-                throw ServiceError.storage(error)
+            let edit = try edit(current)
+            var flags: [String: Flag?] = [:]
+            var cohorts: [String: Cohort?] = [:]
+            var change: [ItemKey: [UInt8]?] = [:]
+            for (key, flag) in edit.flags where flag != current.compiled.flag(key) {
+                guard flag != nil || current.bytes(of: .flag(key)) != nil else { continue }
+                flags[key] = flag
+                change[.flag(key)] = .some(flag?.encoded())
             }
-            registry.publish(SetUpdate(state: state, base: current.version, changed: change))
-            counters.writes.add(1, ordering: .relaxed)
-            return WriteResult(state: state, createdVersion: true)
+            for (name, cohort) in edit.cohorts where cohort != current.compiled.cohort(name) {
+                guard cohort != nil || current.bytes(of: .cohort(name)) != nil else { continue }
+                cohorts[name] = cohort
+                change[.cohort(name)] = .some(cohort?.encoded())
+            }
+            if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
+            let compiled = current.compiled.updating(
+                flags: flags, cohorts: cohorts, version: current.version + 1, updatedAt: clock.wholeSecond())
+            let problems = compiled.problems
+            guard problems.isEmpty else {
+                counters.invalid.add(1, ordering: .relaxed)
+                throw ServiceError.invalid(problems)
+            }
+            return try append(current.next(compiled, changing: change), to: current, change: change, note: note)
         }
     }
 
-    /// Compiles and checks a whole set, encoding only the items that differ from `previous`.
-    private func validated(_ set: FlagSet, reusing previous: SetState?) throws -> SetState {
-        let compiled = CompiledFlagSet(set)
-        guard compiled.problems.isEmpty else {
-            counters.invalid.add(1, ordering: .relaxed)
-            throw ServiceError.invalid(compiled.problems)
+    /// Changes one existing flag of `set` as the next version (see `mutate`); 404 when the set has no such flag.
+    @discardableResult
+    public func mutateFlag(
+        _ set: String, _ key: String, ifMatch: Int? = nil, note: ChangeNote, _ change: (inout Flag) throws -> Void
+    ) throws -> WriteResult {
+        try mutate(set, ifMatch: ifMatch, note: note) { current in
+            guard var flag = current.compiled.flag(key) else {
+                throw ServiceError.notFound("no flag \"\(key)\" in set \"\(set)\"", path: "flags.\(key)")
+            }
+            try change(&flag)
+            return .flag(flag)
         }
-        guard let previous else { return SetState(compiled: compiled) }
-        let old = previous.flagSet
+    }
+
+    /// Replaces every flag and cohort of `set` with those of `content`, as the next version: an import or a
+    /// rollback, compiled and compared as a whole.
+    @discardableResult
+    public func replace(_ set: String, with content: FlagSet, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
+        try writeLock.withLock { _ -> WriteResult in
+            let current = try requireState(set)
+            if let ifMatch, ifMatch != current.version {
+                counters.conflicts.add(1, ordering: .relaxed)
+                throw ServiceError.conflict(set: set, expected: ifMatch, current: current.version)
+            }
+            var next = FlagSet(name: set, version: current.version + 1, updatedAt: clock.wholeSecond())
+            next.flags = content.flags
+            next.cohorts = content.cohorts
+            let state = try validated(next, reusing: current)
+            let change = SetState.change(from: current.items, to: state.items)
+            if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
+            return try append(state, to: current, change: change, note: note)
+        }
+    }
+
+    /// Stores `state` as the version after `current`, then publishes it.
+    private func append(
+        _ state: SetState, to current: SetState, change: [ItemKey: [UInt8]?], note: ChangeNote
+    ) throws -> WriteResult {
+        let audit = AuditRecord(
+            actor: note.actor, action: note.action, reason: note.reason, subject: note.subject,
+            time: state.updatedAt ?? clock.now())
+        do {
+            _ = try store.append(
+                set: state.name, base: current.version, change: VersionChange(items: change),
+                digest: state.digest.bytes, audit: audit)
+        } catch let error as StoreError where error.isConflict {
+            counters.conflicts.add(1, ordering: .relaxed)
+            throw ServiceError.conflict(
+                set: state.name, expected: current.version, current: error.currentVersion ?? current.version)
+        } catch {
+            throw ServiceError.storage(error)
+        }
+        registry.publish(SetUpdate(state: state, base: current.version, changed: change))
+        counters.writes.add(1, ordering: .relaxed)
+        return WriteResult(state: state, createdVersion: true, previous: current, changed: change.keys.sorted())
+    }
+
+    /// Compiles and checks a whole set, encoding only the items that differ from `previous`.
+    private func validated(_ set: FlagSet, reusing previous: SetState? = nil) throws -> SetState {
+        let compiled = CompiledFlagSet(set)
+        let problems = compiled.problems
+        guard problems.isEmpty else {
+            counters.invalid.add(1, ordering: .relaxed)
+            throw ServiceError.invalid(problems)
+        }
         var items: [ItemKey: [UInt8]] = [:]
         items.reserveCapacity(set.flags.count + set.cohorts.count)
         for (key, flag) in set.flags {
             let item = ItemKey.flag(key)
-            if old.flags[key] == flag, let bytes = previous.items[item] {
+            if let previous, previous.compiled.flag(key) == flag, let bytes = previous.bytes(of: item) {
                 items[item] = bytes
             } else {
                 items[item] = flag.encoded()
@@ -210,7 +298,7 @@ public final class FlagService: Sendable {
         }
         for (name, cohort) in set.cohorts {
             let item = ItemKey.cohort(name)
-            if old.cohorts[name] == cohort, let bytes = previous.items[item] {
+            if let previous, previous.compiled.cohort(name) == cohort, let bytes = previous.bytes(of: item) {
                 items[item] = bytes
             } else {
                 items[item] = cohort.encoded()

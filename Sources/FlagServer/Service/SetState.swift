@@ -1,5 +1,5 @@
 import FlagCore
-import FlagHTTP
+import FlagLock
 import Foundation
 
 /// Where the server's logic gets the time from: the system clock in production, a fixed one in tests.
@@ -22,71 +22,99 @@ public struct ServerClock: Sendable {
     }
 }
 
-/// One version of a set as served: compiled for evaluation, its canonical document encoded once, and each
-/// item's canonical bytes (to tell what a write changed). Immutable, shared by every reader.
+/// One version of a set as served: compiled for evaluation, and each flag's and cohort's canonical bytes as stored.
+/// Immutable and shared by every reader.
+///
+/// The next version shares with this one everything its change leaves alone (`KeyedMap`), so making it costs the
+/// change, not the set. The whole document, which only a client's first fetch needs, is assembled once, on first
+/// use, and kept.
 public final class SetState: Sendable {
-    /// The set compiled for evaluation; `compiled.flagSet` is the model.
+    /// The set compiled for evaluation, with its model.
     public let compiled: CompiledFlagSet
-    /// The canonical compact document, built once per version.
-    public let document: [UInt8]
-    /// Every flag's and cohort's canonical bytes.
-    public let items: [ItemKey: [UInt8]]
-    /// SHA-256 of `document`.
-    public let digest: [UInt8]
-    /// `GET /v1/sets/{set}`'s 200 for this version, its head encoded once: every client asking shares it.
-    let documentResponse: HTTPResponse
-    /// The 304 for this version, encoded once.
-    let notModifiedResponse: HTTPResponse
-    /// The version this state serves, kept apart from `compiled.flagSet`: reading it through the model copied the
-    /// whole `FlagSet` struct (a retain and release per field) on every conditional request.
-    public let version: Int
+    /// Each flag's canonical bytes, by key.
+    let flagBytes: KeyedMap<[UInt8]>
+    /// Each cohort's canonical bytes, by name.
+    let cohortBytes: KeyedMap<[UInt8]>
+    /// The digest of the items, stored with the version.
+    let digest: ItemsDigest
+    private let assembled = Locked<[UInt8]?>(nil)
 
+    /// The state of a whole set: `compiled` and every item's bytes (a set created, imported, rolled back or loaded).
     init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]]) {
-        let set = compiled.flagSet
-        var flags: [String: [UInt8]] = [:]
-        var cohorts: [String: [UInt8]] = [:]
-        for (item, bytes) in items {
+        self.compiled = compiled
+        flagBytes = KeyedMap(items.lazy.filter { $0.key.kind == .flag }.map { ($0.key.key, $0.value) })
+        cohortBytes = KeyedMap(items.lazy.filter { $0.key.kind == .cohort }.map { ($0.key.key, $0.value) })
+        digest = ItemsDigest(items.lazy.map { (key: $0.key, value: $0.value) })
+    }
+
+    private init(
+        compiled: CompiledFlagSet, flagBytes: KeyedMap<[UInt8]>, cohortBytes: KeyedMap<[UInt8]>, digest: ItemsDigest
+    ) {
+        self.compiled = compiled
+        self.flagBytes = flagBytes
+        self.cohortBytes = cohortBytes
+        self.digest = digest
+    }
+
+    /// The next version: `compiled`, updated from this version's, with the items of `change` written (new bytes) or
+    /// removed (`nil`). Costs the change.
+    func next(_ compiled: CompiledFlagSet, changing change: [ItemKey: [UInt8]?]) -> SetState {
+        var (flags, cohorts, digest) = (flagBytes, cohortBytes, digest)
+        for (item, bytes) in change {
+            if let old = self.bytes(of: item) { digest.remove(item, old) }
+            if let bytes { digest.add(item, bytes) }
             switch item.kind {
             case .flag: flags[item.key] = bytes
             case .cohort: cohorts[item.key] = bytes
             }
         }
-        self.compiled = compiled
-        self.items = items
-        self.version = set.version
-        self.document = FlagSet.assemble(
-            schema: set.schema, name: set.name, version: set.version, updatedAt: set.updatedAt, cohorts: cohorts,
-            flags: flags)
-        self.digest = SHA256.hash(document)
-        let etag = "\"\(set.version)\""
-        documentResponse = .prepared(
-            status: 200,
-            headers: [
-                "Content-Type": "application/json; charset=utf-8", "ETag": etag, "Cache-Control": "no-cache",
-            ],
-            body: document)
-        notModifiedResponse = .prepared(status: 304, headers: ["ETag": etag, "Cache-Control": "no-cache"])
-    }
-
-    /// A state for a valid set, encoding each item.
-    convenience init(compiled: CompiledFlagSet) {
-        self.init(compiled: compiled, items: Self.items(of: compiled.flagSet))
+        return SetState(compiled: compiled, flagBytes: flags, cohortBytes: cohorts, digest: digest)
     }
 
     /// The set's name.
-    public var name: String { compiled.flagSet.name }
-    /// The model.
-    public var flagSet: FlagSet { compiled.flagSet }
+    public var name: String { compiled.name }
+    /// The version this state serves.
+    public var version: Int { compiled.version }
+    /// When this version was made.
+    public var updatedAt: Date? { compiled.updatedAt }
     /// The `ETag` of this version: `"{version}"`.
     public var etag: String { "\"\(version)\"" }
+    /// How many cohorts the set has.
+    public var cohortCount: Int { cohortBytes.count }
 
-    /// Each flag's and cohort's canonical bytes.
-    static func items(of set: FlagSet) -> [ItemKey: [UInt8]] {
+    /// The canonical bytes of a flag or cohort, as stored.
+    public func bytes(of item: ItemKey) -> [UInt8]? {
+        switch item.kind {
+        case .flag: flagBytes[item.key]
+        case .cohort: cohortBytes[item.key]
+        }
+    }
+
+    /// Every item's canonical bytes: what an import compares, what a new set stores.
+    public var items: [ItemKey: [UInt8]] {
         var items: [ItemKey: [UInt8]] = [:]
-        items.reserveCapacity(set.flags.count + set.cohorts.count)
-        for (key, flag) in set.flags { items[.flag(key)] = flag.encoded() }
-        for (name, cohort) in set.cohorts { items[.cohort(name)] = cohort.encoded() }
+        items.reserveCapacity(flagBytes.count + cohortBytes.count)
+        for (key, bytes) in flagBytes.entries { items[.flag(key)] = bytes }
+        for (name, bytes) in cohortBytes.entries { items[.cohort(name)] = bytes }
         return items
+    }
+
+    /// The canonical compact document of this version, assembled from the items' bytes on first use and kept.
+    public var document: [UInt8] {
+        assembled.withLock { assembled in
+            if let assembled { return assembled }
+            let document = FlagSet.assemble(
+                schema: compiled.schema, name: name, version: version, updatedAt: updatedAt,
+                cohorts: Dictionary(uniqueKeysWithValues: cohortBytes.entries.map { ($0.key, $0.value) }),
+                flags: Dictionary(uniqueKeysWithValues: flagBytes.entries.map { ($0.key, $0.value) }))
+            assembled = document
+            return document
+        }
+    }
+
+    /// Whether `document` was assembled yet: a write never assembles it (tests check that).
+    var isDocumentAssembled: Bool {
+        assembled.withLock { $0 != nil }
     }
 
     /// What differs from `old` to `new`: new bytes for added or changed items, `nil` for removed ones.
@@ -96,6 +124,15 @@ public final class SetState: Sendable {
         for item in old.keys where new[item] == nil { change[item] = .some(nil) }
         return change
     }
+
+    /// Each flag's and cohort's canonical bytes in `set`, encoded.
+    static func items(of set: FlagSet) -> [ItemKey: [UInt8]] {
+        var items: [ItemKey: [UInt8]] = [:]
+        items.reserveCapacity(set.flags.count + set.cohorts.count)
+        for (key, flag) in set.flags { items[.flag(key)] = flag.encoded() }
+        for (name, cohort) in set.cohorts { items[.cohort(name)] = cohort.encoded() }
+        return items
+    }
 }
 
 /// A new version of a set as subscribers see it: the new state and what changed, encoded once for everyone.
@@ -104,18 +141,15 @@ public struct SetUpdate: Sendable {
     public let state: SetState
     /// What changed over the version before: the changed items' canonical bytes and the removed names.
     public let patch: SetPatch
-    /// `patch` encoded (SPEC §4), built once per version.
-    public let encodedPatch: [UInt8]
-    /// The whole Server-Sent Events frame for the patch, written as is to every stream.
+    /// The Server-Sent Events frame of the patch (SPEC §4), built once per version and written as is to every
+    /// stream.
     public let patchEvent: [UInt8]
 
     /// The update to `state` from `base`; `changed` maps each changed item to its new bytes, or `nil` if removed.
     init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?]) {
         self.state = state
         self.patch = SetPatch(version: state.version, base: base, changed: changed)
-        self.encodedPatch = patch.encoded()
-        self.patchEvent = ServerSentEvent.frame(
-            event: SetStreamEvent.patch.rawValue, id: String(state.version), data: encodedPatch)
+        self.patchEvent = SetStreamEvent.patch.frame(id: String(state.version), data: patch.encoded())
     }
 
     /// The version the change was made on.
@@ -135,26 +169,4 @@ extension SetPatch {
             }
         }
     }
-}
-
-/// Server-Sent Events framing (the WHATWG `text/event-stream` format).
-public enum ServerSentEvent {
-    /// One event: `event:`, `id:` and one `data:` line (the JSON documents carry no raw line breaks), then a blank
-    /// line.
-    public static func frame(event: String, id: String, data: [UInt8]) -> [UInt8] {
-        var frame: [UInt8] = []
-        frame.reserveCapacity(data.count + event.utf8.count + id.utf8.count + 24)
-        frame += Array("event: \(event)\nid: \(id)\ndata: ".utf8)
-        frame += data
-        frame += [0x0A, 0x0A]
-        return frame
-    }
-
-    /// A comment line that keeps proxies and clients from timing the stream out.
-    public static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
-
-    /// The comment sent on connect instead of a `put` when `Last-Event-ID` is the current version. Without it the
-    /// client could not tell "nothing newer" from "the put is still on its way", and would either call a stale cached
-    /// set live (its `ready` answering before the newer set arrives) or wait for the first heartbeat.
-    public static let current: [UInt8] = Array(": current\n\n".utf8)
 }

@@ -59,7 +59,7 @@ public struct SetCreation: Sendable {
     public var name: String
     /// The items of version 1 (removals are ignored).
     public var change: VersionChange
-    /// The digest of version 1's document.
+    /// The digest of version 1's items (`ItemsDigest`).
     public var digest: [UInt8]
     /// Who created it, when and why.
     public var audit: AuditRecord

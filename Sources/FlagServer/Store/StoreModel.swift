@@ -76,7 +76,7 @@ public struct AuditRecord: Sendable, Hashable {
     }
 }
 
-/// One version of a set: when it was made, by whom, its document digest, and which items it changed.
+/// One version of a set: when it was made, by whom, the digest of its items, and which items it changed.
 public struct VersionInfo: Sendable, Hashable {
     /// The set's name.
     public var set: String
@@ -84,7 +84,7 @@ public struct VersionInfo: Sendable, Hashable {
     public var version: Int
     /// When the version was made (its audit record's time).
     public var createdAt: Date
-    /// SHA-256 of the set's document at this version, as the caller computed it.
+    /// The digest of the set's items at this version (`ItemsDigest`), as the caller computed it.
     public var digest: [UInt8]
     /// The audit record of the action that made the version.
     public var audit: AuditRecord
@@ -112,7 +112,7 @@ public struct Snapshot: Sendable, Hashable {
     public var createdAt: Date
     /// Every item present at that version, as its canonical JSON bytes.
     public var items: [ItemKey: [UInt8]]
-    /// SHA-256 of the set's document at that version, as stored with the version.
+    /// The digest of the set's items at that version (`ItemsDigest`), as stored with the version.
     public var digest: [UInt8]
 
     /// A snapshot of the given items.
