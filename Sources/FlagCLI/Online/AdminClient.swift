@@ -62,10 +62,13 @@ public struct AdminClient {
         return set
     }
 
-    /// Sends one request; a non-2xx answer becomes the `CLIError` for it (409 → conflict, exit 3).
+    /// Sends one request; a non-2xx answer becomes the `CLIError` for it (409 → conflict, exit 3). With
+    /// `createOnly`, the request carries `If-None-Match: *`, so that a `PUT` never replaces what exists, and that
+    /// message is the error when it does exist. `typed` names, by the body member, what the user typed for it
+    /// (`["valueText": "--default for cols"]`), for a 400 about that member.
     public func send(
         _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
-        ifMatch: Int? = nil
+        ifMatch: Int? = nil, createOnly: String? = nil, typed: [String: String] = [:]
     ) throws(CLIError) -> Answer {
         var components = URLComponents(string: server + path)
         if !query.isEmpty { components?.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
@@ -74,6 +77,7 @@ public struct AdminClient {
         request.httpMethod = method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         if let ifMatch { request.setValue("\"\(ifMatch)\"", forHTTPHeaderField: "If-Match") }
+        if createOnly != nil { request.setValue("*", forHTTPHeaderField: "If-None-Match") }
         if let body {
             request.httpBody = Data(body.canonicalBytes)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -86,6 +90,14 @@ public struct AdminClient {
             json = parsed
         } else {
             throw .failure("\(server) answered \(method) \(path) with \(status) and a body that is not JSON")
+        }
+        if status == 409, json["error"]["code"].string == "already_exists", let createOnly {
+            throw .failure(createOnly)
+        }
+        if status == 400, let member = json["error"]["path"].string, let what = typed[member],
+            let message = json["error"]["message"].string
+        {
+            throw .failure("\(what): \(message)")
         }
         guard (200..<300).contains(status) else { throw Self.error(status: status, json: json, ifMatch: ifMatch) }
         return Answer(status: status, json: json, body: bytes)

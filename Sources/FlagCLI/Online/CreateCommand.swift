@@ -82,11 +82,10 @@ public struct CreateCommand: Command {
         if let lifetime { flag["expiresAt"] = .string(ISO8601.format(now.addingTimeInterval(Double(lifetime)))) }
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        // PUT creates or replaces; `create` must never silently replace a flag.
-        let exists = try client.send("GET", client.setPath(set) + "/flags").json["flags"][key] != .null
-        if exists { throw .failure("flag '\(key)' already exists in set '\(set)'; change it with set/rule/rollout") }
+        // PUT creates or replaces; `create` must never silently replace a flag: the server checks, in the write.
         let answer = try client.send(
-            "PUT", client.flagPath(set, key), body: mutation.body(["flag": .object(flag)]), ifMatch: mutation.ifMatch)
+            "PUT", client.flagPath(set, key), body: mutation.body(["flag": .object(flag)]), ifMatch: mutation.ifMatch,
+            createOnly: "flag '\(key)' already exists in set '\(set)'; change it with set/rule/rollout")
         guard !context.globals.json else {
             context.console.print(answer.json.compactText)
             return .success

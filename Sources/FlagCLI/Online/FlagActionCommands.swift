@@ -93,17 +93,15 @@ public struct SetDefaultCommand: Command {
         mutation = try Mutation(arguments)
     }
 
-    /// Fetches the flag for its type, then sets the default.
+    /// Sets the default in one request: the server reads the text as the flag's type.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
-        let value = try Typed.value(text, type: type, for: "--default for \(key)")
         let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/default", body: mutation.body(["value": value]),
-            ifMatch: mutation.ifMatch)
+            "POST", client.flagPath(set, key) + "/default", body: mutation.body(["valueText": .string(text)]),
+            ifMatch: mutation.ifMatch, typed: ["valueText": "--default for \(key)"])
         let note = try AdminClient.versionNote(answer)
-        context.report(answer, "\(key) defaults to \(value.compactText) \(note)")
+        context.report(answer, "\(key) defaults to \(answer.json["flag"]["default"].compactText) \(note)")
         return .success
     }
 }
@@ -139,15 +137,15 @@ public struct ExpireCommand: Command {
         mutation = try Mutation(arguments)
     }
 
-    /// Fetches the flag for its type, then expires it.
+    /// Expires the flag in one request: the server reads the kept value as the flag's type.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
-        var members = ["keep": try Typed.value(keep, type: type, for: "--keep for \(key)")]
+        var members = ["keepText": JSONValue.string(keep)]
         if let at { members["at"] = .string(ISO8601.format(at)) }
         let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/expire", body: mutation.body(members), ifMatch: mutation.ifMatch)
+            "POST", client.flagPath(set, key) + "/expire", body: mutation.body(members), ifMatch: mutation.ifMatch,
+            typed: ["keepText": "--keep for \(key)"])
         let note = try AdminClient.versionNote(answer)
         context.report(
             answer,

@@ -44,31 +44,10 @@ struct Mutation {
 enum Typed {
     /// Parses `text` as a value of the flag type `type` (`true`, `42`, `1.5`, plain strings, JSON for json).
     static func value(_ text: String, type: String, for what: String) throws(CLIError) -> JSONValue {
-        switch FlagType(name: type) {
-        case .bool:
-            if text == "true" { return .bool(true) }
-            if text == "false" { return .bool(false) }
-            throw .failure("\(what): '\(text)' is not a bool; use true or false")
-        case .int:
-            guard let number = Int64(text) else {
-                throw .failure("\(what): '\(text)' is not an int; use a whole number such as 42")
-            }
-            return .int(number)
-        case .double:
-            guard let number = Double(text), number.isFinite else {
-                throw .failure("\(what): '\(text)' is not a double; use a number such as 1.5")
-            }
-            return .double(number)
-        case .string:
-            return .string(text)
-        case .json:
-            do {
-                return try JSONReader.parse(Array(text.utf8))
-            } catch {
-                throw .failure("\(what): '\(text)' is not JSON (\(error)); quote it, e.g. '{\"columns\":2}'")
-            }
-        case .unknown:
-            throw .failure("\(what): the flag's type '\(type)' is unknown to this flagctl")
+        do {
+            return try FlagType(name: type).value(fromText: text)
+        } catch {
+            throw .failure("\(what): \(error.message)")
         }
     }
 
@@ -164,11 +143,6 @@ extension CommandContext {
 }
 
 extension AdminClient {
-    /// The flag `key` of `set`, as the document has it.
-    func flag(_ set: String, _ key: String) throws(CLIError) -> JSONValue {
-        try send("GET", flagPath(set, key)).json["flag"]
-    }
-
     /// `(version 43)` or `(unchanged, still version 42)` from a mutating route's answer (`MutationResult`).
     static func versionNote(_ answer: Answer) throws(CLIError) -> String {
         let result: MutationResult

@@ -57,16 +57,25 @@ public struct OverrideCommand: Command {
             context.report(answer, "removed the override of \(key) for \(who) \(note)")
             return .success
         }
-        let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
-        var members = [target.name: JSONValue.string(target.id)]
-        members["value"] = try Typed.value(value, type: type, for: "VALUE for \(key)")
+        // One request: the server reads the value as the flag's type.
+        var members = [target.name: JSONValue.string(target.id), "valueText": .string(value)]
         if let seconds { members["for"] = .string(DurationText.format(seconds)) }
-        let answer = try client.send("POST", path, body: mutation.body(members), ifMatch: mutation.ifMatch)
+        let answer = try client.send(
+            "POST", path, body: mutation.body(members), ifMatch: mutation.ifMatch,
+            typed: ["valueText": "VALUE for \(key)"])
         let until = seconds.map { " for \(DurationText.format($0))" } ?? ""
         let note = try AdminClient.versionNote(answer)
         context.report(
             answer,
-            "\(key) is \(members["value"]?.compactText ?? value) for \(who)\(until) \(note)")
+            "\(key) is \(Self.served(answer.json["flag"], for: target) ?? value) for \(who)\(until) \(note)")
         return .success
+    }
+}
+
+extension OverrideCommand {
+    /// The value the answer's flag forces for `target`, as the server read it.
+    static func served(_ flag: JSONValue, for target: (name: String, id: String)) -> String? {
+        let override = flag["overrides"].array?.last { $0[target.name].string == target.id }
+        return override.map { $0["value"].compactText }
     }
 }

@@ -104,9 +104,11 @@ public struct RolloutCommand: Command {
                 "\(verb)d the rollout of \(key) at \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
                     + note)
         case .set(let text, var members):
-            let type = try client.flag(set, key)["type"].string ?? FlagType.json.name
-            members["value"] = try Typed.value(text, type: type, for: "--value for \(key)")
-            let answer = try client.send("PUT", path, body: mutation.body(members), ifMatch: mutation.ifMatch)
+            // One request: the server reads the value as the flag's type.
+            members["valueText"] = .string(text)
+            let answer = try client.send(
+                "PUT", path, body: mutation.body(members), ifMatch: mutation.ifMatch,
+                typed: ["valueText": "--value for \(key)"])
             let note = try AdminClient.versionNote(answer)
             context.report(
                 answer,

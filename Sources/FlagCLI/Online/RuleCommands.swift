@@ -41,28 +41,27 @@ public struct RuleAddCommand: Command {
         mutation = try Mutation(arguments)
     }
 
-    /// Fetches the flag for its type and rules, then appends the rule.
+    /// Appends the rule in one request: the server reads the value as the flag's type and, without `--name`,
+    /// names the rule after its cohort or as `rule-N`.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let flag = try client.flag(set, key)
-        let typed = try Typed.value(value, type: flag["type"].string ?? FlagType.json.name, for: "--value for \(key)")
-        let count = flag["rules"].array?.count ?? 0
-        var rule: [String: JSONValue] = ["name": .string(name ?? cohort ?? "rule-\(count + 1)")]
+        var rule: [String: JSONValue] = [:]
+        if let name { rule["name"] = .string(name) }
         if let cohort { rule["cohort"] = .string(cohort) } else { rule["conditions"] = .array(conditions) }
         if let percent {
-            rule["rollout"] = .object(["percent": .double(percent), "value": typed])
+            rule["rollout"] = .object(["percent": .double(percent), "valueText": .string(value)])
         } else {
-            rule["value"] = typed
+            rule["valueText"] = .string(value)
         }
         let answer = try client.send(
             "POST", client.flagPath(set, key) + "/rules", body: mutation.body(["rule": .object(rule)]),
-            ifMatch: mutation.ifMatch)
+            ifMatch: mutation.ifMatch,
+            typed: ["rule.valueText": "--value for \(key)", "rule.rollout.valueText": "--value for \(key)"])
+        let added = answer.json["flag"]["rules"].array?.last ?? .object(rule)
         let note = try AdminClient.versionNote(answer)
         context.report(
-            answer,
-            "added rule \(rule["name"]?.string ?? "?") to \(key): \(RuleText.describe(.object(rule))) "
-                + note)
+            answer, "added rule \(added["name"].string ?? "?") to \(key): \(RuleText.describe(added)) " + note)
         return .success
     }
 }

@@ -63,7 +63,8 @@ public struct ImportCommand: Command {
         mutation = try Mutation(arguments)
     }
 
-    /// Validates on the server (dry run) and prints the diff; then applies it unless `--dry-run`.
+    /// Sends the document once: the server validates it and applies it (or, with `--dry-run`, only validates), and
+    /// its answer lists every change, each item before and after, which is printed as the diff.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let bytes = try FileInput.contents(of: file)
         let document: JSONValue
@@ -75,43 +76,36 @@ public struct ImportCommand: Command {
         guard document.object != nil else { throw .failure("\(file) is not a flag-set document (not an object)") }
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let check = try client.send(
-            "PUT", client.setPath(set), body: .object(["document": document, "dryRun": .bool(true)]),
-            ifMatch: mutation.ifMatch)
-        let current = try client.send("GET", client.setPath(set)).json
-        let lines = Self.changes(check.json, from: current, to: document)
-        if dryRun {
-            if context.globals.json {
-                context.console.print(check.json.compactText)
-            } else {
-                for line in lines { context.console.print(line) }
-                context.console.print(
-                    lines.isEmpty ? "no changes; nothing applied (--dry-run)" : "nothing applied (--dry-run)")
-            }
-            return .success
-        }
+        var members = ["document": document]
+        if dryRun { members["dryRun"] = .bool(true) }
         let answer = try client.send(
-            "PUT", client.setPath(set), body: mutation.body(["document": document]), ifMatch: mutation.ifMatch)
+            "PUT", client.setPath(set), body: mutation.body(members), ifMatch: mutation.ifMatch)
         if context.globals.json {
             context.console.print(answer.json.compactText)
+            return .success
+        }
+        let lines = Self.changes(answer.json)
+        for line in lines { context.console.print(line) }
+        if dryRun {
+            context.console.print(
+                lines.isEmpty ? "no changes; nothing applied (--dry-run)" : "nothing applied (--dry-run)")
         } else {
-            for line in lines { context.console.print(line) }
             let note = try AdminClient.versionNote(answer)
             context.console.print("imported \(file) into \(set) \(note)")
         }
         return .success
     }
 
-    /// `+ flag x`, `- cohort z`, and `~ flag y` with a `    member: before → after` line per changed member: the
-    /// dry run's verdict per item, detailed against the current document.
-    static func changes(_ answer: JSONValue, from current: JSONValue, to document: JSONValue) -> [String] {
+    /// `+ flag x`, `- cohort z`, and `~ flag y` with a `    member: before → after` line per changed member, from
+    /// the answer's `changes`.
+    static func changes(_ answer: JSONValue) -> [String] {
         func items(_ kind: String, name: String) -> JSONValue {
-            let verdicts = answer[kind].object ?? [:]
+            let changes = answer["changes"][kind].object ?? [:]
             return .array(
-                verdicts.keys.sorted().map { key in
+                changes.keys.sorted().map { key in
                     .object([
-                        name: .string(key), "before": verdicts[key]?.string == "added" ? .null : current[kind][key],
-                        "after": verdicts[key]?.string == "removed" ? .null : document[kind][key],
+                        name: .string(key), "before": changes[key]?["before"] ?? .null,
+                        "after": changes[key]?["after"] ?? .null,
                     ])
                 })
         }
