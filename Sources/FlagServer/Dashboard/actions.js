@@ -1,0 +1,87 @@
+// Writes to the open set: one path for every action, so that each sends If-Match with the version the page shows
+// (kill and restore excepted), updates the store from the answer, and shows a 409 as the conflict panel with what
+// changed, other errors in the banner.
+
+import { setPath } from '/ui/api.js';
+import { diffListElement } from '/ui/diffview.js';
+import { h, replaceChildren } from '/ui/dom.js';
+import { applyMutation } from '/ui/patch.js';
+
+/** `region` is the shell's element for the conflict panel (`conflict`). */
+export function createActions({ api, store, live, notices, region }) {
+    function closeConflict() {
+        replaceChildren(region);
+    }
+
+    async function showConflict(setName, shown, current) {
+        const heading = h('h2', { tabindex: '-1' }, 'This set changed since the page loaded');
+        const changes = h('div', { class: 'conflict-changes' }, h('p', { class: 'loading' }, 'Loading what changed…'));
+        const reload = h('button', { type: 'button', class: 'button primary', testid: 'conflict-reload' }, 'Reload the set');
+        const dismiss = h('button', { type: 'button', class: 'button', testid: 'conflict-dismiss' }, 'Dismiss');
+        const panel = h('section', { class: 'conflict', testid: 'conflict', role: 'alert', data: { from: shown, to: current ?? '' } },
+            heading,
+            h('p', null, `You saw version ${shown}; ${setName} is at version ${current ?? 'a newer version'} now. `
+                + 'Nothing was changed. Review what changed, reload, then try again.'),
+            changes,
+            h('div', { class: 'buttons' }, reload, dismiss));
+        reload.addEventListener('click', async () => {
+            reload.disabled = true;
+            try {
+                await live.reload();
+                closeConflict();
+                notices.toast(`Reloaded ${setName} at version ${store.state.set?.version}.`);
+            } catch (error) {
+                reload.disabled = false;
+                notices.error(error);
+            }
+        });
+        dismiss.addEventListener('click', closeConflict);
+        replaceChildren(region, panel);
+        heading.focus();
+        if (current === null || current === undefined) {
+            replaceChildren(changes, h('p', null, 'The server did not say which version is current.'));
+            return;
+        }
+        try {
+            const answer = await api.get(`${setPath(setName)}/diff`, { from: shown, to: current });
+            replaceChildren(changes, diffListElement(answer.json, {
+                leftLabel: `version ${shown} (yours)`, rightLabel: `version ${current} (now)`, testid: 'conflict-diff',
+            }));
+        } catch (error) {
+            replaceChildren(changes, h('p', null, `Could not load what changed: ${error.message}`));
+        }
+    }
+
+    /**
+     * Sends one write to the open set and answers its mutation response, or null when it failed (the failure is
+     * shown). `ifMatch: false` only for kill and restore. `refetch: true` when the answer cannot update the store
+     * alone (a promote that copies cohorts). `done(answer)` gives the toast's text.
+     */
+    async function run({ method, path, body, query, ifMatch = true, refetch = false, done }) {
+        const set = store.state.set;
+        if (!set) return null;
+        const shown = set.version;
+        try {
+            const answer = await api.request(method, path, { body, query, ifMatch: ifMatch ? shown : undefined });
+            notices.clearError();
+            closeConflict();
+            const applied = !refetch && store.state.set === set ? applyMutation(set, answer.json) : { status: 'refetch' };
+            if (applied.status === 'applied') store.setChanged(applied);
+            else if (applied.status === 'refetch') await live.reload();
+            if (answer.json && answer.json.changed === false) notices.toast('Nothing changed: the flag set already was that way.');
+            else if (done) notices.toast(done(answer.json));
+            return answer.json;
+        } catch (error) {
+            if (error.name === 'AbortError') return null;
+            if (error.status === 409 && error.code === 'conflict') {
+                notices.clearError();
+                await showConflict(set.name, shown, error.currentVersion);
+            } else if (error.status !== 401) {
+                notices.error(error);
+            }
+            return null;
+        }
+    }
+
+    return { run, closeConflict, showConflict };
+}

@@ -1,0 +1,183 @@
+// The one client of flagserver's admin API: adds the session token, sends If-Match, and turns error answers into
+// ApiError (like flagctl's AdminClient). Any 401 clears the token and hands the error to `onUnauthorized`.
+
+import { errorInfo, etagVersion, networkErrorInfo } from '/ui/errors.js';
+
+/** The sessionStorage key of the session token; nothing else about the token is stored anywhere. */
+const TOKEN_KEY = 'flagstaff.sessionToken';
+
+/** The session token in `storage` (sessionStorage): gone when the tab closes, never sent anywhere but in a header. */
+export function createTokenStore(storage) {
+    return {
+        get() {
+            try {
+                return storage.getItem(TOKEN_KEY);
+            } catch {
+                return null;
+            }
+        },
+        set(token) {
+            storage.setItem(TOKEN_KEY, token);
+        },
+        clear() {
+            try {
+                storage.removeItem(TOKEN_KEY);
+            } catch {
+                // Storage refused (privacy mode): there is nothing stored to clear.
+            }
+        },
+    };
+}
+
+/** An error answer (or no answer) of the API, with the members of errors.js's `errorInfo`. */
+export class ApiError extends Error {
+    constructor(info) {
+        super(info.message);
+        this.name = 'ApiError';
+        this.status = info.status;
+        this.code = info.code;
+        this.path = info.path;
+        this.problems = info.problems;
+        this.currentVersion = info.currentVersion;
+    }
+}
+
+/** One path segment (a set, key, cohort or token name), percent-encoded. */
+export function segment(text) {
+    return encodeURIComponent(text);
+}
+
+/** `/v1/admin/sets/{set}` */
+export function setPath(set) {
+    return `/v1/admin/sets/${segment(set)}`;
+}
+
+/** `/v1/admin/sets/{set}/flags/{key}` */
+export function flagPath(set, key) {
+    return `${setPath(set)}/flags/${segment(key)}`;
+}
+
+function withQuery(path, query) {
+    if (!query) return path;
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) {
+        if (value !== undefined && value !== null && value !== '') params.append(name, String(value));
+    }
+    const text = params.toString();
+    return text ? `${path}?${text}` : path;
+}
+
+/**
+ * The API client. `fetchImpl` is window.fetch, `tokens` a createTokenStore, `onUnauthorized(error)` what to do
+ * when the server refuses the token (sign-in, showing the server's reason).
+ */
+export function createApi({ fetchImpl, tokens, onUnauthorized }) {
+    function headersFor(bearer, ifMatch, accept) {
+        const headers = { Accept: accept };
+        const token = bearer ?? tokens.get();
+        if (token) headers.Authorization = `Bearer ${token}`;
+        if (ifMatch !== undefined && ifMatch !== null) headers['If-Match'] = `"${ifMatch}"`;
+        return headers;
+    }
+
+    function refused(error) {
+        tokens.clear();
+        onUnauthorized(error);
+    }
+
+    /**
+     * Sends one request and answers `{status, json, version}` (`version` from `ETag`), or throws ApiError.
+     * Options: `query`, `body` (JSON), `ifMatch` (a version), `bearer` (a token other than the session's: the
+     * personal token at sign-in), `signal`.
+     */
+    async function request(method, path, options = {}) {
+        const headers = headersFor(options.bearer, options.ifMatch, 'application/json');
+        const init = { method, headers, cache: 'no-store', credentials: 'same-origin', signal: options.signal };
+        if (options.body !== undefined) {
+            headers['Content-Type'] = 'application/json';
+            init.body = JSON.stringify(options.body);
+        }
+        let response;
+        try {
+            response = await fetchImpl(withQuery(path, options.query), init);
+        } catch (error) {
+            if (error && error.name === 'AbortError') throw error;
+            throw new ApiError(networkErrorInfo());
+        }
+        const text = await response.text();
+        let json = null;
+        if (text !== '') {
+            try {
+                json = JSON.parse(text);
+            } catch {
+                json = undefined;
+            }
+        }
+        if (!response.ok) {
+            const error = new ApiError(errorInfo(response.status, json));
+            if (response.status === 401) refused(error);
+            throw error;
+        }
+        if (json === undefined) {
+            throw new ApiError({
+                ...errorInfo(response.status, null),
+                code: 'bad_response',
+                message: `flagserver answered ${method} ${path} with a body that is not JSON`,
+            });
+        }
+        return { status: response.status, json, version: etagVersion(response.headers.get('ETag')) };
+    }
+
+    /**
+     * Opens the set's event stream (`GET /v1/sets/{set}/stream`) with the token in the header, where EventSource
+     * could only put it in the URL. Answers the Response, whose body the caller reads; throws ApiError.
+     */
+    async function openStream(set, { lastEventID, signal }) {
+        const headers = headersFor(undefined, undefined, 'text/event-stream');
+        if (lastEventID !== undefined && lastEventID !== null) headers['Last-Event-ID'] = String(lastEventID);
+        let response;
+        try {
+            response = await fetchImpl(`/v1/sets/${segment(set)}/stream`, { headers, cache: 'no-store', signal });
+        } catch (error) {
+            if (error && error.name === 'AbortError') throw error;
+            throw new ApiError(networkErrorInfo());
+        }
+        if (!response.ok) {
+            let json;
+            try {
+                json = await response.json();
+            } catch {
+                json = undefined;
+            }
+            const error = new ApiError(errorInfo(response.status, json));
+            if (response.status === 401) refused(error);
+            throw error;
+        }
+        return response;
+    }
+
+    return {
+        request,
+        openStream,
+        get: (path, query, options = {}) => request('GET', path, { ...options, query }),
+        hasToken: () => Boolean(tokens.get()),
+        /** Exchanges a personal token for a session token and keeps only the session token. */
+        async signIn(personalToken) {
+            const answer = await request('POST', '/v1/admin/sessions', { bearer: personalToken, body: {} });
+            const token = answer.json && answer.json.token;
+            if (typeof token !== 'string' || token === '') {
+                throw new ApiError({ ...errorInfo(500, null), message: 'flagserver answered the sign-in without a session token' });
+            }
+            tokens.set(token);
+            return answer.json;
+        },
+        /** Revokes the session on the server, then forgets it here whatever the server said. */
+        async signOut() {
+            try {
+                if (tokens.get()) await request('DELETE', '/v1/admin/sessions/current');
+            } finally {
+                tokens.clear();
+            }
+        },
+    };
+}

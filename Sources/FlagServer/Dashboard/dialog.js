@@ -1,0 +1,131 @@
+// Modal forms in a native <dialog> (showModal): focus moves into the dialog when it opens and back to the button
+// that opened it when it closes; Escape closes it. Every action dialog ends with the reason field (`reason-input`)
+// and the confirm button (`confirm`).
+
+import { h, uniqueId } from '/ui/dom.js';
+
+function optionElements(options, selected) {
+    return options.map((option) => {
+        const item = typeof option === 'string' ? { value: option, label: option } : option;
+        return h('option', { value: item.value, selected: item.value === selected }, item.label);
+    });
+}
+
+function buildField(spec) {
+    const id = uniqueId('dlg');
+    const testid = spec.testid;
+    if (spec.type === 'radio') {
+        const inputs = spec.options.map((option) => {
+            const inputId = uniqueId('dlg');
+            const input = h('input', {
+                type: 'radio', id: inputId, name: spec.name, value: option.value, checked: option.value === spec.value,
+                testid: testid ? `${testid}-${option.value}` : undefined,
+            });
+            return { input, node: h('div', { class: 'choice' }, input, h('label', { for: inputId }, option.label)) };
+        });
+        const wrapper = h('fieldset', { class: 'field' }, h('legend', null, spec.label), inputs.map((item) => item.node));
+        return {
+            wrapper,
+            inputs: inputs.map((item) => item.input),
+            read: () => (inputs.find((item) => item.input.checked) || { input: { value: '' } }).input.value,
+        };
+    }
+    let input;
+    if (spec.type === 'select') {
+        input = h('select', { id, name: spec.name, testid, required: spec.required }, optionElements(spec.options, spec.value));
+    } else if (spec.type === 'textarea') {
+        input = h('textarea', { id, name: spec.name, testid, required: spec.required, rows: spec.rows || 3, placeholder: spec.placeholder });
+        input.value = spec.value ?? '';
+    } else if (spec.type === 'checkbox') {
+        input = h('input', { type: 'checkbox', id, name: spec.name, testid, checked: Boolean(spec.value) });
+        const wrapper = h('div', { class: 'field choice' }, input, h('label', { for: id }, spec.label));
+        return { wrapper, inputs: [input], read: () => input.checked };
+    } else {
+        input = h('input', {
+            type: spec.type || 'text', id, name: spec.name, testid, required: spec.required, placeholder: spec.placeholder,
+            min: spec.min, max: spec.max, step: spec.step, autocomplete: 'off', spellcheck: 'false',
+            pattern: spec.required && (spec.type || 'text') === 'text' ? '.*\\S.*' : undefined,
+        });
+        input.value = spec.value ?? '';
+    }
+    const children = [h('label', { for: id }, spec.label), input];
+    if (spec.hint) {
+        children.push(h('small', { id: `${id}-hint`, class: 'hint' }, spec.hint));
+        input.setAttribute('aria-describedby', `${id}-hint`);
+    }
+    const read = () => (typeof input.value === 'string' && spec.type !== 'textarea' ? input.value.trim() : input.value);
+    return { wrapper: h('div', { class: 'field' }, children), inputs: [input], read };
+}
+
+/**
+ * Opens a modal form and resolves to its values (`{name: value}`, `reason` included) when confirmed, or null when
+ * cancelled or closed with Escape. `fields`: `{name, label, type (text, number, select, radio, checkbox, textarea,
+ * datetime-local), options, value, required, hint, placeholder, testid, when(values)}`; a field whose `when`
+ * answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`.
+ */
+export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional' }) {
+    return new Promise((resolve) => {
+        const opener = document.activeElement;
+        // A live update may re-render the screen while the dialog is open: find the opener's replacement then.
+        const openerTestid = opener && opener.getAttribute ? opener.getAttribute('data-testid') : null;
+        const openerItem = opener && opener.dataset ? opener.dataset.item : undefined;
+        const titleId = uniqueId('dlg-title');
+        const specs = [...fields];
+        if (reason !== 'none') {
+            specs.push({
+                name: 'reason', label: reason === 'required' ? 'Reason (required)' : 'Reason', type: 'text',
+                required: reason === 'required', testid: 'reason-input',
+                hint: 'Recorded in the audit log with your name.',
+            });
+        }
+        const built = specs.map((spec) => ({ spec, ...buildField(spec) }));
+        const values = () => {
+            const result = {};
+            for (const item of built) if (!item.wrapper.hidden) result[item.spec.name] = item.read();
+            return result;
+        };
+        const refresh = () => {
+            const current = {};
+            for (const item of built) current[item.spec.name] = item.read();
+            for (const item of built) {
+                if (!item.spec.when) continue;
+                const shown = Boolean(item.spec.when(current));
+                item.wrapper.hidden = !shown;
+                for (const input of item.inputs) input.disabled = !shown;
+            }
+        };
+        const cancel = h('button', { type: 'button', class: 'button', testid: 'cancel' }, 'Cancel');
+        const confirm = h('button', { type: 'submit', class: danger ? 'button danger' : 'button primary', testid: 'confirm' }, confirmLabel);
+        const form = h('form', { class: 'dialog-form' },
+            h('h2', { id: titleId }, title),
+            description ? h('p', { class: 'dialog-description' }, description) : null,
+            built.map((item) => item.wrapper),
+            h('div', { class: 'dialog-buttons' }, cancel, confirm));
+        const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': titleId, testid: 'dialog' }, form);
+        let result = null;
+        form.addEventListener('input', refresh);
+        form.addEventListener('change', refresh);
+        form.addEventListener('submit', (event) => {
+            event.preventDefault();
+            result = values();
+            dialog.close();
+        });
+        cancel.addEventListener('click', () => dialog.close());
+        dialog.addEventListener('close', () => {
+            dialog.remove();
+            if (opener && opener.isConnected && typeof opener.focus === 'function') {
+                opener.focus();
+            } else if (openerTestid) {
+                const replacement = [...document.querySelectorAll(`[data-testid="${CSS.escape(openerTestid)}"]`)]
+                    .find((element) => element.dataset.item === openerItem);
+                if (replacement) replacement.focus();
+            }
+            resolve(result);
+        });
+        refresh();
+        document.body.appendChild(dialog);
+        dialog.showModal();
+        const first = built.find((item) => !item.wrapper.hidden);
+        if (first) first.inputs[0].focus();
+    });
+}

@@ -1,0 +1,342 @@
+// One flag: what it serves and to whom, in evaluation order (SPEC §2), its rollout as a chart, and the actions the
+// person's role allows. Every action asks for a reason; kill and restore require one.
+
+import { flagPath } from '/ui/api.js';
+import { rolloutChartElement } from '/ui/chart.js';
+import { formDialog } from '/ui/dialog.js';
+import { focusKey, h, replaceChildren, restoreFocus, timeElement } from '/ui/dom.js';
+import { flagStates, percentAt, rolloutPhase, scheduleSteps, pausedAtMillis } from '/ui/flagmodel.js';
+import {
+    inputText, overrideTarget, parseConditions, percentText, ruleServe, ruleTarget, valueText,
+} from '/ui/format.js';
+import { setHeader } from '/ui/layout.js';
+import { hashFor } from '/ui/router.js';
+import { expiryText, formatUTC, localInputToISO, relativeTime } from '/ui/time.js';
+
+function actionButton(testid, label, handler, { danger = false, item } = {}) {
+    const button = h('button', { type: 'button', class: danger ? 'button danger' : 'button', testid, data: item === undefined ? undefined : { item } }, label);
+    button.addEventListener('click', handler);
+    return button;
+}
+
+function definition(term, ...details) {
+    return [h('dt', null, term), h('dd', null, ...details)];
+}
+
+function valueCode(value) {
+    return h('code', { class: 'value' }, valueText(value));
+}
+
+/** The dialogs and requests of every flag action, for the flag `key` of the open set. */
+function flagActions(ctx, setName, key) {
+    const base = flagPath(setName, key);
+    const flag = () => ctx.store.state.set.flags[key];
+    const run = (options) => ctx.actions.run(options);
+    const reasonQuery = (reason, extra = {}) => ({ ...extra, reason: reason || undefined });
+
+    return {
+        async kill() {
+            const values = await formDialog({
+                title: `Kill ${key}?`,
+                description: `Everyone gets the kill value ${valueText(flag().killValue)} at once, open sessions included, until someone restores the flag.`,
+                reason: 'required', confirmLabel: 'Kill', danger: true,
+            });
+            if (values) await run({ method: 'POST', path: `${base}/kill`, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` });
+        },
+        async restore() {
+            const values = await formDialog({
+                title: `Restore ${key}?`, description: 'The flag serves its default and targeting again.',
+                reason: 'required', confirmLabel: 'Restore',
+            });
+            if (values) await run({ method: 'POST', path: `${base}/restore`, body: { reason: values.reason }, ifMatch: false, done: (a) => `Restored ${key} (version ${a.version}).` });
+        },
+        async setDefault() {
+            const f = flag();
+            const values = await formDialog({
+                title: `Change the default of ${key}`, confirmLabel: 'Change default',
+                fields: [{ name: 'value', label: `Default value (${f.type})`, value: inputText(f.default, f.type), required: true, testid: 'value-input', hint: f.type === 'string' ? 'The text itself, without quotes.' : 'true/false, a number, or JSON, as the flag\'s type reads it.' }],
+            });
+            if (values) await run({ method: 'POST', path: `${base}/default`, body: { valueText: values.value, reason: values.reason || undefined }, done: (a) => `Changed the default of ${key} (version ${a.version}).` });
+        },
+        async addRule() {
+            const f = flag();
+            const cohorts = Object.keys(ctx.store.state.set.cohorts).sort();
+            const values = await formDialog({
+                title: `Add a rule to ${key}`, confirmLabel: 'Add rule',
+                description: 'The rule goes last: rules are tried in order, after overrides.',
+                fields: [
+                    { name: 'name', label: 'Name (optional)', testid: 'rule-name-input', hint: 'Without a name the server names it after its cohort.' },
+                    { name: 'target', label: 'Who', type: 'radio', testid: 'rule-target', value: cohorts.length ? 'cohort' : 'conditions',
+                        options: [{ value: 'cohort', label: 'A cohort' }, { value: 'conditions', label: 'Conditions' }] },
+                    { name: 'cohort', label: 'Cohort', type: 'select', options: cohorts, testid: 'cohort-select', when: (v) => v.target === 'cohort', required: true },
+                    { name: 'conditions', label: 'Conditions, one per line (all must match)', type: 'textarea', testid: 'conditions-input',
+                        placeholder: 'country in DE,AT\nappVersion semver_gte 5.2.0', when: (v) => v.target === 'conditions', required: true },
+                    { name: 'serve', label: 'Serves', type: 'radio', testid: 'rule-serve', value: 'value',
+                        options: [{ value: 'value', label: 'A value' }, { value: 'rollout', label: 'A value to a percent of them' }] },
+                    { name: 'percent', label: 'Percent', type: 'number', min: '0', max: '100', step: '0.01', testid: 'percent-input', when: (v) => v.serve === 'rollout', required: true },
+                    { name: 'value', label: `Value (${f.type})`, required: true, testid: 'value-input', value: f.type === 'bool' ? 'true' : '' },
+                ],
+            });
+            if (!values) return;
+            const rule = {};
+            if (values.name) rule.name = values.name;
+            if (values.target === 'cohort') {
+                rule.cohort = values.cohort;
+            } else {
+                const parsed = parseConditions(values.conditions);
+                if (parsed.errors) {
+                    ctx.notices.error({ message: 'The rule was not added: a condition could not be read.', problems: parsed.errors.map((message) => ({ path: 'conditions', message })) });
+                    return;
+                }
+                rule.conditions = parsed.conditions;
+            }
+            if (values.serve === 'rollout') rule.rollout = { percent: Number(values.percent), valueText: values.value };
+            else rule.valueText = values.value;
+            await run({ method: 'POST', path: `${base}/rules`, body: { rule, reason: values.reason || undefined }, done: (a) => `Added a rule to ${key} (version ${a.version}).` });
+        },
+        async removeRule(name) {
+            const values = await formDialog({ title: `Remove rule ${name} from ${key}?`, confirmLabel: 'Remove rule', danger: true });
+            if (values) await run({ method: 'DELETE', path: `${base}/rules/${encodeURIComponent(name)}`, query: reasonQuery(values.reason), done: (a) => `Removed rule ${name} from ${key} (version ${a.version}).` });
+        },
+        async addOverride() {
+            const f = flag();
+            const cohorts = Object.keys(ctx.store.state.set.cohorts).sort();
+            const values = await formDialog({
+                title: `Override ${key}`, confirmLabel: 'Add override',
+                description: 'A forced value for one unit or one cohort; it replaces an override for the same unit or cohort.',
+                fields: [
+                    { name: 'target', label: 'For', type: 'radio', testid: 'override-target', value: 'unit',
+                        options: [{ value: 'unit', label: 'A unit' }, { value: 'cohort', label: 'A cohort' }] },
+                    { name: 'unit', label: 'Unit id', testid: 'unit-input', when: (v) => v.target === 'unit', required: true },
+                    { name: 'cohort', label: 'Cohort', type: 'select', options: cohorts, testid: 'cohort-select', when: (v) => v.target === 'cohort', required: true },
+                    { name: 'value', label: `Value (${f.type})`, required: true, testid: 'value-input', value: f.type === 'bool' ? 'true' : '' },
+                    { name: 'for', label: 'For how long (optional)', testid: 'duration-input', placeholder: '2h', hint: 'A duration such as 90m, 2h, 7d; empty for no end.' },
+                ],
+            });
+            if (!values) return;
+            const body = { valueText: values.value, reason: values.reason || undefined };
+            if (values.target === 'unit') body.unit = values.unit;
+            else body.cohort = values.cohort;
+            if (values.for) body.for = values.for;
+            await run({ method: 'POST', path: `${base}/overrides`, body, done: (a) => `Added an override to ${key} (version ${a.version}).` });
+        },
+        async removeOverride(override) {
+            const who = overrideTarget(override);
+            const values = await formDialog({ title: `Remove the override for ${who}?`, confirmLabel: 'Remove override', danger: true });
+            if (!values) return;
+            const target = typeof override.unit === 'string' ? { unit: override.unit } : { cohort: override.cohort };
+            await run({ method: 'DELETE', path: `${base}/overrides`, query: reasonQuery(values.reason, target), done: (a) => `Removed the override for ${who} (version ${a.version}).` });
+        },
+        async setRollout() {
+            const f = flag();
+            const current = f.rollout && typeof f.rollout === 'object' ? f.rollout : null;
+            const values = await formDialog({
+                title: `Roll out ${key}`, confirmLabel: 'Set rollout',
+                description: 'Replaces the flag-level rollout. Units inside at a percent stay inside at every higher percent.',
+                fields: [
+                    { name: 'mode', label: 'How', type: 'radio', testid: 'rollout-mode', value: 'percent',
+                        options: [{ value: 'percent', label: 'A fixed percent' }, { value: 'apple', label: 'Apple phased release: 1, 2, 5, 10, 20, 50, 100 % over 7 days' }] },
+                    { name: 'percent', label: 'Percent', type: 'number', min: '0', max: '100', step: '0.01', testid: 'percent-input',
+                        value: current && typeof current.percent === 'number' ? String(current.percent) : '', when: (v) => v.mode === 'percent', required: true },
+                    { name: 'start', label: 'Start (optional, your local time)', type: 'datetime-local', testid: 'start-input', when: (v) => v.mode === 'apple', hint: 'Empty: now.' },
+                    { name: 'value', label: `Value served inside the rollout (${f.type})`, required: true, testid: 'value-input',
+                        value: current ? inputText(current.value, f.type) : (f.type === 'bool' ? 'true' : '') },
+                ],
+            });
+            if (!values) return;
+            const body = { valueText: values.value, reason: values.reason || undefined };
+            if (values.mode === 'apple') {
+                body.preset = 'apple';
+                const start = localInputToISO(values.start || '');
+                if (start) body.start = start;
+            } else {
+                body.percent = Number(values.percent);
+            }
+            await run({ method: 'PUT', path: `${base}/rollout`, body, done: (a) => `Set the rollout of ${key} (version ${a.version}).` });
+        },
+        async pauseRollout() {
+            const values = await formDialog({ title: `Pause the rollout of ${key}?`, description: 'The percent stays where it is now until resumed.', confirmLabel: 'Pause' });
+            if (values) await run({ method: 'POST', path: `${base}/rollout/pause`, body: { reason: values.reason || undefined }, done: (a) => `Paused the rollout of ${key} (version ${a.version}).` });
+        },
+        async resumeRollout() {
+            const values = await formDialog({ title: `Resume the rollout of ${key}?`, description: 'The remaining steps move later by the time spent paused.', confirmLabel: 'Resume' });
+            if (values) await run({ method: 'POST', path: `${base}/rollout/resume`, body: { reason: values.reason || undefined }, done: (a) => `Resumed the rollout of ${key} (version ${a.version}).` });
+        },
+        async removeRollout() {
+            const values = await formDialog({ title: `Remove the rollout of ${key}?`, confirmLabel: 'Remove rollout', danger: true });
+            if (values) await run({ method: 'DELETE', path: `${base}/rollout`, query: reasonQuery(values.reason), done: (a) => `Removed the rollout of ${key} (version ${a.version}).` });
+        },
+        async expire() {
+            const f = flag();
+            const keep = f.expiredValue !== undefined ? f.expiredValue : f.default;
+            const values = await formDialog({
+                title: `Expire ${key}`, confirmLabel: 'Set expiry',
+                description: 'From the expiry on, everyone gets the kept value; then remove the flag from the code and archive it.',
+                fields: [
+                    { name: 'keep', label: `Value kept after expiry (${f.type})`, value: inputText(keep, f.type), required: true, testid: 'keep-input' },
+                    { name: 'at', label: 'When (optional, your local time)', type: 'datetime-local', testid: 'at-input', hint: 'Empty: now.' },
+                ],
+            });
+            if (!values) return;
+            const body = { keepText: values.keep, reason: values.reason || undefined };
+            const at = localInputToISO(values.at || '');
+            if (at) body.at = at;
+            await run({ method: 'POST', path: `${base}/expire`, body, done: (a) => `Set the expiry of ${key} (version ${a.version}).` });
+        },
+        async archive() {
+            const values = await formDialog({ title: `Archive ${key}?`, description: 'An archived flag is not served: clients fall back to their compiled-in default.', confirmLabel: 'Archive', danger: true });
+            if (values) await run({ method: 'POST', path: `${base}/archive`, body: { reason: values.reason || undefined }, done: (a) => `Archived ${key} (version ${a.version}).` });
+        },
+        async unarchive() {
+            const values = await formDialog({ title: `Unarchive ${key}?`, confirmLabel: 'Unarchive' });
+            if (values) await run({ method: 'POST', path: `${base}/unarchive`, body: { reason: values.reason || undefined }, done: (a) => `Unarchived ${key} (version ${a.version}).` });
+        },
+    };
+}
+
+function rulesSection(flag, can, actions) {
+    const rules = Array.isArray(flag.rules) ? flag.rules : [];
+    const items = rules.map((rule, index) => h('li', { class: 'rule', testid: 'rule', data: { item: rule.name ?? String(index) } },
+        h('div', { class: 'rule-text' },
+            h('code', { class: 'rule-name' }, rule.name ?? `rule ${index + 1}`), ' ',
+            h('span', null, ruleTarget(rule)), ' → ', h('span', { class: 'serve' }, ruleServe(rule))),
+        can && typeof rule.name === 'string' ? actionButton('action-rule-remove', 'Remove', () => actions.removeRule(rule.name), { item: rule.name }) : null));
+    return h('section', { class: 'card' },
+        h('div', { class: 'card-head' }, h('h3', null, 'Rules'),
+            can ? actionButton('action-rule-add', 'Add rule', () => actions.addRule()) : null),
+        rules.length ? h('ol', { class: 'rules' }, items) : h('p', { class: 'muted' }, 'No rules.'));
+}
+
+function overridesSection(flag, now, can, actions) {
+    const overrides = Array.isArray(flag.overrides) ? flag.overrides : [];
+    const items = overrides.map((override) => {
+        const until = typeof override.until === 'string' ? override.until : null;
+        const ended = until !== null && Date.parse(until) <= now;
+        const who = overrideTarget(override);
+        return h('li', { class: ended ? 'override ended' : 'override', testid: 'override', data: { item: who } },
+            h('div', null,
+                h('span', null, who), ' → ', valueCode(override.value), ' ',
+                until ? h('span', { class: 'muted' }, ended ? 'ended ' : 'until ', timeElement(until, ended ? relativeTime(until, now) : `${formatUTC(until)} (${relativeTime(until, now)})`, formatUTC(until)))
+                    : h('span', { class: 'muted' }, 'no end')),
+            can ? actionButton('action-override-remove', 'Remove', () => actions.removeOverride(override), { item: who }) : null);
+    });
+    return h('section', { class: 'card' },
+        h('div', { class: 'card-head' }, h('h3', null, 'Overrides'),
+            can ? actionButton('action-override', 'Add override', () => actions.addOverride()) : null),
+        overrides.length ? h('ul', { class: 'overrides' }, items) : h('p', { class: 'muted' }, 'No overrides.'));
+}
+
+function rolloutSection(flag, now, can, actions) {
+    const rollout = flag.rollout && typeof flag.rollout === 'object' ? flag.rollout : null;
+    const buttons = [];
+    if (can) {
+        buttons.push(actionButton('action-rollout', rollout ? 'Change rollout' : 'Roll out', () => actions.setRollout()));
+        if (rollout && Array.isArray(rollout.schedule)) {
+            if (pausedAtMillis(rollout) === null) buttons.push(actionButton('action-rollout-pause', 'Pause', () => actions.pauseRollout()));
+            else buttons.push(actionButton('action-rollout-resume', 'Resume', () => actions.resumeRollout()));
+        }
+        if (rollout) buttons.push(actionButton('action-rollout-remove', 'Remove rollout', () => actions.removeRollout(), { danger: true }));
+    }
+    const head = h('div', { class: 'card-head' }, h('h3', null, 'Rollout'), h('div', { class: 'buttons' }, buttons));
+    if (!rollout) return h('section', { class: 'card' }, head, h('p', { class: 'muted' }, 'No flag-level rollout: after its rules the flag serves its default.'));
+    const percent = percentAt(rollout, now);
+    const phase = rolloutPhase(rollout, now);
+    const paused = pausedAtMillis(rollout);
+    const lines = [h('p', null, `Serves `, valueCode(rollout.value), ` to ${percentText(percent)} of units now (${phase}).`)];
+    if (paused !== null) {
+        lines.push(h('p', { class: 'paused-note' }, `Paused since ${formatUTC(paused)} (${relativeTime(paused, now)}). `
+            + 'Resuming moves the remaining steps later by the pause; the chart shows them as if resumed now.'));
+    }
+    if (typeof rollout.salt === 'string' && rollout.salt !== '') lines.push(h('p', { class: 'muted' }, `Salt: ${rollout.salt}`));
+    let table = null;
+    const steps = scheduleSteps(rollout);
+    if (steps.length) {
+        table = h('div', { class: 'table-scroll' }, h('table', { class: 'data schedule' },
+            h('caption', null, 'Schedule'),
+            h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'At (UTC)'), h('th', { scope: 'col' }, 'Percent'), h('th', { scope: 'col' }, 'When'))),
+            h('tbody', null, steps.map((step) => h('tr', { class: step.at <= (paused ?? now) ? 'step done' : 'step' },
+                h('td', null, formatUTC(step.at)), h('td', null, percentText(step.percent)), h('td', null, relativeTime(step.at, now)))))));
+    }
+    return h('section', { class: 'card' }, head, lines, h('div', { class: 'chart-box' }, rolloutChartElement(rollout, now, Math.max(320, Math.min(640, window.innerWidth - 56)))), table);
+}
+
+function content(ctx, route) {
+    const set = ctx.store.state.set;
+    const key = route.key;
+    const flag = set && set.flags[key];
+    if (!flag || typeof flag !== 'object') {
+        return h('div', null, h('h2', { tabindex: '-1' }, key),
+            h('p', { class: 'empty', testid: 'flag-missing' }, `There is no flag ${key} in ${route.set} (version ${set ? set.version : '?'}).`),
+            h('p', null, h('a', { href: hashFor({ name: 'flags', set: route.set }) }, 'Back to the flags')));
+    }
+    const now = Date.now();
+    const can = ctx.perms().flagActions;
+    const actions = flagActions(ctx, route.set, key);
+    const states = flagStates(flag, now);
+    const expiry = expiryText(flag.expiresAt, now);
+
+    const toolbar = can ? h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Flag actions' },
+        flag.killed === true
+            ? actionButton('action-restore', 'Restore', () => actions.restore())
+            : actionButton('action-kill', 'Kill', () => actions.kill(), { danger: true }),
+        actionButton('action-default', 'Change default', () => actions.setDefault()),
+        actionButton('action-expire', 'Expire', () => actions.expire()),
+        flag.archived === true
+            ? actionButton('action-unarchive', 'Unarchive', () => actions.unarchive())
+            : actionButton('action-archive', 'Archive', () => actions.archive())) : null;
+
+    const notices = [];
+    if (flag.killed === true) notices.push(h('p', { class: 'notice killed' }, 'Killed: everyone gets the kill value ', valueCode(flag.killValue), '.'));
+    if (expiry.state === 'expired' && flag.archived !== true) {
+        notices.push(h('p', { class: 'notice expired' }, `Expired ${relativeTime(flag.expiresAt, now)}: everyone gets `, valueCode(flag.expiredValue),
+            '. Remove it from the code, then archive it.'));
+    }
+
+    return h('div', { class: 'flag-detail' },
+        h('div', { class: 'flag-title' },
+            h('h2', { tabindex: '-1' }, h('code', null, key)),
+            h('span', { class: `badge state-${states[0].replace(' ', '-')}`, testid: 'state-badge' }, states[0]),
+            states.slice(1).map((state) => h('span', { class: `badge subtle state-${state.replace(' ', '-')}` }, state))),
+        typeof flag.description === 'string' && flag.description !== '' ? h('p', { class: 'description', testid: 'flag-description' }, flag.description) : null,
+        notices,
+        toolbar,
+        h('dl', { class: 'meta' },
+            definition('Type', flag.type ?? '?'),
+            definition('Kind', flag.kind ?? '?'),
+            definition('Owner', flag.owner ?? '—'),
+            definition('Default', valueCode(flag.default)),
+            definition('Kill value', valueCode(flag.killValue)),
+            definition('Expires', flag.expiresAt
+                ? h('span', { class: expiry.state === 'expired' ? 'expiry expired' : 'expiry' }, `${expiry.text} (${formatUTC(flag.expiresAt)})`)
+                : 'never'),
+            flag.expiresAt ? definition('After expiry', valueCode(flag.expiredValue)) : null,
+            definition('Order', h('span', { class: 'muted' }, 'kill → expiry → unit overrides → cohort overrides → rules → rollout → default'))),
+        overridesSection(flag, now, can, actions),
+        rulesSection(flag, can, actions),
+        rolloutSection(flag, now, can, actions),
+        h('p', { class: 'links' },
+            h('a', { href: hashFor({ name: 'evaluate', set: route.set, query: { key } }), testid: 'flag-evaluate' }, 'Evaluate this flag'),
+            ' · ',
+            h('a', { href: hashFor({ name: 'history', set: route.set, query: { key } }) }, 'History of this flag'),
+            ' · ',
+            h('a', { href: hashFor({ name: 'flags', set: route.set }) }, 'All flags')));
+}
+
+/** The flag screen of `route.set` / `route.key`. */
+export function render(ctx, route) {
+    const body = h('div');
+    const node = h('section', { class: 'screen' }, setHeader(ctx, route), body);
+    function draw() {
+        const focused = focusKey();
+        replaceChildren(body, content(ctx, route));
+        // Kill turns into Restore: when the focused control is gone, focus goes to the flag's heading.
+        if (focused && !restoreFocus(body, focused)) body.querySelector('h2')?.focus();
+    }
+    ctx.onDispose(ctx.store.subscribe((change) => {
+        if (change.topic !== 'set' || !ctx.store.state.set) return;
+        if (change.reset || (change.flags || []).includes(route.key) || (change.removedFlags || []).includes(route.key)
+            || (change.cohorts || []).length) draw();
+    }));
+    draw();
+    return { node, title: `${route.key} · ${route.set}` };
+}

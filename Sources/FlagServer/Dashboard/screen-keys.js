@@ -1,0 +1,197 @@
+// SDK keys of a set and personal tokens (admin role only): list, create (the secret shown once), revoke.
+// These are not flag-set content, so they carry no If-Match: a flag changed meanwhile does not make them stale.
+
+import { setPath } from '/ui/api.js';
+import { formDialog } from '/ui/dialog.js';
+import { h, replaceChildren, timeElement } from '/ui/dom.js';
+import { setHeader } from '/ui/layout.js';
+import { secretPanel } from '/ui/secret.js';
+import { formatUTC, relativeTime } from '/ui/time.js';
+
+function when(iso, now) {
+    return typeof iso === 'string' ? timeElement(iso, relativeTime(iso, now), formatUTC(iso)) : '—';
+}
+
+function requestError(ctx, error) {
+    if (error.status !== 401) ctx.notices.error(error);
+}
+
+function keysSection(ctx, setName) {
+    const tbody = h('tbody');
+    const secretHost = h('div');
+    const status = h('p', { class: 'loading' }, 'Loading SDK keys…');
+    const create = h('button', { type: 'button', class: 'button', testid: 'key-create' }, 'New SDK key');
+
+    async function load() {
+        try {
+            const answer = await ctx.api.get(`${setPath(setName)}/keys`);
+            const keys = answer.json.keys || [];
+            const now = Date.now();
+            tbody.replaceChildren(...keys.map((key) => {
+                const revoked = typeof key.revokedAt === 'string';
+                const revoke = revoked ? null : h('button', { type: 'button', class: 'button small danger', testid: 'key-revoke', data: { item: key.name } }, 'Revoke');
+                if (revoke) revoke.addEventListener('click', () => revokeKey(key.name));
+                return h('tr', { class: revoked ? 'key-row revoked' : 'key-row', testid: 'key-row', data: { item: key.name } },
+                    h('th', { scope: 'row', 'data-label': 'Name' }, key.name),
+                    h('td', { 'data-label': 'Created' }, when(key.createdAt, now)),
+                    h('td', { 'data-label': 'Revoked' }, revoked ? when(key.revokedAt, now) : 'no'),
+                    h('td', { 'data-label': '' }, revoke));
+            }));
+            status.hidden = keys.length > 0;
+            status.textContent = keys.length ? '' : 'No SDK keys for this set.';
+        } catch (error) {
+            status.textContent = 'Could not load the SDK keys.';
+            requestError(ctx, error);
+        }
+    }
+
+    async function revokeKey(name) {
+        const values = await formDialog({
+            title: `Revoke SDK key ${name}?`, description: 'Clients using it are refused from their next request.',
+            confirmLabel: 'Revoke', danger: true,
+        });
+        if (!values) return;
+        try {
+            await ctx.api.request('DELETE', `${setPath(setName)}/keys/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+            ctx.notices.clearError();
+            ctx.notices.toast(`Revoked SDK key ${name}.`);
+            load();
+        } catch (error) {
+            requestError(ctx, error);
+        }
+    }
+
+    create.addEventListener('click', async () => {
+        const values = await formDialog({
+            title: `New SDK key for ${setName}`, confirmLabel: 'Create key',
+            fields: [{ name: 'name', label: 'Name', required: true, testid: 'key-name-input', hint: 'Unique on the server, e.g. ios-app-prod.' }],
+        });
+        if (!values) return;
+        try {
+            const answer = await ctx.api.request('POST', `${setPath(setName)}/keys`, { body: { name: values.name, reason: values.reason || undefined } });
+            ctx.notices.clearError();
+            replaceChildren(secretHost, secretPanel(`SDK key ${answer.json.name} for ${setName}`, answer.json.token, () => replaceChildren(secretHost)));
+            load();
+        } catch (error) {
+            requestError(ctx, error);
+        }
+    });
+
+    load();
+    return h('section', { class: 'card' },
+        h('div', { class: 'card-head' }, h('h3', null, 'SDK keys'), create),
+        h('p', { class: 'muted' }, `Read-only keys for clients of ${setName}.`),
+        secretHost, status,
+        h('div', { class: 'table-scroll' }, h('table', { class: 'data stack' },
+            h('thead', null, h('tr', null, ['Name', 'Created', 'Revoked', ''].map((name) => h('th', { scope: 'col' }, name)))),
+            tbody)));
+}
+
+/** The personal tokens section (admin): every token, sessions included. */
+export function tokensSection(ctx) {
+    const tbody = h('tbody');
+    const secretHost = h('div');
+    const status = h('p', { class: 'loading' }, 'Loading tokens…');
+    const create = h('button', { type: 'button', class: 'button', testid: 'token-create' }, 'New token');
+
+    async function load() {
+        try {
+            const answer = await ctx.api.get('/v1/admin/tokens');
+            const tokens = answer.json.tokens || [];
+            const now = Date.now();
+            tbody.replaceChildren(...tokens.map((token) => {
+                const revoked = typeof token.revokedAt === 'string';
+                const revoke = revoked ? null : h('button', { type: 'button', class: 'button small danger', testid: 'token-revoke', data: { item: token.name } }, 'Revoke');
+                if (revoke) revoke.addEventListener('click', () => revokeToken(token.name));
+                const classes = ['token-row', revoked ? 'revoked' : '', token.sessionOf ? 'session' : ''].filter(Boolean).join(' ');
+                return h('tr', { class: classes, testid: 'token-row', data: { item: token.name } },
+                    h('th', { scope: 'row', 'data-label': 'Name' }, token.name, token.sessionOf ? h('div', { class: 'muted small' }, `session of ${token.sessionOf}`) : null),
+                    h('td', { 'data-label': 'Role' }, token.role ?? ''),
+                    h('td', { 'data-label': 'Sets' }, Array.isArray(token.sets) ? token.sets.join(', ') : 'all'),
+                    h('td', { 'data-label': 'Created' }, when(token.createdAt, now)),
+                    h('td', { 'data-label': 'Expires' }, token.expiresAt ? when(token.expiresAt, now) : 'never'),
+                    h('td', { 'data-label': 'Last used' }, when(token.lastUsedAt, now)),
+                    h('td', { 'data-label': 'Revoked' }, revoked ? when(token.revokedAt, now) : 'no'),
+                    h('td', { 'data-label': '' }, revoke));
+            }));
+            status.hidden = tokens.length > 0;
+            status.textContent = tokens.length ? '' : 'No tokens.';
+        } catch (error) {
+            status.textContent = 'Could not load the tokens.';
+            requestError(ctx, error);
+        }
+    }
+
+    async function revokeToken(name) {
+        const values = await formDialog({
+            title: `Revoke token ${name}?`, description: 'It is refused from its next request, and so are its sessions.',
+            confirmLabel: 'Revoke', danger: true,
+        });
+        if (!values) return;
+        try {
+            await ctx.api.request('DELETE', `/v1/admin/tokens/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+            ctx.notices.clearError();
+            ctx.notices.toast(`Revoked token ${name}.`);
+            load();
+        } catch (error) {
+            requestError(ctx, error);
+        }
+    }
+
+    create.addEventListener('click', async () => {
+        const values = await formDialog({
+            title: 'New personal token', confirmLabel: 'Create token',
+            fields: [
+                { name: 'name', label: 'Name', required: true, testid: 'token-name-input', hint: 'The person or script, e.g. alice; it is the actor in the audit log.' },
+                { name: 'role', label: 'Role', type: 'select', options: ['viewer', 'editor', 'admin'], value: 'viewer', testid: 'token-role-select' },
+                { name: 'sets', label: 'Sets (optional)', testid: 'token-sets-input', placeholder: 'staging, ios-prod', hint: 'Comma-separated; empty for every set.' },
+                { name: 'expires', label: 'Expires after (optional)', testid: 'token-expires-input', placeholder: '90d', hint: 'A duration such as 30d or 6w; empty for never.' },
+            ],
+        });
+        if (!values) return;
+        const body = { name: values.name, role: values.role, reason: values.reason || undefined };
+        const sets = values.sets.split(',').map((item) => item.trim()).filter(Boolean);
+        if (sets.length) body.sets = sets;
+        if (values.expires) body.expires = values.expires;
+        try {
+            const answer = await ctx.api.request('POST', '/v1/admin/tokens', { body });
+            ctx.notices.clearError();
+            replaceChildren(secretHost, secretPanel(`Token ${answer.json.name} (${answer.json.role})`, answer.json.token, () => replaceChildren(secretHost)));
+            load();
+        } catch (error) {
+            requestError(ctx, error);
+        }
+    });
+
+    load();
+    return h('section', { class: 'card' },
+        h('div', { class: 'card-head' }, h('h3', null, 'Personal tokens'), create),
+        h('p', { class: 'muted' }, 'People and scripts sign in with these; sessions are the dashboard\'s short-lived tokens made from them.'),
+        secretHost, status,
+        h('div', { class: 'table-scroll' }, h('table', { class: 'data stack' },
+            h('thead', null, h('tr', null, ['Name', 'Role', 'Sets', 'Created', 'Expires', 'Last used', 'Revoked', ''].map((name) => h('th', { scope: 'col' }, name)))),
+            tbody)));
+}
+
+function notAllowed() {
+    return h('p', { class: 'empty', testid: 'not-allowed' }, 'SDK keys and tokens are for the admin role.');
+}
+
+/** The keys screen of `route.set`: its SDK keys, then the server's personal tokens. */
+export function render(ctx, route) {
+    const allowed = ctx.perms().keys;
+    const node = h('section', { class: 'screen' },
+        setHeader(ctx, route),
+        h('h2', { tabindex: '-1' }, 'SDK keys and tokens'),
+        allowed ? keysSection(ctx, route.set) : notAllowed(),
+        allowed && ctx.perms().tokens ? tokensSection(ctx) : null);
+    return { node, title: `Keys · ${route.set}` };
+}
+
+/** The tokens screen (`#/tokens`). */
+export function renderTokens(ctx) {
+    const node = h('section', { class: 'screen' },
+        h('h1', { tabindex: '-1' }, 'Personal tokens'),
+        ctx.perms().tokens ? tokensSection(ctx) : notAllowed());
+    return { node, title: 'Tokens' };
+}

@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { errorInfo, errorLines, etagVersion, networkErrorInfo } from '../../Sources/FlagServer/Dashboard/errors.js';
+import { permissions } from '../../Sources/FlagServer/Dashboard/roles.js';
+import { isPlainHTTPRemote } from '../../Sources/FlagServer/Dashboard/origin.js';
+
+test('a 422 keeps every problem with its JSON path', () => {
+    const info = errorInfo(422, { error: {
+        code: 'invalid_flag_set', message: 'the flag set would be invalid: 2 problems', path: 'flags.x.rules[0].cohort',
+        problems: [{ path: 'flags.x.rules[0].cohort', message: 'no cohort named beta' }, { path: 'flags.x.default', message: 'expected a bool value, found 3' }],
+    } });
+    assert.equal(info.code, 'invalid_flag_set');
+    assert.deepEqual(errorLines(info), {
+        message: 'the flag set would be invalid: 2 problems',
+        problems: ['flags.x.rules[0].cohort: no cohort named beta', 'flags.x.default: expected a bool value, found 3'],
+    });
+});
+
+test('a conflict carries the current version', () => {
+    const info = errorInfo(409, { error: { code: 'conflict', message: 'the set is at version 44', currentVersion: 44 } });
+    assert.equal(info.code, 'conflict');
+    assert.equal(info.currentVersion, 44);
+});
+
+test('an answer without the error shape still says something', () => {
+    const info = errorInfo(503, undefined);
+    assert.equal(info.code, 'http_503');
+    assert.match(info.message, /HTTP 503/);
+    assert.deepEqual(info.problems, []);
+    assert.equal(errorInfo(401, { error: { code: 'unauthorized', message: 'session expired' } }).message, 'session expired');
+    assert.equal(networkErrorInfo().status, 0);
+});
+
+test('ETag versions', () => {
+    assert.equal(etagVersion('"43"'), 43);
+    assert.equal(etagVersion('W/"7"'), 7);
+    assert.equal(etagVersion('43'), null);
+    assert.equal(etagVersion(null), null);
+});
+
+test('roles offer only what they allow', () => {
+    assert.deepEqual(permissions('viewer'), { flagActions: false, cohortActions: false, rollback: false, promote: false, keys: false, tokens: false });
+    assert.deepEqual(permissions('editor'), { flagActions: true, cohortActions: true, rollback: true, promote: true, keys: false, tokens: false });
+    assert.deepEqual(permissions('admin'), { flagActions: true, cohortActions: true, rollback: true, promote: true, keys: true, tokens: true });
+    assert.deepEqual(permissions('owner'), permissions('viewer'));
+});
+
+test('plain HTTP warns except on this machine', () => {
+    assert.equal(isPlainHTTPRemote('http:', 'flags.example.com'), true);
+    assert.equal(isPlainHTTPRemote('http:', '10.0.0.5'), true);
+    assert.equal(isPlainHTTPRemote('https:', 'flags.example.com'), false);
+    for (const host of ['localhost', '127.0.0.1', '[::1]', '::1', 'LOCALHOST']) assert.equal(isPlainHTTPRemote('http:', host), false, host);
+});
