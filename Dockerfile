@@ -18,7 +18,8 @@ COPY Tests ./Tests
 # The linker prints one warning from the toolchain's static FoundationEssentials ("the use of `mktemp' is dangerous");
 # it is in Foundation's code, not ours, and harmless here.
 RUN swift build -c release --static-swift-stdlib --product flagserver \
-    && install -D -m 0755 "$(swift build -c release --show-bin-path)/flagserver" /out/flagserver
+    && install -D -m 0755 "$(swift build -c release --show-bin-path)/flagserver" /out/flagserver \
+    && cp -R "$(swift build -c release --show-bin-path)/Flagstaff_FlagServer.resources" /out/
 
 # ---- run: slim Debian with only what the binary links dynamically (see `ldd` in the comment below) ----
 # `ldd` of the binary this command builds (Swift 6.3.1, checked 2026-11-29): libsqlite3.so.0, libm, libstdc++.so.6,
@@ -33,6 +34,8 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && mkdir -p /data && chown flagserver /data
 WORKDIR /app
 COPY --from=build /out/flagserver /usr/local/bin/flagserver
+# The dashboard's files, which flagserver serves under /ui/ from beside its executable.
+COPY --from=build /out/Flagstaff_FlagServer.resources /usr/local/bin/Flagstaff_FlagServer.resources
 COPY config ./config
 USER flagserver
 VOLUME ["/data"]

@@ -36,7 +36,11 @@ let package = Package(
         // Flagstaff; what it answers before a route is known is rendered by a function the application gives it.
         .target(name: "FlagHTTP", dependencies: ["FlagLock", "CSystem"]),
         // The server's logic on top of the engine: routes, the service, the versioned store, auth.
-        .target(name: "FlagServer", dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite"]),
+        // The dashboard (Sources/FlagServer/Dashboard: HTML, CSS and JavaScript modules, no build step) ships as the
+        // module's resources, beside the executable, so that every build serves it (the Docker image copies them).
+        .target(
+            name: "FlagServer", dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite"],
+            resources: [.copy("Dashboard")]),
         // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
         .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer", "FlagHTTP"]),

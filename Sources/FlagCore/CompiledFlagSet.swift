@@ -104,6 +104,12 @@ public final class CompiledFlagSet: Sendable {
         flags.entries.compactMap(\.value.flag)
     }
 
+    /// The keys of the flags that name the cohort `name` (in an override, a rule or an `in_cohort` condition),
+    /// sorted.
+    public func flags(using name: String) -> [String] {
+        (cohortUsers[name] ?? []).sorted(by: utf8Less)
+    }
+
     /// The names of the cohorts the set could read, in no particular order.
     public var cohortNames: [String] {
         Array(cohorts.models.keys)
@@ -226,7 +232,7 @@ final class FlagEntry: Sendable {
         self.flag = flag
         self.unreadable = []
         self.problems = compiler.problems
-        self.namedCohorts = compiler.namedCohorts
+        self.namedCohorts = flag.cohortNames
         self.program = Program(ProgramBuilder(flag: compiled, key: flag.key))
     }
 

@@ -6,7 +6,6 @@ extension Compiler {
         let path = "flags.\(flag.key)"
         let start = problems.count
         flagBreakage = nil
-        namedCohorts = []
         if !isValidKey(flag.key) { report(path, "'\(flag.key)' is not a valid flag key: \(Self.keyRule)") }
         if case .unknown(let name) = flag.type {
             report(

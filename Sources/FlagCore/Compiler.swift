@@ -15,9 +15,6 @@ struct Compiler {
     /// For a cohort broken because it uses a broken one: the cohort whose own fault it is. Messages name that root
     /// instead of nesting every link, which made them grow with the chain (quadratic memory: 24 GB for 50,000).
     var brokenRoots: [Int: Int] = [:]
-    /// Every cohort name the item being compiled uses, whether the set has it or not: a flag is compiled again
-    /// when one of them changes.
-    var namedCohorts: Set<String> = []
     /// Why the flag being compiled cannot be evaluated, when a cohort it uses is broken.
     var flagBreakage: String?
 
@@ -125,7 +122,6 @@ struct Compiler {
         case .inCohort:
             var indexes: [Int] = []
             for (index, name) in values.enumerated() {
-                namedCohorts.insert(name)
                 if let cohort = cohortIndex[name] {
                     indexes.append(cohort)
                 } else {
@@ -157,7 +153,6 @@ struct Compiler {
 
     /// The index of a cohort a flag names, reporting a missing or broken one; `nil` when unusable.
     mutating func cohort(_ name: String, path: @autoclosure () -> String) -> Int? {
-        namedCohorts.insert(name)
         guard let index = cohortIndex[name] else {
             report(path(), "unknown cohort '\(name)'")
             return nil

@@ -104,6 +104,25 @@ public struct Flag: Sendable, Equatable {
 
     /// The salt bucketing uses for this flag.
     public var effectiveSalt: String { salt ?? key }
+
+    /// The names of the cohorts the flag uses: in cohort overrides, rule targets and `in_cohort` conditions.
+    public var cohortNames: Set<String> {
+        var names: Set<String> = []
+        for override in overrides { if case .cohort(let name) = override.target { names.insert(name) } }
+        for rule in rules {
+            switch rule.target {
+            case .cohort(let name): names.insert(name)
+            case .conditions(let conditions): names.formUnion(conditions.cohortNames)
+            }
+        }
+        return names
+    }
+
+    /// Whether the flag is debt at `time`: expired and not archived. `flagctl stale`, the dashboard and the list of
+    /// sets count the same flags.
+    public func isStale(at time: Date) -> Bool {
+        !archived && (expiresAt.map { $0 <= time } ?? false)
+    }
 }
 
 /// The type of a flag's values. Unknown names from a newer writer are kept, not rejected.
@@ -299,6 +318,11 @@ public struct Cohort: Sendable, Equatable {
         self.exclude = exclude
         self.groups = groups
     }
+
+    /// The names of the cohorts this cohort uses through `in_cohort`.
+    public var cohortNames: Set<String> {
+        groups.reduce(into: []) { names, group in names.formUnion(group.cohortNames) }
+    }
 }
 
 /// A test on one attribute of the evaluation context (SPEC §2.3).
@@ -384,4 +408,13 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
 
     /// `flags.x.rules[0].cohort: unknown cohort 'beta'`
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+}
+
+extension Sequence<Condition> {
+    /// The cohorts these conditions name through `in_cohort`.
+    var cohortNames: Set<String> {
+        reduce(into: []) { names, condition in
+            if condition.op == .inCohort { names.formUnion(condition.values) }
+        }
+    }
 }

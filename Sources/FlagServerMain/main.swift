@@ -75,5 +75,9 @@ log("data in \(configuration.dataDirectory) (\(configuration.databasePath))")
 if let tokenFile = bootstrap.adminTokenFile {
     log("created the first admin token; it is in \(tokenFile) (readable only by you)")
 }
-log("listening on http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)")
+let base = "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)"
+log("listening on \(base)")
+if bootstrap.app.servesDashboard {
+    log("dashboard: \(base)/ui/ (sign in with a token; put TLS in front of flagserver beyond this machine)")
+}
 dispatchMain()

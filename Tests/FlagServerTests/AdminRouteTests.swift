@@ -22,10 +22,15 @@ struct AdminRouteTests {
                 return
             }
             #expect(sets.count == 3)
+            let seeded = #""time":"2027-01-15T08:00:00Z","actor":"test","action":"set.create""#
             let expected = """
-                {"sets":[{"name":"android-prod","version":1,"updatedAt":"2027-01-15T08:00:00Z","flags":0,"cohorts":0},
-                {"name":"ios-prod","version":1,"updatedAt":"2027-01-15T08:00:00Z","flags":2,"cohorts":2},
-                {"name":"web-prod","version":1,"updatedAt":"2027-01-15T08:00:00Z","flags":0,"cohorts":0}]}
+                {"sets":[{"name":"android-prod","version":1,"updatedAt":"2027-01-15T08:00:00Z","flags":0,"cohorts":0,
+                "stale":0,"lastChange":{\(seeded),"subject":"android-prod","version":1}},
+                {"name":"ios-prod","version":1,"updatedAt":"2027-01-15T08:00:00Z","flags":2,"cohorts":2,"stale":0,
+                "lastChange":{\(seeded),"subject":"ios-prod","version":1}},
+                {"name":"web-prod","version":1,"updatedAt":"2027-01-15T08:00:00Z","flags":0,"cohorts":0,"stale":0,
+                "lastChange":{"time":"2027-01-15T08:00:00Z","actor":"root","action":"set.create","subject":"web-prod",
+                "reason":"launch","version":1}}]}
                 """
             #expect(try list.json() == JSONReader.parse(Array(expected.utf8)))
             #expect(try harness.app.service.audit(nil, limit: 1).first?.reason == "launch")

@@ -48,8 +48,10 @@ struct AppHarness {
         let note = ChangeNote(actor: "test", action: "set.create")
         try service.createSet("ios-prod", from: FlagSet.decode(Array(fixtureDocument.utf8)), note: note)
         try service.createSet("android-prod", note: note)
-        admin = try tokens.issue(name: "root", role: .admin, note: ChangeNote(actor: "test", action: "token.create"))
-            .token
+        admin = try tokens.issue(
+            name: "root", role: .admin(.admin, sets: nil), note: ChangeNote(actor: "test", action: "token.create")
+        )
+        .token
         sdk = try tokens.issue(
             name: "ios-app", role: .sdk(set: "ios-prod"), note: ChangeNote(actor: "test", action: "key.create")
         ).token

@@ -1,8 +1,9 @@
 import FlagSQLite
-import FlagServer
 import FlagTestSupport
 import Foundation
 import Testing
+
+@testable import FlagServer
 
 @Suite("SQLiteFlagStore")
 struct SQLiteFlagStoreTests {
@@ -54,7 +55,7 @@ struct SQLiteFlagStoreTests {
                         name: "ios-app", hash: digest(9), role: .sdk(set: "ios"),
                         createdAt: time(4)), audit: audit("key.create", 4))
                 try store.addToken(
-                    StoredToken(name: "ci", hash: digest(10), role: .admin, createdAt: time(5)),
+                    StoredToken(name: "ci", hash: digest(10), role: .admin(.admin, sets: nil), createdAt: time(5)),
                     audit: audit("token.create", 5))
                 _ = try store.revokeToken(name: "ci", at: time(6), audit: audit("token.revoke", 6))
                 snapshots = try (1...3).map { try store.snapshot(set: "ios", version: $0) }
@@ -82,7 +83,30 @@ struct SQLiteFlagStoreTests {
             let recorded = try database.read { db in
                 try db.query("SELECT version FROM schema_migration") { try $0.int(0) }
             }
-            #expect(recorded == [1])
+            #expect(recorded == [1, 2])
+        }
+    }
+
+    /// Migration 2 makes every admin token there was an `admin` with no limit to sets, and SDK keys stay keys.
+    @Test func tokensOfTheFirstSchemaKeepWhatTheyMayDo() throws {
+        try withTemporaryDirectory { directory in
+            let path = Self.path(in: directory)
+            let database = try SQLiteDatabase(path: path)
+            try SQLiteMigrator([SQLiteMigration(version: 1, name: "v1", script: SQLiteFlagStore.schemaV1)])
+                .migrate(database)
+            try database.write { db in
+                try db.execute(
+                    "INSERT INTO flag_set (name, current_version, created_at, updated_at) VALUES ('s', 1, 0, 0)")
+                try db.execute(
+                    "INSERT INTO token (name, hash, role, role_set, created_at) VALUES ('root', x'01', 'admin', NULL, 5)"
+                )
+                try db.execute(
+                    "INSERT INTO token (name, hash, role, role_set, created_at) VALUES ('app', x'02', 'sdk', 's', 6)")
+            }
+            let store = try SQLiteFlagStore(database: database)
+            let tokens = try store.tokens()
+            #expect(tokens.map(\.role) == [.admin(.admin, sets: nil), .sdk(set: "s")])
+            #expect(tokens.allSatisfy { $0.expiresAt == nil && $0.sessionOf == nil && $0.lastUsedAt == nil })
         }
     }
 

@@ -5,13 +5,18 @@ import Testing
 
 @testable import FlagServer
 
-/// The auth matrix over every route of `Route.allCases`: who may call what, with the exact status of each.
+/// The auth matrix over every route of `Route.allCases`: who may call what, with the exact status of each. The
+/// role each sample needs is written in `RouteSample.all`, apart from the route table, so that the table cannot
+/// grant a role more than the contract says.
 @Suite("Security: the auth matrix over every route")
 struct SecurityAuthMatrixTests {
     /// Who sends the request.
     enum Caller: String, CaseIterable, Sendable {
         case noToken, basicScheme, schemeOnly, tokenWithoutScheme, twoTokens, twoHeaders, wrongToken
-        case revokedKey, otherSetKey, ownKey, environmentToken, admin
+        case revokedKey, otherSetKey, ownKey
+        case expiredAdmin, revokedAdmin, revokedPersonsSession
+        case viewer, editor, editorSession, ownSetViewer, otherSetAdmin
+        case environmentToken, admin
 
         /// The `Authorization` header, if any.
         func header(_ keys: Keys) -> String? {
@@ -28,47 +33,100 @@ struct SecurityAuthMatrixTests {
             case .revokedKey: "Bearer \(keys.revoked)"
             case .otherSetKey: "Bearer \(keys.otherSet)"
             case .ownKey: "Bearer \(keys.own)"
+            case .expiredAdmin: "Bearer \(keys.expiredAdmin)"
+            case .revokedAdmin: "Bearer \(keys.revokedAdmin)"
+            case .revokedPersonsSession: "Bearer \(keys.revokedPersonsSession)"
+            case .viewer: "Bearer \(keys.viewer)"
+            case .editor: "Bearer \(keys.editor)"
+            case .editorSession: "Bearer \(keys.editorSession)"
+            case .ownSetViewer: "Bearer \(keys.ownSetViewer)"
+            case .otherSetAdmin: "Bearer \(keys.otherSetAdmin)"
             case .environmentToken: "Bearer env-secret-token"
             case .admin: "Bearer \(keys.admin)"
             }
         }
 
+        /// The role and sets of a token of the admin API; `nil` for every other caller.
+        var profile: (role: AdminRole, sets: Set<String>?)? {
+            switch self {
+            case .viewer: (.viewer, nil)
+            case .editor, .editorSession: (.editor, nil)
+            case .ownSetViewer: (.viewer, ["ios-prod"])
+            case .otherSetAdmin: (.admin, ["android-prod"])
+            case .environmentToken, .admin: (.admin, nil)
+            default: nil
+            }
+        }
+
         /// The status this caller must get on `route`.
         func expected(_ route: Route, _ sample: RouteSample) -> Int {
-            if route == .health { return 200 }
-            let isClientRoute = [.document, .stream, .oldVersion, .ofrepBulk, .ofrepFlag].contains(route)
+            if sample.open { return sample.success }
+            let isClientRoute = sample.role == nil
             switch self {
             case .noToken, .basicScheme, .schemeOnly, .tokenWithoutScheme, .twoTokens, .twoHeaders, .wrongToken,
-                .revokedKey:
+                .revokedKey, .expiredAdmin, .revokedAdmin, .revokedPersonsSession:
                 return 401
             case .otherSetKey: return isClientRoute ? sample.otherSetKey : 403
             case .ownKey: return isClientRoute ? 200 : 403
-            case .environmentToken, .admin: return sample.success
+            default: break
             }
+            guard let (role, sets) = profile else { return 403 }
+            let mayAccessSet = sets?.contains("ios-prod") ?? true
+            guard let needed = sample.role else { return mayAccessSet ? sample.success : 403 }
+            if role < needed { return 403 }
+            if sample.unlimited && sets != nil { return 403 }
+            if sample.onSet && !mayAccessSet { return 403 }
+            if sample.refusesSessions && self == .editorSession { return 403 }
+            return sample.success
         }
     }
 
-    /// The tokens of one harness: its admin token and SDK key, plus a revoked key and a key of `android-prod`.
+    /// The tokens of one harness: its admin token and SDK key, a revoked key and a key of `android-prod`, and
+    /// tokens of the admin API of every role, one limited to each set, an expired one and a revoked one.
     struct Keys {
         var admin: String
         var own: String
         var revoked: String
         var otherSet: String
+        var expiredAdmin: String
+        var revokedAdmin: String
+        var revokedPersonsSession: String
+        var viewer: String
+        var editor: String
+        var editorSession: String
+        var ownSetViewer: String
+        var otherSetAdmin: String
 
         init(_ harness: AppHarness) throws {
             admin = harness.admin
             own = harness.sdk
             let tokens = harness.app.tokens
-            revoked =
-                try tokens.issue(
-                    name: "ios-old", role: .sdk(set: "ios-prod"), note: ChangeNote(actor: "test", action: "key.create")
-                ).token
-            try tokens.revoke(name: "ios-old", set: "ios-prod", note: ChangeNote(actor: "test", action: "key.revoke"))
-            otherSet =
-                try tokens.issue(
-                    name: "android-app", role: .sdk(set: "android-prod"),
-                    note: ChangeNote(actor: "test", action: "key.create")
-                ).token
+            let note = ChangeNote(actor: "test", action: "token.create")
+            func make(_ name: String, _ role: TokenRole) throws -> String {
+                let (token, _) = try tokens.issue(name: name, role: role, note: note)
+                return token
+            }
+            revoked = try make("ios-old", .sdk(set: "ios-prod"))
+            try tokens.revoke(name: "ios-old", set: "ios-prod", note: note)
+            otherSet = try make("android-app", .sdk(set: "android-prod"))
+            viewer = try make("vera", .admin(.viewer, sets: nil))
+            editor = try make("eddie", .admin(.editor, sets: nil))
+            ownSetViewer = try make("ivy", .admin(.viewer, sets: ["ios-prod"]))
+            otherSetAdmin = try make("andy", .admin(.admin, sets: ["android-prod"]))
+            func caller(_ token: String) throws -> AdminCaller {
+                guard case .admin(let caller) = try tokens.authenticate("Bearer \(token)") else {
+                    throw TestClientError(description: "not a token of the admin API")
+                }
+                return caller
+            }
+            editorSession = try tokens.startSession(for: try caller(editor), note: note).token
+            expiredAdmin = TokenAuthority.generate(prefix: "fsa_")
+            try tokens.save(
+                token: expiredAdmin, name: "old-admin", role: .admin(.admin, sets: nil),
+                expiresAt: harness.clock.now.addingTimeInterval(-1), note: note)
+            revokedAdmin = try make("gone", .admin(.admin, sets: nil))
+            revokedPersonsSession = try tokens.startSession(for: try caller(revokedAdmin), note: note).token
+            try tokens.revoke(name: "gone", set: nil, note: note)
         }
     }
 
@@ -85,43 +143,54 @@ struct SecurityAuthMatrixTests {
         #expect(Set(Route.allCases.map(\.rawValue)).count == Route.allCases.count)
     }
 
-    /// Every caller but the environment token on one harness, the admin last (it may change what the others saw);
-    /// the refused callers must leave the store as it was.
+    /// The refused callers on one harness, which must leave the store as it was; then each caller that may call
+    /// the route on a harness of its own (a success may change what the next caller would meet).
     @Test(arguments: Route.allCases)
     func theMatrix(_ route: Route) async throws {
         let sample = try RouteSample.of(route)
+        let label = route.rawValue
         try await withHarness { harness in
             defer { harness.app.shutdown() }
             let keys = try Keys(harness)
             try sample.prepare(harness)
             let before = try harness.app.service.audit(nil, limit: 1000).count
             let versionBefore = harness.app.service.state("ios-prod")?.version
-            let label = route.rawValue
-            for caller in Caller.allCases where caller != .environmentToken {
-                if caller == .admin {
-                    #expect(try harness.app.service.audit(nil, limit: 1000).count == before, "refused callers wrote")
-                    #expect(harness.app.service.state("ios-prod")?.version == versionBefore)
-                }
-                let successes = harness.app.metrics.requests(route: label, status: sample.success)
-                var headers = caller.header(keys).map { [("Authorization", $0)] } ?? []
-                if caller == .twoHeaders { headers.append(("Authorization", "Bearer \(keys.otherSet)")) }
-                let response = try send(harness, route, sample, headers)
+            for caller in Caller.allCases where caller.expected(route, sample) >= 400 {
+                let response = try send(harness, route, sample, caller, keys)
                 let expected = caller.expected(route, sample)
                 #expect(response.status == expected, "\(caller.rawValue) on \(label)")
                 try Self.checkRefusal(response, expected: expected)
-                if caller == .admin {
-                    // The router named this very route: the sample reaches it, not some other one.
-                    #expect(harness.app.metrics.requests(route: label, status: sample.success) == successes + 1)
-                }
+            }
+            #expect(try harness.app.service.audit(nil, limit: 1000).count == before, "refused callers wrote")
+            #expect(harness.app.service.state("ios-prod")?.version == versionBefore)
+        }
+        for caller in Caller.allCases where caller.expected(route, sample) < 400 {
+            try await withHarness { harness in
+                defer { harness.app.shutdown() }
+                let keys = try Keys(harness)
+                try sample.prepare(harness)
+                let successes = harness.app.metrics.requests(route: label, status: sample.success)
+                let response = try send(harness, route, sample, caller, keys)
+                #expect(response.status == caller.expected(route, sample), "\(caller.rawValue) on \(label)")
+                // The router named this very route: the sample reaches it, not some other one.
+                #expect(harness.app.metrics.requests(route: label, status: sample.success) == successes + 1)
             }
         }
-        // The environment token on a harness of its own: it is an admin token, so it may change the set too.
-        try await withHarness { harness in
-            defer { harness.app.shutdown() }
-            try sample.prepare(harness)
-            let response = try send(harness, route, sample, [("Authorization", "Bearer env-secret-token")])
-            #expect(response.status == sample.success, "environment token on \(route.rawValue)")
+    }
+
+    /// Sends the sample as `caller`; a sample of a session's route goes with a session of the caller's token.
+    private func send(
+        _ harness: AppHarness, _ route: Route, _ sample: RouteSample, _ caller: Caller, _ keys: Keys
+    ) throws -> TestResponse {
+        guard var header = caller.header(keys) else { return try send(harness, route, sample, []) }
+        if sample.asSession, caller.profile != nil, caller != .editorSession {
+            let started = try harness.send(
+                "POST", "/v1/admin/sessions", token: nil, headers: [("Authorization", header)])
+            header = "Bearer \(try #require(try started.json("token")?.text))"
         }
+        var headers = [("Authorization", header)]
+        if caller == .twoHeaders { headers.append(("Authorization", "Bearer \(keys.otherSet)")) }
+        return try send(harness, route, sample, headers)
     }
 
     private func send(_ harness: AppHarness, _ route: Route, _ sample: RouteSample, _ headers: [(String, String)])

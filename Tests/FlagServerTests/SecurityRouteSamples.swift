@@ -23,6 +23,19 @@ struct RouteSample: Sendable {
     var otherSetKey = 403
     /// The audit `action` a mutation records.
     var action: String?
+    /// The least role of the admin API the request needs (SPEC §4); `nil` for a client's route.
+    var role: AdminRole? = .viewer
+    /// Whether the route concerns the whole server, so that a token limited to sets may not call it.
+    var unlimited = false
+    /// Whether anyone may call it, without a token.
+    var open = false
+    /// Whether the request is sent with a dashboard session of the caller's token.
+    var asSession = false
+    /// Whether a dashboard session may not make the request (a session cannot start another).
+    var refusesSessions = false
+
+    /// Whether the request acts on the fixture's set `ios-prod`.
+    var onSet: Bool { target.hasPrefix(Self.set) || target.contains("set=ios-prod") }
 
     static let set = "/v1/admin/sets/ios-prod"
     static let flag = "\(set)/flags/new-checkout"
@@ -40,74 +53,109 @@ struct RouteSample: Sendable {
     }
 
     static let all: [Route: RouteSample] = [
-        .health: RouteSample(target: "/healthz"),
-        .metrics: RouteSample(target: "/metrics"),
-        .document: RouteSample(target: "/v1/sets/ios-prod"),
-        .stream: RouteSample(target: "/v1/sets/ios-prod/stream"),
-        .oldVersion: RouteSample(target: "/v1/sets/ios-prod/versions/1"),
-        .ofrepBulk: RouteSample(target: "/ofrep/v1/evaluate/flags?set=ios-prod", body: ofrepBody, otherSetKey: 200),
+        .health: RouteSample(target: "/healthz", role: nil, open: true),
+        .metrics: RouteSample(target: "/metrics", role: .admin, unlimited: true),
+        .dashboard: RouteSample(target: "/ui", role: nil, open: true),
+        .dashboardFile: RouteSample(target: "/ui/index.html", role: nil, open: true),
+        .document: RouteSample(target: "/v1/sets/ios-prod", role: nil),
+        .stream: RouteSample(target: "/v1/sets/ios-prod/stream", role: nil),
+        .oldVersion: RouteSample(target: "/v1/sets/ios-prod/versions/1", role: nil),
+        .ofrepBulk: RouteSample(
+            target: "/ofrep/v1/evaluate/flags?set=ios-prod", body: ofrepBody, otherSetKey: 200, role: nil),
         .ofrepFlag: RouteSample(
-            target: "/ofrep/v1/evaluate/flags/new-checkout?set=ios-prod", body: ofrepBody, otherSetKey: 404),
+            target: "/ofrep/v1/evaluate/flags/new-checkout?set=ios-prod", body: ofrepBody, otherSetKey: 404, role: nil),
 
-        .audit: RouteSample(target: "/v1/admin/audit"),
-        .listSets: RouteSample(target: "/v1/admin/sets"),
+        .whoami: RouteSample(target: "/v1/admin/whoami", role: .viewer),
+        .startSession: RouteSample(
+            target: "/v1/admin/sessions", success: 201, action: "session.start", role: .viewer, refusesSessions: true),
+        .endSession: RouteSample(
+            target: "/v1/admin/sessions/current", action: "session.end", role: .viewer, asSession: true),
+        .listTokens: RouteSample(target: "/v1/admin/tokens", role: .admin, unlimited: true),
+        .createToken: RouteSample(
+            target: "/v1/admin/tokens", body: #"{"name":"new-person","role":"editor","sets":["ios-prod"]}"#,
+            success: 201, action: "token.create", role: .admin, unlimited: true),
+        .revokeToken: RouteSample(
+            target: "/v1/admin/tokens/spare",
+            prepare: [Step(method: "POST", target: "/v1/admin/tokens", body: #"{"name":"spare","role":"viewer"}"#)],
+            action: "token.revoke", role: .admin, unlimited: true),
+        .audit: RouteSample(target: "/v1/admin/audit", role: .viewer),
+        .listSets: RouteSample(target: "/v1/admin/sets", role: .viewer),
         .createSet: RouteSample(
-            target: "/v1/admin/sets", body: #"{"name":"web-prod"}"#, success: 201, action: "set.create"),
-        .exportSet: RouteSample(target: set),
-        .importSet: RouteSample(target: set, body: "{\"document\":\(changedDocument)}", action: "set.import"),
-        .history: RouteSample(target: "\(set)/history"),
-        .diff: RouteSample(target: "\(set)/diff?from=1&to=2", prepare: [kill]),
-        .setAudit: RouteSample(target: "\(set)/audit"),
+            target: "/v1/admin/sets", body: #"{"name":"web-prod"}"#, success: 201, action: "set.create", role: .admin,
+            unlimited: true),
+        .exportSet: RouteSample(target: set, role: .viewer),
+        .importSet: RouteSample(
+            target: set, body: "{\"document\":\(changedDocument)}", action: "set.import", role: .editor),
+        .history: RouteSample(target: "\(set)/history", role: .viewer),
+        .diff: RouteSample(target: "\(set)/diff?from=1&to=2", prepare: [kill], role: .viewer),
+        .setAudit: RouteSample(target: "\(set)/audit", role: .viewer),
         .rollback: RouteSample(
-            target: "\(set)/rollback", body: #"{"version":1}"#, prepare: [kill], action: "set.rollback"),
-        .evaluate: RouteSample(target: "\(set)/evaluate", body: #"{"key":"new-checkout","unit":"u-1"}"#),
+            target: "\(set)/rollback", body: #"{"version":1}"#, prepare: [kill], action: "set.rollback", role: .editor),
+        .evaluate: RouteSample(target: "\(set)/evaluate", body: #"{"key":"new-checkout","unit":"u-1"}"#, role: .viewer),
 
-        .listFlags: RouteSample(target: "\(set)/flags"),
-        .getFlag: RouteSample(target: flag),
+        .listFlags: RouteSample(target: "\(set)/flags", role: .viewer),
+        .getFlag: RouteSample(target: flag, role: .viewer),
         .putFlag: RouteSample(
-            target: flag, body: #"{"flag":{"type":"bool","kind":"ops","default":true}}"#, action: "flag.replace"),
-        .deleteFlag: RouteSample(target: "\(set)/flags/search-timeout-ms", action: "flag.delete"),
-        .kill: RouteSample(target: "\(flag)/kill", action: "flag.kill"),
-        .restore: RouteSample(target: "\(flag)/restore", prepare: [kill], action: "flag.restore"),
-        .archive: RouteSample(target: "\(flag)/archive", action: "flag.archive"),
+            target: flag, body: #"{"flag":{"type":"bool","kind":"ops","default":true}}"#, action: "flag.replace",
+            role: .editor),
+        .deleteFlag: RouteSample(target: "\(set)/flags/search-timeout-ms", action: "flag.delete", role: .editor),
+        .kill: RouteSample(target: "\(flag)/kill", action: "flag.kill", role: .editor),
+        .restore: RouteSample(target: "\(flag)/restore", prepare: [kill], action: "flag.restore", role: .editor),
+        .archive: RouteSample(target: "\(flag)/archive", action: "flag.archive", role: .editor),
         .unarchive: RouteSample(
             target: "\(flag)/unarchive", prepare: [Step(method: "POST", target: "\(flag)/archive", body: "")],
-            action: "flag.unarchive"),
-        .setDefault: RouteSample(target: "\(flag)/default", body: #"{"value":true}"#, action: "flag.default"),
-        .putDefault: RouteSample(target: "\(flag)/default", body: #"{"value":true}"#, action: "flag.default"),
-        .expire: RouteSample(target: "\(flag)/expire", body: #"{"keep":false}"#, action: "flag.expire"),
+            action: "flag.unarchive", role: .editor),
+        .setDefault: RouteSample(
+            target: "\(flag)/default", body: #"{"value":true}"#, action: "flag.default", role: .editor),
+        .putDefault: RouteSample(
+            target: "\(flag)/default", body: #"{"value":true}"#, action: "flag.default", role: .editor),
+        .expire: RouteSample(target: "\(flag)/expire", body: #"{"keep":false}"#, action: "flag.expire", role: .editor),
         .addOverride: RouteSample(
-            target: "\(flag)/overrides", body: #"{"unit":"u-9","value":true}"#, action: "flag.override.add"),
+            target: "\(flag)/overrides", body: #"{"unit":"u-9","value":true}"#, action: "flag.override.add",
+            role: .editor),
         .removeOverride: RouteSample(
             target: "\(flag)/overrides?unit=u-9",
             prepare: [Step(method: "POST", target: "\(flag)/overrides", body: #"{"unit":"u-9","value":true}"#)],
-            action: "flag.override.remove"),
-        .putRollout: RouteSample(target: "\(flag)/rollout", body: rolloutBody, action: "flag.rollout.set"),
-        .postRollout: RouteSample(target: "\(flag)/rollout", body: rolloutBody, action: "flag.rollout.set"),
-        .removeRollout: RouteSample(target: "\(flag)/rollout", prepare: [putRollout], action: "flag.rollout.remove"),
+            action: "flag.override.remove", role: .editor),
+        .putRollout: RouteSample(
+            target: "\(flag)/rollout", body: rolloutBody, action: "flag.rollout.set", role: .editor),
+        .postRollout: RouteSample(
+            target: "\(flag)/rollout", body: rolloutBody, action: "flag.rollout.set", role: .editor),
+        .removeRollout: RouteSample(
+            target: "\(flag)/rollout", prepare: [putRollout], action: "flag.rollout.remove", role: .editor),
         .pauseRollout: RouteSample(
-            target: "\(flag)/rollout/pause", prepare: [putSteps], action: "flag.rollout.pause"),
+            target: "\(flag)/rollout/pause", prepare: [putSteps], action: "flag.rollout.pause", role: .editor),
         .resumeRollout: RouteSample(
             target: "\(flag)/rollout/resume",
             prepare: [putSteps, Step(method: "POST", target: "\(flag)/rollout/pause", body: "")],
-            action: "flag.rollout.resume"),
+            action: "flag.rollout.resume", role: .editor),
         .addRule: RouteSample(
             target: "\(flag)/rules", body: #"{"rule":{"name":"germany","cohort":"de","value":true}}"#,
-            action: "flag.rule.add"),
-        .removeRule: RouteSample(target: "\(flag)/rules/beta-first", action: "flag.rule.remove"),
+            action: "flag.rule.add", role: .editor),
+        .removeRule: RouteSample(target: "\(flag)/rules/beta-first", action: "flag.rule.remove", role: .editor),
+        .promote: RouteSample(
+            target: "\(set)/flags/search-timeout-ms/promote", body: #"{"from":"android-prod"}"#,
+            prepare: [
+                Step(
+                    method: "PUT", target: "/v1/admin/sets/android-prod/flags/search-timeout-ms",
+                    body: #"{"flag":{"type":"int","kind":"ops","default":500}}"#)
+            ],
+            action: "flag.promote", role: .editor),
 
-        .listCohorts: RouteSample(target: "\(set)/cohorts"),
-        .getCohort: RouteSample(target: "\(set)/cohorts/beta"),
+        .listCohorts: RouteSample(target: "\(set)/cohorts", role: .viewer),
+        .getCohort: RouteSample(target: "\(set)/cohorts/beta", role: .viewer),
         .putCohort: RouteSample(
-            target: "\(set)/cohorts/beta", body: #"{"cohort":{"include":["u-3"]}}"#, action: "cohort.replace"),
-        .deleteCohort: RouteSample(target: "\(set)/cohorts/de", action: "cohort.delete"),
+            target: "\(set)/cohorts/beta", body: #"{"cohort":{"include":["u-3"]}}"#, action: "cohort.replace",
+            role: .editor),
+        .deleteCohort: RouteSample(target: "\(set)/cohorts/de", action: "cohort.delete", role: .editor),
 
-        .listKeys: RouteSample(target: "\(set)/keys"),
-        .createKey: RouteSample(target: "\(set)/keys", body: #"{"name":"web"}"#, success: 201, action: "key.create"),
+        .listKeys: RouteSample(target: "\(set)/keys", role: .admin),
+        .createKey: RouteSample(
+            target: "\(set)/keys", body: #"{"name":"web"}"#, success: 201, action: "key.create", role: .admin),
         .revokeKey: RouteSample(
             target: "\(set)/keys/spare",
             prepare: [Step(method: "POST", target: "\(set)/keys", body: #"{"name":"spare"}"#)],
-            action: "key.revoke"),
+            action: "key.revoke", role: .admin),
     ]
 
     /// The sample of `route`, or a failure naming the route that has none.

@@ -216,7 +216,8 @@ struct StoreTests {
         try withTemporaryDirectory { directory in
             let store = try kind.make(in: directory)
             try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
-            let admin = StoredToken(name: "bootstrap", hash: digest(100), role: .admin, createdAt: time(2))
+            let admin = StoredToken(
+                name: "bootstrap", hash: digest(100), role: .admin(.admin, sets: nil), createdAt: time(2))
             let sdk = StoredToken(name: "ios-app", hash: digest(101), role: .sdk(set: "ios"), createdAt: time(3))
             try store.addToken(admin, audit: audit("token.create", 2, subject: "bootstrap"))
             try store.addToken(sdk, audit: audit("key.create", 3, subject: "ios-app"))
@@ -224,13 +225,14 @@ struct StoreTests {
 
             let sameName = #expect(throws: StoreError.self) {
                 try store.addToken(
-                    StoredToken(name: "ios-app", hash: digest(102), role: .admin, createdAt: time(4)),
+                    StoredToken(
+                        name: "ios-app", hash: digest(102), role: .admin(.admin, sets: nil), createdAt: time(4)),
                     audit: audit("key.create", 4))
             }
             #expect(sameName?.isAlreadyExists == true)
             let sameSecret = #expect(throws: StoreError.self) {
                 try store.addToken(
-                    StoredToken(name: "other", hash: digest(100), role: .admin, createdAt: time(4)),
+                    StoredToken(name: "other", hash: digest(100), role: .admin(.admin, sets: nil), createdAt: time(4)),
                     audit: audit("key.create", 4))
             }
             #expect(sameSecret?.isAlreadyExists == true)

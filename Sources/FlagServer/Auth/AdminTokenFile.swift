@@ -25,7 +25,7 @@ extension TokenAuthority {
         let token = Self.generate(prefix: "fsa_")
         try Self.writeSecret(token + "\n", to: file)
         try save(
-            token: token, name: name, role: .admin,
+            token: token, name: name, role: .admin(.admin, sets: nil),
             note: ChangeNote(actor: "flagserver", action: "token.create", reason: "first start: no admin token"))
         return file
     }

@@ -3,26 +3,62 @@ import FlagLock
 import Foundation
 import Synchronization
 
+/// A caller of the admin API: who acts, with which role, on which sets.
+public struct AdminCaller: Sendable, Hashable {
+    /// Who acts, the actor in the audit log: the token's name, or for a dashboard session the name of the token the
+    /// session was made from.
+    public let name: String
+    /// The token's own name (a session's differs from `name`).
+    public let token: String
+    /// What it may do.
+    public let role: AdminRole
+    /// The sets it may act on; `nil` for every set.
+    public let sets: Set<String>?
+    /// Whether the token is a dashboard session.
+    public let isSession: Bool
+    /// When the token stops working, if it does.
+    public let expiresAt: Date?
+
+    /// Whether it may act on `set` at all (its role says how).
+    public func mayAccess(_ set: String) -> Bool {
+        sets.map { $0.contains(set) } ?? true
+    }
+}
+
 /// Who a request's token says it comes from.
 public enum Principal: Sendable, Hashable {
-    /// An admin token: may do everything. `name` is the audit actor.
-    case admin(name: String)
+    /// A token of the admin API.
+    case admin(AdminCaller)
     /// An SDK key: may read one set.
     case sdk(name: String, set: String)
 
-    /// The token's name, the actor in the audit log.
+    /// The actor in the audit log.
     public var name: String {
         switch self {
-        case .admin(let name), .sdk(let name, _): name
+        case .admin(let caller): caller.name
+        case .sdk(let name, _): name
         }
     }
 
-    /// Whether the principal may read `set`.
+    /// Whether the principal may read `set` through the client routes: an SDK key its own set, a token of the admin
+    /// API any set it may access.
     public func mayRead(_ set: String) -> Bool {
         switch self {
-        case .admin: true
+        case .admin(let caller): caller.mayAccess(set)
         case .sdk(_, let own): own == set
         }
+    }
+
+    /// Whether the principal is an SDK key.
+    public var isSDKKey: Bool {
+        if case .sdk = self { return true }
+        return false
+    }
+
+    /// When the token stops working, if it does.
+    var expiresAt: Date? {
+        if case .admin(let caller) = self { return caller.expiresAt }
+        return nil
     }
 }
 
@@ -31,12 +67,16 @@ public enum Principal: Sendable, Hashable {
 public final class TokenAuthority: Sendable {
     /// The name `FLAGSERVER_ADMIN_TOKEN` acts under in the audit log.
     public static let environmentTokenName = "env"
+    /// How long a dashboard session lasts.
+    public static let sessionLifetime: TimeInterval = 12 * 3600
 
     private let store: any FlagStore
     private let clock: ServerClock
     private let environmentHash: [UInt8]?
     /// Active tokens by the hex of their hash.
     private let active: Locked<[String: StoredToken]>
+    /// When tokens of the admin API were used since the store last recorded it, by name.
+    private let uses = Locked<[String: Date]>([:])
     /// Bumped after every revocation, so that checks remembered per connection are made again.
     let generation = Atomic<Int>(0)
 
@@ -50,8 +90,8 @@ public final class TokenAuthority: Sendable {
         self.active = Locked(active)
     }
 
-    /// The principal of an `Authorization: Bearer …` header; 401 without one or for a token the server does not
-    /// know (or has revoked).
+    /// The principal of an `Authorization: Bearer …` header; 401 without one, for a token the server does not
+    /// know (or has revoked), or for one that has expired.
     public func authenticate(_ authorization: String?) throws -> Principal {
         guard let authorization, !authorization.isEmpty else {
             throw ServiceError.unauthorized("missing Authorization header: send \"Authorization: Bearer TOKEN\"")
@@ -62,43 +102,119 @@ public final class TokenAuthority: Sendable {
         }
         let presented = SHA256.hash(String(parts[1].trimmingHTTPSpaces()))
         if let environmentHash, constantTimeEquals(environmentHash, presented) {
-            return .admin(name: Self.environmentTokenName)
+            let name = Self.environmentTokenName
+            return .admin(
+                AdminCaller(name: name, token: name, role: .admin, sets: nil, isSession: false, expiresAt: nil))
         }
         let candidate = active.withLock { $0[SHA256.hexString(presented)] }
         guard let candidate, constantTimeEquals(candidate.hash, presented) else {
             throw ServiceError.unauthorized("unknown or revoked token")
         }
-        switch candidate.role {
-        case .admin: return .admin(name: candidate.name)
-        case .sdk(let set): return .sdk(name: candidate.name, set: set)
+        let principal = Self.principal(of: candidate)
+        try checkNotExpired(principal)
+        noteUse(principal)
+        return principal
+    }
+
+    /// 401 once `principal`'s token has expired.
+    func checkNotExpired(_ principal: Principal) throws {
+        guard let expiresAt = principal.expiresAt, clock.now() >= expiresAt else { return }
+        throw ServiceError.unauthorized("the token expired at \(ISO8601.format(expiresAt)); ask an admin for a new one")
+    }
+
+    /// Remembers that a token of the admin API was used now; the store records it with `recordUses()`.
+    func noteUse(_ principal: Principal) {
+        guard case .admin(let caller) = principal, caller.token != Self.environmentTokenName else { return }
+        let now = clock.wholeSecond()
+        uses.withLock { $0[caller.token] = now }
+    }
+
+    /// Stores the uses noted since the last call (the server calls this about once a minute, and when it stops).
+    public func recordUses() throws {
+        let noted = uses.withLock { uses in
+            defer { uses = [:] }
+            return uses
+        }
+        do {
+            try store.recordTokenUses(noted)
+        } catch {
+            uses.withLock { uses in uses.merge(noted) { max($0, $1) } }
+            throw ServiceError.storage(error)
         }
     }
 
-    /// Whether an admin token other than the environment's is active.
+    private static func principal(of token: StoredToken) -> Principal {
+        switch token.role {
+        case .admin(let role, let sets):
+            .admin(
+                AdminCaller(
+                    name: token.sessionOf ?? token.name, token: token.name, role: role, sets: sets.map(Set.init),
+                    isSession: token.sessionOf != nil, expiresAt: token.expiresAt))
+        case .sdk(let set): .sdk(name: token.name, set: set)
+        }
+    }
+
+    /// Whether an unlimited `admin` token other than the environment's is active (a session does not count).
     public var hasStoredAdminToken: Bool {
-        active.withLock { tokens in tokens.values.contains { $0.role == .admin } }
+        active.withLock { tokens in
+            tokens.values.contains { $0.role == .admin(.admin, sets: nil) && $0.sessionOf == nil }
+        }
     }
 
     /// Issues a token: 256 random bits, shown to the caller once and stored only as a hash.
     ///
-    /// - Returns: the token text (`fsa_…` for admin tokens, `fss_…` for SDK keys) and its stored record.
-    public func issue(name: String, role: TokenRole, note: ChangeNote) throws -> (token: String, record: StoredToken) {
+    /// - Returns: the token text (`fsa_…` for tokens of the admin API, `fss_…` for SDK keys) and its stored record.
+    public func issue(
+        name: String, role: TokenRole, expiresAt: Date? = nil, note: ChangeNote
+    ) throws -> (token: String, record: StoredToken) {
         guard isValidKey(name) else {
             throw ServiceError.badRequest(
                 "token name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "name")
         }
+        if case .admin(_, let sets?) = role {
+            guard !sets.isEmpty else {
+                throw ServiceError.badRequest("\"sets\" must name at least one set, or be left out", path: "sets")
+            }
+            for set in sets where !isValidKey(set) {
+                throw ServiceError.badRequest("\"\(set)\" is not a set name", path: "sets")
+            }
+        }
+        if let expiresAt, expiresAt <= clock.now() {
+            throw ServiceError.badRequest("the expiry \(ISO8601.format(expiresAt)) has passed already", path: "expires")
+        }
         if try store.tokens().contains(where: { $0.name == name }) {
             throw ServiceError.alreadyExists("a token named \"\(name)\" exists (names are never reused)")
         }
-        let token = Self.generate(prefix: role == .admin ? "fsa_" : "fss_")
-        return (token, try save(token: token, name: name, role: role, note: note))
+        let token = Self.generate(prefix: Self.prefix(of: role))
+        return (token, try save(token: token, name: name, role: role, expiresAt: expiresAt, note: note))
+    }
+
+    /// A dashboard session for `caller`: a token of the same role and sets, acting under the caller's name, that
+    /// expires in 12 hours (or when the caller's token does, if sooner) and is revoked with it.
+    public func startSession(for caller: AdminCaller, note: ChangeNote) throws -> (token: String, record: StoredToken) {
+        guard !caller.isSession else {
+            throw ServiceError.forbidden("a session cannot start another session: sign in with your own token")
+        }
+        var expiresAt = clock.wholeSecond().addingTimeInterval(Self.sessionLifetime)
+        if let end = caller.expiresAt { expiresAt = min(expiresAt, end) }
+        let token = Self.generate(prefix: "fsa_")
+        let name = String(Self.generate(prefix: "session-").prefix(24))
+        let record = try save(
+            token: token, name: name, role: .admin(caller.role, sets: caller.sets?.sorted()), expiresAt: expiresAt,
+            sessionOf: caller.token, note: note)
+        return (token, record)
     }
 
     /// Stores the hash of `token`, already generated, under `name`, atomically with its audit record.
     @discardableResult
-    func save(token: String, name: String, role: TokenRole, note: ChangeNote) throws -> StoredToken {
+    func save(
+        token: String, name: String, role: TokenRole, expiresAt: Date? = nil, sessionOf: String? = nil,
+        note: ChangeNote
+    ) throws -> StoredToken {
         let now = clock.wholeSecond()
-        let record = StoredToken(name: name, hash: SHA256.hash(token), role: role, createdAt: now)
+        let record = StoredToken(
+            name: name, hash: SHA256.hash(token), role: role, createdAt: now, expiresAt: expiresAt,
+            sessionOf: sessionOf)
         let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
         do {
             try store.addToken(record, audit: audit)
@@ -109,19 +225,24 @@ public final class TokenAuthority: Sendable {
         return record
     }
 
-    /// Every token of a role filter: SDK keys of one set (`set` given), or all tokens.
+    /// Every token: SDK keys of one set (`set` given), or all tokens, with their latest uses.
     public func tokens(set: String?) throws -> [StoredToken] {
-        let all: [StoredToken]
+        var all: [StoredToken]
         do {
             all = try store.tokens()
         } catch {
             throw ServiceError.storage(error)
         }
+        let noted = uses.withLock { $0 }
+        for index in all.indices {
+            if let used = noted[all[index].name] { all[index].lastUsedAt = max(all[index].lastUsedAt ?? used, used) }
+        }
         guard let set else { return all }
         return all.filter { $0.role == .sdk(set: set) }
     }
 
-    /// Revokes a token at once; 404 when there is no active token of that name (of `set`, if given).
+    /// Revokes a token, and the dashboard sessions made from it, at once; 404 when there is no active token of that
+    /// name (an SDK key of `set`, if given).
     public func revoke(name: String, set: String?, note: ChangeNote) throws {
         let matches = try tokens(set: set).contains { $0.name == name && $0.revokedAt == nil }
         guard matches else {
@@ -136,9 +257,15 @@ public final class TokenAuthority: Sendable {
             throw ServiceError.storage(error)
         }
         guard revoked else { throw ServiceError.notFound("no active key \"\(name)\"") }
-        active.withLock { tokens in tokens = tokens.filter { $0.value.name != name } }
+        active.withLock { tokens in tokens = tokens.filter { $0.value.name != name && $0.value.sessionOf != name } }
         // After the removal: a check that reads the new generation also sees the token gone.
         generation.add(1, ordering: .releasing)
+    }
+
+    /// `fsa_` for every token of the admin API (whatever its role: a token's text says nothing of its power).
+    private static func prefix(of role: TokenRole) -> String {
+        if case .sdk = role { return "fss_" }
+        return "fsa_"
     }
 
     /// A new token: a prefix and 256 bits from the system's cryptographic generator, as 64 hex digits.

@@ -62,7 +62,11 @@ extension FlagServerApp {
             return true
         }
         guard count <= 1 else { throw ServiceError.unauthorized("send one Authorization header, not several") }
-        if let remembered { return remembered }
+        if let remembered {
+            try tokens.checkNotExpired(remembered)
+            tokens.noteUse(remembered)
+            return remembered
+        }
         let header = request.headers["Authorization"]
         guard let connection else { return try tokens.authenticate(header) }
         do {

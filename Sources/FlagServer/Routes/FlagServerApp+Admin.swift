@@ -28,13 +28,29 @@ extension FlagServerApp {
         }
     }
 
-    func listSets() -> HTTPResponse {
-        JSONResponse.list("sets", service.states(), capacity: 128) { writer, state in
+    /// `GET /v1/admin/sets`: the sets the caller may access, each with its size, its stale flags (expired and not
+    /// archived) and who made its last change.
+    func listSets(_ call: Call) throws -> HTTPResponse {
+        let caller = try adminCaller(call)
+        let now = clock.now()
+        let states = service.states().filter { caller.mayAccess($0.name) }
+        let lastChanges = try states.map { try service.history($0.name, subject: nil, limit: 1).first }
+        return JSONResponse.list("sets", Array(zip(states, lastChanges)), capacity: 256) { writer, entry in
+            let (state, last) = entry
             writer.member("name", state.name)
             writer.member("version", state.version)
             writer.member("updatedAt", state.updatedAt)
             writer.member("flags", state.compiled.flagCount)
             writer.member("cohorts", state.cohortCount)
+            writer.member("stale", state.compiled.readableFlags.count { $0.isStale(at: now) })
+            if let last {
+                writer.key("lastChange")
+                writer.beginObject()
+                writer.member("time", last.audit.time)
+                Self.writeAuditMembers(last.audit, to: &writer)
+                writer.member("version", last.version)
+                writer.endObject()
+            }
         }
     }
 
@@ -59,6 +75,11 @@ extension FlagServerApp {
         let note = ChangeNote(actor: call.actor, action: "set.import", subject: set, reason: try input.reason())
         if try input.bool("dryRun") == true {
             return try dryRun(set: set, document: document)
+        }
+        let caller = try adminCaller(call)
+        guard caller.role >= .editor else {
+            throw ServiceError.forbidden(
+                "an import needs the editor role; the token of \"\(caller.name)\" is a viewer (a dry run it may do)")
         }
         let result: WriteResult
         if service.state(set) == nil {
@@ -180,11 +201,24 @@ extension FlagServerApp {
         }
     }
 
+    /// `GET …/diff?from=V1&to=V2`: what changed between two versions of the set; `?with=OTHER`: how the current
+    /// versions of this set (`before`) and of set OTHER (`after`) differ, for comparing staging with prod.
     func diffResponse(_ call: Call) throws -> HTTPResponse {
         let set = call.set
         let input = try RequestInput(call.request)
+        if let other = try input.string("with") {
+            if case .admin(let caller)? = call.principal, !caller.mayAccess(other) {
+                throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(other)\"")
+            }
+            let diffs = try service.diff(set, with: other)
+            return JSONResponse.object(capacity: 1024) { writer in
+                writer.member("set", set)
+                writer.member("with", other)
+                Self.writeDiffs(diffs, to: &writer)
+            }
+        }
         guard let from = try input.int("from") else {
-            throw ServiceError.badRequest("\"from\" is required", path: "from")
+            throw ServiceError.badRequest("\"from\" (or \"with\") is required", path: "from")
         }
         guard let to = try input.int("to") else { throw ServiceError.badRequest("\"to\" is required", path: "to") }
         let diffs = try service.diff(set, from: from, to: to)
@@ -192,27 +226,41 @@ extension FlagServerApp {
             writer.member("set", set)
             writer.member("from", from)
             writer.member("to", to)
-            for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
-                writer.key(field)
-                writer.beginArray()
-                for diff in diffs where diff.item.kind == kind {
-                    writer.beginObject()
-                    writer.member("key", diff.item.key)
-                    writer.key("before")
-                    if let before = diff.before { writer.raw(before) } else { writer.null() }
-                    writer.key("after")
-                    if let after = diff.after { writer.raw(after) } else { writer.null() }
-                    writer.endObject()
-                }
-                writer.endArray()
-            }
+            Self.writeDiffs(diffs, to: &writer)
         }
     }
 
-    /// The audit records of one set, or of every set (`?set=` may name one).
+    /// `"flags": [{"key","before","after"}], "cohorts": [{"key","before","after"}]`.
+    static func writeDiffs(_ diffs: [ItemDiff], to writer: inout JSONWriter) {
+        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
+            writer.key(field)
+            writer.beginArray()
+            for diff in diffs where diff.item.kind == kind {
+                writer.beginObject()
+                writer.member("key", diff.item.key)
+                writer.key("before")
+                if let before = diff.before { writer.raw(before) } else { writer.null() }
+                writer.key("after")
+                if let after = diff.after { writer.raw(after) } else { writer.null() }
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
+    /// The audit records of one set, or of every set (`?set=` may name one), newest first, filtered by `actor`,
+    /// `subject` and a time range (`since`, `until`). A token limited to sets sees only their records.
     func auditResponse(_ call: Call, set: String?) throws -> HTTPResponse {
+        let caller = try adminCaller(call)
         let input = try RequestInput(call.request)
-        let records = try service.audit(set ?? (try input.string("set")), limit: try listLimit(input))
+        let named = try set ?? input.string("set")
+        if let named, !caller.mayAccess(named) {
+            throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(named)\"")
+        }
+        let filter = AuditFilter(
+            actor: try input.string("actor"), subject: try input.string("subject"), since: try input.date("since"),
+            until: try input.date("until"), sets: named == nil ? caller.sets : nil)
+        let records = try service.audit(named, filter: filter, limit: try listLimit(input))
         return JSONResponse.list("records", records, capacity: 192) { writer, record in
             writer.member("time", record.time)
             Self.writeAuditMembers(record, to: &writer)

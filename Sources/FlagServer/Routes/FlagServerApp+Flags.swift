@@ -147,6 +147,49 @@ extension FlagServerApp {
         return mutationResponse(result)
     }
 
+    /// `POST …/flags/{key}/promote`: `{"from", "withCohorts"?}`. The flag's configuration in set `from` becomes
+    /// its configuration here, as one version. The cohorts it uses must exist here: 422 naming those that do not,
+    /// unless `withCohorts` copies them too (with the cohorts they name through `in_cohort`); the cohorts that do
+    /// exist are left as they are.
+    func promote(_ call: Call) throws -> HTTPResponse {
+        let (set, key) = (call.set, call.key)
+        let input = try RequestInput(call.request)
+        let from = try input.requireString("from")
+        guard from != set else { throw ServiceError.badRequest("\"from\" names this very set", path: "from") }
+        if case .admin(let caller)? = call.principal, !caller.mayAccess(from) {
+            throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(from)\"")
+        }
+        let source = try service.requireState(from)
+        guard let flag = source.compiled.flag(key) else {
+            throw ServiceError.notFound("no flag \"\(key)\" in set \"\(from)\"", path: "from")
+        }
+        let withCohorts = try input.bool("withCohorts") ?? false
+        let note = ChangeNote(
+            actor: call.actor, action: "flag.promote", subject: key, reason: try input.reason() ?? "from \(from)")
+        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { current in
+            // The cohorts the flag needs that this set lacks, and, to copy them, the ones they need in turn.
+            var missing: [String: Cohort] = [:]
+            var wanted = Array(flag.cohortNames)
+            while let name = wanted.popLast() {
+                guard current.compiled.cohort(name) == nil, missing[name] == nil else { continue }
+                guard let cohort = source.compiled.cohort(name) else { continue }
+                missing[name] = cohort
+                if withCohorts { wanted += cohort.cohortNames }
+            }
+            if !withCohorts, !missing.isEmpty {
+                throw ServiceError.invalid(
+                    missing.keys.sorted(by: utf8Less).map { name in
+                        Problem(
+                            path: "flags.\(key)",
+                            message:
+                                "uses cohort '\(name)', which set '\(set)' lacks; promote with withCohorts to copy it")
+                    })
+            }
+            return SetEdit(flags: [key: flag], cohorts: missing.mapValues { $0 })
+        }
+        return mutationResponse(result, item: .flag(key))
+    }
+
     /// `GET …/flags?kind=…&expired=true`.
     func listFlags(_ call: Call) throws -> HTTPResponse {
         let state = try requireState(call)

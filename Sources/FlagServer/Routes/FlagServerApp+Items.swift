@@ -4,14 +4,27 @@ import Foundation
 
 /// Cohorts and SDK keys, and reading flags, rules, overrides and rollouts out of request bodies.
 extension FlagServerApp {
-    /// `GET …/cohorts`.
+    /// `GET …/cohorts`, with the flags that use each cohort (`usedBy`).
     func listCohorts(_ call: Call) throws -> HTTPResponse {
         let state = try requireState(call)
-        return itemsResponse(call, state, .cohort, names: state.compiled.cohortNames.sorted(by: utf8Less))
+        let names = state.compiled.cohortNames.sorted(by: utf8Less)
+        return itemsResponse(call, state, .cohort, names: names) { writer in
+            writer.key("usedBy")
+            writer.beginObject()
+            for name in names {
+                writer.key(name)
+                Self.writeStrings(state.compiled.flags(using: name), to: &writer)
+            }
+            writer.endObject()
+        }
     }
 
-    /// `{"set","version", "flags"|"cohorts": {name: item}}` for the named items of one kind.
-    func itemsResponse(_ call: Call, _ state: SetState, _ kind: ItemKind, names: [String]) -> HTTPResponse {
+    /// `{"set","version", "flags"|"cohorts": {name: item}}` for the named items of one kind, then what `more`
+    /// writes.
+    func itemsResponse(
+        _ call: Call, _ state: SetState, _ kind: ItemKind, names: [String],
+        more: (inout JSONWriter) -> Void = { _ in }
+    ) -> HTTPResponse {
         JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
             writer.member("set", call.set)
             writer.member("version", state.version)
@@ -22,7 +35,15 @@ extension FlagServerApp {
                 writer.raw(state.bytes(of: ItemKey(kind, name)) ?? [])
             }
             writer.endObject()
+            more(&writer)
         }
+    }
+
+    /// A JSON array of strings.
+    static func writeStrings(_ strings: [String], to writer: inout JSONWriter) {
+        writer.beginArray()
+        for string in strings { writer.string(string) }
+        writer.endArray()
     }
 
     /// `PUT …/cohorts/{name}`: `{"cohort"}`, created or replaced.
@@ -44,6 +65,10 @@ extension FlagServerApp {
             writer.member(item.kind == .flag ? "key" : "name", item.key)
             writer.key(item.kind.rawValue)
             writer.raw(bytes)
+            if item.kind == .cohort {
+                writer.key("usedBy")
+                Self.writeStrings(state.compiled.flags(using: item.key), to: &writer)
+            }
         }
     }
 

@@ -27,11 +27,16 @@ extension FlagServerApp {
         let set: String
         switch call.principal {
         case .sdk(_, let own)?: set = own
-        case .admin?, nil:
+        case .admin(let caller)?:
             guard let named = request.query("set") else {
                 throw ServiceError.badRequest("an admin token must name the flag set with ?set=NAME", path: "set")
             }
+            guard caller.mayAccess(named) else {
+                throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(named)\"")
+            }
             set = named
+        case nil:
+            throw ServiceError.unauthorized("this route needs a token")
         }
         let state = try service.requireState(set)
         let input: RequestInput

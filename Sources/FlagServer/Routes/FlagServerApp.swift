@@ -49,11 +49,16 @@ public final class FlagServerApp: Sendable {
     let deadlines: Deadlines
     /// The prepared answers of each set's current version.
     let answers = AnswerCache()
+    /// The dashboard's files, served under `/ui/`.
+    let dashboard: DashboardFiles
+    /// Whether this server has its dashboard to serve under `/ui/`.
+    public var servesDashboard: Bool { dashboard.isAvailable }
     /// The route table, compiled once for the process.
     static let router = Router()
     /// `router`, held by the instance so that a request reads it without the lazy global's check.
     let router = FlagServerApp.router
     private let heartbeatTimer = Locked<HeartbeatTimer?>(nil)
+    private let usesTimer = Locked<HeartbeatTimer?>(nil)
     private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
     /// An application over a loaded service and token authority.
@@ -63,6 +68,7 @@ public final class FlagServerApp: Sendable {
         self.clock = clock
         self.settings = settings
         self.deadlines = Deadlines(queue: timers)
+        self.dashboard = .bundled
     }
 
     /// The handler to give `HTTPServer`.
@@ -83,6 +89,24 @@ public final class FlagServerApp: Sendable {
             return old
         }
         previous?.source.cancel()
+        // When tokens were last used goes to the store once a minute, not on every request.
+        let uses = DispatchSource.makeTimerSource(queue: timers)
+        uses.schedule(deadline: .now() + 60, repeating: 60)
+        uses.setEventHandler { [self] in recordTokenUses() }
+        uses.resume()
+        usesTimer.withLock { old in
+            old?.source.cancel()
+            old = HeartbeatTimer(source: uses)
+        }
+    }
+
+    /// Stores when tokens were last used; a failure is logged, and the uses are kept for the next try.
+    private func recordTokenUses() {
+        do {
+            try tokens.recordUses()
+        } catch {
+            service.log("recording when tokens were last used failed: \(error)")
+        }
     }
 
     /// Answers waiting long-polls (304) and finishes every event stream; new ones are refused with 503. Call before
@@ -93,6 +117,10 @@ public final class FlagServerApp: Sendable {
             return timer
         }
         timer?.source.cancel()
+        usesTimer.withLock { timer in
+            timer?.source.cancel()
+            timer = nil
+        }
         service.registry.close()
     }
 
@@ -100,6 +128,7 @@ public final class FlagServerApp: Sendable {
     /// without cutting a write short. Call after `HTTPServer.shutdown(deadline:)`.
     public func finishStoreWork() {
         storeWork.sync {}
+        recordTokenUses()
     }
 
     /// Answers one request: resolves its route, checks the caller against the route's `Access`, then runs the
@@ -165,13 +194,29 @@ public final class FlagServerApp: Sendable {
         case .setReader:
             let principal = try authenticate(request, memo: &memo)
             guard principal.mayRead(parameters.set) else {
-                throw ServiceError.forbidden("this SDK key may read only its own flag set, not \"\(parameters.set)\"")
+                throw ServiceError.forbidden(
+                    principal.isSDKKey
+                        ? "this SDK key may read only its own flag set, not \"\(parameters.set)\""
+                        : "this token may not access flag set \"\(parameters.set)\"")
             }
             return principal
-        case .admin:
+        case .role(let role), .unlimited(let role):
             let principal = try authenticate(request, memo: &memo)
-            guard case .admin = principal else {
-                throw ServiceError.forbidden("SDK keys are read-only: this route needs an admin token")
+            guard case .admin(let caller) = principal else {
+                throw ServiceError.forbidden("SDK keys are read-only: this route needs a token of the admin API")
+            }
+            guard caller.role >= role else {
+                throw ServiceError.forbidden(
+                    "this route needs the \(role.rawValue) role; the token of \"\(caller.name)\" is a \(caller.role.rawValue)"
+                )
+            }
+            if case .unlimited = access, caller.sets != nil {
+                throw ServiceError.forbidden(
+                    "this route concerns the whole server: a token limited to sets may not call it")
+            }
+            if !parameters.set.isEmpty, !caller.mayAccess(parameters.set) {
+                throw ServiceError.forbidden(
+                    "the token of \"\(caller.name)\" may not access flag set \"\(parameters.set)\"")
             }
             return principal
         }

@@ -8,6 +8,8 @@ import FlagHTTP
 public enum Route: String, CaseIterable, Sendable {
     case health = "GET /healthz"
     case metrics = "GET /metrics"
+    case dashboard = "GET /ui"
+    case dashboardFile = "GET /ui/{name}"
 
     case document = "GET /v1/sets/{set}"
     case stream = "GET /v1/sets/{set}/stream"
@@ -15,6 +17,12 @@ public enum Route: String, CaseIterable, Sendable {
     case ofrepBulk = "POST /ofrep/v1/evaluate/flags"
     case ofrepFlag = "POST /ofrep/v1/evaluate/flags/{key}"
 
+    case whoami = "GET /v1/admin/whoami"
+    case startSession = "POST /v1/admin/sessions"
+    case endSession = "DELETE /v1/admin/sessions/current"
+    case listTokens = "GET /v1/admin/tokens"
+    case createToken = "POST /v1/admin/tokens"
+    case revokeToken = "DELETE /v1/admin/tokens/{name}"
     case audit = "GET /v1/admin/audit"
     case listSets = "GET /v1/admin/sets"
     case createSet = "POST /v1/admin/sets"
@@ -46,6 +54,7 @@ public enum Route: String, CaseIterable, Sendable {
     case resumeRollout = "POST /v1/admin/sets/{set}/flags/{key}/rollout/resume"
     case addRule = "POST /v1/admin/sets/{set}/flags/{key}/rules"
     case removeRule = "DELETE /v1/admin/sets/{set}/flags/{key}/rules/{name}"
+    case promote = "POST /v1/admin/sets/{set}/flags/{key}/promote"
 
     case listCohorts = "GET /v1/admin/sets/{set}/cohorts"
     case getCohort = "GET /v1/admin/sets/{set}/cohorts/{name}"
@@ -60,7 +69,10 @@ public enum Route: String, CaseIterable, Sendable {
     var spec: RouteSpec {
         switch self {
         case .health: RouteSpec(.anyone, on: .loop, head: true) { app, _ in app.health() }
-        case .metrics: RouteSpec(.admin, on: .loop) { app, _ in app.metricsResponse() }
+        case .metrics: RouteSpec(.unlimited(.admin), on: .loop) { app, _ in app.metricsResponse() }
+        case .dashboard: RouteSpec(.anyone, on: .loop, head: true) { app, call in app.dashboardFile(call, "") }
+        case .dashboardFile:
+            RouteSpec(.anyone, on: .loop, head: true) { app, call in app.dashboardFile(call, call.name) }
 
         case .document: RouteSpec(.setReader, on: .loop, head: true) { app, call in try app.currentDocument(call) }
         case .stream: RouteSpec(.setReader, on: .loop) { app, call in try app.openStream(call) }
@@ -68,40 +80,48 @@ public enum Route: String, CaseIterable, Sendable {
         case .ofrepBulk: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepBulk(call) }
         case .ofrepFlag: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepFlag(call) }
 
-        case .audit: .admin { app, call in try app.auditResponse(call, set: nil) }
-        case .listSets: .admin { app, _ in app.listSets() }
-        case .createSet: .admin { app, call in try app.createSet(call) }
-        case .exportSet: .admin { app, call in try app.exportSet(call) }
-        case .importSet: .admin { app, call in try app.importSet(call) }
-        case .history: .admin { app, call in try app.historyResponse(call) }
-        case .diff: .admin { app, call in try app.diffResponse(call) }
-        case .setAudit: .admin { app, call in try app.auditResponse(call, set: call.set) }
-        case .rollback: .admin { app, call in try app.rollback(call) }
-        case .evaluate: .admin { app, call in try app.evaluateResponse(call) }
+        case .whoami: RouteSpec(.role(.viewer), on: .loop) { app, call in app.whoami(call) }
+        case .startSession: .viewer { app, call in try app.startSession(call) }
+        case .endSession: .viewer { app, call in try app.endSession(call) }
+        case .listTokens: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.listTokens(call) }
+        case .createToken: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.createToken(call) }
+        case .revokeToken: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.revokeToken(call) }
+        case .audit: .viewer { app, call in try app.auditResponse(call, set: nil) }
+        case .listSets: .viewer { app, call in try app.listSets(call) }
+        case .createSet: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.createSet(call) }
+        case .exportSet: .viewer { app, call in try app.exportSet(call) }
+        // A dry run is a viewer's; the handler asks for an editor when the import writes.
+        case .importSet: .viewer { app, call in try app.importSet(call) }
+        case .history: .viewer { app, call in try app.historyResponse(call) }
+        case .diff: .viewer { app, call in try app.diffResponse(call) }
+        case .setAudit: .viewer { app, call in try app.auditResponse(call, set: call.set) }
+        case .rollback: .editor { app, call in try app.rollback(call) }
+        case .evaluate: .viewer { app, call in try app.evaluateResponse(call) }
 
-        case .listFlags: .admin { app, call in try app.listFlags(call) }
-        case .getFlag: .admin { app, call in try app.getItem(call, .flag(call.key)) }
-        case .putFlag: .admin { app, call in try app.putFlag(call) }
-        case .deleteFlag: .admin { app, call in try app.deleteItem(call, .flag(call.key)) }
-        case .kill: .admin { app, call in try app.setKilled(call, true) }
-        case .restore: .admin { app, call in try app.setKilled(call, false) }
-        case .archive: .admin { app, call in try app.setArchived(call, true) }
-        case .unarchive: .admin { app, call in try app.setArchived(call, false) }
-        case .setDefault, .putDefault: .admin { app, call in try app.setDefault(call) }
-        case .expire: .admin { app, call in try app.expire(call) }
-        case .addOverride: .admin { app, call in try app.addOverride(call) }
-        case .removeOverride: .admin { app, call in try app.removeOverride(call) }
-        case .putRollout, .postRollout: .admin { app, call in try app.setRollout(call) }
-        case .removeRollout: .admin { app, call in try app.removeRollout(call) }
-        case .pauseRollout: .admin { app, call in try app.pauseRollout(call, true) }
-        case .resumeRollout: .admin { app, call in try app.pauseRollout(call, false) }
-        case .addRule: .admin { app, call in try app.addRule(call) }
-        case .removeRule: .admin { app, call in try app.removeRule(call) }
+        case .listFlags: .viewer { app, call in try app.listFlags(call) }
+        case .getFlag: .viewer { app, call in try app.getItem(call, .flag(call.key)) }
+        case .putFlag: .editor { app, call in try app.putFlag(call) }
+        case .deleteFlag: .editor { app, call in try app.deleteItem(call, .flag(call.key)) }
+        case .kill: .editor { app, call in try app.setKilled(call, true) }
+        case .restore: .editor { app, call in try app.setKilled(call, false) }
+        case .archive: .editor { app, call in try app.setArchived(call, true) }
+        case .unarchive: .editor { app, call in try app.setArchived(call, false) }
+        case .setDefault, .putDefault: .editor { app, call in try app.setDefault(call) }
+        case .expire: .editor { app, call in try app.expire(call) }
+        case .addOverride: .editor { app, call in try app.addOverride(call) }
+        case .removeOverride: .editor { app, call in try app.removeOverride(call) }
+        case .putRollout, .postRollout: .editor { app, call in try app.setRollout(call) }
+        case .removeRollout: .editor { app, call in try app.removeRollout(call) }
+        case .pauseRollout: .editor { app, call in try app.pauseRollout(call, true) }
+        case .resumeRollout: .editor { app, call in try app.pauseRollout(call, false) }
+        case .addRule: .editor { app, call in try app.addRule(call) }
+        case .removeRule: .editor { app, call in try app.removeRule(call) }
+        case .promote: .editor { app, call in try app.promote(call) }
 
-        case .listCohorts: .admin { app, call in try app.listCohorts(call) }
-        case .getCohort: .admin { app, call in try app.getItem(call, .cohort(call.name)) }
-        case .putCohort: .admin { app, call in try app.putCohort(call) }
-        case .deleteCohort: .admin { app, call in try app.deleteItem(call, .cohort(call.name)) }
+        case .listCohorts: .viewer { app, call in try app.listCohorts(call) }
+        case .getCohort: .viewer { app, call in try app.getItem(call, .cohort(call.name)) }
+        case .putCohort: .editor { app, call in try app.putCohort(call) }
+        case .deleteCohort: .editor { app, call in try app.deleteItem(call, .cohort(call.name)) }
 
         case .listKeys: .admin { app, call in try app.listKeys(call) }
         case .createKey: .admin { app, call in try app.createKey(call) }
@@ -128,19 +148,44 @@ public enum Route: String, CaseIterable, Sendable {
     public var isMutation: Bool {
         method != "GET" && self != .evaluate && self != .ofrepBulk && self != .ofrepFlag
     }
+
+    /// The least role a token of the admin API needs for the route; `nil` for the routes of clients and anyone.
+    public var role: AdminRole? {
+        switch spec.access {
+        case .role(let role), .unlimited(let role): role
+        case .anyone, .anyToken, .setReader: nil
+        }
+    }
 }
 
 /// Who may call a route. The caller is checked against it before the handler runs, so that a refusal is counted
 /// under the route's label and no handler can forget the check.
-public enum Access: Sendable {
+public enum Access: Sendable, Hashable {
     /// Anyone, without a token.
     case anyone
-    /// Any valid token: an SDK key acts on its own set, an admin token names one.
+    /// Any valid token: an SDK key acts on its own set, a token of the admin API names one it may access.
     case anyToken
-    /// An SDK key of the path's `{set}`, or an admin token.
+    /// An SDK key of the path's `{set}`, or a token of the admin API that may access that set.
     case setReader
-    /// An admin token.
-    case admin
+    /// A token of the admin API with at least this role, that may access the path's `{set}` when it has one.
+    case role(AdminRole)
+    /// A token of the admin API with at least this role and no limit to sets: what concerns the whole server
+    /// (creating sets, tokens, metrics).
+    case unlimited(AdminRole)
+}
+
+extension Access {
+    /// How few callers the access lets through, as a rank: routes of one path may differ by method (a viewer reads
+    /// a flag, an editor replaces it), and a wrong method is checked against the least strict of them.
+    var strictness: Int {
+        switch self {
+        case .anyone: 0
+        case .anyToken: 1
+        case .setReader: 2
+        case .role(let role): 3 + (AdminRole.allCases.firstIndex(of: role) ?? 0)
+        case .unlimited(let role): 6 + (AdminRole.allCases.firstIndex(of: role) ?? 0)
+        }
+    }
 }
 
 /// Where a route's handler runs.
@@ -169,8 +214,18 @@ struct RouteSpec: Sendable {
         self.handler = handler
     }
 
-    /// An admin route answered on the store queue: the admin API's usual entry.
+    /// A route of the admin API for viewers and up, answered on the store queue.
+    static func viewer(_ handler: @escaping Handler) -> RouteSpec {
+        RouteSpec(.role(.viewer), on: .store, handler)
+    }
+
+    /// A route of the admin API for editors and admins, answered on the store queue.
+    static func editor(_ handler: @escaping Handler) -> RouteSpec {
+        RouteSpec(.role(.editor), on: .store, handler)
+    }
+
+    /// A route of the admin API for admins, answered on the store queue.
     static func admin(_ handler: @escaping Handler) -> RouteSpec {
-        RouteSpec(.admin, on: .store, handler)
+        RouteSpec(.role(.admin), on: .store, handler)
     }
 }

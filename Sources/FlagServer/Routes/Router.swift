@@ -29,8 +29,9 @@ struct Router: Sendable {
     enum Match: Sendable {
         /// The route, with the path's parameters.
         case route(Endpoint, RouteParameters)
-        /// A template matches the path but none of its routes has the method; the first of them is given, so that
-        /// the caller can be checked as that path would check it.
+        /// A template matches the path but none of its routes has the method; the least strict of them is given, so
+        /// that the caller is checked as the path would check it: a caller that may call none of its methods learns
+        /// nothing of which it has.
         case wrongMethod(Endpoint, RouteParameters)
         /// No template matches the path.
         case notFound
@@ -147,7 +148,8 @@ struct Router: Sendable {
                 {
                     return .route(endpoints[index], parameters)
                 }
-                return .wrongMethod(endpoints[range.lowerBound], parameters)
+                let loosest = range.min { endpoints[$0].spec.access.strictness < endpoints[$1].spec.access.strictness }
+                return .wrongMethod(endpoints[loosest ?? range.lowerBound], parameters)
             }
         }
     }

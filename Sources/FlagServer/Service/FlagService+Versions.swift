@@ -48,6 +48,14 @@ extension FlagService {
         }
     }
 
+    /// The items that differ between the current versions of `set` (`before`) and `other` (`after`), sorted.
+    public func diff(_ set: String, with other: String) throws -> [ItemDiff] {
+        let (mine, theirs) = (try requireState(set).items, try requireState(other).items)
+        return Set(mine.keys).union(theirs.keys).sorted().compactMap { item in
+            mine[item] == theirs[item] ? nil : ItemDiff(item: item, before: mine[item], after: theirs[item])
+        }
+    }
+
     /// Makes a new version whose flags and cohorts are those of `version`: history is never rewritten.
     @discardableResult
     public func rollback(_ set: String, to version: Int, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
@@ -61,9 +69,9 @@ extension FlagService {
     }
 
     /// Audit records, newest first: one set's or the whole log.
-    public func audit(_ set: String?, limit: Int) throws -> [AuditRecord] {
+    public func audit(_ set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditRecord] {
         if let set { _ = try requireState(set) }
-        return try storeCall { try store.audit(set: set, limit: limit) }
+        return try storeCall { try store.audit(set: set, filter: filter, limit: limit) }
     }
 
     /// Runs a store call, turning its errors into `ServiceError`s.

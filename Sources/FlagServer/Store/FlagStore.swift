@@ -35,8 +35,9 @@ public protocol FlagStore: Sendable {
     /// with that key or whose audit record names that subject.
     func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo]
 
-    /// Audit records, newest first, at most `limit`: those of one set, or the whole log when `set` is `nil`.
-    func audit(set: String?, limit: Int) throws -> [AuditRecord]
+    /// Audit records, newest first, at most `limit`, that `filter` lets through: those of one set, or of the whole
+    /// log when `set` is `nil`.
+    func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord]
 
     /// Records an action that makes no version (an SDK key created, a token revoked), under a set or none.
     func recordAudit(_ record: AuditRecord, set: String?) throws
@@ -48,9 +49,12 @@ public protocol FlagStore: Sendable {
     /// `notFound` for an SDK key of a set that does not exist.
     func addToken(_ token: StoredToken, audit: AuditRecord) throws
 
-    /// Revokes the token `name` as of `at`, atomically with its audit record. Returns `false`, recording nothing,
-    /// when there is no such token or it is already revoked.
+    /// Revokes the token `name`, and the dashboard sessions made from it, as of `at`, atomically with its audit
+    /// record. Returns `false`, recording nothing, when there is no such token or it is already revoked.
     func revokeToken(name: String, at: Date, audit: AuditRecord) throws -> Bool
+
+    /// Records when tokens were last used (by name); an older time than the one stored changes nothing.
+    func recordTokenUses(_ uses: [String: Date]) throws
 }
 
 /// One set for `FlagStore.createSets`: its name, its items at version 1, their digest and the audit record.
@@ -70,5 +74,47 @@ public struct SetCreation: Sendable {
         self.change = change
         self.digest = digest
         self.audit = audit
+    }
+}
+
+extension FlagStore {
+    /// Audit records, newest first, at most `limit`: those of one set, or the whole log when `set` is `nil`.
+    public func audit(set: String?, limit: Int) throws -> [AuditRecord] {
+        try audit(set: set, filter: AuditFilter(), limit: limit)
+    }
+}
+
+/// Which audit records to list: by actor, subject, time, and the sets they belong to.
+public struct AuditFilter: Sendable, Hashable {
+    /// Only this actor's records.
+    public var actor: String?
+    /// Only records about this subject (a flag key, a cohort or token name).
+    public var subject: String?
+    /// Only records from this time on.
+    public var since: Date?
+    /// Only records before this time.
+    public var until: Date?
+    /// Only records of these sets (records outside any set left out); `nil`: every record.
+    public var sets: Set<String>?
+
+    /// A filter; nothing left out by default.
+    public init(
+        actor: String? = nil, subject: String? = nil, since: Date? = nil, until: Date? = nil, sets: Set<String>? = nil
+    ) {
+        self.actor = actor
+        self.subject = subject
+        self.since = since
+        self.until = until
+        self.sets = sets
+    }
+
+    /// Whether a record of `set` passes.
+    func admits(_ record: AuditRecord, set: String?) -> Bool {
+        if let actor, record.actor != actor { return false }
+        if let subject, record.subject != subject { return false }
+        if let since, record.time < since { return false }
+        if let until, record.time >= until { return false }
+        if let sets, !(set.map(sets.contains) ?? false) { return false }
+        return true
     }
 }

@@ -103,13 +103,15 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
         }
     }
 
-    public func audit(set: String?, limit: Int) throws -> [AuditRecord] {
+    public func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
         try locked { state in
             if let set {
                 _ = try Self.versions(of: set, state)
             }
-            let records = state.audit.reversed().filter { set == nil || $0.set == set }.map(\.record)
-            return Array(records.prefix(max(0, limit)))
+            let records = state.audit.reversed().filter { entry in
+                (set == nil || entry.set == set) && filter.admits(entry.record, set: entry.set)
+            }
+            return Array(records.map(\.record).prefix(max(0, limit)))
         }
     }
 
@@ -145,8 +147,21 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
                 return false
             }
             state.tokens[index].revokedAt = time
+            for session in state.tokens.indices
+            where state.tokens[session].sessionOf == name && state.tokens[session].revokedAt == nil {
+                state.tokens[session].revokedAt = time
+            }
             state.audit.append((Self.set(of: state.tokens[index]), audit))
             return true
+        }
+    }
+
+    public func recordTokenUses(_ uses: [String: Date]) throws {
+        locked { state in
+            for index in state.tokens.indices {
+                guard let time = uses[state.tokens[index].name] else { continue }
+                state.tokens[index].lastUsedAt = max(state.tokens[index].lastUsedAt ?? time, time)
+            }
         }
     }
 

@@ -2,21 +2,42 @@ import FlagSQLite
 import Foundation
 
 extension SQLiteFlagStore {
-    public func audit(set: String?, limit: Int) throws -> [AuditRecord] {
+    public func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
         try read("reading the audit log") { db in
-            let columns = "actor, action, reason, subject, time, version"
+            if let set, try currentVersion(of: set, db) == nil {
+                throw StoreError.notFound(set: set)
+            }
+            var conditions: [String] = []
+            var arguments: [SQLiteValue] = []
             if let set {
-                guard try currentVersion(of: set, db) != nil else {
-                    throw StoreError.notFound(set: set)
-                }
-                return try db.query(
-                    "SELECT \(columns) FROM audit WHERE set_name = ? ORDER BY id DESC LIMIT ?",
-                    [.text(set), .init(max(0, limit))]
-                ) { try Self.auditRecord($0, from: 0) }
+                conditions.append("set_name = ?")
+                arguments.append(.text(set))
             }
-            return try db.query("SELECT \(columns) FROM audit ORDER BY id DESC LIMIT ?", [.init(max(0, limit))]) {
-                try Self.auditRecord($0, from: 0)
+            if let sets = filter.sets {
+                conditions.append("set_name IN (\(sets.map { _ in "?" }.joined(separator: ", ")))")
+                arguments += sets.sorted().map { .text($0) }
             }
+            if let actor = filter.actor {
+                conditions.append("actor = ?")
+                arguments.append(.text(actor))
+            }
+            if let subject = filter.subject {
+                conditions.append("subject = ?")
+                arguments.append(.text(subject))
+            }
+            if let since = filter.since {
+                conditions.append("time >= ?")
+                arguments.append(Self.microseconds(since))
+            }
+            if let until = filter.until {
+                conditions.append("time < ?")
+                arguments.append(Self.microseconds(until))
+            }
+            let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            return try db.query(
+                "SELECT actor, action, reason, subject, time, version FROM audit \(clause) ORDER BY id DESC LIMIT ?",
+                arguments + [.init(max(0, limit))]
+            ) { try Self.auditRecord($0, from: 0) }
         }
     }
 
@@ -31,52 +52,68 @@ extension SQLiteFlagStore {
 
     public func tokens() throws -> [StoredToken] {
         try read("listing tokens") { db in
-            try db.query(
-                "SELECT name, hash, role, role_set, created_at, revoked_at FROM token ORDER BY created_at, name"
+            var scopes: [String: [String]] = [:]
+            _ = try db.query("SELECT token_name, set_name FROM token_scope ORDER BY token_name, set_name") { row in
+                scopes[try row.text(0), default: []].append(try row.text(1))
+            }
+            return try db.query(
+                """
+                SELECT name, hash, role, role_set, access, created_at, expires_at, last_used_at, revoked_at, session_of
+                FROM token ORDER BY created_at, name
+                """
             ) { row in
+                let name = try row.text(0)
                 let role: TokenRole
-                switch (try row.text(2), try row.optionalText(3)) {
-                case ("admin", nil): role = .admin
-                case ("sdk", let set?): role = .sdk(set: set)
-                case (let other, _): throw StoreError.corrupt("token \(try row.text(0)) has the bad role \"\(other)\"")
+                switch (try row.text(2), try row.optionalText(3), try row.optionalText(4).flatMap(AdminRole.init)) {
+                case ("admin", nil, let access?): role = .admin(access, sets: scopes[name])
+                case ("sdk", let set?, nil): role = .sdk(set: set)
+                case (let other, _, _): throw StoreError.corrupt("token \(name) has the bad role \"\(other)\"")
                 }
+                func date(_ column: Int) throws -> Date? { try row.optionalInt64(column).map(Self.date(microseconds:)) }
                 return StoredToken(
-                    name: try row.text(0),
-                    hash: try row.blob(1),
-                    role: role,
-                    createdAt: Self.date(microseconds: try row.int64(4)),
-                    revokedAt: try row.optionalInt64(5).map { Self.date(microseconds: $0) }
-                )
+                    name: name, hash: try row.blob(1), role: role, createdAt: Self.date(microseconds: try row.int64(5)),
+                    expiresAt: try date(6), lastUsedAt: try date(7), revokedAt: try date(8),
+                    sessionOf: try row.optionalText(9))
             }
         }
     }
 
     public func addToken(_ token: StoredToken, audit: AuditRecord) throws {
         try write("adding token \(token.name)") { db in
+            let kind: String
             let set: String?
+            let access: String?
+            var scope: [String] = []
             switch token.role {
-            case .admin: set = nil
-            case .sdk(let name): set = name
+            case .admin(let role, let sets):
+                (kind, set, access, scope) = ("admin", nil, role.rawValue, sets ?? [])
+            case .sdk(let name):
+                (kind, set, access) = ("sdk", name, nil)
             }
             if let set, try currentVersion(of: set, db) == nil {
                 throw StoreError.notFound(set: set)
             }
             let taken = try db.queryFirst(
-                "SELECT 1 FROM token WHERE name = ? OR hash = ?",
-                [
-                    .text(token.name), .blob(token.hash),
-                ]
+                "SELECT 1 FROM token WHERE name = ? OR hash = ?", [.text(token.name), .blob(token.hash)]
             ) { _ in true }
             guard taken == nil else {
                 throw StoreError.alreadyExists("a token named \(token.name) or with the same secret")
             }
             try db.execute(
-                "INSERT INTO token (name, hash, role, role_set, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
+                """
+                INSERT INTO token (name, hash, role, role_set, access, session_of, created_at, expires_at, revoked_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
                 [
-                    .text(token.name), .blob(token.hash), .text(set == nil ? "admin" : "sdk"), .init(set),
-                    Self.microseconds(token.createdAt), token.revokedAt.map(Self.microseconds) ?? .null,
+                    .text(token.name), .blob(token.hash), .text(kind), .init(set), .init(access),
+                    .init(token.sessionOf), Self.microseconds(token.createdAt),
+                    token.expiresAt.map(Self.microseconds) ?? .null, token.revokedAt.map(Self.microseconds) ?? .null,
                 ]
             )
+            for name in scope {
+                try db.execute(
+                    "INSERT INTO token_scope (token_name, set_name) VALUES (?, ?)", [.text(token.name), .text(name)])
+            }
             _ = try insertAudit(audit, set: set, db)
         }
     }
@@ -88,11 +125,27 @@ extension SQLiteFlagStore {
                 [Self.microseconds(time), .text(name)]
             )
             guard db.changes == 1 else { return false }
+            try db.execute(
+                "UPDATE token SET revoked_at = ? WHERE session_of = ? AND revoked_at IS NULL",
+                [Self.microseconds(time), .text(name)]
+            )
             let set = try db.queryFirst("SELECT role_set FROM token WHERE name = ?", [.text(name)]) {
                 try $0.optionalText(0)
             }
             _ = try insertAudit(audit, set: set ?? nil, db)
             return true
+        }
+    }
+
+    public func recordTokenUses(_ uses: [String: Date]) throws {
+        guard !uses.isEmpty else { return }
+        try write("recording token uses") { db in
+            for (name, time) in uses.sorted(by: { $0.key < $1.key }) {
+                try db.execute(
+                    "UPDATE token SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE name = ?",
+                    [Self.microseconds(time), .text(name)]
+                )
+            }
         }
     }
 

@@ -3,11 +3,13 @@ import FlagSQLite
 extension SQLiteFlagStore {
     /// The store's schema history. Never edit a migration that has shipped; add one.
     static let migrator = SQLiteMigrator([
-        SQLiteMigration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1)
+        SQLiteMigration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1),
+        SQLiteMigration(
+            version: 2, name: "roles, set limits, expiry, last use and sessions of tokens", script: schemaV2),
     ])
 
     // Times are INTEGER microseconds since 1970-01-01 UTC, the precision PostgreSQL's timestamp keeps too.
-    private static let schemaV1 = """
+    static let schemaV1 = """
         CREATE TABLE flag_set (
             name TEXT PRIMARY KEY,
             current_version INTEGER NOT NULL CHECK (current_version >= 1),
@@ -68,6 +70,40 @@ extension SQLiteFlagStore {
             created_at INTEGER NOT NULL,
             revoked_at INTEGER,
             CHECK ((role = 'sdk') = (role_set IS NOT NULL))
+        ) WITHOUT ROWID;
+        """
+
+    // The token table gains the role of an admin-API token (`access`: `role` keeps its meaning, which kind of token),
+    // its expiry, its last use and, for a dashboard session, the token it was made from. SQLite cannot add a table
+    // constraint to a table, so the table is made again and its rows copied; every admin token there was is an
+    // `admin`. The sets a token is limited to are rows of `token_scope` (none: every set); they need not exist yet.
+    private static let schemaV2 = """
+        CREATE TABLE token_v2 (
+            name TEXT PRIMARY KEY,
+            hash BLOB NOT NULL UNIQUE,
+            role TEXT NOT NULL CHECK (role IN ('admin', 'sdk')),
+            role_set TEXT REFERENCES flag_set (name),
+            access TEXT CHECK (access IN ('viewer', 'editor', 'admin')),
+            session_of TEXT,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            last_used_at INTEGER,
+            revoked_at INTEGER,
+            CHECK ((role = 'sdk') = (role_set IS NOT NULL)),
+            CHECK ((role = 'admin') = (access IS NOT NULL)),
+            CHECK (session_of IS NULL OR role = 'admin')
+        ) WITHOUT ROWID;
+        INSERT INTO token_v2 (name, hash, role, role_set, access, created_at, revoked_at)
+            SELECT name, hash, role, role_set, CASE role WHEN 'admin' THEN 'admin' END, created_at, revoked_at
+            FROM token;
+        DROP TABLE token;
+        ALTER TABLE token_v2 RENAME TO token;
+        CREATE INDEX token_by_session ON token (session_of) WHERE session_of IS NOT NULL;
+
+        CREATE TABLE token_scope (
+            token_name TEXT NOT NULL REFERENCES token (name),
+            set_name TEXT NOT NULL,
+            PRIMARY KEY (token_name, set_name)
         ) WITHOUT ROWID;
         """
 }

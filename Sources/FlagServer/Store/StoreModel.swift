@@ -142,11 +142,26 @@ public struct SetSummary: Sendable, Hashable {
     }
 }
 
+/// What a token of the admin API may do (SPEC §4), from least to most.
+public enum AdminRole: String, Sendable, Hashable, CaseIterable, Comparable {
+    /// Every read of the admin API, evaluation and a dry-run import; no writes, no keys, tokens or metrics.
+    case viewer
+    /// A viewer that also changes flags and cohorts: rules, rollouts, overrides, kills, expiry, archive, import and
+    /// rollback.
+    case editor
+    /// Everything, sets, SDK keys and tokens included.
+    case admin
+
+    public static func < (lhs: AdminRole, rhs: AdminRole) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
 /// What a token may do.
 public enum TokenRole: Sendable, Hashable {
-    /// Everything.
-    case admin
-    /// Read one flag set.
+    /// A token of the admin API: its role, and the sets it is limited to (`nil`: every set), sorted.
+    case admin(AdminRole, sets: [String]?)
+    /// An SDK key: reads one set.
     case sdk(set: String)
 }
 
@@ -160,15 +175,27 @@ public struct StoredToken: Sendable, Hashable {
     public var role: TokenRole
     /// When the token was made.
     public var createdAt: Date
+    /// When the token stops working, if it does.
+    public var expiresAt: Date?
+    /// When the token was last used, as last recorded (the server records uses about once a minute).
+    public var lastUsedAt: Date?
     /// When the token was revoked, if it was.
     public var revokedAt: Date?
+    /// For a dashboard session: the name of the token it was made from, which is its actor in the audit log.
+    public var sessionOf: String?
 
     /// A token record.
-    public init(name: String, hash: [UInt8], role: TokenRole, createdAt: Date, revokedAt: Date? = nil) {
+    public init(
+        name: String, hash: [UInt8], role: TokenRole, createdAt: Date, expiresAt: Date? = nil, lastUsedAt: Date? = nil,
+        revokedAt: Date? = nil, sessionOf: String? = nil
+    ) {
         self.name = name
         self.hash = hash
         self.role = role
         self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.lastUsedAt = lastUsedAt
         self.revokedAt = revokedAt
+        self.sessionOf = sessionOf
     }
 }
