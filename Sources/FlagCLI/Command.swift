@@ -92,8 +92,9 @@ public enum FlagCTL {
             OverrideCommand.self, KillCommand.self, RestoreCommand.self, ExpireCommand.self, ArchiveCommand.self,
             StaleCommand.self, CohortCreateCommand.self, CohortListCommand.self, CohortShowCommand.self,
             EvalCommand.self, LintCommand.self, HistoryCommand.self, DiffCommand.self, RollbackCommand.self,
-            ExportCommand.self, ImportCommand.self, KeysCreateCommand.self, KeysListCommand.self,
-            KeysRevokeCommand.self, HelpCommand.self,
+            ExportCommand.self, ImportCommand.self, PromoteCommand.self, KeysCreateCommand.self,
+            KeysListCommand.self, KeysRevokeCommand.self, TokensCreateCommand.self, TokensListCommand.self,
+            TokensRevokeCommand.self, HelpCommand.self,
         ]
     }
 

@@ -58,7 +58,7 @@ struct UsageTests {
                 "error: no command 'frob'; commands: sets list, sets create, list, get, create, "
                     + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, "
                     + "cohort create, cohort list, cohort show, eval, lint, history, diff, rollback, export, import, "
-                    + "keys create, keys list, keys revoke, help",
+                    + "promote, keys create, keys list, keys revoke, tokens create, tokens list, tokens revoke, help",
                 "usage: flagctl help [COMMAND]"
             ),
         ])

@@ -1,0 +1,180 @@
+import FlagCore
+
+/// `flagctl tokens create NAME --role ROLE [--sets a,b] [--expires 90d]`: a named token of the admin API for a person
+/// or an automation, printed this once.
+public struct TokensCreateCommand: Command {
+    /// `tokens create NAME`
+    public static let configuration = CommandConfiguration(
+        name: "tokens create", abstract: "Create a named token of the admin API with a role; prints it once.",
+        synopsis: "NAME --role viewer|editor|admin [--sets a,b] [--expires 90d] [--reason S]",
+        positionals: [Positional("NAME", help: "a name unique on the server: the person or the automation")],
+        options: [
+            .value("role", "ROLE", help: "viewer (reads), editor (changes flags and cohorts) or admin (everything)"),
+            .value("sets", "A,B", help: "the only sets it may act on (default: every set)"),
+            .value("expires", "DURATION", help: "how long it works, e.g. 90d (default: until revoked)"),
+            .value("reason", "S", help: "why, recorded in the audit log"),
+        ],
+        example: "flagctl tokens create alice --role editor --sets staging --expires 90d")
+
+    private let name: String
+    private let role: String
+    private let sets: [String]?
+    private let expires: Int?
+    private let reason: String?
+
+    /// Takes the name, the role, the sets and the lifetime.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        name = arguments.positionals[0]
+        guard let role = arguments.value("role") else {
+            throw arguments.usageError("missing --role (\(Self.roles))")
+        }
+        guard Self.roleNames.contains(role) else {
+            throw arguments.usageError("unknown --role '\(role)'; use \(Self.roles)")
+        }
+        self.role = role
+        sets = arguments.value("sets").map { $0.split(separator: ",").map(String.init) }
+        expires = try arguments.value("expires").map { text throws(CLIError) in
+            try Typed.duration(text, option: "expires", arguments)
+        }
+        reason = arguments.value("reason")
+    }
+
+    static let roleNames = ["viewer", "editor", "admin"]
+    static var roles: String { roleNames.joined(separator: ", ") }
+
+    /// POSTs and prints the token.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        var body: [String: JSONValue] = ["name": .string(name), "role": .string(role)]
+        if let sets { body["sets"] = .array(sets.map { .string($0) }) }
+        if let expires { body["expires"] = .string(DurationText.format(expires)) }
+        if let reason { body["reason"] = .string(reason) }
+        let answer = try client.send("POST", "/v1/admin/tokens", body: .object(body))
+        guard !context.globals.json else {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        context.console.print(answer.json["token"].string ?? "?")
+        let scope = sets.map { " on \($0.joined(separator: ", "))" } ?? ""
+        let end = answer.json["expiresAt"].date.map { ", until \(Shown.date($0))" } ?? ""
+        context.console.printError(
+            "created token \(name) (\(role)\(scope)\(end)); it is shown only this once, hand it over now")
+        return .success
+    }
+}
+
+/// `flagctl tokens list`: the tokens of the admin API, never their secrets.
+public struct TokensListCommand: Command {
+    /// `tokens list`
+    public static let configuration = CommandConfiguration(
+        name: "tokens list", abstract: "List the tokens of the admin API (never the tokens themselves).",
+        synopsis: "", example: "flagctl tokens list")
+
+    /// Takes no arguments.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+
+    /// `NAME  ROLE  SETS  CREATED  EXPIRES  LAST USED`; a session shows whose it is, a revoked token `revoked`.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let answer = try client.send("GET", "/v1/admin/tokens")
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        let now = context.now()
+        var table = Table(header: ["NAME", "ROLE", "SETS", "CREATED", "EXPIRES", "LAST USED"])
+        for token in answer.json["tokens"].array ?? [] {
+            var name = token["name"].string ?? "?"
+            if let person = token["sessionOf"].string { name += " (session of \(person))" }
+            let expires: String
+            if let revoked = token["revokedAt"].date {
+                expires = "revoked \(Shown.date(revoked))"
+            } else if let end = token["expiresAt"].date {
+                expires = end <= now ? "expired \(Shown.date(end))" : Shown.date(end)
+            } else {
+                expires = "-"
+            }
+            table.append([
+                name, token["role"].string ?? "?",
+                token["sets"].array.map { $0.compactMap(\.string).joined(separator: ",") } ?? "all",
+                token["createdAt"].date.map(Shown.date) ?? "?", expires,
+                token["lastUsedAt"].date.map { Shown.relative($0, now: now) } ?? "never",
+            ])
+        }
+        context.printTable(table)
+        return .success
+    }
+}
+
+/// `flagctl tokens revoke NAME`: refused from the next request on, with the dashboard sessions made from it.
+public struct TokensRevokeCommand: Command {
+    /// `tokens revoke NAME`
+    public static let configuration = CommandConfiguration(
+        name: "tokens revoke", abstract: "Revoke a token of the admin API and its dashboard sessions.",
+        synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "the token's name")],
+        options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        example: "flagctl tokens revoke alice --reason 'left the team'")
+
+    private let name: String
+    private let reason: String?
+
+    /// Takes the name.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        name = arguments.positionals[0]
+        reason = arguments.value("reason")
+    }
+
+    /// DELETEs the token.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let answer = try client.send(
+            "DELETE", "/v1/admin/tokens/\(segment(name))", query: reason.map { [("reason", $0)] } ?? [])
+        context.report(answer, "revoked token \(name) and its sessions")
+        return .success
+    }
+}
+
+/// `flagctl promote KEY --from A --to B [--with-cohorts]`: one flag's configuration from one set into another.
+public struct PromoteCommand: Command {
+    /// `promote KEY`
+    public static let configuration = CommandConfiguration(
+        name: "promote", abstract: "Copy one flag's configuration from one set into another (staging → prod).",
+        synopsis: "KEY --from A --to B [--with-cohorts] [--reason S]",
+        positionals: [Positional("KEY", help: "the flag's key")],
+        options: [
+            .value("from", "A", help: "the set to copy from"),
+            .value("to", "B", help: "the set to copy into (default: --set)"),
+            .flag("with-cohorts", help: "also copy the cohorts it uses that the target lacks"),
+        ] + Mutation.options,
+        example: "flagctl promote new-checkout --from staging --to prod --reason 'verified on staging'")
+
+    private let key: String
+    private let from: String
+    private let to: String?
+    private let withCohorts: Bool
+    private let mutation: Mutation
+
+    /// Takes the key and the two sets.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        guard let from = arguments.value("from") else { throw arguments.usageError("missing --from A") }
+        self.from = from
+        to = arguments.value("to")
+        withCohorts = arguments.flag("with-cohorts")
+        mutation = try Mutation(arguments)
+    }
+
+    /// POSTs the promotion to the target set.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let target: String
+        if let to { target = to } else { target = try client.requireSet(for: Self.configuration) }
+        var members: [String: JSONValue] = ["from": .string(from)]
+        if withCohorts { members["withCohorts"] = .bool(true) }
+        let answer = try client.send(
+            "POST", client.flagPath(target, key) + "/promote", body: mutation.body(members), ifMatch: mutation.ifMatch)
+        let note = try AdminClient.versionNote(answer)
+        context.report(answer, "promoted \(key) from \(from) to \(target) \(note)")
+        return .success
+    }
+}
