@@ -1,0 +1,417 @@
+"""The dashboard in a real browser: Debian's chromium, driven through chromedriver's W3C WebDriver API, against a
+live flagserver with the seed sets (`demo` among them).
+
+Run by Tests/browser/run, which starts flagserver and passes FLAGSTAFF_URL and FLAGSTAFF_ADMIN (the
+FLAGSERVER_ADMIN_TOKEN it started with). Elements are found only by their `data-testid` (docs/dashboard.md lists
+them). A screenshot of every screen goes to DASHBOARD_SCREENSHOTS (default .build/dashboard-screenshots).
+"""
+
+import json
+import os
+import socket
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from webdriver import Driver
+
+BASE = os.environ["FLAGSTAFF_URL"]
+ADMIN = os.environ["FLAGSTAFF_ADMIN"]
+SHOTS = os.environ.get("DASHBOARD_SCREENSHOTS", ".build/dashboard-screenshots")
+XSS = "<img src=x onerror=alert(1)>"
+ESCAPE = "\ue00c"
+
+driver = None
+tokens = {}
+
+
+def api(method, path, token=None, body=None, headers=None):
+    """One request to the API; (status, headers, JSON or None)."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(BASE + path, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token or ADMIN}")
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            raw = answer.read()
+            return answer.status, answer.headers, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as error:
+        raw = error.read()
+        return error.code, error.headers, json.loads(raw) if raw else None
+
+
+def token(name, role, sets=None):
+    body = {"name": name, "role": role}
+    if sets:
+        body["sets"] = sets
+    status, _, answer = api("POST", "/v1/admin/tokens", body=body)
+    assert status == 201, answer
+    return answer["token"]
+
+
+def setUpModule():
+    global driver
+    tokens["alice"] = token("alice", "editor")
+    tokens["vera"] = token("vera", "viewer")
+    tokens["root"] = token("root", "admin")
+    status, _, answer = api("POST", "/v1/admin/sets/demo/keys", body={"name": "browser-tests"})
+    assert status == 201, answer
+    tokens["sdk"] = answer["token"]
+    flag = {"type": "bool", "kind": "ops", "default": False, "description": XSS, "owner": "security"}
+    assert api("PUT", "/v1/admin/sets/demo/flags/xss-probe", body={"flag": flag})[0] == 201
+    flags = {f"bench-{n:04d}": {"type": "bool", "kind": "release", "default": n % 2 == 0,
+                                "description": f"benchmark flag {n}", "owner": f"team-{n % 9}",
+                                "killed": n % 50 == 0, "rollout": {"value": True, "percent": n % 100}}
+             for n in range(1000)}
+    status, _, answer = api("POST", "/v1/admin/sets", body={"name": "big", "document": {
+        "schema": 1, "set": "big", "cohorts": {}, "flags": flags}})
+    assert status == 201, answer
+    log = open(os.path.join(SHOTS, "chromedriver.log"), "w")
+    driver = Driver(log=log)
+
+
+def tearDownModule():
+    if driver:
+        driver.stop()
+
+
+class Browser:
+    """One headless Chromium window, signed in as someone."""
+
+    def __init__(self, width=1280, height=800):
+        self.session = driver.session(width, height)
+
+    def __enter__(self):
+        return self.session
+
+    def __exit__(self, *_):
+        self.session.quit()
+
+
+def shot(session, name, element=None):
+    """A screenshot of the window, scrolled to `element` when given."""
+    if element is not None:
+        session.script("arguments[0].scrollIntoView({block: 'center'});", element.reference)
+        time.sleep(0.1)
+    session.screenshot(os.path.join(SHOTS, f"{name}.png"))
+
+
+def sign_in(session, secret):
+    session.get(BASE + "/ui/")
+    session.one("signin-token").type(secret)
+    session.one("signin-submit").click()
+    session.one("set-row")
+
+
+def open_flags(session, set_name="demo"):
+    session.get(f"{BASE}/ui/#/sets/{set_name}/flags")
+    session.one("flag-row")
+
+
+def open_flag(session, key, set_name="demo"):
+    session.get(f"{BASE}/ui/#/sets/{set_name}/flags/{key}")
+    session.one("state-badge")
+
+
+def row(session, key):
+    return session.one("flag-row", f'[data-flag-key="{key}"]')
+
+
+def stored_tokens(session):
+    return session.script(
+        "return {session: Object.keys(sessionStorage).map(k => sessionStorage.getItem(k)),"
+        " local: Object.keys(localStorage).length, cookie: document.cookie, url: location.href};")
+
+
+class StreamReader(threading.Thread):
+    """Reads a set's Server-Sent Events as an SDK would, keeping every byte."""
+
+    def __init__(self, set_name, key):
+        super().__init__(daemon=True)
+        host, port = urllib.parse.urlsplit(BASE).netloc.split(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.sock.sendall(f"GET /v1/sets/{set_name}/stream HTTP/1.1\r\nHost: x\r\n"
+                          f"Authorization: Bearer {key}\r\n\r\n".encode())
+        self.received = b""
+        self.start()
+
+    def run(self):
+        try:
+            while chunk := self.sock.recv(65536):
+                self.received += chunk
+        except OSError:
+            pass
+
+    def events(self):
+        return self.received.decode(errors="replace")
+
+    def close(self):
+        self.sock.close()
+
+
+class DashboardTests(unittest.TestCase):
+    def test_01_sign_in_keeps_only_a_session_token_then_search(self):
+        with Browser() as session:
+            session.get(BASE + "/ui/")
+            session.one("signin-token")
+            shot(session, "01-sign-in")
+            sign_in(session, tokens["alice"])
+            self.assertTrue(session.by_test_id("set-row", '[data-set="demo"]'))
+            shot(session, "02-sets")
+            stored = stored_tokens(session)
+            self.assertNotIn(tokens["alice"], json.dumps(stored), "the personal token was kept")
+            self.assertEqual(len(stored["session"]), 1)
+            self.assertTrue(stored["session"][0].startswith("fsa_"))
+            self.assertEqual((stored["local"], stored["cookie"]), (0, ""))
+            self.assertNotIn("fsa_", stored["url"])
+            self.assertIn("alice", session.one("whoami").text)
+
+            open_flags(session)
+            total = len(session.by_test_id("flag-row"))
+            self.assertGreaterEqual(total, 8)
+            shot(session, "03-flags")
+            session.one("flag-search").type("checkout")
+            session.wait(lambda: len([r for r in session.by_test_id("flag-row") if r.displayed]) == 2,
+                         "two rows for 'checkout'")
+            shown = sorted(r.attribute("data-flag-key") for r in session.by_test_id("flag-row") if r.displayed)
+            self.assertEqual(shown, ["checkout-button", "new-checkout"])
+            # The owner is searched too: new-checkout is the payments team's; the other matches by its key.
+            session.one("flag-search").clear()
+            session.one("flag-search").type("payments")
+            session.wait(lambda: [r.attribute("data-flag-key") for r in session.by_test_id("flag-row")
+                                  if r.displayed] == ["new-checkout", "payments-enabled"], "the payments team's flag")
+
+    def test_02_a_kill_with_a_reason_reaches_the_api_and_a_stream(self):
+        stream = StreamReader("demo", tokens["sdk"])
+        try:
+            with Browser() as session:
+                sign_in(session, tokens["alice"])
+                open_flag(session, "new-checkout")
+                self.assertNotEqual(session.one("state-badge").text, "killed")
+                shot(session, "04-flag-detail")
+                session.one("action-kill").click()
+                session.one("reason-input").type("payment errors in 5.3")
+                shot(session, "05-kill-dialog")
+                session.one("confirm").click()
+                session.wait(lambda: any(b.text == "killed" for b in session.by_test_id("state-badge")),
+                             "the killed badge")
+                shot(session, "06-killed")
+            status, _, answer = api("GET", "/v1/admin/sets/demo/flags/new-checkout")
+            self.assertEqual((status, answer["flag"]["killed"]), (200, True))
+            _, _, audit = api("GET", "/v1/admin/sets/demo/audit?limit=1")
+            newest = audit["records"][0]
+            self.assertEqual((newest["actor"], newest["action"], newest["reason"]),
+                             ("alice", "flag.kill", "payment errors in 5.3"))
+            deadline = time.monotonic() + 5
+            while '"killed":true' not in stream.events() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertIn("event: patch", stream.events())
+            self.assertIn('"killed":true', stream.events())
+            self.assertNotIn("alice", stream.events(), "an SDK stream never carries an admin's name")
+        finally:
+            stream.close()
+
+    def test_03_a_second_browser_sees_a_kill_live_with_who_did_it(self):
+        with Browser() as watcher, Browser() as actor:
+            sign_in(watcher, tokens["vera"])
+            open_flags(watcher)
+            watcher.one("live-status")
+            self.assertNotEqual(row(watcher, "dark-mode").attribute("data-state"), "killed")
+            sign_in(actor, tokens["alice"])
+            open_flag(actor, "ios-widgets")
+            actor.one("action-kill").click()
+            actor.one("reason-input").type("crash on launch")
+            started = time.monotonic()
+            actor.one("confirm").click()
+            watcher.wait(lambda: row(watcher, "ios-widgets").attribute("data-state") == "killed",
+                         "the kill in the other browser", timeout=3)
+            seen = time.monotonic() - started
+            self.assertLess(seen, 2.0, f"the kill took {seen:.2f} s to appear")
+            toast = watcher.wait(lambda: [t.text for t in watcher.by_test_id("toast") if "alice" in t.text],
+                                 "a notice naming alice")
+            self.assertIn("ios-widgets", toast[0])
+            shot(watcher, "07-live-kill")
+
+    def test_04_a_write_on_a_stale_page_is_a_conflict_that_shows_what_changed(self):
+        with Browser() as session:
+            # The page must not learn of the change below live, as it would at once: its stream is blocked.
+            session.cdp("Network.enable")
+            session.cdp("Network.setBlockedURLs", {"urls": ["*/v1/sets/demo/stream"]})
+            sign_in(session, tokens["alice"])
+            open_flag(session, "api-rate-limit")
+            status, _, answer = api("POST", "/v1/admin/sets/demo/flags/checkout-button/default",
+                                    body={"valueText": "green", "reason": "meanwhile"})
+            self.assertEqual(status, 200, answer)
+            session.one("action-default").click()
+            session.one("value-input").clear()
+            session.one("value-input").type("250")
+            session.one("reason-input").type("raise the limit")
+            session.one("confirm").click()
+            panel = session.one("conflict")
+            self.assertIn("checkout-button", panel.text)
+            self.assertTrue(session.by_test_id("conflict-reload"))
+            shot(session, "08-conflict")
+            _, _, flag = api("GET", "/v1/admin/sets/demo/flags/api-rate-limit")
+            self.assertNotEqual(flag["flag"]["default"], 250)
+            # A kill is never blocked by an unrelated change: it sends no If-Match.
+            session.one("conflict-dismiss").click()
+            session.one("action-kill").click()
+            session.one("reason-input").type("still stale, still allowed")
+            session.one("confirm").click()
+            session.wait(lambda: api("GET", "/v1/admin/sets/demo/flags/api-rate-limit")[2]["flag"]["killed"],
+                         "the kill from the stale page")
+
+    def test_05_values_from_the_api_are_text_never_markup(self):
+        with Browser() as session:
+            sign_in(session, tokens["alice"])
+            open_flag(session, "xss-probe")
+            description = session.one("flag-description")
+            self.assertEqual(description.text, XSS)
+            self.assertEqual(session.find_all('img[src="x"]'), [])
+            self.assertIsNone(session.alert_text())
+            open_flags(session)
+            session.one("flag-search").type("xss")
+            session.wait(lambda: row(session, "xss-probe").displayed, "the probe's row")
+            self.assertEqual(session.find_all('img[src="x"]'), [])
+            self.assertIsNone(session.alert_text())
+
+    def test_06_the_pages_carry_a_strict_content_security_policy(self):
+        for path in ["/ui/", "/ui/app.js", "/ui/style.css"]:
+            with urllib.request.urlopen(BASE + path, timeout=10) as answer:
+                headers = answer.headers
+                policy = headers["Content-Security-Policy"]
+                self.assertIn("default-src 'self'", policy)
+                self.assertIn("frame-ancestors 'none'", policy)
+                self.assertNotIn("unsafe-inline", policy)
+                self.assertEqual(headers["X-Content-Type-Options"], "nosniff")
+                self.assertEqual(headers["Referrer-Policy"], "no-referrer")
+        with Browser() as session:
+            sign_in(session, tokens["alice"])
+            open_flag(session, "new-checkout")
+            violations = session.script(
+                "return performance.getEntriesByType('resource').filter(e => !e.name.startsWith(location.origin))"
+                ".map(e => e.name);")
+            self.assertEqual(violations, [], "the page loaded something from elsewhere")
+
+    def test_07_a_viewer_is_offered_no_action_and_the_server_refuses_one(self):
+        with Browser() as session:
+            sign_in(session, tokens["vera"])
+            open_flag(session, "checkout-button")
+            self.assertEqual(session.one("whoami").attribute("data-role"), "viewer")
+            actions = session.find_all('[data-testid^="action-"]')
+            self.assertEqual([a.attribute("data-testid") for a in actions], [])
+            self.assertEqual(session.by_test_id("nav-keys"), [])
+            shot(session, "09-viewer")
+            status = session.async_script(
+                "const done = arguments[arguments.length - 1];"
+                "const token = Object.keys(sessionStorage).map(k => sessionStorage.getItem(k))[0];"
+                "fetch('/v1/admin/sets/demo/flags/checkout-button/kill', {method: 'POST',"
+                " headers: {Authorization: 'Bearer ' + token}}).then(r => done(r.status));")
+            self.assertEqual(status, 403)
+            self.assertFalse(api("GET", "/v1/admin/sets/demo/flags/checkout-button")[2]["flag"]["killed"])
+
+    def test_08_every_screen(self):
+        with Browser() as session:
+            sign_in(session, tokens["root"])
+            open_flag(session, "new-checkout")
+            shot(session, "10-flag-rollout-chart", session.one("rollout-chart"))
+            session.one("nav-history").click()
+            session.one("history-row")
+            picks = session.by_test_id("history-pick")
+            self.assertGreaterEqual(len(picks), 2)
+            picks[0].click()
+            picks[-1].click()
+            diff = session.wait(lambda: [d for d in session.by_test_id("diff") if d.displayed], "the diff")
+            self.assertTrue(diff[0].text)
+            shot(session, "11-history-diff", diff[0])
+            session.one("nav-cohorts").click()
+            cohort = session.one("cohort-row", '[data-cohort="beta"]')
+            shot(session, "12-cohorts")
+            self.assertIn("new-checkout", cohort.text)
+            session.one("nav-evaluate").click()
+            key = session.one("eval-key")
+            session.script("arguments[0].value = 'checkout-button'; arguments[0].dispatchEvent(new Event('change'));",
+                           key.reference)
+            session.one("eval-unit").type("u-1")
+            session.one("eval-submit").click()
+            result = session.one("eval-result")
+            # The three-arm experiment: what flagctl eval --explain says for this unit.
+            _, _, expected = api("POST", "/v1/admin/sets/demo/evaluate", body={"key": "checkout-button", "unit": "u-1"})
+            self.assertEqual(session.one("eval-reason").text, expected["reason"])
+            self.assertEqual(session.one("eval-variant").text, expected["variant"])
+            self.assertIn(expected["steps"][-1], session.one("eval-steps").text)
+            shot(session, "13-evaluate", result)
+            session.one("nav-audit").click()
+            session.one("audit-row")
+            shot(session, "14-audit")
+            session.one("nav-keys").click()
+            session.one("key-row")
+            shot(session, "15-keys")
+            session.get(BASE + "/ui/#/tokens")
+            session.one("token-row")
+            shot(session, "16-tokens")
+            session.get(BASE + "/ui/#/sets/demo/compare")
+            picker = session.one("compare-with")
+            session.script("arguments[0].value = 'ios-prod'; arguments[0].dispatchEvent(new Event('change'));",
+                           picker.reference)
+            shot(session, "17-compare", session.one("compare-count"))
+
+    def test_09_the_keyboard_and_a_narrow_screen(self):
+        with Browser(390, 844) as session:
+            sign_in(session, tokens["alice"])
+            open_flags(session)
+            width = session.script("return [document.documentElement.scrollWidth, window.innerWidth];")
+            self.assertLessEqual(width[0], width[1], "the flags list is wider than a phone's screen")
+            shot(session, "18-flags-phone")
+            open_flag(session, "checkout-button")
+            session.one("action-kill").click()
+            session.one("reason-input")
+            self.assertEqual(session.script("return document.activeElement.dataset.testid;"), "reason-input")
+            session.keys(ESCAPE)
+            session.wait(lambda: not any(d.displayed for d in session.by_test_id("dialog")), "the dialog to close")
+            self.assertEqual(session.script("return document.activeElement.dataset.testid;"), "action-kill")
+            shot(session, "19-flag-phone")
+
+    def test_10_signing_out_ends_the_session_and_a_401_returns_to_sign_in(self):
+        with Browser() as session:
+            sign_in(session, tokens["alice"])
+            secret = stored_tokens(session)["session"][0]
+            session.one("signout").click()
+            session.one("signin-token")
+            self.assertEqual(api("GET", "/v1/admin/whoami", token=secret)[0], 401)
+            self.assertEqual(stored_tokens(session)["session"], [])
+            sign_in(session, tokens["alice"])
+            # The session ends elsewhere (signed out from another place, or revoked with its person's token).
+            second = stored_tokens(session)["session"][0]
+            self.assertEqual(api("DELETE", "/v1/admin/sessions/current", token=second)[0], 200)
+            # The next request of the page (a set it has not loaded yet) is refused: back to sign-in, saying why.
+            session.get(BASE + "/ui/#/sets/ios-prod/flags")
+            session.one("signin-token")
+            self.assertIn("revoked", session.one("error-banner").text)
+            self.assertEqual(api("GET", "/v1/admin/whoami", token=second)[0], 401)
+
+    def test_11_a_thousand_flags_render_and_filter_in_the_browser(self):
+        """Speed is measured here and recorded in BENCHMARKS.md, not asserted: timing belongs in benchmarks."""
+        with Browser() as session:
+            sign_in(session, tokens["alice"])
+            renders, filters = [], []
+            for _ in range(3):
+                session.get(BASE + "/ui/#/sets/demo/flags")
+                session.one("flag-row")
+                session.get(BASE + "/ui/#/sets/big/flags")
+                session.wait(lambda: len(session.by_test_id("flag-row")) == 1000, "1,000 rows")
+                renders.append(float(session.script("return document.body.dataset.lastRenderMs;")))
+                session.one("flag-search").type("team-3")
+                session.wait(lambda: session.one("flag-count").text.startswith("111 of 1000"), "the filtered count")
+                filters.append(float(session.script("return document.body.dataset.lastRenderMs;")))
+            shot(session, "20-thousand-flags")
+            print(f"\nDASHBOARD 1,000 flags: render {sorted(renders)} ms, filter {sorted(filters)} ms")
+
+
+if __name__ == "__main__":
+    os.makedirs(SHOTS, exist_ok=True)
+    unittest.main(verbosity=2)
