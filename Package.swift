@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -16,6 +16,9 @@ let package = Package(
         .executable(name: "flagbench", targets: ["flagbench"]),
         .executable(name: "flagdemo", targets: ["flagdemo"]),
     ],
+    // `swift build --traits Postgres` adds the PostgreSQL store (libpq from Debian's libpq-dev); the plain build
+    // needs nothing beyond SQLite, and its flagserver says how to get the store when asked for it.
+    traits: [.trait(name: "Postgres", description: "The PostgreSQL store, for several flagservers on one database")],
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
         .target(name: "FlagCore"),
@@ -27,6 +30,12 @@ let package = Package(
         ),
         // A small SQLite wrapper shared by the server's store and the client's cache.
         .target(name: "FlagSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
+        // libpq, PostgreSQL's client library (libpq-dev on Debian), with the `Postgres` trait only.
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", providers: [.apt(["libpq-dev"])]),
+        // A small libpq wrapper for the server's PostgreSQL store: connections, statements, notifications. Empty
+        // without the `Postgres` trait, so that the plain build needs no libpq.
+        .target(
+            name: "FlagPostgres", dependencies: [.target(name: "CPostgres", condition: .when(traits: ["Postgres"]))]),
         // The one lock every module uses (`Locked`, whose comment gives the policy). A target of its own so that
         // modules that must not import FlagCore (the HTTP engine) can use it too.
         .target(name: "FlagLock"),
@@ -39,7 +48,7 @@ let package = Package(
         // The dashboard (Sources/FlagServer/Dashboard: HTML, CSS and JavaScript modules, no build step) ships as the
         // module's resources, beside the executable, so that every build serves it (the Docker image copies them).
         .target(
-            name: "FlagServer", dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite"],
+            name: "FlagServer", dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres"],
             resources: [.copy("Dashboard")]),
         // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
@@ -62,17 +71,20 @@ let package = Package(
         // request API over the app in process or a live server, and live servers (in process or the built binary).
         // A regular target so that every test target can depend on it; no product, nothing ships it.
         .target(
-            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"], path: "Tests/FlagTestSupport"
+            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagHTTP", "FlagCore", "FlagPostgres"],
+            path: "Tests/FlagTestSupport"
         ),
         .testTarget(
             name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestSupport"]),
         .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
+        .testTarget(name: "FlagPostgresTests", dependencies: ["FlagPostgres", "FlagTestSupport"]),
         .testTarget(name: "FlagHTTPTests", dependencies: ["FlagHTTP", "FlagLock", "FlagTestSupport"]),
         .testTarget(
             name: "FlagServerTests",
             dependencies: [
-                "FlagServer", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagCore", "FlagServerMain", "FlagTestSupport",
+                "FlagServer", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagCore", "FlagServerMain",
+                "FlagTestSupport",
             ],
             resources: [.copy("Abuse")]),
         .testTarget(
