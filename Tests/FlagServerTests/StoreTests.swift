@@ -43,8 +43,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func everyVersionIsRebuiltExactly(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try Self.fill(store)
             for (offset, items) in Self.expectedItems.enumerated() {
                 let version = offset + 1
@@ -60,8 +59,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func aVersionTellsWhatItChangedAndWhoDidIt(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try Self.fill(store)
             let third = try store.version(set: "ios", 3)
             #expect(third.changed == [.flag("b")])
@@ -78,8 +76,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func aRemovedItemCanComeBack(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try store.createSet(
                 "s", change: .init(items: [.flag("x"): body("x1")]), digest: digest(1), audit: audit("c", 1)
             )
@@ -97,8 +94,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func aStaleBaseConflictsWithTheCurrentVersion(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try Self.fill(store)
             for base in [4, 1, 9] {
                 let error = #expect(throws: StoreError.self) {
@@ -118,8 +114,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func missingSetsAndVersionsAreNotFound(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try Self.fill(store)
             let calls: [() throws -> Void] = [
                 { _ = try store.snapshot(set: "android", version: nil) },
@@ -144,8 +139,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func aSetIsCreatedOnce(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             let created = try store.createSet(
                 "web", change: .init(items: [.flag("a"): body("a"), .flag("gone"): nil]), digest: digest(1),
                 audit: audit("set.create", 1, subject: "web")
@@ -168,8 +162,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func historyIsNewestFirstAndFiltersBySubject(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try Self.fill(store)
             #expect(try store.history(set: "ios", subject: nil, limit: 10).map(\.version) == [5, 4, 3, 2, 1])
             #expect(try store.history(set: "ios", subject: nil, limit: 2).map(\.version) == [5, 4])
@@ -190,8 +183,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func theAuditLogKeepsEveryActionNewestFirst(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try Self.fill(store)
             try store.createSet("web", change: .init(), digest: digest(1), audit: audit("set.create", 6))
             try store.recordAudit(audit("key.create", 7, subject: "ios-key"), set: "ios")
@@ -213,8 +205,7 @@ struct StoreTests {
 
     @Test(arguments: StoreKind.allCases)
     func tokensAreAddedListedAndRevoked(kind: StoreKind) throws {
-        try withTemporaryDirectory { directory in
-            let store = try kind.make(in: directory)
+        try kind.withStore { store in
             try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
             let admin = StoredToken(
                 name: "bootstrap", hash: digest(100), role: .admin(.admin, sets: nil), createdAt: time(2))
@@ -255,6 +246,125 @@ struct StoreTests {
             #expect(
                 try store.audit(set: nil, limit: 10).map(\.action)
                     == ["key.revoke", "key.create", "token.create", "set.create"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func changesSinceAVersionAreEachItemsNewestBytes(kind: StoreKind) throws {
+        try kind.withStore { store in
+            try Self.fill(store)
+            func changes(since base: Int) throws -> SetChanges { try store.changes(set: "ios", since: base) }
+            let current = SetChanges(set: "ios", version: 5, createdAt: time(5), digest: digest(5), items: [:])
+            #expect(try changes(since: 5) == current)
+            var since4 = current
+            since4.items = [.flag("b"): body("b2")]
+            #expect(try changes(since: 4) == since4)
+            // "d" came in version 2 and went in 4; "b" went in 3 and came back in 5.
+            var since1 = current
+            let gone: [UInt8]? = nil
+            since1.items = [
+                .flag("a"): body("a2"), .flag("d"): gone, .flag("b"): body("b2"), .cohort("beta"): body("beta2"),
+            ]
+            #expect(try changes(since: 1) == since1)
+            // From nothing: every item there is, and those that came and went (here the same as since version 1).
+            #expect(try changes(since: 0) == since1)
+            let error = #expect(throws: StoreError.self) { try store.changes(set: "android", since: 0) }
+            #expect(error?.isNotFound == true)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theTokenRevisionGrowsWithEveryTokenAddedOrRevoked(kind: StoreKind) throws {
+        try kind.withStore { store in
+            try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
+            var seen = [try store.tokenRevision()]
+            let admin = StoredToken(
+                name: "root", hash: digest(100), role: .admin(.admin, sets: nil), createdAt: time(2))
+            try store.addToken(admin, audit: audit("token.create", 2))
+            seen.append(try store.tokenRevision())
+            try store.addToken(
+                StoredToken(name: "ios-app", hash: digest(101), role: .sdk(set: "ios"), createdAt: time(3)),
+                audit: audit("key.create", 3))
+            seen.append(try store.tokenRevision())
+            try store.recordTokenUses(["root": time(4)])
+            #expect(try store.tokenRevision() == seen.last)
+            _ = try store.revokeToken(name: "ios-app", at: time(5), audit: audit("key.revoke", 5))
+            seen.append(try store.tokenRevision())
+            #expect(try !store.revokeToken(name: "ios-app", at: time(6), audit: audit("key.revoke", 6)))
+            #expect(try store.tokenRevision() == seen.last)
+            #expect(seen == seen.sorted() && Set(seen).count == seen.count, "\(seen)")
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theAuditLogFiltersByActorSubjectTimeAndSet(kind: StoreKind) throws {
+        try kind.withStore { store in
+            try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
+            try store.createSet("web", change: .init(), digest: digest(1), audit: audit("set.create", 2))
+            let bob = AuditRecord(actor: "bob", action: "flag.kill", subject: "checkout", time: time(3))
+            try store.recordAudit(bob, set: "ios")
+            try store.recordAudit(audit("flag.update", 4, subject: "checkout"), set: "web")
+            try store.recordAudit(AuditRecord(actor: "bob", action: "token.create", time: time(5)), set: nil)
+            func actions(set: String? = nil, _ filter: AuditFilter) throws -> [String] {
+                try store.audit(set: set, filter: filter, limit: 100).map(\.action)
+            }
+            #expect(try actions(AuditFilter(actor: "bob")) == ["token.create", "flag.kill"])
+            #expect(try actions(AuditFilter(subject: "checkout")) == ["flag.update", "flag.kill"])
+            #expect(try actions(AuditFilter(actor: "bob", subject: "checkout")) == ["flag.kill"])
+            // `since` includes its time, `until` leaves its time out.
+            #expect(try actions(AuditFilter(since: time(2), until: time(4))) == ["flag.kill", "set.create"])
+            #expect(try actions(AuditFilter(since: time(5))) == ["token.create"])
+            // A list of sets leaves out the records outside any set.
+            #expect(try actions(AuditFilter(sets: ["web"])) == ["flag.update", "set.create"])
+            #expect(try actions(AuditFilter(sets: ["ios", "web"])).count == 4)
+            #expect(try actions(AuditFilter(sets: [])) == [])
+            #expect(try actions(set: "ios", AuditFilter(sets: ["web"])) == [])
+            #expect(try actions(set: "ios", AuditFilter(actor: "alice")) == ["set.create"])
+            #expect(
+                try store.audit(set: nil, filter: AuditFilter(subject: "checkout"), limit: 1) == [
+                    audit("flag.update", 4, subject: "checkout")
+                ])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func tokensKeepTheirScopeExpirySessionsAndLastUse(kind: StoreKind) throws {
+        try kind.withStore { store in
+            let editor = StoredToken(
+                name: "ed", hash: digest(100), role: .admin(.editor, sets: ["ios", "web"]), createdAt: time(1),
+                expiresAt: time(90))
+            func session(_ name: String, _ step: Int) -> StoredToken {
+                StoredToken(
+                    name: name, hash: digest(100 + step), role: editor.role, createdAt: time(step),
+                    expiresAt: time(step + 1), sessionOf: "ed")
+            }
+            let viewer = StoredToken(name: "vi", hash: digest(99), role: .admin(.viewer, sets: nil), createdAt: time(2))
+            let tokens = [editor, session("ed-1", 2), viewer, session("ed-2", 3)]
+            for token in tokens {
+                try store.addToken(token, audit: audit("token.create", 1, subject: token.name))
+            }
+            // Oldest first, by name within one time.
+            #expect(try store.tokens() == tokens)
+
+            try store.recordTokenUses(["ed": time(10), "vi": time(12), "nobody": time(11)])
+            try store.recordTokenUses(["ed": time(8)])
+            var expected = tokens
+            expected[0].lastUsedAt = time(10)
+            expected[2].lastUsedAt = time(12)
+            #expect(try store.tokens() == expected)
+
+            // A session revoked on its own leaves the token it came from alone; revoking that token revokes the
+            // sessions still valid.
+            #expect(try store.revokeToken(name: "ed-2", at: time(20), audit: audit("token.revoke", 20)))
+            #expect(try store.revokeToken(name: "ed", at: time(21), audit: audit("token.revoke", 21)))
+            expected[3].revokedAt = time(20)
+            expected[0].revokedAt = time(21)
+            expected[1].revokedAt = time(21)
+            #expect(try store.tokens() == expected)
+            #expect(
+                try store.audit(set: nil, filter: AuditFilter(actor: "alice"), limit: 2).map(\.action) == [
+                    "token.revoke", "token.revoke",
+                ])
         }
     }
 }

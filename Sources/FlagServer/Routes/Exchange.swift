@@ -108,6 +108,7 @@ enum JSONResponse {
         var headers: HTTPHeaders = [:]
         if let current = error.currentVersion { headers.add(name: "ETag", value: "\"\(current)\"") }
         if error.status == 401 { headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"flagserver\"") }
+        if let seconds = error.retryAfterSeconds { headers.add(name: "Retry-After", value: String(seconds)) }
         return make(status: error.status, headers: headers) { writer in
             writer.beginObject()
             writer.key("error")

@@ -10,7 +10,7 @@ extension ServiceError {
         case .methodNotAllowed: 405
         case .conflict, .alreadyExists: 409
         case .invalid: 422
-        case .unavailable: 503
+        case .unavailable, .storeUnavailable: 503
         case .storage: 500
         }
     }
@@ -27,7 +27,14 @@ extension ServiceError {
         case .alreadyExists: "already_exists"
         case .invalid: "invalid_flag_set"
         case .unavailable: "unavailable"
+        case .storeUnavailable: "store_unavailable"
         case .storage: "storage_failed"
         }
+    }
+
+    /// The seconds a client should wait before trying again (`Retry-After`), for an error that passes.
+    public var retryAfterSeconds: Int? {
+        if case .storeUnavailable = code { return 2 }
+        return nil
     }
 }

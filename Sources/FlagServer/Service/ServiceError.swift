@@ -9,10 +9,11 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         case forbidden
         case notFound
         case methodNotAllowed
-        case conflict(current: Int)
+        case conflict(current: Int, lostRace: Bool)
         case invalid(problems: [Problem])
         case alreadyExists
         case unavailable
+        case storeUnavailable
         case storage
     }
 
@@ -52,8 +53,21 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     /// The write was based on a version that is no longer current (`If-Match`, or a lost race).
     public static func conflict(set: String, expected: Int, current: Int) -> ServiceError {
         ServiceError(
-            .conflict(current: current),
+            .conflict(current: current, lostRace: false),
             "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change")
+    }
+
+    /// A conflict found by the store: another server sharing it wrote the version this write was based on.
+    static func lostRace(set: String, expected: Int, current: Int) -> ServiceError {
+        ServiceError(
+            .conflict(current: current, lostRace: true),
+            "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change")
+    }
+
+    /// Whether the store refused the write because another server wrote first.
+    var isLostRace: Bool {
+        if case .conflict(_, true) = code { return true }
+        return false
     }
 
     /// The change would make the set invalid; every problem is listed with its JSON path.
@@ -76,14 +90,21 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         if let error = error as? StoreError {
             if error.isNotFound { return .notFound(error.message) }
             if error.isAlreadyExists { return .alreadyExists(error.message) }
+            if error.isUnavailable { return ServiceError(.storeUnavailable, error.message) }
             return ServiceError(.storage, error.message)
         }
         return ServiceError(.storage, "storage failed: \(error)")
     }
 
+    /// Whether the store could not be reached: the request may be retried (`Retry-After`).
+    public var isStoreUnavailable: Bool {
+        if case .storeUnavailable = code { return true }
+        return false
+    }
+
     /// The set's current version, for a conflict.
     public var currentVersion: Int? {
-        if case .conflict(let current) = code { return current }
+        if case .conflict(let current, _) = code { return current }
         return nil
     }
 

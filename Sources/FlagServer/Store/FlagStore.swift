@@ -5,6 +5,9 @@ import Foundation
 /// A version stores only what changed against the one before, so writing costs the size of the change, not of the
 /// set, and any version can be rebuilt. Version numbers run 1, 2, 3, … per set without gaps. Every write is atomic
 /// and durable when the call returns. Errors are `StoreError`s.
+///
+/// Several servers may share one store (PostgreSQL): each learns of the others' writes through `changes(set:since:)`
+/// and `tokenRevision()`, and `exclusively` keeps their first starts apart.
 public protocol FlagStore: Sendable {
     /// Every set with its current version, sorted by name.
     func sets() throws -> [SetSummary]
@@ -55,6 +58,52 @@ public protocol FlagStore: Sendable {
 
     /// Records when tokens were last used (by name); an older time than the one stored changes nothing.
     func recordTokenUses(_ uses: [String: Date]) throws
+
+    /// What the set's versions after `base` changed, up to its current version: each item's newest bytes, or `nil`
+    /// for one removed (perhaps one added and removed again after `base`). No items when `base` is current.
+    func changes(set: String, since base: Int) throws -> SetChanges
+
+    /// A number that grows whenever a token is added or revoked, so that a server sharing the store knows when to
+    /// load the tokens again.
+    func tokenRevision() throws -> Int
+
+    /// Runs `body` while no other server sharing the store runs its own: a first start's seeding and first admin
+    /// token happen once, however many servers start together. Stores of one process run it at once.
+    func exclusively<T>(_ body: () throws -> T) throws -> T
+
+    /// Whether the store answered the last time it was asked (a store of one process always does).
+    var health: StoreHealth { get }
+}
+
+/// Whether the store can be reached.
+public enum StoreHealth: Sendable, Hashable {
+    /// It answered the last call.
+    case up
+    /// It did not: why, naming the database and the error (never a password).
+    case down(reason: String)
+}
+
+/// What a set's versions after some version changed, for a server catching up on another's writes.
+public struct SetChanges: Sendable, Hashable {
+    /// The set's name.
+    public var set: String
+    /// Its current version.
+    public var version: Int
+    /// When the current version was made.
+    public var createdAt: Date
+    /// The digest of the items at the current version (`ItemsDigest`).
+    public var digest: [UInt8]
+    /// Each item changed after the base version: its bytes at the current version, or `nil` when it is gone.
+    public var items: [ItemKey: [UInt8]?]
+
+    /// Changes up to `version`.
+    public init(set: String, version: Int, createdAt: Date, digest: [UInt8], items: [ItemKey: [UInt8]?]) {
+        self.set = set
+        self.version = version
+        self.createdAt = createdAt
+        self.digest = digest
+        self.items = items
+    }
 }
 
 /// One set for `FlagStore.createSets`: its name, its items at version 1, their digest and the audit record.
@@ -78,6 +127,10 @@ public struct SetCreation: Sendable {
 }
 
 extension FlagStore {
+    public func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
+
+    public var health: StoreHealth { .up }
+
     /// Audit records, newest first, at most `limit`: those of one set, or the whole log when `set` is `nil`.
     public func audit(set: String?, limit: Int) throws -> [AuditRecord] {
         try audit(set: set, filter: AuditFilter(), limit: limit)

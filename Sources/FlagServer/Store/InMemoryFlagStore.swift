@@ -165,6 +165,23 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
         }
     }
 
+    public func changes(set: String, since base: Int) throws -> SetChanges {
+        try locked { state in
+            let versions = try Self.versions(of: set, state)
+            var items: [ItemKey: [UInt8]?] = [:]
+            for stored in versions.dropFirst(max(0, base)) {
+                for (key, body) in stored.change { items[key] = .some(body) }
+            }
+            let current = versions[versions.count - 1].info
+            return SetChanges(
+                set: set, version: current.version, createdAt: current.createdAt, digest: current.digest, items: items)
+        }
+    }
+
+    public func tokenRevision() throws -> Int {
+        locked { state in state.tokens.count + state.tokens.filter { $0.revokedAt != nil }.count }
+    }
+
     private func locked<T>(_ body: (inout State) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }

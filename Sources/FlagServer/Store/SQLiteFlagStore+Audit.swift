@@ -149,6 +149,13 @@ extension SQLiteFlagStore {
         }
     }
 
+    public func tokenRevision() throws -> Int {
+        // Tokens are never deleted and a revocation is never undone, so this only grows.
+        try read("counting tokens") { db in
+            try db.queryFirst("SELECT count(*) + count(revoked_at) FROM token") { try $0.int(0) } ?? 0
+        }
+    }
+
     /// Appends `record` to the audit log and returns its row id.
     func insertAudit(_ record: AuditRecord, set: String?, _ db: SQLiteConnection) throws -> Int64 {
         try db.execute(

@@ -149,6 +149,41 @@ extension SQLiteFlagStore {
         }
     }
 
+    public func changes(set: String, since base: Int) throws -> SetChanges {
+        try read("reading the changes of flag set \"\(set)\" since version \(base)") { db in
+            guard let current = try currentVersion(of: set, db) else {
+                throw StoreError.notFound(set: set)
+            }
+            guard
+                let (createdAt, digest) = try db.queryFirst(
+                    "SELECT created_at, digest FROM set_version WHERE set_name = ? AND version = ?",
+                    [.text(set), .init(current)],
+                    { row in (Self.date(microseconds: try row.int64(0)), try row.blob(1)) }
+                )
+            else {
+                throw StoreError.corrupt("flag set \"\(set)\" has no record of its current version \(current)")
+            }
+            var items: [ItemKey: [UInt8]?] = [:]
+            _ = try db.query(
+                """
+                SELECT change.kind, change.item_key, change.body
+                FROM (
+                    SELECT kind, item_key, max(version) AS version FROM item_change
+                    WHERE set_name = ?1 AND version > ?2
+                    GROUP BY kind, item_key
+                ) AS latest
+                JOIN item_change AS change
+                    ON change.set_name = ?1 AND change.kind = latest.kind
+                    AND change.item_key = latest.item_key AND change.version = latest.version
+                """,
+                [.text(set), .init(base)]
+            ) { row in
+                items[ItemKey(try Self.kind(row, 0), try row.text(1))] = .some(try row.optionalBlob(2))
+            }
+            return SetChanges(set: set, version: current, createdAt: createdAt, digest: digest, items: items)
+        }
+    }
+
     /// The set's current version, or `nil` when there is no such set.
     func currentVersion(of set: String, _ db: SQLiteConnection) throws -> Int? {
         try db.queryFirst("SELECT current_version FROM flag_set WHERE name = ?", [.text(set)]) { try $0.int(0) }

@@ -5,6 +5,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case conflict(current: Int)
         case alreadyExists
         case corrupt(details: String)
+        case unavailable
         case underlying
     }
 
@@ -44,6 +45,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         StoreError(.corrupt(details: message), message, underlying: underlying)
     }
 
+    /// The database cannot be reached (down, restarting, the network cut): the same call may work later.
+    ///
+    /// - Parameters:
+    ///   - database: the database as a URI without its password.
+    ///   - reason: the error, naming what failed.
+    public static func unavailable(database: String, reason: String, underlying: (any Error)? = nil) -> StoreError {
+        StoreError(.unavailable, "the database \(database) is unavailable: \(reason)", underlying: underlying)
+    }
+
     /// The storage engine failed (I/O, a lock held too long, a full disk).
     public static func underlying(_ error: any Error, while action: String) -> StoreError {
         StoreError(.underlying, "storage failed while \(action): \(error)", underlying: error)
@@ -67,6 +77,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// Whether a set or token of that name already exists.
     public var isAlreadyExists: Bool {
         if case .alreadyExists = code { return true }
+        return false
+    }
+
+    /// Whether the database could not be reached: retrying later may work.
+    public var isUnavailable: Bool {
+        if case .unavailable = code { return true }
         return false
     }
 
