@@ -70,7 +70,6 @@ final class EventLoop: @unchecked Sendable {
     let requestCount = Atomic<Int>(0)
     let wakeFD: Int32
     let inbox = Locked(Inbox())
-    let watches = Locked(Watches())
     private let loopThread = Atomic<UInt>(0)
 
     // Loop-thread state.
@@ -177,7 +176,6 @@ final class EventLoop: @unchecked Sendable {
         case Self.wakeToken:
             drainInbox()
         default:
-            if runWatch(token) { return }
             connection(for: ConnectionID(token: token))?.handle(events: csystem_epoll_event_events(event))
         }
     }
@@ -188,8 +186,6 @@ final class EventLoop: @unchecked Sendable {
             $0.isOpen = false
             $0.messages = []
         }
-        // A watch cancelled after this must not touch the epoll descriptor, whose number may be reused once closed.
-        watches.withLock { $0.callbacks = [:] }
         closeListener()
         for case let connection? in connections {
             connection.close(.shutdown)

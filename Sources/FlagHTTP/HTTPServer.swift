@@ -112,14 +112,6 @@ public final class HTTPServer: Sendable {
         return shared.metrics.snapshot(requests: requests)
     }
 
-    /// The first event loop while running.
-    var firstLoop: EventLoop? {
-        state.withLock { state in
-            if case .running(let loops, _, _) = state { return loops.first }
-            return nil
-        }
-    }
-
     /// Requests parsed per loop, for tests that check connections spread over the loops.
     var requestsPerLoop: [Int] {
         state.withLock { state -> [Int] in

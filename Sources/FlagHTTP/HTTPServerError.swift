@@ -1,14 +1,12 @@
 import Glibc
 
-/// Why the server could not start, or could not watch a descriptor: what failed, where, and the system's reason.
+/// Why the server could not start: what failed, where, and the system's reason.
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     private enum Code: Sendable {
         case invalidAddress
         case socketFailed
         case alreadyStarted
-        case notRunning
         case threadFailed
-        case watchFailed
     }
 
     private let code: Code
@@ -46,13 +44,6 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     }
 
     static let alreadyStarted = HTTPServerError(.alreadyStarted, "the server was already started; create a new one")
-
-    static let notRunning = HTTPServerError(
-        .notRunning, "the server is not running: start it before watching a descriptor on its loop")
-
-    static func watch(_ descriptor: Int32, errno: Int32) -> HTTPServerError {
-        HTTPServerError(.watchFailed, "cannot watch descriptor \(descriptor) on the event loop", errno: errno)
-    }
 
     static func thread(errno: Int32) -> HTTPServerError {
         HTTPServerError(.threadFailed, "could not create an event-loop thread", errno: errno)

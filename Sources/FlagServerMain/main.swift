@@ -35,7 +35,8 @@ let log: @Sendable (String) -> Void = { line in
 let configuration: ServerConfiguration
 let bootstrap: ServerBootstrap
 do {
-    configuration = try options.configuration { FileManager.default.fileExists(atPath: $0) }
+    configuration = try options.configuration(
+        fileExists: { FileManager.default.fileExists(atPath: $0) }, environment: ProcessInfo.processInfo.environment)
     bootstrap = try ServerBootstrap(
         configuration: configuration, environment: ProcessInfo.processInfo.environment, clock: .system, log: log)
 } catch {
@@ -71,9 +72,11 @@ do {
 bootstrap.app.start(server: server)
 
 for name in bootstrap.seeded { log("imported seed flag set \(name)") }
-log("data in \(configuration.dataDirectory) (\(configuration.databasePath))")
+log("data in \(configuration.dataDirectory) (\(bootstrap.storeDescription))")
 if let tokenFile = bootstrap.adminTokenFile {
     log("created the first admin token; it is in \(tokenFile) (readable only by you)")
+} else if bootstrap.foundAdminToken {
+    log("an admin token exists in the database already (the server that made it wrote it to its data directory)")
 }
 let base = "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)"
 log("listening on \(base)")

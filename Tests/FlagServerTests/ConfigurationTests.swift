@@ -63,6 +63,25 @@ struct ConfigurationTests {
         #expect(configuration.dataDirectory == "/tmp/d")
     }
 
+    @Test func thePostgresStringComesFromTheFlagThenTheEnvironmentThenTheFile() throws {
+        let file = try ServerConfiguration.parse(Array(#"{"postgres":"postgresql://file/db"}"#.utf8), source: "f.json")
+        #expect(file.postgres == "postgresql://file/db")
+        #expect(try ServerConfiguration.parse(Array(#"{"postgres":null}"#.utf8), source: "f.json").postgres == nil)
+        let environment = ["FLAGSERVER_POSTGRES": "host=env dbname=db"]
+        let plain = try CommandLineOptions.parse([])
+        #expect(try plain.configuration(fileExists: { _ in false }).postgres == nil)
+        #expect(
+            try plain.configuration(fileExists: { _ in false }, environment: environment).postgres
+                == "host=env dbname=db")
+        let flagged = try CommandLineOptions.parse(["--postgres", "postgresql://flag/db"])
+        #expect(flagged.postgres == "postgresql://flag/db")
+        #expect(
+            try flagged.configuration(fileExists: { _ in false }, environment: environment).postgres
+                == "postgresql://flag/db")
+        #expect(CommandLineOptions.usage.contains("--postgres CONNINFO"))
+        #expect(CommandLineOptions.usage.contains("FLAGSERVER_POSTGRES"))
+    }
+
     @Test(arguments: [
         (["--port", "1"], "unknown argument \"--port\""),
         (["--listen"], "--listen needs a value"),

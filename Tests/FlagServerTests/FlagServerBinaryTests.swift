@@ -22,6 +22,26 @@ struct FlagServerBinaryTests {
         #expect(text.contains("usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR]"))
     }
 
+    /// A connection string libpq cannot parse stops the start without quoting it (it may hold a password); a
+    /// flagserver built without the `Postgres` trait says how to get one with it.
+    @Test func aBadPostgresStringStopsTheStartWithoutQuotingIt() throws {
+        let directory = try TemporaryDirectory()
+        let errors = directory.url.appendingPathComponent("stderr")
+        let binary = try #require(ServerProcess.binary)
+        let pid = try Spawn.start(
+            binary.path, ["--data", directory.url.path, "--postgres", "host=db password s3cret-pw"], environment: [:],
+            directory: directory.url.path, stdout: "/dev/null", stderr: errors.path)
+        let ended = Spawn.wait(pid)
+        let text = try String(contentsOf: errors, encoding: .utf8)
+        #expect(ended.status == 1)
+        #expect(!text.contains("s3cret-pw"))
+        #if Postgres
+            #expect(text.contains("the PostgreSQL connection string (--postgres, FLAGSERVER_POSTGRES or \"postgres\")"))
+        #else
+            #expect(text.contains("this flagserver was built without PostgreSQL: build it with"))
+        #endif
+    }
+
     @Test func itStartsSaysWhereAndStopsOnSIGTERM() throws {
         try withTemporaryDirectory { directory in
             let data = directory.appendingPathComponent("data").path

@@ -118,6 +118,19 @@ public final class TestClient {
         return taken
     }
 
+    /// Reads until the bytes received contain `marker` (or the connection ends, or a read waits longer than the
+    /// receive timeout), and returns them as text, the marker included; what came after it stays buffered.
+    public func readUntil(_ marker: String) -> String {
+        let pattern = Array(marker.utf8)
+        while true {
+            if let range = buffer.firstRange(of: pattern) {
+                defer { buffer.removeFirst(range.upperBound) }
+                return text(Array(buffer[..<range.upperBound]))
+            }
+            guard fill() else { return text(buffer) }
+        }
+    }
+
     /// Reads until the server closes the connection (or the receive timeout passes) and returns all bytes.
     public func readUntilClose() -> [UInt8] {
         while fill() {}

@@ -75,6 +75,10 @@ public final class TokenAuthority: Sendable {
     private let environmentHash: [UInt8]?
     /// Active tokens by the hex of their hash.
     private let active: Locked<[String: StoredToken]>
+    /// Held by every change of the stored tokens together with `active`, and by `reload()`, so that a reload never
+    /// swaps in a list read before a token this server just made or revoked. The value is the token revision of the
+    /// store as last loaded (`FlagStore.tokenRevision()`), `nil` before the first load.
+    private let changes = Locked<Int?>(nil)
     /// When tokens of the admin API were used since the store last recorded it, by name.
     private let uses = Locked<[String: Date]>([:])
     /// Bumped after every revocation, so that checks remembered per connection are made again.
@@ -85,9 +89,33 @@ public final class TokenAuthority: Sendable {
         self.store = store
         self.clock = clock
         self.environmentHash = environmentToken.flatMap { $0.isEmpty ? nil : SHA256.hash($0) }
-        var active: [String: StoredToken] = [:]
-        for token in try store.tokens() where token.revokedAt == nil { active[SHA256.hexString(token.hash)] = token }
-        self.active = Locked(active)
+        self.active = Locked([:])
+        try reload()
+    }
+
+    /// Loads the active tokens from the store again, so that tokens another server sharing the store made or
+    /// revoked count here too; does nothing when the store's token revision has not moved since the last load.
+    public func reload() throws {
+        try changes.withLock { loaded in
+            let revision: Int
+            let stored: [StoredToken]
+            do {
+                revision = try store.tokenRevision()
+                if revision == loaded { return }
+                stored = try store.tokens()
+            } catch {
+                throw ServiceError.storage(error)
+            }
+            var fresh: [String: StoredToken] = [:]
+            for token in stored where token.revokedAt == nil { fresh[SHA256.hexString(token.hash)] = token }
+            let revokedAny = active.withLock { active in
+                defer { active = fresh }
+                return active.keys.contains { fresh[$0] == nil }
+            }
+            loaded = revision
+            // After the swap: a check that reads the new generation also sees the token gone.
+            if revokedAny { generation.add(1, ordering: .releasing) }
+        }
     }
 
     /// The principal of an `Authorization: Bearer …` header; 401 without one, for a token the server does not
@@ -216,12 +244,14 @@ public final class TokenAuthority: Sendable {
             name: name, hash: SHA256.hash(token), role: role, createdAt: now, expiresAt: expiresAt,
             sessionOf: sessionOf)
         let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
-        do {
-            try store.addToken(record, audit: audit)
-        } catch {
-            throw ServiceError.storage(error)
+        try changes.withLock { _ in
+            do {
+                try store.addToken(record, audit: audit)
+            } catch {
+                throw ServiceError.storage(error)
+            }
+            active.withLock { $0[SHA256.hexString(record.hash)] = record }
         }
-        active.withLock { $0[SHA256.hexString(record.hash)] = record }
         return record
     }
 
@@ -250,14 +280,16 @@ public final class TokenAuthority: Sendable {
         }
         let now = clock.wholeSecond()
         let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
-        let revoked: Bool
-        do {
-            revoked = try store.revokeToken(name: name, at: now, audit: audit)
-        } catch {
-            throw ServiceError.storage(error)
+        try changes.withLock { _ in
+            let revoked: Bool
+            do {
+                revoked = try store.revokeToken(name: name, at: now, audit: audit)
+            } catch {
+                throw ServiceError.storage(error)
+            }
+            guard revoked else { throw ServiceError.notFound("no active key \"\(name)\"") }
+            active.withLock { tokens in tokens = tokens.filter { $0.value.name != name && $0.value.sessionOf != name } }
         }
-        guard revoked else { throw ServiceError.notFound("no active key \"\(name)\"") }
-        active.withLock { tokens in tokens = tokens.filter { $0.value.name != name && $0.value.sessionOf != name } }
         // After the removal: a check that reads the new generation also sees the token gone.
         generation.add(1, ordering: .releasing)
     }

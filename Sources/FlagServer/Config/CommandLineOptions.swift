@@ -1,4 +1,5 @@
-/// `flagserver [--config FILE] [--listen HOST:PORT] [--data DIR]`: what the command line asked for.
+/// `flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO]`: what the command line asked
+/// for.
 public struct CommandLineOptions: Sendable, Equatable {
     /// The configuration file; `nil` uses `config/flagserver.json` when it exists, else the defaults.
     public var configPath: String?
@@ -6,20 +7,29 @@ public struct CommandLineOptions: Sendable, Equatable {
     public var listen: String?
     /// The data directory, beating the file.
     public var dataDirectory: String?
+    /// The PostgreSQL connection string, beating `FLAGSERVER_POSTGRES` and the file.
+    public var postgres: String?
     /// `--help` was given.
     public var help = false
 
     /// The usage text.
     public static let usage = """
-        usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR]
+        usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO]
 
-          --config FILE       configuration file (default: config/flagserver.json if it exists)
-          --listen HOST:PORT  address to listen on (default 127.0.0.1:8080)
-          --data DIR          data directory for the SQLite store and the first admin token (default ./data)
-          -h, --help          show this help
+          --config FILE        configuration file (default: config/flagserver.json if it exists)
+          --listen HOST:PORT   address to listen on (default 127.0.0.1:8080)
+          --data DIR           data directory for the SQLite store and the first admin token (default ./data)
+          --postgres CONNINFO  keep everything in this PostgreSQL database instead (a libpq URI or key=value
+                               string), shared with every flagserver given the same one; prefer
+                               FLAGSERVER_POSTGRES or a PGPASSFILE, since a command line shows in `ps`
+          -h, --help           show this help
 
         FLAGSERVER_ADMIN_TOKEN, when set, is accepted as an admin token.
+        FLAGSERVER_POSTGRES, when set, is the PostgreSQL connection string (--postgres beats it).
         """
+
+    /// The environment variable holding the PostgreSQL connection string.
+    public static let postgresEnvironment = "FLAGSERVER_POSTGRES"
 
     /// Options from the arguments after the program name; a bad argument throws a message for stderr.
     public static func parse(_ arguments: [String]) throws -> CommandLineOptions {
@@ -48,6 +58,7 @@ public struct CommandLineOptions: Sendable, Equatable {
                 try probe.setListen(listen, source: "--listen")
                 options.listen = listen
             case "--data": options.dataDirectory = try value()
+            case "--postgres": options.postgres = try value()
             case "-h", "--help": options.help = true
             default: throw ConfigurationError("unknown argument \"\(argument)\"")
             }
@@ -56,8 +67,11 @@ public struct CommandLineOptions: Sendable, Equatable {
         return options
     }
 
-    /// The configuration these options select: the file's, then the flags on top.
-    public func configuration(fileExists: (String) -> Bool) throws -> ServerConfiguration {
+    /// The configuration these options select: the file's, then `FLAGSERVER_POSTGRES` from `environment`, then the
+    /// flags on top.
+    public func configuration(
+        fileExists: (String) -> Bool, environment: [String: String] = [:]
+    ) throws -> ServerConfiguration {
         var configuration: ServerConfiguration
         if let configPath {
             configuration = try ServerConfiguration.load(path: configPath)
@@ -68,6 +82,8 @@ public struct CommandLineOptions: Sendable, Equatable {
         }
         if let listen { try configuration.setListen(listen, source: "--listen") }
         if let dataDirectory { configuration.dataDirectory = dataDirectory }
+        if let postgres = environment[Self.postgresEnvironment], !postgres.isEmpty { configuration.postgres = postgres }
+        if let postgres { configuration.postgres = postgres }
         return configuration
     }
 }

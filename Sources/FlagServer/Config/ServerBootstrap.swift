@@ -2,8 +2,9 @@ import FlagCore
 import FlagHTTP
 import Foundation
 
-/// The composition of a running server from its configuration: the store in the data directory, the seed sets,
-/// the tokens (creating the first admin token), and the application.
+/// The composition of a running server from its configuration: the store (SQLite in the data directory, or a
+/// shared PostgreSQL database), the seed sets, the tokens (creating the first admin token), the sync with other
+/// servers sharing the store, and the application.
 public struct ServerBootstrap: Sendable {
     /// The application, ready to be given to `HTTPServer`.
     public let app: FlagServerApp
@@ -11,12 +12,20 @@ public struct ServerBootstrap: Sendable {
     public let adminTokenFile: String?
     /// The sets imported from the seed directory on this start.
     public let seeded: [String]
+    /// Where the state is kept, for the start-up log: the SQLite file or the database's URI without password.
+    public let storeDescription: String
+    /// Whether an admin token existed already in a store shared with other servers (no token file was written).
+    public let foundAdminToken: Bool
 
-    /// Opens (or creates) the data directory and everything in it.
+    /// Opens (or creates) the data directory and the store, and everything in it.
+    ///
+    /// With PostgreSQL, a database that cannot be reached yet is waited for (saying so once a second); one that
+    /// refuses the connection (credentials, no such database) stops the start. The seeding and the first admin
+    /// token happen under the store's lock, so that of several servers starting together exactly one makes them.
     ///
     /// - Parameters:
     ///   - environment: the process environment, for the admin token variable.
-    ///   - log: where one-line operational messages go; never given a token.
+    ///   - log: where one-line operational messages go; never given a token or a password.
     public init(
         configuration: ServerConfiguration, environment: [String: String], clock: ServerClock,
         log: @escaping @Sendable (String) -> Void
@@ -28,25 +37,45 @@ public struct ServerBootstrap: Sendable {
         } catch {
             throw ConfigurationError("cannot create the data directory \(data): \(error.localizedDescription)")
         }
-        let store = try SQLiteFlagStore(path: configuration.databasePath)
-        let service = try FlagService(store: store, clock: clock, log: log)
-        var seeded: [String] = []
-        if service.states().isEmpty, let seeds = configuration.seedDirectory {
-            seeded = try Self.seed(service, from: seeds)
+        let store: any FlagStore
+        if let postgres = configuration.postgres {
+            (store, storeDescription) = try Self.openPostgres(postgres, log: log)
+        } else {
+            store = try SQLiteFlagStore(path: configuration.databasePath)
+            storeDescription = configuration.databasePath
         }
         let environmentToken = environment[configuration.adminTokenEnvironment].flatMap { $0.isEmpty ? nil : $0 }
-        let tokens = try TokenAuthority(store: store, clock: clock, environmentToken: environmentToken)
         let tokenFile = URL(fileURLWithPath: configuration.adminTokenFile)
-        if case .repaired(let mode) = try TokenAuthority.secureTokenFile(tokenFile) {
-            log(
-                "\(tokenFile.path) was readable by others (mode \(String(mode, radix: 8))); it is owner-only (600) "
-                    + "now, but whoever could read it may hold the admin token")
+        let (service, tokens, seeded, written) = try store.exclusively {
+            let service = try FlagService(store: store, clock: clock, log: log)
+            var seeded: [String] = []
+            if service.states().isEmpty, let seeds = configuration.seedDirectory {
+                seeded = try Self.seed(service, from: seeds)
+            }
+            let tokens = try TokenAuthority(store: store, clock: clock, environmentToken: environmentToken)
+            if case .repaired(let mode) = try TokenAuthority.secureTokenFile(tokenFile) {
+                log(
+                    "\(tokenFile.path) was readable by others (mode \(String(mode, radix: 8))); it is owner-only (600) "
+                        + "now, but whoever could read it may hold the admin token")
+            }
+            let written = try tokens.bootstrapAdminToken(file: tokenFile, environmentTokenSet: environmentToken != nil)
+            return (service, tokens, seeded, written)
         }
-        let written = try tokens.bootstrapAdminToken(file: tokenFile, environmentTokenSet: environmentToken != nil)
-        self.app = FlagServerApp(service: service, tokens: tokens, clock: clock, settings: configuration.app)
+        var sync: ReplicaSync?
+        if let postgres = configuration.postgres {
+            sync = try Self.listen(postgres, service: service, tokens: tokens, log: log)
+        }
+        self.app = FlagServerApp(
+            service: service, tokens: tokens, clock: clock, settings: configuration.app, replicas: sync)
         self.adminTokenFile = written?.path
         self.seeded = seeded
+        self.foundAdminToken = configuration.postgres != nil && written == nil && environmentToken == nil
     }
+
+    /// What a flagserver built without the `Postgres` trait says when asked for PostgreSQL.
+    static let withoutPostgres =
+        "this flagserver was built without PostgreSQL: build it with `swift build -c release --traits Postgres` "
+        + "(needs libpq-dev), or leave out --postgres, FLAGSERVER_POSTGRES and \"postgres\" to keep the SQLite store"
 
     /// Imports every `*.json` document of `directory` (a missing directory imports nothing), in name order, in one
     /// transaction: a crash during the import leaves an empty store, which the next start seeds again. A set is

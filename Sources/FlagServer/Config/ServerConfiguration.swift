@@ -24,6 +24,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var port = 8080
     /// Where the SQLite store and the first-start admin token live.
     public var dataDirectory = "./data"
+    /// The PostgreSQL database to keep everything in instead of SQLite, as a libpq connection string (a URI or
+    /// key=value pairs), shared by every server given the same one; `nil` keeps the SQLite store. It may hold a
+    /// password, so it is never printed.
+    public var postgres: String?
     /// Flag-set documents (`*.json`) imported when the store has no sets; `nil` imports nothing.
     public var seedDirectory: String? = "config/flagsets"
     /// The environment variable whose value is accepted as an admin token (name `env`).
@@ -126,6 +130,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             switch name {
             case "listen": try configuration.setListen(try string(name, value), source: "\(source): listen")
             case "dataDirectory": configuration.dataDirectory = try string(name, value)
+            case "postgres": configuration.postgres = value == .null ? nil : try string(name, value)
             case "seedDirectory":
                 configuration.seedDirectory = value == .null ? nil : try string(name, value)
             case "adminTokenEnvironment": configuration.adminTokenEnvironment = try string(name, value)

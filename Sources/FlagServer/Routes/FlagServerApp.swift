@@ -51,6 +51,8 @@ public final class FlagServerApp: Sendable {
     let answers = AnswerCache()
     /// The dashboard's files, served under `/ui/`.
     let dashboard: DashboardFiles
+    /// The sync with other servers sharing the store, when there are any (PostgreSQL).
+    public let replicas: ReplicaSync?
     /// Whether this server has its dashboard to serve under `/ui/`.
     public var servesDashboard: Bool { dashboard.isAvailable }
     /// The route table, compiled once for the process.
@@ -61,12 +63,17 @@ public final class FlagServerApp: Sendable {
     private let usesTimer = Locked<HeartbeatTimer?>(nil)
     private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
-    /// An application over a loaded service and token authority.
-    public init(service: FlagService, tokens: TokenAuthority, clock: ServerClock, settings: Settings = Settings()) {
+    /// An application over a loaded service and token authority, and the sync of both with other servers sharing
+    /// their store, if any.
+    public init(
+        service: FlagService, tokens: TokenAuthority, clock: ServerClock, settings: Settings = Settings(),
+        replicas: ReplicaSync? = nil
+    ) {
         self.service = service
         self.tokens = tokens
         self.clock = clock
         self.settings = settings
+        self.replicas = replicas
         self.deadlines = Deadlines(queue: timers)
         self.dashboard = .bundled
     }
@@ -121,6 +128,7 @@ public final class FlagServerApp: Sendable {
             timer?.source.cancel()
             timer = nil
         }
+        replicas?.stop()
         service.registry.close()
     }
 
@@ -222,10 +230,17 @@ public final class FlagServerApp: Sendable {
         }
     }
 
-    /// `GET /healthz`.
+    /// `GET /healthz`: 200 while the server serves flags, `"degraded"` with the reason while its store cannot be
+    /// reached (reads go on from memory, so a load balancer should keep sending them).
     func health() -> HTTPResponse {
         JSONResponse.object { writer in
-            writer.member("status", "ok")
+            switch service.store.health {
+            case .up:
+                writer.member("status", "ok")
+            case .down(let reason):
+                writer.member("status", "degraded")
+                writer.member("reason", reason)
+            }
             writer.member("sets", service.states().count)
         }
     }
@@ -248,6 +263,10 @@ public final class FlagServerApp: Sendable {
         text += "\(service.counters.invalid.load(ordering: .relaxed))\n"
         text += "flagserver_write_rejections_total{reason=\"conflict\"} "
         text += "\(service.counters.conflicts.load(ordering: .relaxed))\n"
+        text += "# HELP flagserver_store_up Whether the store answered its last call (1) or not (0).\n"
+        text += "# TYPE flagserver_store_up gauge\n"
+        text += "flagserver_store_up \(service.store.health == .up ? 1 : 0)\n"
+        if let replicas { Self.render(replicas.status, into: &text) }
         if let engine = engineMetrics.withLock({ $0 })?() {
             text += "# HELP flagserver_open_connections Connections open now.\n"
             text += "# TYPE flagserver_open_connections gauge\n"
@@ -261,6 +280,29 @@ public final class FlagServerApp: Sendable {
         return HTTPResponse(
             status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: Array(text.utf8))
+    }
+}
+
+extension FlagServerApp {
+    /// The metrics of the sync with other servers sharing the store.
+    static func render(_ status: ReplicaSync.Status, into text: inout String) {
+        text += "# HELP flagserver_set_version_lag Versions the store was ahead of this server at the last check.\n"
+        text += "# TYPE flagserver_set_version_lag gauge\n"
+        for (set, lag) in status.lag.sorted(by: { $0.key < $1.key }) {
+            text += "flagserver_set_version_lag{set=\"\(ServerMetrics.escape(set))\"} \(lag)\n"
+        }
+        text += "# HELP flagserver_replica_notifications_total Change notifications received from the store.\n"
+        text += "# TYPE flagserver_replica_notifications_total counter\n"
+        text += "flagserver_replica_notifications_total \(status.notifications)\n"
+        text += "# HELP flagserver_replica_catchups_total Versions or sets loaded that other servers wrote.\n"
+        text += "# TYPE flagserver_replica_catchups_total counter\n"
+        text += "flagserver_replica_catchups_total \(status.catchUps)\n"
+        text += "# HELP flagserver_replica_listening Whether the connection listening for changes is up.\n"
+        text += "# TYPE flagserver_replica_listening gauge\n"
+        text += "flagserver_replica_listening \(status.listening ? 1 : 0)\n"
+        text += "# HELP flagserver_postgres_notification_queue_usage pg_notification_queue_usage(), from 0 to 1.\n"
+        text += "# TYPE flagserver_postgres_notification_queue_usage gauge\n"
+        text += "flagserver_postgres_notification_queue_usage \(status.notificationQueueUsage)\n"
     }
 }
 

@@ -93,7 +93,7 @@ public final class FlagService: Sendable {
     let log: @Sendable (String) -> Void
     /// Writes that made a version, and writes rejected as invalid or stale, for `/metrics`.
     let counters = ServiceCounters()
-    private let writeLock = Locked(())
+    let writeLock = Locked(())
 
     /// Loads every set's current version from the store.
     ///
@@ -190,34 +190,31 @@ public final class FlagService: Sendable {
         _ set: String, ifMatch: Int? = nil, note: ChangeNote, _ edit: (SetState) throws -> SetEdit
     ) throws -> WriteResult {
         try writeLock.withLock { _ -> WriteResult in
-            let current = try requireState(set)
-            if let ifMatch, ifMatch != current.version {
-                counters.conflicts.add(1, ordering: .relaxed)
-                throw ServiceError.conflict(set: set, expected: ifMatch, current: current.version)
+            try retryingLostRaces(set, ifMatch: ifMatch) { current in
+                let edit = try edit(current)
+                var flags: [String: Flag?] = [:]
+                var cohorts: [String: Cohort?] = [:]
+                var change: [ItemKey: [UInt8]?] = [:]
+                for (key, flag) in edit.flags where flag != current.compiled.flag(key) {
+                    guard flag != nil || current.bytes(of: .flag(key)) != nil else { continue }
+                    flags[key] = flag
+                    change[.flag(key)] = .some(flag?.encoded())
+                }
+                for (name, cohort) in edit.cohorts where cohort != current.compiled.cohort(name) {
+                    guard cohort != nil || current.bytes(of: .cohort(name)) != nil else { continue }
+                    cohorts[name] = cohort
+                    change[.cohort(name)] = .some(cohort?.encoded())
+                }
+                if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
+                let compiled = current.compiled.updating(
+                    flags: flags, cohorts: cohorts, version: current.version + 1, updatedAt: clock.wholeSecond())
+                let problems = compiled.problems
+                guard problems.isEmpty else {
+                    counters.invalid.add(1, ordering: .relaxed)
+                    throw ServiceError.invalid(problems)
+                }
+                return try append(current.next(compiled, changing: change), to: current, change: change, note: note)
             }
-            let edit = try edit(current)
-            var flags: [String: Flag?] = [:]
-            var cohorts: [String: Cohort?] = [:]
-            var change: [ItemKey: [UInt8]?] = [:]
-            for (key, flag) in edit.flags where flag != current.compiled.flag(key) {
-                guard flag != nil || current.bytes(of: .flag(key)) != nil else { continue }
-                flags[key] = flag
-                change[.flag(key)] = .some(flag?.encoded())
-            }
-            for (name, cohort) in edit.cohorts where cohort != current.compiled.cohort(name) {
-                guard cohort != nil || current.bytes(of: .cohort(name)) != nil else { continue }
-                cohorts[name] = cohort
-                change[.cohort(name)] = .some(cohort?.encoded())
-            }
-            if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
-            let compiled = current.compiled.updating(
-                flags: flags, cohorts: cohorts, version: current.version + 1, updatedAt: clock.wholeSecond())
-            let problems = compiled.problems
-            guard problems.isEmpty else {
-                counters.invalid.add(1, ordering: .relaxed)
-                throw ServiceError.invalid(problems)
-            }
-            return try append(current.next(compiled, changing: change), to: current, change: change, note: note)
         }
     }
 
@@ -240,20 +237,45 @@ public final class FlagService: Sendable {
     @discardableResult
     public func replace(_ set: String, with content: FlagSet, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
         try writeLock.withLock { _ -> WriteResult in
+            try retryingLostRaces(set, ifMatch: ifMatch) { current in
+                var next = FlagSet(name: set, version: current.version + 1, updatedAt: clock.wholeSecond())
+                next.flags = content.flags
+                next.cohorts = content.cohorts
+                let state = try validated(next, reusing: current)
+                let change = SetState.change(from: current.items, to: state.items)
+                if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
+                return try append(state, to: current, change: change, note: note)
+            }
+        }
+    }
+
+    /// Runs `write` on the current state of `set` under the write lock, checking `ifMatch` first.
+    ///
+    /// Another server sharing the store may have written versions this one has not loaded yet. An `ifMatch` ahead
+    /// of the version served loads them before the check. A write that loses the race in the store loads them too,
+    /// then, without `ifMatch`, runs again on the new version (as a write on one server waits for the one before);
+    /// with `ifMatch` it is a 409 carrying the current version.
+    private func retryingLostRaces(
+        _ set: String, ifMatch: Int?, _ write: (SetState) throws -> WriteResult
+    ) throws -> WriteResult {
+        var attempts = 0
+        while true {
+            if let ifMatch, ifMatch > (try requireState(set)).version { _ = try catchUpHoldingWriteLock(set) }
             let current = try requireState(set)
             if let ifMatch, ifMatch != current.version {
                 counters.conflicts.add(1, ordering: .relaxed)
                 throw ServiceError.conflict(set: set, expected: ifMatch, current: current.version)
             }
-            var next = FlagSet(name: set, version: current.version + 1, updatedAt: clock.wholeSecond())
-            next.flags = content.flags
-            next.cohorts = content.cohorts
-            let state = try validated(next, reusing: current)
-            let change = SetState.change(from: current.items, to: state.items)
-            if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
-            return try append(state, to: current, change: change, note: note)
+            do {
+                return try write(current)
+            } catch let error as ServiceError where error.isLostRace && ifMatch == nil && attempts < Self.raceRetries {
+                attempts += 1
+            }
         }
     }
+
+    /// How often a write without `If-Match` runs again after losing a race to another server before it answers 409.
+    static let raceRetries = 5
 
     /// Stores `state` as the version after `current`, then publishes it.
     private func append(
@@ -267,8 +289,10 @@ public final class FlagService: Sendable {
                 set: state.name, base: current.version, change: VersionChange(items: change),
                 digest: state.digest.bytes, audit: audit)
         } catch let error as StoreError where error.isConflict {
+            // Another server sharing the store wrote first: serve what it wrote before answering.
             counters.conflicts.add(1, ordering: .relaxed)
-            throw ServiceError.conflict(
+            _ = try catchUpHoldingWriteLock(state.name)
+            throw ServiceError.lostRace(
                 set: state.name, expected: current.version, current: error.currentVersion ?? current.version)
         } catch {
             throw ServiceError.storage(error)
