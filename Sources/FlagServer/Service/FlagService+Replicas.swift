@@ -11,18 +11,6 @@ extension FlagService {
         try writeLock.withLock { _ in try catchUpHoldingWriteLock(set) }
     }
 
-    /// Catches up on every set whose stored version is newer than the one served, and loads sets made elsewhere.
-    /// Returns the names of the sets that moved.
-    @discardableResult
-    public func catchUpAll() throws -> [String] {
-        let stored = try storeCall { try store.sets() }
-        var moved: [String] = []
-        for summary in stored where (state(summary.name)?.version ?? 0) < summary.version {
-            if try catchUp(summary.name) { moved.append(summary.name) }
-        }
-        return moved
-    }
-
     /// `catchUp`, for a caller that holds the write lock already (a write that lost a race to another server).
     func catchUpHoldingWriteLock(_ set: String) throws -> Bool {
         guard let current = registry.state(set) else {
