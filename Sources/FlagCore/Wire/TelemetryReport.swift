@@ -1,0 +1,287 @@
+import Foundation
+
+/// What a client reports about itself (`POST /v1/sets/{set}/telemetry`): who it is, what it can evaluate, which
+/// version it applied, and how often it evaluated each flag since its last report. Never a unit id, an attribute or
+/// a served value.
+///
+/// ```json
+/// {"instance":"in_4f…","sdk":{"name":"FlagClient","version":"2.0.0"},"app":{"name":"Shop","version":"5.3.0"},
+///  "version":41,"appliedAt":"2026-12-02T10:00:00Z","capabilities":{"schema":1,"operators":["eq","in",…]},
+///  "counts":{"new-checkout":{"on":{"TARGETING_MATCH":12},"":{"ERROR":1}}}}
+/// ```
+///
+/// A shipped SDK key is public, so the server reads a report as untrusted input: `decode` bounds every part of it
+/// (`TelemetryReport.Limits`) and names the first member that is wrong.
+public struct TelemetryReport: Sendable, Hashable {
+    /// A program's name and version: the SDK's, or the app's.
+    public struct Software: Sendable, Hashable {
+        /// Its name, e.g. `FlagClient`.
+        public var name: String
+        /// Its version, e.g. `2.0.0`.
+        public var version: String
+
+        /// A name and a version.
+        public init(name: String, version: String) {
+            self.name = name
+            self.version = version
+        }
+    }
+
+    /// Evaluations since the last report: flag key → variant (`""` where there is none) → reason → count.
+    public typealias Counts = [String: [String: [String: Int]]]
+
+    /// The instance id the server issued to this client's connection.
+    public var instance: String
+    /// The SDK.
+    public var sdk: Software
+    /// The app embedding it, when known.
+    public var app: Software?
+    /// The set version the client has applied; `nil` before its first.
+    public var version: Int?
+    /// When it applied that version, on the device's clock (the server judges propagation on its own clock).
+    public var appliedAt: Date?
+    /// What the client can evaluate.
+    public var capabilities: ClientCapabilities
+    /// Evaluations since the last report.
+    public var counts: Counts
+
+    /// A report.
+    public init(
+        instance: String, sdk: Software, app: Software? = nil, version: Int? = nil, appliedAt: Date? = nil,
+        capabilities: ClientCapabilities = .current, counts: Counts = [:]
+    ) {
+        self.instance = instance
+        self.sdk = sdk
+        self.app = app
+        self.version = version
+        self.appliedAt = appliedAt
+        self.capabilities = capabilities
+        self.counts = counts
+    }
+
+    /// How large a report may be; each bound is named in the error that refuses a report over it.
+    public struct Limits: Sendable, Hashable {
+        /// The body's bytes.
+        public var maxBytes = 256 * 1024
+        /// Flags in `counts`.
+        public var maxFlags = 2_000
+        /// Variants of one flag in `counts`.
+        public var maxVariants = 64
+        /// Reasons under one variant.
+        public var maxReasons = 16
+        /// Operators in `capabilities`.
+        public var maxOperators = 256
+        /// UTF-8 bytes of any one name, id or version string.
+        public var maxStringBytes = 256
+        /// One count (a client reports at least once a minute; this is far above any real minute).
+        public var maxCount = 1_000_000_000_000
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    private static let fields = WireFields(format: "telemetry report")
+
+    // MARK: - Encoding
+
+    /// The report's JSON, members in the order above and names sorted, so that the same report gives the same bytes.
+    public func encoded() -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256 + 64 * counts.count)
+        func software(_ key: String, _ value: Software) {
+            writer.key(key)
+            writer.beginObject()
+            writer.key("name")
+            writer.string(value.name)
+            writer.key("version")
+            writer.string(value.version)
+            writer.endObject()
+        }
+        writer.beginObject()
+        writer.key("instance")
+        writer.string(instance)
+        software("sdk", sdk)
+        if let app { software("app", app) }
+        if let version {
+            writer.key("version")
+            writer.int(version)
+        }
+        if let appliedAt {
+            writer.key("appliedAt")
+            writer.string(ISO8601.format(appliedAt))
+        }
+        writer.key("capabilities")
+        writer.beginObject()
+        writer.key("schema")
+        writer.int(capabilities.schema)
+        writer.key("operators")
+        writer.beginArray()
+        for name in capabilities.operators.sorted(by: utf8Less) { writer.string(name) }
+        writer.endArray()
+        writer.endObject()
+        writer.key("counts")
+        writer.beginObject()
+        for (flag, variants) in counts.sorted(by: { utf8Less($0.key, $1.key) }) {
+            writer.key(flag)
+            writer.beginObject()
+            for (variant, reasons) in variants.sorted(by: { utf8Less($0.key, $1.key) }) {
+                writer.key(variant)
+                writer.beginObject()
+                for (reason, count) in reasons.sorted(by: { utf8Less($0.key, $1.key) }) {
+                    writer.key(reason)
+                    writer.int(count)
+                }
+                writer.endObject()
+            }
+            writer.endObject()
+        }
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    // MARK: - Decoding
+
+    /// Reads a report strictly: `instance`, `sdk` and `capabilities` are required, every member present must have
+    /// its shape, and every part is bounded by `limits`. Unknown members are ignored (a newer SDK may send more).
+    /// - Throws: `WireFormatError` naming the first bad member, or the limit a report is over.
+    public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(WireFormatError) -> TelemetryReport {
+        let fields = Self.fields
+        guard bytes.count <= limits.maxBytes else {
+            throw fields.error(nil, "is \(bytes.count) bytes, over the limit of \(limits.maxBytes)")
+        }
+        func text(_ reader: inout JSONReader, _ field: String) throws -> String {
+            let value = try fields.string(&reader, field)
+            guard !value.isEmpty, value.utf8.count <= limits.maxStringBytes else {
+                throw fields.error(field, "must have 1 to \(limits.maxStringBytes) bytes, found \(value.utf8.count)")
+            }
+            return value
+        }
+        func software(_ reader: inout JSONReader, _ field: String) throws -> Software {
+            try fields.expect(&reader, .object, "an object with \"name\" and \"version\"", field)
+            var name: String?
+            var version: String?
+            try reader.readObject { reader, member in
+                switch member {
+                case "name": name = try text(&reader, "\(field).name")
+                case "version": version = try text(&reader, "\(field).version")
+                default: try reader.skipValue()
+                }
+            }
+            guard let name else { throw fields.error("\(field).name", "is missing") }
+            guard let version else { throw fields.error("\(field).version", "is missing") }
+            return Software(name: name, version: version)
+        }
+        func members(
+            _ reader: inout JSONReader, _ field: String, limit: Int, what: String,
+            _ body: (inout JSONReader, String, String) throws -> Void
+        ) throws {
+            try fields.expect(&reader, .object, "an object", field)
+            var count = 0
+            try reader.readObject { reader, name in
+                count += 1
+                guard count <= limit else { throw fields.error(field, "has more than \(limit) \(what)") }
+                guard name.utf8.count <= limits.maxStringBytes else {
+                    throw fields.error(field, "has a name of \(name.utf8.count) bytes, over \(limits.maxStringBytes)")
+                }
+                try body(&reader, name, "\(field).\(name)")
+            }
+        }
+        var instance: String?
+        var sdk: Software?
+        var capabilities: ClientCapabilities?
+        var report = TelemetryReport(instance: "", sdk: Software(name: "", version: ""))
+        try fields.read(bytes) { reader in
+            try reader.readObject { reader, field in
+                switch field {
+                case "instance": instance = try text(&reader, "instance")
+                case "sdk": sdk = try software(&reader, "sdk")
+                case "app": report.app = try software(&reader, "app")
+                case "version":
+                    let version = try fields.int(&reader, "version")
+                    guard version >= 1 else { throw fields.error("version", "must be 1 or more, found \(version)") }
+                    report.version = version
+                case "appliedAt":
+                    let text = try fields.string(&reader, "appliedAt")
+                    guard let date = ISO8601.parse(text) else {
+                        throw fields.error("appliedAt", "must be an RFC 3339 time such as 2026-12-02T10:00:00Z")
+                    }
+                    report.appliedAt = date
+                case "capabilities":
+                    try fields.expect(&reader, .object, "an object with \"schema\" and \"operators\"", "capabilities")
+                    var schema: Int?
+                    var operators: Set<String> = []
+                    try reader.readObject { reader, member in
+                        switch member {
+                        case "schema": schema = try fields.int(&reader, "capabilities.schema")
+                        case "operators":
+                            try fields.expect(&reader, .array, "an array of strings", "capabilities.operators")
+                            try reader.readArray { reader, index in
+                                guard index < limits.maxOperators else {
+                                    throw fields.error(
+                                        "capabilities.operators", "has more than \(limits.maxOperators) operators")
+                                }
+                                operators.insert(try text(&reader, "capabilities.operators[\(index)]"))
+                            }
+                        default: try reader.skipValue()
+                        }
+                    }
+                    guard let schema else { throw fields.error("capabilities.schema", "is missing") }
+                    capabilities = ClientCapabilities(schema: schema, operators: operators)
+                case "counts":
+                    try members(&reader, "counts", limit: limits.maxFlags, what: "flags") { reader, flag, path in
+                        var variants: [String: [String: Int]] = [:]
+                        try members(&reader, path, limit: limits.maxVariants, what: "variants") {
+                            reader, variant, path in
+                            var reasons: [String: Int] = [:]
+                            try members(&reader, path, limit: limits.maxReasons, what: "reasons") {
+                                reader, reason, path in
+                                let count = try fields.int(&reader, path)
+                                guard (0...limits.maxCount).contains(count) else {
+                                    throw fields.error(path, "must be from 0 to \(limits.maxCount), found \(count)")
+                                }
+                                reasons[reason] = count
+                            }
+                            variants[variant] = reasons
+                        }
+                        report.counts[flag] = variants
+                    }
+                default: try reader.skipValue()
+                }
+            }
+        }
+        guard let instance else { throw fields.error("instance", "is missing; send the id from the stream's answer") }
+        guard let sdk else { throw fields.error("sdk", "is missing") }
+        guard let capabilities else { throw fields.error("capabilities", "is missing") }
+        report.instance = instance
+        report.sdk = sdk
+        report.capabilities = capabilities
+        return report
+    }
+}
+
+/// What a client can evaluate: the highest document schema it reads, and the condition operators it knows.
+public struct ClientCapabilities: Sendable, Hashable {
+    /// The highest document schema it reads.
+    public var schema: Int
+    /// The operators it can evaluate, by their wire names (`eq`, `semver_gte`, …).
+    public var operators: Set<String>
+
+    /// A client's capabilities.
+    public init(schema: Int, operators: Set<String>) {
+        self.schema = schema
+        self.operators = operators
+    }
+
+    /// This build's: schema 1 and every operator it knows.
+    public static let current = ClientCapabilities(
+        schema: FlagSet.currentSchema, operators: Set(Operator.known.map(\.name)))
+
+    /// What of `needs` these capabilities lack: the operators they do not know, and the schema if it is newer.
+    public func lacking(_ needs: ClientCapabilities) -> ClientCapabilities {
+        ClientCapabilities(
+            schema: needs.schema > schema ? needs.schema : 0, operators: needs.operators.subtracting(operators))
+    }
+
+    /// Whether nothing is lacking (the result of `lacking`).
+    public var isEmpty: Bool { schema == 0 && operators.isEmpty }
+}
