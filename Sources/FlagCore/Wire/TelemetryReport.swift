@@ -141,13 +141,33 @@ public struct TelemetryReport: Sendable, Hashable {
 
     // MARK: - Decoding
 
-    /// Reads a report strictly: `instance`, `sdk` and `capabilities` are required, every member present must have
-    /// its shape, and every part is bounded by `limits`. Unknown members are ignored (a newer SDK may send more).
+    /// Reads a report strictly: `instance`, `sdk` and `capabilities` (with `schema` and `operators`) are required,
+    /// every member present must have its shape, a name given twice in one object is refused, and every part is
+    /// bounded by `limits`. Unknown members are ignored (a newer SDK may send more). `appliedAt` is floored to the
+    /// whole second, as `encoded()` writes it.
     /// - Throws: `WireFormatError` naming the first bad member, or the limit a report is over.
     public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(WireFormatError) -> TelemetryReport {
         let fields = Self.fields
         guard bytes.count <= limits.maxBytes else {
             throw fields.error(nil, "is \(bytes.count) bytes, over the limit of \(limits.maxBytes)")
+        }
+        // Reads the members of the object at `field` (`nil`: the report itself). A name given twice is refused:
+        // readers that keep the first and readers that keep the last would see different reports, and a second
+        // `counts` would slip past `maxFlags`. Bad JSON inside a member (nesting past the reader's depth limit, a
+        // number out of range) is reported at that member.
+        func object(
+            _ reader: inout JSONReader, _ field: String?, _ body: (inout JSONReader, String, String) throws -> Void
+        ) throws {
+            var seen: Set<String> = []
+            try reader.readObject { reader, name in
+                let path = field.map { "\($0).\(name)" } ?? name
+                guard seen.insert(name).inserted else { throw fields.error(path, "is given twice") }
+                do {
+                    try body(&reader, name, path)
+                } catch let error as JSONError {
+                    throw fields.error(path, "is not valid JSON: \(error)")
+                }
+            }
         }
         func text(_ reader: inout JSONReader, _ field: String) throws -> String {
             let value = try fields.string(&reader, field)
@@ -156,14 +176,36 @@ public struct TelemetryReport: Sendable, Hashable {
             }
             return value
         }
+        // An integer in `range`, which `bound` names; a fraction, an exponent or a number past Int64 is refused
+        // with the same bound.
+        func integer(_ reader: inout JSONReader, _ field: String, _ range: ClosedRange<Int>, _ bound: String) throws
+            -> Int
+        {
+            try fields.expect(&reader, .number, "an integer, \(bound)", field)
+            let number: JSONValue
+            do {
+                number = try reader.readNumber()
+            } catch let error as JSONError {
+                throw fields.error(field, "must be an integer, \(bound): \(error.message)")
+            }
+            switch number {
+            case .int(let value):
+                guard let int = Int(exactly: value), range.contains(int) else {
+                    throw fields.error(field, "must be \(bound), found \(value)")
+                }
+                return int
+            case .double(let value): throw fields.error(field, "must be an integer, \(bound), found \(value)")
+            default: throw fields.error(field, "must be an integer, \(bound)")
+            }
+        }
         func software(_ reader: inout JSONReader, _ field: String) throws -> Software {
             try fields.expect(&reader, .object, "an object with \"name\" and \"version\"", field)
             var name: String?
             var version: String?
-            try reader.readObject { reader, member in
+            try object(&reader, field) { reader, member, path in
                 switch member {
-                case "name": name = try text(&reader, "\(field).name")
-                case "version": version = try text(&reader, "\(field).version")
+                case "name": name = try text(&reader, path)
+                case "version": version = try text(&reader, path)
                 default: try reader.skipValue()
                 }
             }
@@ -177,55 +219,56 @@ public struct TelemetryReport: Sendable, Hashable {
         ) throws {
             try fields.expect(&reader, .object, "an object", field)
             var count = 0
-            try reader.readObject { reader, name in
+            try object(&reader, field) { reader, name, path in
                 count += 1
                 guard count <= limit else { throw fields.error(field, "has more than \(limit) \(what)") }
                 guard name.utf8.count <= limits.maxStringBytes else {
                     throw fields.error(field, "has a name of \(name.utf8.count) bytes, over \(limits.maxStringBytes)")
                 }
-                try body(&reader, name, "\(field).\(name)")
+                try body(&reader, name, path)
             }
         }
+        let countBound = "from 0 to \(limits.maxCount)"
         var instance: String?
         var sdk: Software?
         var capabilities: ClientCapabilities?
         var report = TelemetryReport(instance: "", sdk: Software(name: "", version: ""))
         try fields.read(bytes) { reader in
-            try reader.readObject { reader, field in
+            try object(&reader, nil) { reader, field, _ in
                 switch field {
                 case "instance": instance = try text(&reader, "instance")
                 case "sdk": sdk = try software(&reader, "sdk")
                 case "app": report.app = try software(&reader, "app")
-                case "version":
-                    let version = try fields.int(&reader, "version")
-                    guard version >= 1 else { throw fields.error("version", "must be 1 or more, found \(version)") }
-                    report.version = version
+                case "version": report.version = try integer(&reader, "version", 1...Int.max, "1 or more")
                 case "appliedAt":
                     let text = try fields.string(&reader, "appliedAt")
                     guard let date = ISO8601.parse(text) else {
                         throw fields.error("appliedAt", "must be an RFC 3339 time such as 2026-12-02T10:00:00Z")
                     }
-                    report.appliedAt = date
+                    report.appliedAt = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
                 case "capabilities":
                     try fields.expect(&reader, .object, "an object with \"schema\" and \"operators\"", "capabilities")
                     var schema: Int?
-                    var operators: Set<String> = []
-                    try reader.readObject { reader, member in
+                    var operators: Set<String>?
+                    try object(&reader, "capabilities") { reader, member, path in
                         switch member {
-                        case "schema": schema = try fields.int(&reader, "capabilities.schema")
+                        case "schema": schema = try integer(&reader, path, 1...Int.max, "1 or more")
                         case "operators":
-                            try fields.expect(&reader, .array, "an array of strings", "capabilities.operators")
+                            try fields.expect(&reader, .array, "an array of strings", path)
+                            var names: Set<String> = []
                             try reader.readArray { reader, index in
                                 guard index < limits.maxOperators else {
-                                    throw fields.error(
-                                        "capabilities.operators", "has more than \(limits.maxOperators) operators")
+                                    throw fields.error(path, "has more than \(limits.maxOperators) operators")
                                 }
-                                operators.insert(try text(&reader, "capabilities.operators[\(index)]"))
+                                names.insert(try text(&reader, "\(path)[\(index)]"))
                             }
+                            operators = names
                         default: try reader.skipValue()
                         }
                     }
                     guard let schema else { throw fields.error("capabilities.schema", "is missing") }
+                    // Read as "knows no operator", a missing list would refuse every rule for this client.
+                    guard let operators else { throw fields.error("capabilities.operators", "is missing") }
                     capabilities = ClientCapabilities(schema: schema, operators: operators)
                 case "counts":
                     try members(&reader, "counts", limit: limits.maxFlags, what: "flags") { reader, flag, path in
@@ -235,11 +278,7 @@ public struct TelemetryReport: Sendable, Hashable {
                             var reasons: [String: Int] = [:]
                             try members(&reader, path, limit: limits.maxReasons, what: "reasons") {
                                 reader, reason, path in
-                                let count = try fields.int(&reader, path)
-                                guard (0...limits.maxCount).contains(count) else {
-                                    throw fields.error(path, "must be from 0 to \(limits.maxCount), found \(count)")
-                                }
-                                reasons[reason] = count
+                                reasons[reason] = try integer(&reader, path, 0...limits.maxCount, countBound)
                             }
                             variants[variant] = reasons
                         }
