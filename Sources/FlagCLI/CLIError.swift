@@ -1,4 +1,4 @@
-/// How `flagctl` ends (SPEC §5): 0 done, 1 failed, 2 usage error, 3 conflict.
+/// How `flagctl` ends (SPEC §5): 0 done, 1 failed, 2 usage error, 3 conflict, 4 not confirmed in time (`--wait`).
 public struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The process exit status.
     public let rawValue: Int32
@@ -13,6 +13,8 @@ public struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConver
     public static let usage = ExitCode(rawValue: 2)
     /// Someone changed the flag set meanwhile (online commands).
     public static let conflict = ExitCode(rawValue: 3)
+    /// The write succeeded, but too few active clients reported its version before `--wait-timeout` passed.
+    public static let timeout = ExitCode(rawValue: 4)
 
     /// The status as a number.
     public var description: String { String(rawValue) }
@@ -30,6 +32,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         case failure
         /// Someone changed the flag set meanwhile (`--if-match` was stale).
         case conflict
+        /// A written version did not reach the share of clients `--wait` asked for in time.
+        case timeout
     }
 
     private let code: Code
@@ -58,12 +62,18 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         CLIError(.conflict, message)
     }
 
+    /// A timeout of `--wait`: the write is done, but not confirmed on enough clients; never retried silently.
+    public static func timeout(_ message: String) -> CLIError {
+        CLIError(.timeout, message)
+    }
+
     /// The exit code the process ends with.
     public var exitCode: ExitCode {
         switch code {
         case .usage: .usage
         case .failure: .failure
         case .conflict: .conflict
+        case .timeout: .timeout
         }
     }
 
@@ -72,7 +82,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         switch code {
         case .usage(let usage, let helpCommand):
             ["error: \(message)", "usage: \(usage)", "See '\(helpCommand)'."]
-        case .failure, .conflict:
+        case .failure, .conflict, .timeout:
             ["error: \(message)"]
         }
     }

@@ -13,21 +13,48 @@ public final class Console {
     private let writeError: ([UInt8]) -> Void
     private var buffer: [UInt8] = []
     private static let bufferLimit = 64 * 1024
+    /// Whether a status line (`status(_:)`) is on the screen, to be replaced by the next line.
+    private var showsStatus = false
+
+    /// Whether standard output is a terminal: a live status line there is redrawn in place; elsewhere (a pipe, a
+    /// file, a CI log) only final lines are written.
+    public let isTerminal: Bool
 
     /// Creates a console over two byte sinks.
-    public init(writeOutput: @escaping ([UInt8]) -> Void, writeError: @escaping ([UInt8]) -> Void) {
+    public init(
+        writeOutput: @escaping ([UInt8]) -> Void, writeError: @escaping ([UInt8]) -> Void, isTerminal: Bool = false
+    ) {
         self.writeOutput = writeOutput
         self.writeError = writeError
+        self.isTerminal = isTerminal
         buffer.reserveCapacity(Self.bufferLimit)
     }
 
     /// A console on the process's standard output and standard error.
     public static func standardStreams() -> Console {
-        Console(writeOutput: { writeAll($0, to: 1) }, writeError: { writeAll($0, to: 2) })
+        Console(writeOutput: { writeAll($0, to: 1) }, writeError: { writeAll($0, to: 2) }, isTerminal: isatty(1) == 1)
+    }
+
+    /// Shows `line` on a terminal in place of the previous status line, at once; the next `print` replaces it. Does
+    /// nothing when standard output is not a terminal.
+    public func status(_ line: String) {
+        guard isTerminal else { return }
+        clearStatus()
+        buffer.append(contentsOf: line.utf8)
+        showsStatus = true
+        flush()
+    }
+
+    /// Returns to the start of the line and erases it (ANSI `EL`), when a status line is shown.
+    private func clearStatus() {
+        guard showsStatus else { return }
+        buffer.append(contentsOf: "\r\u{1B}[2K".utf8)
+        showsStatus = false
     }
 
     /// Writes a line (a newline is added) to standard output.
     public func print(_ line: String) {
+        clearStatus()
         buffer.append(contentsOf: line.utf8)
         buffer.append(UInt8(ascii: "\n"))
         if buffer.count >= Self.bufferLimit { flush() }
@@ -35,6 +62,7 @@ public final class Console {
 
     /// Writes a line (a newline is added) to standard error, after everything printed so far.
     public func printError(_ line: String) {
+        clearStatus()
         flush()
         writeError(Array(line.utf8) + [UInt8(ascii: "\n")])
     }
