@@ -91,3 +91,11 @@ private final class Captured {
     var out: [UInt8] = []
     var err: [UInt8] = []
 }
+
+/// The arguments the parser makes of `line` for `command`, as its `init(parsing:)` receives them.
+func parsedArguments(_ command: any Command.Type, _ line: [String]) throws -> ParsedArguments {
+    guard case .run(_, let arguments, _) = try ArgumentParser(commands: [command]).parse(line, environment: [:]) else {
+        throw CLIError.failure("'\(line.joined(separator: " "))' asks for help, not for \(command.configuration.name)")
+    }
+    return arguments
+}

@@ -31,11 +31,15 @@ public struct AdminClient {
         public let body: [UInt8]
     }
 
-    /// Makes a client from the global options; without a token, says where to find one.
-    public init(_ context: CommandContext, for configuration: CommandConfiguration) throws(CLIError) {
-        let server = context.globals.server ?? "http://127.0.0.1:8080"
+    /// Makes a client from the global options; without a token, says where to find one. `server`, when given,
+    /// replaces `--server` (`lint --against SERVER`), and `option` names where it came from in messages.
+    public init(
+        _ context: CommandContext, for configuration: CommandConfiguration, server override: String? = nil,
+        option: String = "FLAGCTL_SERVER"
+    ) throws(CLIError) {
+        let server = override ?? context.globals.server ?? "http://127.0.0.1:8080"
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            throw .usage("the server '\(server)' is not an http:// or https:// URL (FLAGCTL_SERVER)", of: configuration)
+            throw .usage("the server '\(server)' is not an http:// or https:// URL (\(option))", of: configuration)
         }
         guard let token = context.globals.token, !token.isEmpty else {
             if FileManager.default.fileExists(atPath: "data/admin-token") {
@@ -130,8 +134,12 @@ public struct AdminClient {
     }
 
     /// The message for an error answer: what the server said plus what to do about it.
+    ///
+    /// The error is `{"error":{"code","message",…}}` (SPEC §4); a flat `{"error":CODE,"message":…}` is read too, as
+    /// docs/telemetry.md shows the compatibility gate's refusal that way.
     static func error(status: Int, json: JSONValue, ifMatch: Int?) -> CLIError {
-        let error = json["error"]
+        var error = json["error"]
+        if let code = error.string { error = .object((json.object ?? [:]).merging(["code": .string(code)]) { $1 }) }
         let message = error["message"].string ?? "HTTP \(status)"
         switch status {
         case 401:
@@ -144,6 +152,9 @@ public struct AdminClient {
             return .conflict(
                 "the set changed meanwhile: it is at \(current) now\(expected); "
                     + "nothing was changed: review with 'flagctl history' and retry")
+        case 422 where error["code"].string == "incompatible_clients":
+            // The server's message names the construct, the share and SDK versions, and `--force`.
+            return .failure(message)
         case 422:
             let problems = error["problems"].array ?? []
             let listed = problems.compactMap { problem -> String? in

@@ -42,12 +42,12 @@ public struct CohortCreateCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let answer = try client.send(
-            "PUT", client.setPath(set) + "/cohorts/\(segment(name))", body: mutation.body(["cohort": cohort]),
-            ifMatch: mutation.ifMatch)
+            "PUT", client.setPath(set) + "/cohorts/\(segment(name))", query: mutation.query(),
+            body: mutation.body(["cohort": cohort]), ifMatch: mutation.ifMatch)
         let verb = answer.status == 201 ? "created" : "replaced"
-        let note = try AdminClient.versionNote(answer)
-        context.report(answer, "\(verb) cohort \(name) \(note)")
-        return .success
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            ["\(verb) cohort \(name) \(try AdminClient.versionNote(answer))"]
+        }
     }
 }
 

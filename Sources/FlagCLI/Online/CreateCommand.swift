@@ -84,20 +84,18 @@ public struct CreateCommand: Command {
         let set = try client.requireSet(for: Self.configuration)
         // PUT creates or replaces; `create` must never silently replace a flag: the server checks, in the write.
         let answer = try client.send(
-            "PUT", client.flagPath(set, key), body: mutation.body(["flag": .object(flag)]), ifMatch: mutation.ifMatch,
+            "PUT", client.flagPath(set, key), query: mutation.query(), body: mutation.body(["flag": .object(flag)]),
+            ifMatch: mutation.ifMatch,
             createOnly: "flag '\(key)' already exists in set '\(set)'; change it with set/rule/rollout")
-        guard !context.globals.json else {
-            context.console.print(answer.json.compactText)
-            return .success
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            var lines = ["created \(key) in \(set) \(try AdminClient.versionNote(answer))"]
+            let expiresAt = answer.json["flag"]["expiresAt"]
+            if expiresAt != .null {
+                let implied = expires == nil && lifetime == nil
+                let lifetime = implied ? ", the \(kind.name) lifetime (set --expires or --lifetime)" : ""
+                lines.append("expires \(Shown.when(expiresAt, now: now))\(lifetime)")
+            }
+            return lines
         }
-        let note = try AdminClient.versionNote(answer)
-        context.console.print("created \(key) in \(set) \(note)")
-        let expiresAt = answer.json["flag"]["expiresAt"]
-        if expiresAt != .null {
-            let implied = expires == nil && lifetime == nil
-            let lifetime = implied ? ", the \(kind.name) lifetime (set --expires or --lifetime)" : ""
-            context.console.print("expires \(Shown.when(expiresAt, now: now))\(lifetime)")
-        }
-        return .success
     }
 }

@@ -16,7 +16,7 @@ extension FlagActionCommand {
     /// The declaration shared by these commands.
     static func actionConfiguration(_ name: String, abstract: String, example: String) -> CommandConfiguration {
         CommandConfiguration(
-            name: name, abstract: abstract, synopsis: "KEY [--reason S] [--if-match N]",
+            name: name, abstract: abstract, synopsis: "KEY [--reason S] [--if-match N] [--wait PERCENT]",
             positionals: [Positional("KEY", help: "the flag's key")], options: Mutation.options, example: example)
     }
 
@@ -30,10 +30,11 @@ extension FlagActionCommand {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/" + Self.route, body: mutation.body(), ifMatch: mutation.ifMatch)
-        let note = try AdminClient.versionNote(answer)
-        context.report(answer, "\(Self.done) \(key) \(note)")
-        return .success
+            "POST", client.flagPath(set, key) + "/" + Self.route, query: mutation.query(), body: mutation.body(),
+            ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            ["\(Self.done) \(key) \(try AdminClient.versionNote(answer))"]
+        }
     }
 }
 
@@ -98,11 +99,12 @@ public struct SetDefaultCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/default", body: mutation.body(["valueText": .string(text)]),
-            ifMatch: mutation.ifMatch, typed: ["valueText": "--default for \(key)"])
-        let note = try AdminClient.versionNote(answer)
-        context.report(answer, "\(key) defaults to \(answer.json["flag"]["default"].compactText) \(note)")
-        return .success
+            "POST", client.flagPath(set, key) + "/default", query: mutation.query(),
+            body: mutation.body(["valueText": .string(text)]), ifMatch: mutation.ifMatch,
+            typed: ["valueText": "--default for \(key)"])
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            ["\(key) defaults to \(answer.json["flag"]["default"].compactText) \(try AdminClient.versionNote(answer))"]
+        }
     }
 }
 
@@ -144,13 +146,13 @@ public struct ExpireCommand: Command {
         var members = ["keepText": JSONValue.string(keep)]
         if let at { members["at"] = .string(ISO8601.format(at)) }
         let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/expire", body: mutation.body(members), ifMatch: mutation.ifMatch,
-            typed: ["keepText": "--keep for \(key)"])
-        let note = try AdminClient.versionNote(answer)
-        context.report(
-            answer,
-            "\(key) expires \(Shown.when(answer.json["flag"]["expiresAt"], now: context.now())), then serves "
-                + "\(answer.json["flag"]["expiredValue"].compactText) \(note)")
-        return .success
+            "POST", client.flagPath(set, key) + "/expire", query: mutation.query(), body: mutation.body(members),
+            ifMatch: mutation.ifMatch, typed: ["keepText": "--keep for \(key)"])
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            [
+                "\(key) expires \(Shown.when(answer.json["flag"]["expiresAt"], now: context.now())), then serves "
+                    + "\(answer.json["flag"]["expiredValue"].compactText) \(try AdminClient.versionNote(answer))"
+            ]
+        }
     }
 }

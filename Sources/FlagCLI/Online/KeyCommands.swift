@@ -6,7 +6,7 @@ public struct KeysCreateCommand: Command {
     public static let configuration = CommandConfiguration(
         name: "keys create", abstract: "Create an SDK key that reads this set; prints it once.",
         synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "a name unique on the server")],
-        options: Mutation.options, example: "flagctl --set ios-prod keys create ios-app-2026")
+        options: Mutation.recordOptions, example: "flagctl --set ios-prod keys create ios-app-2026")
 
     private let name: String
     private let mutation: Mutation
@@ -69,7 +69,7 @@ public struct KeysRevokeCommand: Command {
     /// `keys revoke NAME`
     public static let configuration = CommandConfiguration(
         name: "keys revoke", abstract: "Revoke an SDK key.", synopsis: "NAME [--reason S]",
-        positionals: [Positional("NAME", help: "the key's name")], options: Mutation.options,
+        positionals: [Positional("NAME", help: "the key's name")], options: Mutation.recordOptions,
         example: "flagctl --set ios-prod keys revoke ios-app-2025 --reason leaked")
 
     private let name: String
@@ -85,7 +85,8 @@ public struct KeysRevokeCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send("DELETE", client.setPath(set) + "/keys/\(segment(name))", query: mutation.query())
+        let answer = try client.send(
+            "DELETE", client.setPath(set) + "/keys/\(segment(name))", query: mutation.deleteQuery())
         context.report(answer, "revoked SDK key \(name)")
         return .success
     }

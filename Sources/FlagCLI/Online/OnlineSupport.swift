@@ -1,20 +1,31 @@
 import FlagCore
 import Foundation
 
-/// What every mutating command accepts: `--reason S` and `--if-match N`.
+/// What every command that writes a version of a set accepts: `--reason S`, `--if-match N`, `--wait PERCENT`,
+/// `--wait-timeout DURATION` and `--force`.
 struct Mutation {
     /// Why, for the history.
     let reason: String?
     /// The version the set must still be at.
     let ifMatch: Int?
+    /// Whether to wait for the new version to reach the clients, and how long.
+    let wait: WaitRequest?
+    /// Write even what active clients cannot evaluate (`allowIncompatible=true`).
+    let force: Bool
 
-    /// The option declarations.
-    static let options: [Option] = [
+    /// `--reason` and `--if-match`: what the history records and the version guard.
+    static let recordOptions: [Option] = [
         .value("reason", "S", help: "why, recorded in the history"),
         .value("if-match", "N", help: "change only if the set is still at version N (else exit 3)"),
     ]
 
-    /// Reads and checks the options.
+    /// The option declarations of a command that writes a version.
+    static let options: [Option] =
+        recordOptions + WaitRequest.options + [
+            .flag("force", help: "write it even if active clients cannot evaluate it (the compatibility gate)")
+        ]
+
+    /// Reads and checks the options (those a command does not declare are absent).
     init(_ arguments: ParsedArguments) throws(CLIError) {
         reason = arguments.value("reason")
         if let text = arguments.value("if-match") {
@@ -25,11 +36,18 @@ struct Mutation {
         } else {
             ifMatch = nil
         }
+        wait = try WaitRequest.parse(arguments)
+        force = arguments.flag("force")
     }
 
-    /// `query` with the reason added, for a `DELETE` (which has no body).
+    /// `items` with `allowIncompatible=true` for `--force`: the query of a write that has a body.
     func query(_ items: [(String, String)] = []) -> [(String, String)] {
-        items + (reason.map { [("reason", $0)] } ?? [])
+        items + (force ? [("allowIncompatible", "true")] : [])
+    }
+
+    /// `query(items)` with the reason added, for a `DELETE` (which has no body).
+    func deleteQuery(_ items: [(String, String)] = []) -> [(String, String)] {
+        query(items + (reason.map { [("reason", $0)] } ?? []))
     }
 
     /// `body` with the reason added.

@@ -51,24 +51,25 @@ public struct OverrideCommand: Command {
         let path = client.flagPath(set, key) + "/overrides"
         let who = "\(target.name) \(target.id)"
         guard let value else {
-            let query = mutation.query([(target.name, target.id)])
+            let query = mutation.deleteQuery([(target.name, target.id)])
             let answer = try client.send("DELETE", path, query: query, ifMatch: mutation.ifMatch)
-            let note = try AdminClient.versionNote(answer)
-            context.report(answer, "removed the override of \(key) for \(who) \(note)")
-            return .success
+            return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+                ["removed the override of \(key) for \(who) \(try AdminClient.versionNote(answer))"]
+            }
         }
         // One request: the server reads the value as the flag's type.
         var members = [target.name: JSONValue.string(target.id), "valueText": .string(value)]
         if let seconds { members["for"] = .string(DurationText.format(seconds)) }
         let answer = try client.send(
-            "POST", path, body: mutation.body(members), ifMatch: mutation.ifMatch,
+            "POST", path, query: mutation.query(), body: mutation.body(members), ifMatch: mutation.ifMatch,
             typed: ["valueText": "VALUE for \(key)"])
         let until = seconds.map { " for \(DurationText.format($0))" } ?? ""
-        let note = try AdminClient.versionNote(answer)
-        context.report(
-            answer,
-            "\(key) is \(Self.served(answer.json["flag"], for: target) ?? value) for \(who)\(until) \(note)")
-        return .success
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            [
+                "\(key) is \(Self.served(answer.json["flag"], for: target) ?? value) for \(who)\(until) "
+                    + (try AdminClient.versionNote(answer))
+            ]
+        }
     }
 }
 

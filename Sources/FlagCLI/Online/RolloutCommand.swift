@@ -43,6 +43,11 @@ public struct RolloutCommand: Command {
             case "show": action = .show
             default: throw arguments.usageError("unknown action '\(word)'; use pause, resume or show")
             }
+            if case .show = action,
+                let option = ["wait", "force"].first(where: { arguments.value($0) != nil || arguments.flag($0) })
+            {
+                throw arguments.usageError("'show' changes nothing; it takes no --\(option)")
+            }
             return
         }
         guard let value = arguments.value("value") else { throw arguments.usageError("missing --value V") }
@@ -97,23 +102,27 @@ public struct RolloutCommand: Command {
             }
         case .pause, .resume:
             let verb = { if case .pause = action { return "pause" } else { return "resume" } }()
-            let answer = try client.send("POST", path + "/" + verb, body: mutation.body(), ifMatch: mutation.ifMatch)
-            let note = try AdminClient.versionNote(answer)
-            context.report(
-                answer,
-                "\(verb)d the rollout of \(key) at \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
-                    + note)
+            let answer = try client.send(
+                "POST", path + "/" + verb, query: mutation.query(), body: mutation.body(), ifMatch: mutation.ifMatch)
+            return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+                [
+                    "\(verb)d the rollout of \(key) at "
+                        + "\(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
+                        + (try AdminClient.versionNote(answer))
+                ]
+            }
         case .set(let text, var members):
             // One request: the server reads the value as the flag's type.
             members["valueText"] = .string(text)
             let answer = try client.send(
-                "PUT", path, body: mutation.body(members), ifMatch: mutation.ifMatch,
+                "PUT", path, query: mutation.query(), body: mutation.body(members), ifMatch: mutation.ifMatch,
                 typed: ["valueText": "--value for \(key)"])
-            let note = try AdminClient.versionNote(answer)
-            context.report(
-                answer,
-                "rolling out \(key): \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
-                    + note)
+            return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+                [
+                    "rolling out \(key): \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
+                        + (try AdminClient.versionNote(answer))
+                ]
+            }
         }
         return .success
     }

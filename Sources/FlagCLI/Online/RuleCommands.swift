@@ -55,14 +55,16 @@ public struct RuleAddCommand: Command {
             rule["valueText"] = .string(value)
         }
         let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/rules", body: mutation.body(["rule": .object(rule)]),
-            ifMatch: mutation.ifMatch,
+            "POST", client.flagPath(set, key) + "/rules", query: mutation.query(),
+            body: mutation.body(["rule": .object(rule)]), ifMatch: mutation.ifMatch,
             typed: ["rule.valueText": "--value for \(key)", "rule.rollout.valueText": "--value for \(key)"])
         let added = answer.json["flag"]["rules"].array?.last ?? .object(rule)
-        let note = try AdminClient.versionNote(answer)
-        context.report(
-            answer, "added rule \(added["name"].string ?? "?") to \(key): \(RuleText.describe(added)) " + note)
-        return .success
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            [
+                "added rule \(added["name"].string ?? "?") to \(key): \(RuleText.describe(added)) "
+                    + (try AdminClient.versionNote(answer))
+            ]
+        }
     }
 }
 
@@ -90,10 +92,10 @@ public struct RuleRemoveCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let answer = try client.send(
-            "DELETE", client.flagPath(set, key) + "/rules/\(segment(name))", query: mutation.query(),
+            "DELETE", client.flagPath(set, key) + "/rules/\(segment(name))", query: mutation.deleteQuery(),
             ifMatch: mutation.ifMatch)
-        let note = try AdminClient.versionNote(answer)
-        context.report(answer, "removed rule \(name) from \(key) \(note)")
-        return .success
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            ["removed rule \(name) from \(key) \(try AdminClient.versionNote(answer))"]
+        }
     }
 }

@@ -51,10 +51,11 @@ public struct SetsCreateCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let answer = try client.send(
-            "POST", "/v1/admin/sets", body: mutation.body(["name": .string(name)]), ifMatch: mutation.ifMatch)
-        let note = try AdminClient.versionNote(answer)
-        context.report(answer, "created set \(name) \(note)")
-        return .success
+            "POST", "/v1/admin/sets", query: mutation.query(), body: mutation.body(["name": .string(name)]),
+            ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: name, client: client, context) { () throws(CLIError) in
+            ["created set \(name) \(try AdminClient.versionNote(answer))"]
+        }
     }
 }
 
@@ -62,5 +63,66 @@ extension CommandContext {
     /// Prints a table fitted to the help width.
     func printTable(_ table: Table) {
         for line in table.lines(fitting: Help.width) { console.print(line) }
+    }
+}
+
+/// `flagctl sets settings SET [--compatibility enforce|warn|off]`: shows or changes a set's settings.
+public struct SetsSettingsCommand: Command {
+    /// `sets settings SET`
+    public static let configuration = CommandConfiguration(
+        name: "sets settings", abstract: "Show a set's settings, or change its compatibility gate.",
+        synopsis: "SET [--compatibility enforce|warn|off]",
+        positionals: [Positional("SET", help: "the set's name")],
+        options: [
+            .value(
+                "compatibility", "MODE",
+                help: "what a write that active clients cannot evaluate meets: enforce (refused), warn or off")
+        ],
+        example: "flagctl sets settings ios-prod --compatibility warn")
+
+    /// The values of `compatibility` (docs/telemetry.md) and what each does.
+    static let compatibilityModes: [(name: String, effect: String)] = [
+        ("enforce", "writes that more than 0.1% of active instances cannot evaluate are refused (--force writes them)"),
+        ("warn", "such writes are made, with a warning"),
+        ("off", "no check"),
+    ]
+
+    private let name: String
+    private let compatibility: String?
+
+    /// Takes the set and the new mode.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        name = arguments.positionals[0]
+        compatibility = arguments.value("compatibility")
+        if let compatibility, !Self.compatibilityModes.contains(where: { $0.name == compatibility }) {
+            throw arguments.usageError(
+                "unknown --compatibility '\(compatibility)'; use "
+                    + Vocabulary.choices(Self.compatibilityModes.map(\.name)))
+        }
+    }
+
+    /// GETs the settings, or PUTs the new mode; `compatibility: MODE: what it does`.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let path = client.setPath(name) + "/settings"
+        let answer: AdminClient.Answer
+        if let compatibility {
+            answer = try client.send("PUT", path, body: .object(["compatibility": .string(compatibility)]))
+        } else {
+            answer = try client.send("GET", path)
+        }
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        guard let mode = answer.json["compatibility"].string else {
+            throw .failure(
+                "the server's answer to \(compatibility == nil ? "GET" : "PUT") \(path) has no \"compatibility\"; "
+                    + "is it a flagserver with telemetry (issue 18)?")
+        }
+        let effect = Self.compatibilityModes.first { $0.name == mode }?.effect ?? "a mode this flagctl does not know"
+        let lead = compatibility == nil ? "\(name):" : "set \(name):"
+        context.console.print("\(lead) compatibility \(mode): \(effect)")
+        return .success
     }
 }

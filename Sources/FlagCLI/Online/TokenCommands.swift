@@ -172,9 +172,10 @@ public struct PromoteCommand: Command {
         var members: [String: JSONValue] = ["from": .string(from)]
         if withCohorts { members["withCohorts"] = .bool(true) }
         let answer = try client.send(
-            "POST", client.flagPath(target, key) + "/promote", body: mutation.body(members), ifMatch: mutation.ifMatch)
-        let note = try AdminClient.versionNote(answer)
-        context.report(answer, "promoted \(key) from \(from) to \(target) \(note)")
-        return .success
+            "POST", client.flagPath(target, key) + "/promote", query: mutation.query(), body: mutation.body(members),
+            ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: target, client: client, context) { () throws(CLIError) in
+            ["promoted \(key) from \(from) to \(target) \(try AdminClient.versionNote(answer))"]
+        }
     }
 }

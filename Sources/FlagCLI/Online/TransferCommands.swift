@@ -61,6 +61,9 @@ public struct ImportCommand: Command {
         file = arguments.positionals[0]
         dryRun = arguments.flag("dry-run")
         mutation = try Mutation(arguments)
+        if dryRun && mutation.wait != nil {
+            throw arguments.usageError("--dry-run writes nothing, so there is nothing to --wait for")
+        }
     }
 
     /// Sends the document once: the server validates it and applies it (or, with `--dry-run`, only validates), and
@@ -79,21 +82,17 @@ public struct ImportCommand: Command {
         var members = ["document": document]
         if dryRun { members["dryRun"] = .bool(true) }
         let answer = try client.send(
-            "PUT", client.setPath(set), body: mutation.body(members), ifMatch: mutation.ifMatch)
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+            "PUT", client.setPath(set), query: mutation.query(), body: mutation.body(members), ifMatch: mutation.ifMatch
+        )
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            var lines = Self.changes(answer.json)
+            if dryRun {
+                lines.append(lines.isEmpty ? "no changes; nothing applied (--dry-run)" : "nothing applied (--dry-run)")
+            } else {
+                lines.append("imported \(file) into \(set) \(try AdminClient.versionNote(answer))")
+            }
+            return lines
         }
-        let lines = Self.changes(answer.json)
-        for line in lines { context.console.print(line) }
-        if dryRun {
-            context.console.print(
-                lines.isEmpty ? "no changes; nothing applied (--dry-run)" : "nothing applied (--dry-run)")
-        } else {
-            let note = try AdminClient.versionNote(answer)
-            context.console.print("imported \(file) into \(set) \(note)")
-        }
-        return .success
     }
 
     /// `+ flag x`, `- cohort z`, and `~ flag y` with a `    member: before → after` line per changed member, from

@@ -145,10 +145,10 @@ public struct RollbackCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let answer = try client.send(
-            "POST", client.setPath(set) + "/rollback", body: mutation.body(["version": .int(Int64(version))]),
-            ifMatch: mutation.ifMatch)
-        let note = try AdminClient.versionNote(answer)
-        context.report(answer, "rolled \(set) back to version \(version) \(note)")
-        return .success
+            "POST", client.setPath(set) + "/rollback", query: mutation.query(),
+            body: mutation.body(["version": .int(Int64(version))]), ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            ["rolled \(set) back to version \(version) \(try AdminClient.versionNote(answer))"]
+        }
     }
 }
