@@ -87,10 +87,11 @@ public enum FlagCTL {
     /// Every command, in the order the top-level help lists them.
     public static var commands: [any Command.Type] {
         [
-            SetsListCommand.self, SetsCreateCommand.self, ListCommand.self, GetCommand.self, CreateCommand.self,
-            SetDefaultCommand.self, RuleAddCommand.self, RuleRemoveCommand.self, RolloutCommand.self,
-            OverrideCommand.self, KillCommand.self, RestoreCommand.self, ExpireCommand.self, ArchiveCommand.self,
-            StaleCommand.self, CohortCreateCommand.self, CohortListCommand.self, CohortShowCommand.self,
+            SetsListCommand.self, SetsCreateCommand.self, SetsSettingsCommand.self, ListCommand.self, GetCommand.self,
+            CreateCommand.self, SetDefaultCommand.self, RuleAddCommand.self, RuleRemoveCommand.self,
+            RolloutCommand.self, OverrideCommand.self, KillCommand.self, RestoreCommand.self, ExpireCommand.self,
+            ArchiveCommand.self, StaleCommand.self, UsageCommand.self, ClientsCommand.self, CohortCreateCommand.self,
+            CohortListCommand.self, CohortShowCommand.self,
             EvalCommand.self, LintCommand.self, HistoryCommand.self, DiffCommand.self, RollbackCommand.self,
             ExportCommand.self, ImportCommand.self, PromoteCommand.self, KeysCreateCommand.self,
             KeysListCommand.self, KeysRevokeCommand.self, TokensCreateCommand.self, TokensListCommand.self,

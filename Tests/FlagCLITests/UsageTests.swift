@@ -55,9 +55,9 @@ struct UsageTests {
             (["lint", "demo.json", "--json=yes"], "error: --json takes no value", "usage: flagctl lint SET.json"),
             (
                 ["help", "frob"],
-                "error: no command 'frob'; commands: sets list, sets create, list, get, create, "
-                    + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, "
-                    + "cohort create, cohort list, cohort show, eval, lint, history, diff, rollback, export, import, "
+                "error: no command 'frob'; commands: sets list, sets create, sets settings, list, get, create, "
+                    + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, usage, "
+                    + "clients, cohort create, cohort list, cohort show, eval, lint, history, diff, rollback, export, import, "
                     + "promote, keys create, keys list, keys revoke, tokens create, tokens list, tokens revoke, help",
                 "usage: flagctl help [COMMAND]"
             ),
