@@ -1,0 +1,156 @@
+import FlagCore
+import Foundation
+
+/// What `lint FILE --against SERVER` finds: the constructs of a file's flags (and cohorts) that active client
+/// instances do not declare they can evaluate, judged as the server's compatibility gate judges a write of the file
+/// (docs/telemetry.md): refused when more than 0.1 % of the active instances lack something the file introduces.
+struct CompatibilityCheck {
+    /// One construct some active instances cannot evaluate.
+    struct Finding: Equatable {
+        /// What it is.
+        enum Construct: Equatable {
+            case `operator`(String)
+            case schema(Int)
+        }
+
+        /// `flags.new-checkout` or `cohorts.beta`.
+        let path: String
+        let construct: Construct
+        /// Active instances that lack it.
+        let lacking: Int
+        /// Active instances in all.
+        let active: Int
+        /// The SDK versions of those that lack it, the most instances first.
+        let sdks: [SDKCount]
+        /// Whether the file introduces it: the server's current version of the flag (or cohort) does not need it.
+        /// Only what a write introduces meets the gate.
+        let introduced: Bool
+    }
+
+    /// The findings and the gate's verdict.
+    struct Outcome: Equatable {
+        /// Every construct lacked by at least one active instance.
+        let findings: [Finding]
+        /// Active instances.
+        let active: Int
+        /// Those that lack at least one construct the file introduces: the gate's count.
+        let lackingIntroduced: Int
+
+        /// Whether the gate (`compatibility: enforce`) would refuse the file as a write: more than 0.1 % of the active
+        /// instances lack something it introduces.
+        var refused: Bool { lackingIntroduced * 1000 > active }
+    }
+
+    /// The file's set.
+    let file: FlagSet
+    /// The server's current version of the set, to tell what the file introduces; `nil` when there is none.
+    let current: FlagSet?
+    /// The active instances, with their capabilities.
+    let instances: [ClientInstance]
+
+    /// Checks every flag (in key order) for what it needs, then every cohort for the operators it introduces (the
+    /// gate's second clause).
+    func run() -> Outcome {
+        var constructs: [(path: String, construct: Finding.Construct, introduced: Bool)] = []
+        for key in file.flags.keys.sorted(by: utf8Less) {
+            guard let flag = file.flags[key] else { continue }
+            let needs = file.needs(of: flag)
+            let before = current.flatMap { set in set.flags[key].map { set.needs(of: $0) } }
+            let path = "flags.\(key)"
+            constructs.append((path, .schema(needs.schema), needs.schema > (before?.schema ?? 0)))
+            for name in needs.operators.sorted(by: utf8Less) {
+                constructs.append((path, .operator(name), before?.operators.contains(name) != true))
+            }
+        }
+        for name in file.cohorts.keys.sorted(by: utf8Less) {
+            guard let cohort = file.cohorts[name] else { continue }
+            let before = current?.cohorts[name].map(Self.operators) ?? []
+            for op in Self.operators(of: cohort).subtracting(before).sorted(by: utf8Less) {
+                constructs.append(("cohorts.\(name)", .operator(op), true))
+            }
+        }
+        var findings: [Finding] = []
+        var lackingIntroduced: Set<String> = []
+        for item in constructs {
+            let lacking = instances.filter { Self.lacks($0, item.construct) }
+            guard !lacking.isEmpty else { continue }
+            if item.introduced { lackingIntroduced.formUnion(lacking.map(\.id)) }
+            var bySDK: [TelemetryReport.Software: Int] = [:]
+            for instance in lacking { bySDK[instance.sdk, default: 0] += 1 }
+            findings.append(
+                Finding(
+                    path: item.path, construct: item.construct, lacking: lacking.count, active: instances.count,
+                    sdks: SDKCount.ordered(bySDK.map { SDKCount(sdk: $0.key, instances: $0.value) }),
+                    introduced: item.introduced))
+        }
+        return Outcome(findings: findings, active: instances.count, lackingIntroduced: lackingIntroduced.count)
+    }
+
+    /// The operators a cohort's own condition groups use.
+    static func operators(of cohort: Cohort) -> Set<String> {
+        Set(cohort.groups.flatMap { group in group.map(\.op.name) })
+    }
+
+    /// Whether `instance` does not declare it can evaluate `construct`. One that declared nothing counts as lacking.
+    static func lacks(_ instance: ClientInstance, _ construct: Finding.Construct) -> Bool {
+        let declared = instance.capabilities ?? ClientCapabilities(schema: 0, operators: [])
+        switch construct {
+        case .operator(let name): return !declared.lacking(ClientCapabilities(schema: 0, operators: [name])).isEmpty
+        case .schema(let schema): return !declared.lacking(ClientCapabilities(schema: schema, operators: [])).isEmpty
+        }
+    }
+}
+
+/// How the check reads for people and for scripts.
+extension CompatibilityCheck.Finding {
+    /// `operator "semver_gte"`, `schema 2`.
+    var constructText: String {
+        switch construct {
+        case .operator(let name): "operator \"\(name)\""
+        case .schema(let schema): "schema \(schema)"
+        }
+    }
+
+    /// `flags.new-checkout: operator "semver_gte" cannot be evaluated by 3 of 850 active instances of prod (0.35%):
+    /// FlagClient 1.2.0 (3); they would serve the flag's compiled-in default`, with `note: ` before it when the gate
+    /// lets it pass, and why.
+    func line(set: String, refused: Bool) -> String {
+        let sdkList = sdks.map { "\($0.sdk.name) \($0.sdk.version) (\($0.instances))" }.joined(separator: ", ")
+        let text =
+            "\(path): \(constructText) cannot be evaluated by \(lacking) of \(counted(active, "active instance")) "
+            + "of \(set) (\(Self.share(lacking, of: active))): \(sdkList); they would serve the flag's compiled-in "
+            + "default"
+        if !introduced { return "note: \(text) (\(set) already serves it, so the gate lets it pass)" }
+        return refused ? text : "note: \(text) (0.1% or fewer of the active instances, so the gate lets it pass)"
+    }
+
+    /// `0.35%`: two decimals, cut, so that the 0.1 % threshold reads exactly.
+    static func share(_ part: Int, of whole: Int) -> String {
+        guard whole > 0 else { return "0%" }
+        let hundredths = part * 10_000 / whole
+        let (whole, fraction) = (hundredths / 100, hundredths % 100)
+        if fraction == 0 { return "\(whole)%" }
+        if fraction % 10 == 0 { return "\(whole).\(fraction / 10)%" }
+        return "\(whole).\(fraction < 10 ? "0" : "")\(fraction)%"
+    }
+
+    /// `{"path","operator"|"schema","lacking","active","sdks":[{"name","version","instances"}],"introduced"}`
+    var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "path": .string(path), "lacking": .int(Int64(lacking)), "active": .int(Int64(active)),
+            "introduced": .bool(introduced),
+            "sdks": .array(
+                sdks.map {
+                    .object([
+                        "name": .string($0.sdk.name), "version": .string($0.sdk.version),
+                        "instances": .int(Int64($0.instances)),
+                    ])
+                }),
+        ]
+        switch construct {
+        case .operator(let name): members["operator"] = .string(name)
+        case .schema(let schema): members["schema"] = .int(Int64(schema))
+        }
+        return .object(members)
+    }
+}

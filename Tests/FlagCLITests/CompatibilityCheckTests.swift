@@ -1,0 +1,142 @@
+import FlagCore
+import Foundation
+import Testing
+
+@testable import FlagCLI
+
+/// `lint FILE --against SERVER`: the constructs of a file that active clients cannot evaluate, judged as the
+/// server's compatibility gate judges a write (docs/telemetry.md): more than 0.1 % of the active instances lacking
+/// something the file introduces refuses it.
+@Suite("flagctl lint --against: the compatibility check")
+struct CompatibilityCheckTests {
+    /// A set whose flag `nc` has a rule on `op` (and `country eq`), and a cohort `beta` on `cohortOp`.
+    static func set(op: String?, cohortOp: String = "eq") throws -> FlagSet {
+        let rules =
+            op.map {
+                #"[{"name":"r","conditions":[{"attribute":"v","op":"\#($0)","values":["1.0.0"]},"#
+                    + #"{"attribute":"country","op":"eq","values":["DE"]}],"value":true}]"#
+            } ?? "[]"
+        let text = #"""
+            {"schema":1,"set":"prod","cohorts":{"beta":{"groups":[[{"attribute":"p","op":"\#(cohortOp)","values":["x"]}]]}},
+             "flags":{"nc":{"type":"bool","kind":"ops","default":false,"rules":\#(rules)},
+                      "plain":{"type":"bool","kind":"ops","default":false}}}
+            """#
+        return try FlagSet.decode(Array(text.utf8))
+    }
+
+    /// `count` instances of SDK `version` that know every operator but `lacking`.
+    static func instances(_ count: Int, sdk version: String, lacking: Set<String> = [], from start: Int = 0)
+        -> [ClientInstance]
+    {
+        (start..<start + count).map { index in
+            ClientInstance(
+                id: "in_\(index)", sdk: .init(name: "FlagClient", version: version), app: nil, version: 1,
+                appliedAt: nil, lastSeen: nil,
+                capabilities: ClientCapabilities(
+                    schema: 1, operators: ClientCapabilities.current.operators.subtracting(lacking)))
+        }
+    }
+
+    @Test func anOperatorNewToTheFlagAndLackedByMoreThanAThousandthIsRefused() throws {
+        let instances =
+            Self.instances(997, sdk: "2.0.0") + Self.instances(3, sdk: "1.2.0", lacking: ["semver_gte"], from: 997)
+        let outcome = CompatibilityCheck(
+            file: try Self.set(op: "semver_gte"), current: try Self.set(op: nil), instances: instances
+        )
+        .run()
+        #expect(outcome.active == 1000)
+        #expect(outcome.lackingIntroduced == 3)
+        #expect(outcome.refused)
+        #expect(
+            outcome.findings == [
+                .init(
+                    path: "flags.nc", construct: .operator("semver_gte"), lacking: 3, active: 1000,
+                    sdks: [SDKCount(sdk: .init(name: "FlagClient", version: "1.2.0"), instances: 3)], introduced: true)
+            ])
+        #expect(
+            outcome.findings[0].line(set: "prod", refused: outcome.refused)
+                == #"flags.nc: operator "semver_gte" cannot be evaluated by 3 of 1000 active instances of prod (0.3%): "#
+                + "FlagClient 1.2.0 (3); they would serve the flag's compiled-in default")
+    }
+
+    @Test(
+        "the threshold is more than 0.1%: 1 in 1000 passes, 2 in 1000 do not",
+        arguments: [(1, false), (2, true)])
+    func threshold(_ lacking: Int, _ refused: Bool) throws {
+        let instances =
+            Self.instances(1000 - lacking, sdk: "2.0.0")
+            + Self.instances(lacking, sdk: "1.2.0", lacking: ["semver_gte"], from: 1000 - lacking)
+        let outcome = CompatibilityCheck(file: try Self.set(op: "semver_gte"), current: nil, instances: instances).run()
+        #expect(outcome.refused == refused)
+        let line = outcome.findings[0].line(set: "prod", refused: outcome.refused)
+        #expect(line.hasPrefix("note: ") == !refused)
+        if !refused { #expect(line.hasSuffix("(0.1% or fewer of the active instances, so the gate lets it pass)")) }
+    }
+
+    @Test func whatTheServerAlreadyServesIsANoteNotARefusal() throws {
+        let instances = Self.instances(5, sdk: "1.2.0", lacking: ["semver_gte"])
+        let current = try Self.set(op: "semver_gte")
+        let outcome = CompatibilityCheck(file: current, current: current, instances: instances).run()
+        #expect(!outcome.refused)
+        #expect(outcome.lackingIntroduced == 0)
+        #expect(outcome.findings.map(\.introduced) == [false])
+        #expect(
+            outcome.findings[0].line(set: "prod", refused: false)
+                == #"note: flags.nc: operator "semver_gte" cannot be evaluated by 5 of 5 active instances of prod "#
+                + "(100%): FlagClient 1.2.0 (5); they would serve the flag's compiled-in default (prod already serves "
+                + "it, so the gate lets it pass)")
+    }
+
+    @Test func instancesLackingDifferentNewConstructsAddUpAsTheGateCountsThem() throws {
+        // 1 in 1000 lacks semver_gte, another 1 in 1000 lacks the cohort's new operator: 0.2 % lack something new.
+        let instances =
+            Self.instances(998, sdk: "2.0.0") + Self.instances(1, sdk: "1.2.0", lacking: ["semver_gte"], from: 998)
+            + Self.instances(1, sdk: "1.1.0", lacking: ["ends_with"], from: 999)
+        let file = try Self.set(op: "semver_gte", cohortOp: "ends_with")
+        let outcome = CompatibilityCheck(file: file, current: try Self.set(op: nil), instances: instances).run()
+        #expect(outcome.findings.map(\.path) == ["flags.nc", "cohorts.beta"])
+        #expect(outcome.findings.map(\.lacking) == [1, 1])
+        #expect(outcome.lackingIntroduced == 2)
+        #expect(outcome.refused)
+    }
+
+    @Test func aNewerSchemaAndAnInstanceThatDeclaredNothingAreLacking() throws {
+        let old = ClientInstance(
+            id: "in_old", sdk: .init(name: "FlagClient", version: "0.9.0"), app: nil, version: 1, appliedAt: nil,
+            lastSeen: nil, capabilities: ClientCapabilities(schema: 0, operators: ClientCapabilities.current.operators))
+        let outcome = CompatibilityCheck(file: try Self.set(op: nil), current: nil, instances: [old]).run()
+        #expect(outcome.findings.map(\.construct) == [.schema(1), .schema(1)])
+        #expect(outcome.findings.map(\.path) == ["flags.nc", "flags.plain"])
+        #expect(outcome.refused)
+        #expect(
+            CompatibilityCheck.lacks(
+                ClientInstance(
+                    id: "x", sdk: .init(name: "F", version: "1"), app: nil, version: nil, appliedAt: nil, lastSeen: nil,
+                    capabilities: nil),
+                .operator("eq")))
+    }
+
+    @Test func everyoneCapableMeansNoFinding() throws {
+        let outcome = CompatibilityCheck(
+            file: try Self.set(op: "semver_gte"), current: nil, instances: Self.instances(10, sdk: "2.0.0")
+        ).run()
+        #expect(outcome.findings.isEmpty)
+        #expect(!outcome.refused)
+    }
+
+    @Test(
+        "shares read to two decimals, cut",
+        arguments: [(3, 850, "0.35%"), (1, 1000, "0.1%"), (1, 3, "33.33%"), (5, 5, "100%"), (1, 10_000, "0.01%")])
+    func shares(_ part: Int, _ whole: Int, _ text: String) {
+        #expect(CompatibilityCheck.Finding.share(part, of: whole) == text)
+    }
+
+    @Test func lintAgainstNeedsAnHTTPURL() {
+        let run = runInProcess(["lint", "demo.json", "--against", "flags.example.com"])
+        #expect(run.status == 2)
+        #expect(
+            run.stderrLines.first
+                == "error: --against needs the server's http:// or https:// URL, e.g. https://flags.example.com, not "
+                + "'flags.example.com'")
+    }
+}
