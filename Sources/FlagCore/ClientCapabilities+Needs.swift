@@ -4,6 +4,14 @@ extension FlagSet {
     /// rules and in the cohorts it uses, and the cohorts those use, in turn. A client that lacks one serves the
     /// flag's compiled-in default.
     public func needs(of flag: Flag) -> ClientCapabilities {
+        ClientCapabilities.needs(of: flag, schema: schema) { cohorts[$0] }
+    }
+}
+
+extension ClientCapabilities {
+    /// What a client needs to evaluate `flag` in a document of `schema` whose cohorts `cohort` looks up: the
+    /// operators of its rules and of the cohorts it uses, transitively (a cycle is followed once).
+    public static func needs(of flag: Flag, schema: Int, cohort: (String) -> Cohort?) -> ClientCapabilities {
         var operators: Set<String> = []
         for rule in flag.rules {
             if case .conditions(let conditions) = rule.target {
@@ -13,12 +21,19 @@ extension FlagSet {
         var seen: Set<String> = []
         var pending = Array(flag.cohortNames)
         while let name = pending.popLast() {
-            guard seen.insert(name).inserted, let cohort = cohorts[name] else { continue }
-            for group in cohort.groups {
-                for condition in group { operators.insert(condition.op.name) }
-            }
-            pending.append(contentsOf: cohort.cohortNames)
+            guard seen.insert(name).inserted, let found = cohort(name) else { continue }
+            operators.formUnion(Self.operators(of: found))
+            pending.append(contentsOf: found.cohortNames)
         }
         return ClientCapabilities(schema: schema, operators: operators)
+    }
+
+    /// The operators of a cohort's own conditions (not of the cohorts it names).
+    public static func operators(of cohort: Cohort) -> Set<String> {
+        var operators: Set<String> = []
+        for group in cohort.groups {
+            for condition in group { operators.insert(condition.op.name) }
+        }
+        return operators
     }
 }

@@ -67,7 +67,7 @@ struct SecurityAuthMatrixTests {
                 .revokedKey, .expiredAdmin, .revokedAdmin, .revokedPersonsSession:
                 return 401
             case .otherSetKey: return isClientRoute ? sample.otherSetKey : 403
-            case .ownKey: return isClientRoute ? 200 : 403
+            case .ownKey: return isClientRoute ? sample.success : 403
             default: break
             }
             guard let (role, sets) = profile else { return 403 }

@@ -64,6 +64,13 @@ struct RouteSample: Sendable {
             target: "/ofrep/v1/evaluate/flags?set=ios-prod", body: ofrepBody, otherSetKey: 200, role: nil),
         .ofrepFlag: RouteSample(
             target: "/ofrep/v1/evaluate/flags/new-checkout?set=ios-prod", body: ofrepBody, otherSetKey: 404, role: nil),
+        // No connection issued the id, so an admin's report is refused as unknown: past the auth check, which is
+        // what the matrix tests. TelemetryRouteTests takes a report end to end.
+        .telemetry: RouteSample(
+            target: "/v1/sets/ios-prod/telemetry",
+            body:
+                #"{"instance":"in_AAAAAAAAAAAAAAAAAAAAAA","sdk":{"name":"x","version":"1"},"capabilities":{"schema":1,"operators":[]}}"#,
+            success: 422, role: nil),
 
         .whoami: RouteSample(target: "/v1/admin/whoami", role: .viewer),
         .startSession: RouteSample(
@@ -148,6 +155,13 @@ struct RouteSample: Sendable {
             target: "\(set)/cohorts/beta", body: #"{"cohort":{"include":["u-3"]}}"#, action: "cohort.replace",
             role: .editor),
         .deleteCohort: RouteSample(target: "\(set)/cohorts/de", action: "cohort.delete", role: .editor),
+
+        .clients: RouteSample(target: "\(set)/clients"),
+        .usage: RouteSample(target: "\(set)/usage"),
+        .propagation: RouteSample(target: "\(set)/versions/1/propagation"),
+        .getSettings: RouteSample(target: "\(set)/settings"),
+        .putSettings: RouteSample(
+            target: "\(set)/settings", body: #"{"compatibility":"warn"}"#, action: "set.settings", role: .admin),
 
         .listKeys: RouteSample(target: "\(set)/keys", role: .admin),
         .createKey: RouteSample(

@@ -24,7 +24,7 @@ struct StoreTests {
     ]
 
     /// Creates `ios` from `changes[0]` and appends the others, version n at step n.
-    private static func fill(_ store: any FlagStore) throws {
+    static func fill(_ store: any FlagStore) throws {
         try store.createSet(
             "ios", change: VersionChange(items: changes[0]), digest: digest(1), audit: audit("set.create", 1)
         )

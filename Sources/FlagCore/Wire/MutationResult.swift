@@ -21,13 +21,16 @@ public struct MutationResult: Sendable, Hashable {
     public var changed: Bool
     /// The flag or cohort after the write; `nil` for deletes, rollbacks, imports and set creation.
     public var item: Item?
+    /// What the server warns of although it wrote (the compatibility gate set to `warn`); absent when empty.
+    public var warnings: [String]
 
     /// A mutation result.
-    public init(set: String, version: Int, changed: Bool, item: Item? = nil) {
+    public init(set: String, version: Int, changed: Bool, item: Item? = nil, warnings: [String] = []) {
         self.set = set
         self.version = version
         self.changed = changed
         self.item = item
+        self.warnings = warnings
     }
 
     private static let fields = WireFields(format: "mutation response")
@@ -62,6 +65,12 @@ public struct MutationResult: Sendable, Hashable {
             writer.raw(json)
         case nil: break
         }
+        if !warnings.isEmpty {
+            writer.key("warnings")
+            writer.beginArray()
+            for warning in warnings { writer.string(warning) }
+            writer.endArray()
+        }
         if closing { writer.endObject() }
     }
 
@@ -77,6 +86,7 @@ public struct MutationResult: Sendable, Hashable {
         var flag: [UInt8]?
         var name: String?
         var cohort: [UInt8]?
+        var warnings: [String] = []
         try fields.read(bytes) { reader in
             try reader.readObject { reader, field in
                 switch field {
@@ -87,6 +97,7 @@ public struct MutationResult: Sendable, Hashable {
                 case "flag": flag = try fields.rawObject(&reader, field)
                 case "name": name = try fields.string(&reader, field)
                 case "cohort": cohort = try fields.rawObject(&reader, field)
+                case "warnings": warnings = try fields.strings(&reader, field)
                 default: try reader.skipValue()
                 }
             }
@@ -107,7 +118,7 @@ public struct MutationResult: Sendable, Hashable {
         case (_, _, nil, _?): throw fields.error("name", "is missing; it comes with \"cohort\"")
         default: throw fields.error("cohort", "cannot come with a \"flag\": an answer carries one item")
         }
-        return MutationResult(set: set, version: version, changed: changed, item: item)
+        return MutationResult(set: set, version: version, changed: changed, item: item, warnings: warnings)
     }
 }
 

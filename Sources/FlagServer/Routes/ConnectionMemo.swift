@@ -26,12 +26,21 @@ final class ConnectionMemo: Sendable {
         let epoch: Int
     }
 
+    /// The instance id issued on this connection's first answer to a poll of a set (docs/telemetry.md): later
+    /// polls on the connection need none.
+    struct IssuedInstance: Sendable {
+        let set: String
+        let id: String
+    }
+
     let credential: Credential?
     let set: RememberedSet?
+    let instance: IssuedInstance?
 
-    init(credential: Credential?, set: RememberedSet?) {
+    init(credential: Credential?, set: RememberedSet?, instance: IssuedInstance? = nil) {
         self.credential = credential
         self.set = set
+        self.instance = instance
     }
 
     /// The memo of `connection`, if it has one.
@@ -73,12 +82,12 @@ extension FlagServerApp {
             let principal = try tokens.authenticate(header)
             let credential = ConnectionMemo.Credential(
                 header: Array((header ?? "").utf8), principal: principal, generation: generation)
-            memo = ConnectionMemo(credential: credential, set: memo?.set)
+            memo = ConnectionMemo(credential: credential, set: memo?.set, instance: memo?.instance)
             connection.attach(memo)
             return principal
         } catch {
             if memo?.credential != nil {
-                memo = ConnectionMemo(credential: nil, set: memo?.set)
+                memo = ConnectionMemo(credential: nil, set: memo?.set, instance: memo?.instance)
                 connection.attach(memo)
             }
             throw error
@@ -119,7 +128,8 @@ extension FlagServerApp {
         connection.attach(
             ConnectionMemo(
                 credential: call.memo?.credential,
-                set: .init(name: call.set, state: state, answers: answers, epoch: epoch)))
+                set: .init(name: call.set, state: state, answers: answers, epoch: epoch), instance: call.memo?.instance)
+        )
     }
 
     /// Compares without an early exit, so the time taken says nothing about where the bytes differ.

@@ -136,6 +136,7 @@ enum JSONResponse {
                 }
                 writer.endArray()
             }
+            if let incompatibility = error.incompatibility { incompatibility.write(members: &writer) }
             writer.endObject()
             writer.endObject()
         }

@@ -16,7 +16,8 @@ extension FlagServerApp {
             throw ServiceError.badRequest("\"version\" is required", path: "version")
         }
         let note = ChangeNote(
-            actor: call.actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason())
+            actor: call.actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason(),
+            allowIncompatible: try input.allowsIncompatible())
         return mutationResponse(try service.rollback(call.set, to: version, ifMatch: try input.ifMatch(), note: note))
     }
 
@@ -72,7 +73,9 @@ extension FlagServerApp {
         let (input, raw) = try RequestInput.reading(call.request, rawMember: "document")
         guard let raw else { throw ServiceError.badRequest("\"document\" is required", path: "document") }
         let document = try Self.decodeDocument(raw: raw)
-        let note = ChangeNote(actor: call.actor, action: "set.import", subject: set, reason: try input.reason())
+        let note = ChangeNote(
+            actor: call.actor, action: "set.import", subject: set, reason: try input.reason(),
+            allowIncompatible: try input.allowsIncompatible())
         if try input.bool("dryRun") == true {
             return try dryRun(set: set, document: document)
         }

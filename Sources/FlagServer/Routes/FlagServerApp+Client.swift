@@ -29,8 +29,9 @@ extension FlagServerApp {
         let request = call.request
         let current = try requireAnswers(call)
         let state = current.state
+        let instance = pollInstance(call)
         guard Self.ifNoneMatch(request.headers, names: state.version) else {
-            return current.document
+            return Self.issuing(instance, current.document)
         }
         var wait = 0
         if let text = request.query("wait") {
@@ -39,13 +40,13 @@ extension FlagServerApp {
             }
             wait = min(seconds, settings.longPollMaxSeconds)
         }
-        if wait == 0 { return current.notModified }
-        longPoll(call.exchange, set: call.set, known: state.version, wait: wait)
+        if wait == 0 { return Self.issuing(instance, current.notModified) }
+        longPoll(call.exchange, set: call.set, known: state.version, wait: wait, instance: instance)
         return nil
     }
 
     /// Waits for a version newer than `known`; every path that answers goes through one `Exchange.respond`.
-    private func longPoll(_ exchange: Exchange, set: String, known: Int, wait: Int) {
+    private func longPoll(_ exchange: Exchange, set: String, known: Int, wait: Int, instance: String?) {
         let metrics = self.metrics
         let registry = service.registry
         let deadlines = self.deadlines
@@ -58,7 +59,7 @@ extension FlagServerApp {
             guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
             metrics.waitingPolls.subtract(1, ordering: .relaxed)
             deadlines.remove(deadlineID.load(ordering: .acquiring))
-            if let response { exchange.respond(response) }
+            if let response { exchange.respond(Self.issuing(instance, response)) }
         }
         // Registered before subscribing, so that whatever answers the poll finds the deadline to remove.
         let deadline = deadlines.add(after: .seconds(wait)) { [service] in
@@ -106,13 +107,18 @@ extension FlagServerApp {
         let (exchange, request, set) = (call.exchange, call.request, call.set)
         _ = try requireState(call)
         let lastEventID = request.headers["Last-Event-ID"].flatMap { Int($0.trimmingHTTPSpaces()) }
+        let instance = streamInstance(call)
         let head = HTTPResponse(
             status: 200,
             headers: [
                 "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
-                "X-Accel-Buffering": "no",
+                "X-Accel-Buffering": "no", Self.instanceHeader: instance,
             ])
-        guard let stream = exchange.startStream(head) else { return nil }
+        let telemetry = service.telemetry
+        guard let stream = exchange.startStream(head) else {
+            telemetry.streamClosed(set: set, id: instance)
+            return nil
+        }
         let metrics = self.metrics
         let registry = service.registry
         metrics.openStreams.add(1, ordering: .relaxed)
@@ -120,6 +126,7 @@ extension FlagServerApp {
         let ended: @Sendable () -> Void = {
             if !closed.exchange(true, ordering: .acquiringAndReleasing) {
                 metrics.openStreams.subtract(1, ordering: .relaxed)
+                telemetry.streamClosed(set: set, id: instance)
             }
         }
         let id = registry.subscribe(set) { state -> SetRegistry.Callback? in

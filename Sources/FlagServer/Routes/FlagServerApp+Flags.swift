@@ -110,7 +110,9 @@ extension FlagServerApp {
     ) throws -> HTTPResponse {
         let (set, key) = (call.set, call.key)
         let input = try RequestInput(call.request)
-        let note = ChangeNote(actor: call.actor, action: action, subject: key, reason: try input.reason())
+        let note = ChangeNote(
+            actor: call.actor, action: action, subject: key, reason: try input.reason(),
+            allowIncompatible: try input.allowsIncompatible())
         let result = try service.mutateFlag(set, key, ifMatch: try input.ifMatch(), note: note) { flag in
             try change(&flag, input)
         }
@@ -165,7 +167,8 @@ extension FlagServerApp {
         }
         let withCohorts = try input.bool("withCohorts") ?? false
         let note = ChangeNote(
-            actor: call.actor, action: "flag.promote", subject: key, reason: try input.reason() ?? "from \(from)")
+            actor: call.actor, action: "flag.promote", subject: key, reason: try input.reason() ?? "from \(from)",
+            allowIncompatible: try input.allowsIncompatible())
         let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { current in
             // The cohorts the flag needs that this set lacks, and, to copy them, the ones they need in turn.
             var missing: [String: Cohort] = [:]

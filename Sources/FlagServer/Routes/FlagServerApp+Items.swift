@@ -94,7 +94,9 @@ extension FlagServerApp {
         _ call: Call, _ item: ItemKey, input: RequestInput, existed: Bool, _ edit: SetEdit
     ) throws -> HTTPResponse {
         let action = "\(item.kind.rawValue).\(existed ? "replace" : "create")"
-        let note = ChangeNote(actor: call.actor, action: action, subject: item.key, reason: try input.reason())
+        let note = ChangeNote(
+            actor: call.actor, action: action, subject: item.key, reason: try input.reason(),
+            allowIncompatible: try input.allowsIncompatible())
         let createOnly = call.request.headers["If-None-Match"]?.trimmingHTTPSpaces() == "*"
         let result = try service.mutate(call.set, ifMatch: try input.ifMatch(), note: note) { current in
             if createOnly, current.bytes(of: item) != nil {

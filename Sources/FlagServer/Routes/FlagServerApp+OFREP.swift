@@ -75,21 +75,26 @@ extension FlagServerApp {
             if let code = detail.errorCode {
                 return Self.ofrepError(400, key: key, code, detail.errorMessage ?? code.rawValue)
             }
+            service.telemetry.countServerEvaluations(set: set, [key: [detail.variant ?? "": 1]])
             return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
                 Self.writeOFREP(key: key, detail, to: &writer)
             }
         }
         let keys = state.compiled.readableFlags.filter { !$0.archived }.map(\.key).sorted(by: utf8Less)
+        var counts: [String: [String: Int]] = [:]
         let response = JSONResponse.object(capacity: 64 * keys.count + 64) { writer in
             writer.key("flags")
             writer.beginArray()
             for key in keys {
+                let detail = state.compiled.explain(key, context: evaluation, at: now).detail
+                counts[key] = [detail.variant ?? "": 1]
                 writer.beginObject()
-                Self.writeOFREP(key: key, state.compiled.explain(key, context: evaluation, at: now).detail, to: &writer)
+                Self.writeOFREP(key: key, detail, to: &writer)
                 writer.endObject()
             }
             writer.endArray()
         }
+        service.telemetry.countServerEvaluations(set: set, counts)
         return Self.bulkValidated(response, ifNoneMatch: request.headers["If-None-Match"])
     }
 

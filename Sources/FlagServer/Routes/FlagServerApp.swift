@@ -22,13 +22,19 @@ public final class FlagServerApp: Sendable {
         public var heartbeatInterval: Duration
         /// The most history entries or audit records one request returns.
         public var maxListLimit: Int
+        /// How often client telemetry is written to the store.
+        public var telemetryFlushInterval: Duration
 
-        /// The defaults: 300 s long-polls, a heartbeat every 15 s, lists of at most 1,000.
-        public init(longPollMaxSeconds: Int = 300, heartbeatInterval: Duration = .seconds(15), maxListLimit: Int = 1000)
-        {
+        /// The defaults: 300 s long-polls, a heartbeat every 15 s, lists of at most 1,000, telemetry written every
+        /// half second.
+        public init(
+            longPollMaxSeconds: Int = 300, heartbeatInterval: Duration = .seconds(15), maxListLimit: Int = 1000,
+            telemetryFlushInterval: Duration = .milliseconds(500)
+        ) {
             self.longPollMaxSeconds = longPollMaxSeconds
             self.heartbeatInterval = heartbeatInterval
             self.maxListLimit = maxListLimit
+            self.telemetryFlushInterval = telemetryFlushInterval
         }
     }
 
@@ -61,6 +67,7 @@ public final class FlagServerApp: Sendable {
     let router = FlagServerApp.router
     private let heartbeatTimer = Locked<HeartbeatTimer?>(nil)
     private let usesTimer = Locked<HeartbeatTimer?>(nil)
+    private let telemetryTimer = Locked<HeartbeatTimer?>(nil)
     private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
 
     /// An application over a loaded service and token authority, and the sync of both with other servers sharing
@@ -105,6 +112,20 @@ public final class FlagServerApp: Sendable {
             old?.source.cancel()
             old = HeartbeatTimer(source: uses)
         }
+        // Telemetry goes to the store in batches from its own queue, never ahead of an admin write.
+        let telemetry = service.telemetry
+        let flush = DispatchSource.makeTimerSource(queue: telemetry.queue)
+        let every = settings.telemetryFlushInterval.timeInterval
+        flush.schedule(deadline: .now() + every, repeating: every)
+        flush.setEventHandler { [service] in
+            telemetry.flush()
+            telemetry.refreshClientGauge(sets: service.states().map(\.name))
+        }
+        flush.resume()
+        telemetryTimer.withLock { old in
+            old?.source.cancel()
+            old = HeartbeatTimer(source: flush)
+        }
     }
 
     /// Stores when tokens were last used; a failure is logged, and the uses are kept for the next try.
@@ -124,9 +145,11 @@ public final class FlagServerApp: Sendable {
             return timer
         }
         timer?.source.cancel()
-        usesTimer.withLock { timer in
-            timer?.source.cancel()
-            timer = nil
+        for timer in [usesTimer, telemetryTimer] {
+            timer.withLock { timer in
+                timer?.source.cancel()
+                timer = nil
+            }
         }
         replicas?.stop()
         service.registry.close()
@@ -137,6 +160,7 @@ public final class FlagServerApp: Sendable {
     public func finishStoreWork() {
         storeWork.sync {}
         recordTokenUses()
+        service.telemetry.queue.sync { service.telemetry.flush() }
     }
 
     /// Answers one request: resolves its route, checks the caller against the route's `Access`, then runs the
@@ -172,6 +196,7 @@ public final class FlagServerApp: Sendable {
             switch endpoint.spec.executor {
             case .loop: run(call, endpoint.spec.handler)
             case .store: storeWork.async { [self] in run(call, endpoint.spec.handler) }
+            case .telemetry: service.telemetry.queue.async { [self] in run(call, endpoint.spec.handler) }
             }
         }
     }
@@ -263,6 +288,7 @@ public final class FlagServerApp: Sendable {
         text += "\(service.counters.invalid.load(ordering: .relaxed))\n"
         text += "flagserver_write_rejections_total{reason=\"conflict\"} "
         text += "\(service.counters.conflicts.load(ordering: .relaxed))\n"
+        renderTelemetry(into: &text)
         text += "# HELP flagserver_store_up Whether the store answered its last call (1) or not (0).\n"
         text += "# TYPE flagserver_store_up gauge\n"
         text += "flagserver_store_up \(service.store.health == .up ? 1 : 0)\n"
@@ -284,6 +310,37 @@ public final class FlagServerApp: Sendable {
 }
 
 extension FlagServerApp {
+    /// The metrics of client telemetry (docs/telemetry.md).
+    func renderTelemetry(into text: inout String) {
+        let telemetry = service.telemetry
+        text += "# HELP flagserver_clients Active client instances (reported in the last 5 minutes) per set and "
+        text += "applied version, across every server sharing the store; refreshed every 10 s.\n"
+        text += "# TYPE flagserver_clients gauge\n"
+        for (set, versions) in telemetry.clientsByVersion.sorted(by: { $0.key < $1.key }) {
+            for (version, count) in versions.sorted(by: { ($0.key ?? 0) < ($1.key ?? 0) }) {
+                let label = version.map(String.init) ?? "none"
+                text += "flagserver_clients{set=\"\(ServerMetrics.escape(set))\",version=\"\(label)\"} \(count)\n"
+            }
+        }
+        text += "# HELP flagserver_evaluations_total Evaluations clients of this server reported, per set.\n"
+        text += "# TYPE flagserver_evaluations_total counter\n"
+        for (set, count) in telemetry.evaluations.sorted(by: { $0.key < $1.key }) {
+            text += "flagserver_evaluations_total{set=\"\(ServerMetrics.escape(set))\"} \(count)\n"
+        }
+        text += "# HELP flagserver_telemetry_reports_total Client reports this server took.\n"
+        text += "# TYPE flagserver_telemetry_reports_total counter\n"
+        text += "flagserver_telemetry_reports_total \(telemetry.accepted.load(ordering: .relaxed))\n"
+        text += "# HELP flagserver_telemetry_dropped_total Reports refused, or parts dropped, by reason.\n"
+        text += "# TYPE flagserver_telemetry_dropped_total counter\n"
+        let dropped = telemetry.dropped
+        for reason in ClientTelemetry.DropReason.allCases {
+            text += "flagserver_telemetry_dropped_total{reason=\"\(reason.rawValue)\"} \(dropped[reason] ?? 0)\n"
+        }
+        text += "# HELP flagserver_telemetry_instances Client instances this server tracks (issued or reported).\n"
+        text += "# TYPE flagserver_telemetry_instances gauge\n"
+        text += "flagserver_telemetry_instances \(telemetry.trackedInstances)\n"
+    }
+
     /// The metrics of the sync with other servers sharing the store.
     static func render(_ status: ReplicaSync.Status, into text: inout String) {
         text += "# HELP flagserver_set_version_lag Versions the store was ahead of this server at the last check.\n"

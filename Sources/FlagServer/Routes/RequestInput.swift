@@ -97,6 +97,12 @@ struct RequestInput {
         }
     }
 
+    /// Whether the caller asks to write what active clients cannot evaluate (`allowIncompatible`, flagctl
+    /// `--force`), from the body or the query.
+    func allowsIncompatible() throws -> Bool {
+        try bool("allowIncompatible") ?? false
+    }
+
     /// A required string.
     func requireString(_ name: String) throws -> String {
         guard let text = try string(name), !text.isEmpty else {

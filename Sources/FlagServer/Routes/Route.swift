@@ -16,6 +16,7 @@ public enum Route: String, CaseIterable, Sendable {
     case oldVersion = "GET /v1/sets/{set}/versions/{n}"
     case ofrepBulk = "POST /ofrep/v1/evaluate/flags"
     case ofrepFlag = "POST /ofrep/v1/evaluate/flags/{key}"
+    case telemetry = "POST /v1/sets/{set}/telemetry"
 
     case whoami = "GET /v1/admin/whoami"
     case startSession = "POST /v1/admin/sessions"
@@ -33,6 +34,11 @@ public enum Route: String, CaseIterable, Sendable {
     case setAudit = "GET /v1/admin/sets/{set}/audit"
     case rollback = "POST /v1/admin/sets/{set}/rollback"
     case evaluate = "POST /v1/admin/sets/{set}/evaluate"
+    case clients = "GET /v1/admin/sets/{set}/clients"
+    case usage = "GET /v1/admin/sets/{set}/usage"
+    case propagation = "GET /v1/admin/sets/{set}/versions/{n}/propagation"
+    case getSettings = "GET /v1/admin/sets/{set}/settings"
+    case putSettings = "PUT /v1/admin/sets/{set}/settings"
 
     case listFlags = "GET /v1/admin/sets/{set}/flags"
     case getFlag = "GET /v1/admin/sets/{set}/flags/{key}"
@@ -79,6 +85,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .oldVersion: RouteSpec(.setReader, on: .store, head: true) { app, call in try app.oldVersion(call) }
         case .ofrepBulk: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepBulk(call) }
         case .ofrepFlag: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepFlag(call) }
+        case .telemetry: RouteSpec(.setReader, on: .telemetry) { app, call in try app.acceptTelemetry(call) }
 
         case .whoami: RouteSpec(.role(.viewer), on: .loop) { app, call in app.whoami(call) }
         case .startSession: .viewer { app, call in try app.startSession(call) }
@@ -97,6 +104,11 @@ public enum Route: String, CaseIterable, Sendable {
         case .setAudit: .viewer { app, call in try app.auditResponse(call, set: call.set) }
         case .rollback: .editor { app, call in try app.rollback(call) }
         case .evaluate: .viewer { app, call in try app.evaluateResponse(call) }
+        case .clients: .viewer { app, call in try app.clientsResponse(call) }
+        case .usage: .viewer { app, call in try app.usageResponse(call) }
+        case .propagation: .viewer { app, call in try app.propagationResponse(call) }
+        case .getSettings: .viewer { app, call in try app.settingsResponse(call) }
+        case .putSettings: .admin { app, call in try app.updateSettings(call) }
 
         case .listFlags: .viewer { app, call in try app.listFlags(call) }
         case .getFlag: .viewer { app, call in try app.getItem(call, .flag(call.key)) }
@@ -146,7 +158,7 @@ public enum Route: String, CaseIterable, Sendable {
 
     /// Whether the route may change what the server stores; every such request is recorded in the audit log.
     public var isMutation: Bool {
-        method != "GET" && self != .evaluate && self != .ofrepBulk && self != .ofrepFlag
+        method != "GET" && self != .evaluate && self != .ofrepBulk && self != .ofrepFlag && self != .telemetry
     }
 
     /// The least role a token of the admin API needs for the route; `nil` for the routes of clients and anyone.
@@ -195,6 +207,9 @@ enum Executor: Sendable {
     /// On the store queue, one at a time: anything that may read or write the store, so that an fsync or a large
     /// set's validation never stalls a loop serving documents and streams.
     case store
+    /// On the telemetry queue, one at a time: client reports, which may ask the store about an instance id and
+    /// must never wait behind, or hold up, an admin write.
+    case telemetry
 }
 
 /// One route's entry in the table: its access, executor, `HEAD` handling and handler.

@@ -9,9 +9,11 @@ extension ServiceError {
         case .notFound: 404
         case .methodNotAllowed: 405
         case .conflict, .alreadyExists: 409
-        case .invalid: 422
+        case .invalid, .unknownInstance, .incompatibleClients: 422
         case .unavailable, .storeUnavailable: 503
         case .storage: 500
+        case .tooLarge: 413
+        case .rateLimited: 429
         }
     }
 
@@ -29,12 +31,19 @@ extension ServiceError {
         case .unavailable: "unavailable"
         case .storeUnavailable: "store_unavailable"
         case .storage: "storage_failed"
+        case .tooLarge: "payload_too_large"
+        case .rateLimited: "rate_limited"
+        case .unknownInstance: "unknown_instance"
+        case .incompatibleClients: "incompatible_clients"
         }
     }
 
     /// The seconds a client should wait before trying again (`Retry-After`), for an error that passes.
     public var retryAfterSeconds: Int? {
-        if case .storeUnavailable = code { return 2 }
-        return nil
+        switch code {
+        case .storeUnavailable: 2
+        case .rateLimited(let seconds): seconds
+        default: nil
+        }
     }
 }

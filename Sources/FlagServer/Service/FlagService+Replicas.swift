@@ -25,7 +25,7 @@ extension FlagService {
             change[item] = bytes
         }
         let state = try storeCall { try next(after: current, changes: changes, change: change) }
-        registry.publish(SetUpdate(state: state, base: current.version, changed: change))
+        publish(SetUpdate(state: state, base: current.version, changed: change))
         return true
     }
 

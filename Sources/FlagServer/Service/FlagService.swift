@@ -13,13 +13,18 @@ public struct ChangeNote: Sendable {
     public var subject: String?
     /// The reason given, if any.
     public var reason: String?
+    /// Whether to write a change that active clients cannot evaluate (`allowIncompatible`); the audit says so.
+    public var allowIncompatible: Bool
 
     /// A note of one change.
-    public init(actor: String, action: String, subject: String? = nil, reason: String? = nil) {
+    public init(
+        actor: String, action: String, subject: String? = nil, reason: String? = nil, allowIncompatible: Bool = false
+    ) {
         self.actor = actor
         self.action = action
         self.subject = subject
         self.reason = reason
+        self.allowIncompatible = allowIncompatible
     }
 }
 
@@ -34,6 +39,8 @@ public struct WriteResult: Sendable {
     public var previous: SetState?
     /// The items the write added, replaced or removed, sorted.
     public var changed: [ItemKey]
+    /// What the write should tell its caller although it went ahead (the compatibility gate's `warn`).
+    public var warnings: [String] = []
 
     /// The result of a write from `previous` to `state` that changed `changed`.
     public init(state: SetState, createdVersion: Bool, previous: SetState?, changed: [ItemKey] = []) {
@@ -58,7 +65,8 @@ public struct WriteResult: Sendable {
                 }
             }
         }
-        return MutationResult(set: state.name, version: state.version, changed: createdVersion, item: written)
+        return MutationResult(
+            set: state.name, version: state.version, changed: createdVersion, item: written, warnings: warnings)
     }
 }
 
@@ -94,6 +102,10 @@ public final class FlagService: Sendable {
     /// Writes that made a version, and writes rejected as invalid or stale, for `/metrics`.
     let counters = ServiceCounters()
     let writeLock = Locked(())
+    /// What the clients report; the compatibility gate asks it who is active.
+    public let telemetry: ClientTelemetry
+    /// This server's fan-out of each set's recent versions, for the propagation figures.
+    let fanouts = FanoutLog()
 
     /// Loads every set's current version from the store.
     ///
@@ -102,6 +114,7 @@ public final class FlagService: Sendable {
         self.store = store
         self.clock = clock
         self.log = log
+        self.telemetry = ClientTelemetry(store: store, clock: clock, log: log)
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
             let state = try Self.state(of: snapshot)
@@ -213,7 +226,9 @@ public final class FlagService: Sendable {
                     counters.invalid.add(1, ordering: .relaxed)
                     throw ServiceError.invalid(problems)
                 }
-                return try append(current.next(compiled, changing: change), to: current, change: change, note: note)
+                let next = current.next(compiled, changing: change)
+                let checked = try checkCompatibility(next, from: current, change: change, note)
+                return try append(next, to: current, change: change, note: checked.note, warnings: checked.warnings)
             }
         }
     }
@@ -244,7 +259,8 @@ public final class FlagService: Sendable {
                 let state = try validated(next, reusing: current)
                 let change = SetState.change(from: current.items, to: state.items)
                 if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
-                return try append(state, to: current, change: change, note: note)
+                let checked = try checkCompatibility(state, from: current, change: change, note)
+                return try append(state, to: current, change: change, note: checked.note, warnings: checked.warnings)
             }
         }
     }
@@ -279,7 +295,7 @@ public final class FlagService: Sendable {
 
     /// Stores `state` as the version after `current`, then publishes it.
     private func append(
-        _ state: SetState, to current: SetState, change: [ItemKey: [UInt8]?], note: ChangeNote
+        _ state: SetState, to current: SetState, change: [ItemKey: [UInt8]?], note: ChangeNote, warnings: [String]
     ) throws -> WriteResult {
         let audit = AuditRecord(
             actor: note.actor, action: note.action, reason: note.reason, subject: note.subject,
@@ -297,9 +313,22 @@ public final class FlagService: Sendable {
         } catch {
             throw ServiceError.storage(error)
         }
-        registry.publish(SetUpdate(state: state, base: current.version, changed: change))
+        publish(SetUpdate(state: state, base: current.version, changed: change))
         counters.writes.add(1, ordering: .relaxed)
-        return WriteResult(state: state, createdVersion: true, previous: current, changed: change.keys.sorted())
+        var result = WriteResult(state: state, createdVersion: true, previous: current, changed: change.keys.sorted())
+        result.warnings = warnings
+        return result
+    }
+
+    /// Publishes a version that is in the store to this server's subscribers, and notes the fan-out.
+    func publish(_ update: SetUpdate) {
+        let committed = clock.now()
+        let started = ContinuousClock.now
+        let streams = registry.publish(update)
+        let elapsed = ContinuousClock.now - started
+        fanouts.record(
+            set: update.state.name, version: update.state.version,
+            Fanout(committedAt: committed, streams: streams, milliseconds: elapsed.timeInterval * 1000))
     }
 
     /// Compiles and checks a whole set, encoding only the items that differ from `previous`.

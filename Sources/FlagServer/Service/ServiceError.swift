@@ -15,6 +15,10 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         case unavailable
         case storeUnavailable
         case storage
+        case tooLarge
+        case rateLimited(retryAfter: Int)
+        case unknownInstance
+        case incompatibleClients(IncompatibleClients)
     }
 
     let code: Code
@@ -77,6 +81,28 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         return ServiceError(
             .invalid(problems: problems), "the flag set would be invalid: \(summary)\(more)", path: problems.first?.path
         )
+    }
+
+    /// The body is over a limit, named in the message.
+    public static func tooLarge(_ message: String) -> ServiceError { ServiceError(.tooLarge, message) }
+
+    /// The caller sent too much too fast; it may try again after `retryAfter` seconds.
+    public static func rateLimited(_ message: String, retryAfter: Int) -> ServiceError {
+        ServiceError(.rateLimited(retryAfter: retryAfter), message)
+    }
+
+    /// A telemetry report names an instance id this server did not issue, or one that expired.
+    public static func unknownInstance(_ message: String) -> ServiceError { ServiceError(.unknownInstance, message) }
+
+    /// A write needs what too many active client instances cannot evaluate (the compatibility gate).
+    static func incompatibleClients(_ details: IncompatibleClients) -> ServiceError {
+        ServiceError(.incompatibleClients(details), details.message)
+    }
+
+    /// The gate's findings, for an `incompatible_clients` refusal.
+    var incompatibility: IncompatibleClients? {
+        if case .incompatibleClients(let details) = code { return details }
+        return nil
     }
 
     /// Something of that name already exists.

@@ -59,21 +59,24 @@ final class SetRegistry: Sendable {
         }
     }
 
-    /// Swaps in the update's state and tells every subscriber of the set.
-    func publish(_ update: SetUpdate) {
-        registry.withLock { registry in
+    /// Swaps in the update's state and tells every subscriber of the set; returns how many it told.
+    @discardableResult
+    func publish(_ update: SetUpdate) -> Int {
+        registry.withLock { registry -> Int in
             // Taken out of the dictionary so that dropping subscribers does not copy the whole table.
             guard var entry = registry.entries.removeValue(forKey: update.state.name) else {
                 registry.entries[update.state.name] = Entry(state: update.state)
                 epoch.add(1, ordering: .releasing)
-                return
+                return 0
             }
             entry.state = update.state
             epoch.add(1, ordering: .releasing)
+            let told = entry.subscribers.count
             for (id, callback) in entry.subscribers where !callback(.update(update)) {
                 entry.subscribers[id] = nil
             }
             registry.entries[update.state.name] = entry
+            return told
         }
     }
 

@@ -73,6 +73,30 @@ public protocol FlagStore: Sendable {
 
     /// Whether the store answered the last time it was asked (a store of one process always does).
     var health: StoreHealth { get }
+
+    // MARK: Telemetry (docs/telemetry.md)
+
+    /// Writes a flush of telemetry in one transaction: instances replace those of the same set and id, counts add
+    /// to those of the same set, flag, variant and hour.
+    func recordTelemetry(_ batch: TelemetryBatch) throws
+
+    /// The set's instances seen at or after `since`, by id.
+    func instances(set: String, seenSince since: Date) throws -> [StoredInstance]
+
+    /// One instance of the set, if it was seen at or after `since`.
+    func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance?
+
+    /// The set's counts from the hour `fromHour` on (whole hours since 1970), of one flag or of all.
+    func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount]
+
+    /// Deletes counts of hours before `countsBefore` and instances last seen before `instancesBefore`.
+    func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws
+
+    /// The set's settings; the defaults for a set that has none stored.
+    func settings(set: String) throws -> SetSettings
+
+    /// Stores the set's settings, atomically with the audit record; `notFound` for a set that does not exist.
+    func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws
 }
 
 /// Whether the store can be reached.

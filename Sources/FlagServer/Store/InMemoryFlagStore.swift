@@ -17,6 +17,16 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
         var sets: [String: [StoredVersion]] = [:]
         var audit: [(set: String?, record: AuditRecord)] = []
         var tokens: [StoredToken] = []
+        var instances: [String: [String: StoredInstance]] = [:]
+        var counts: [UsageKey: UsageCount] = [:]
+        var settings: [String: SetSettings] = [:]
+    }
+
+    private struct UsageKey: Hashable {
+        var set: String
+        var flag: String
+        var variant: String
+        var hour: Int
     }
 
     /// An empty store.
@@ -180,6 +190,64 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
 
     public func tokenRevision() throws -> Int {
         locked { state in state.tokens.count + state.tokens.filter { $0.revokedAt != nil }.count }
+    }
+
+    public func recordTelemetry(_ batch: TelemetryBatch) throws {
+        locked { state in
+            for instance in batch.instances { state.instances[instance.set, default: [:]][instance.id] = instance }
+            for count in batch.counts {
+                let key = UsageKey(set: count.set, flag: count.flag, variant: count.variant, hour: count.hour)
+                if var stored = state.counts[key] {
+                    stored.count += count.count
+                    stored.lastAt = max(stored.lastAt, count.lastAt)
+                    state.counts[key] = stored
+                } else {
+                    state.counts[key] = count
+                }
+            }
+        }
+    }
+
+    public func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
+        locked { state in
+            (state.instances[set] ?? [:]).values.filter { $0.lastSeen >= since }.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
+        locked { state in state.instances[set]?[id].flatMap { $0.lastSeen >= since ? $0 : nil } }
+    }
+
+    public func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
+        locked { state in
+            state.counts.values.filter { count in
+                count.set == set && count.hour >= fromHour && (flag == nil || count.flag == flag)
+            }.sorted { ($0.flag, $0.hour, $0.variant) < ($1.flag, $1.hour, $1.variant) }
+        }
+    }
+
+    public func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
+        locked { state in
+            state.counts = state.counts.filter { $0.value.hour >= countsBefore }
+            for set in Array(state.instances.keys) {
+                state.instances[set] = state.instances[set]?.filter { $0.value.lastSeen >= instancesBefore }
+            }
+        }
+    }
+
+    public func settings(set: String) throws -> SetSettings {
+        try locked { state in
+            _ = try Self.versions(of: set, state)
+            return state.settings[set] ?? SetSettings()
+        }
+    }
+
+    public func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
+        try locked { state in
+            _ = try Self.versions(of: set, state)
+            state.settings[set] = settings
+            state.audit.append((set, audit))
+        }
     }
 
     private func locked<T>(_ body: (inout State) throws -> T) rethrows -> T {

@@ -18,7 +18,8 @@
 
         /// The schema's history, oldest first.
         static let migrations = [
-            Migration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1)
+            Migration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1),
+            Migration(version: 2, name: "client instances, evaluation counts, set settings", script: schemaV2),
         ]
 
         /// The advisory lock key of migrations ("flagstmg" in ASCII): two servers starting together on an empty
@@ -139,6 +140,39 @@
                 token_name text COLLATE "C" NOT NULL REFERENCES token (name),
                 set_name text COLLATE "C" NOT NULL,
                 PRIMARY KEY (token_name, set_name)
+            );
+            """
+
+        // Telemetry, as SQLite's migration 3 (docs/telemetry.md): shared by every replica, so that `clients`, the
+        // propagation figures and the compatibility gate on any of them see the instances of all.
+        static let schemaV2 = """
+            CREATE TABLE client_instance (
+                set_name text COLLATE "C" NOT NULL,
+                id text COLLATE "C" NOT NULL,
+                first_seen timestamptz NOT NULL,
+                last_seen timestamptz NOT NULL,
+                report bytea,
+                applied text NOT NULL DEFAULT '',
+                PRIMARY KEY (set_name, id)
+            );
+            CREATE INDEX client_instance_by_last_seen ON client_instance (set_name, last_seen);
+
+            CREATE TABLE evaluation_count (
+                set_name text COLLATE "C" NOT NULL,
+                flag text COLLATE "C" NOT NULL,
+                variant text COLLATE "C" NOT NULL,
+                hour int8 NOT NULL,
+                count int8 NOT NULL CHECK (count >= 0),
+                last_at timestamptz NOT NULL,
+                PRIMARY KEY (set_name, flag, hour, variant)
+            );
+            CREATE INDEX evaluation_count_by_hour ON evaluation_count (hour);
+
+            CREATE TABLE set_setting (
+                set_name text COLLATE "C" NOT NULL REFERENCES flag_set (name),
+                name text COLLATE "C" NOT NULL,
+                value text NOT NULL,
+                PRIMARY KEY (set_name, name)
             );
             """
     }

@@ -6,6 +6,7 @@ extension SQLiteFlagStore {
         SQLiteMigration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1),
         SQLiteMigration(
             version: 2, name: "roles, set limits, expiry, last use and sessions of tokens", script: schemaV2),
+        SQLiteMigration(version: 3, name: "client instances, evaluation counts, set settings", script: schemaV3),
     ])
 
     // Times are INTEGER microseconds since 1970-01-01 UTC, the precision PostgreSQL's timestamp keeps too.
@@ -104,6 +105,40 @@ extension SQLiteFlagStore {
             token_name TEXT NOT NULL REFERENCES token (name),
             set_name TEXT NOT NULL,
             PRIMARY KEY (token_name, set_name)
+        ) WITHOUT ROWID;
+        """
+
+    // Telemetry (docs/telemetry.md). Instances and counts are not tied to `flag_set` by a foreign key: they are
+    // written by a flush of their own, after the fact, and a set deleted meanwhile must not fail the flush.
+    // `applied` is `version=seconds` pairs (`StoredInstance.appliedText`); `report` the latest report without counts.
+    private static let schemaV3 = """
+        CREATE TABLE client_instance (
+            set_name TEXT NOT NULL,
+            id TEXT NOT NULL,
+            first_seen INTEGER NOT NULL,
+            last_seen INTEGER NOT NULL,
+            report BLOB,
+            applied TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (set_name, id)
+        ) WITHOUT ROWID;
+        CREATE INDEX client_instance_by_last_seen ON client_instance (set_name, last_seen);
+
+        CREATE TABLE evaluation_count (
+            set_name TEXT NOT NULL,
+            flag TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            hour INTEGER NOT NULL,
+            count INTEGER NOT NULL CHECK (count >= 0),
+            last_at INTEGER NOT NULL,
+            PRIMARY KEY (set_name, flag, hour, variant)
+        ) WITHOUT ROWID;
+        CREATE INDEX evaluation_count_by_hour ON evaluation_count (hour);
+
+        CREATE TABLE set_setting (
+            set_name TEXT NOT NULL REFERENCES flag_set (name),
+            name TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (set_name, name)
         ) WITHOUT ROWID;
         """
 }

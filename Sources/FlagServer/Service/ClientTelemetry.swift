@@ -1,0 +1,534 @@
+import FlagCore
+import FlagLock
+import Foundation
+import Synchronization
+
+/// What the clients report (docs/telemetry.md): the instance ids this server issues, the reports it accepts, and
+/// the counts it aggregates and flushes to the store.
+///
+/// A shipped SDK key is public, so everything here is bounded: instances per key and in all, flag keys per set
+/// between flushes, and reports per instance, per key and per source address. What a bound drops is counted in
+/// `dropped` for `/metrics`. Reports are taken on a queue of their own and written by a flush every
+/// `flushInterval`, never on the store queue that admin writes (a kill) wait on.
+public final class ClientTelemetry: Sendable {
+    /// The bounds and intervals.
+    public struct Limits: Sendable {
+        /// Instances tracked per SDK key (or admin token) at once.
+        public var instancesPerKey = 20_000
+        /// Instances tracked in all.
+        public var instances = 100_000
+        /// Distinct flag keys aggregated per set between two flushes.
+        public var flagsPerSet = 10_000
+        /// Reports one instance may send at once before it is held to one per `reportInterval`.
+        public var reportBurst = 5.0
+        /// Seconds between reports of one instance, once its burst is spent.
+        public var reportInterval = 5.0
+        /// Reports per second per key, and the burst.
+        public var reportsPerKeyPerSecond = 2_000.0
+        /// Reports per second per source address, and the burst.
+        public var reportsPerAddressPerSecond = 1_000.0
+        /// Source addresses remembered by the rate limiter at once (the oldest are forgotten).
+        public var addresses = 10_000
+        /// Instances written per flush; the rest wait for the next one, so that a flush stays short.
+        public var instancesPerFlush = 2_000
+        /// How long an id stays valid after its connection closed, and an instance listed after its last report.
+        public var expiry: TimeInterval = 600
+        /// How recent a report must be for its instance to count as active (propagation, the gate).
+        public var activeWindow: TimeInterval = 300
+        /// Days of counts kept.
+        public var retentionDays = 90
+
+        /// The defaults of docs/telemetry.md.
+        public init() {}
+    }
+
+    /// Why a report was refused or something was dropped; the raw value is the `reason` label of `/metrics`.
+    public enum DropReason: String, Sendable, CaseIterable {
+        case invalid
+        case unknownInstance = "unknown_instance"
+        case rateLimitedInstance = "rate_limited_instance"
+        case rateLimitedKey = "rate_limited_key"
+        case rateLimitedAddress = "rate_limited_address"
+        case instanceCap = "instance_cap"
+        case flagCap = "flag_cap"
+        case flushFailed = "flush_failed"
+    }
+
+    let store: any FlagStore
+    let clock: ServerClock
+    let limits: Limits
+    let log: @Sendable (String) -> Void
+    /// Reports and flushes run here, one at a time.
+    let queue = DispatchQueue(label: "flagserver.telemetry")
+    private let state = Locked(State())
+    private let dropCounts = Locked([DropReason: Int]())
+    /// Reports accepted, for `/metrics`.
+    let accepted = Atomic<Int>(0)
+
+    /// Telemetry over `store`.
+    public init(
+        store: any FlagStore, clock: ServerClock, limits: Limits = Limits(),
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.clock = clock
+        self.limits = limits
+        self.log = log
+    }
+
+    // MARK: - State
+
+    private struct InstanceKey: Hashable {
+        var set: String
+        var id: String
+    }
+
+    private struct PendingKey: Hashable {
+        var set: String
+        var hour: Int
+    }
+
+    /// An instance this server issued or took a report of.
+    private struct Local {
+        var stored: StoredInstance
+        /// The key (token name) it was issued to, for the per-key cap.
+        var key: String
+        /// Streams of this server it is bound to now.
+        var openStreams = 0
+        /// When a connection of this server last held it.
+        var lastHeld: Date
+        /// Whether it has reported.
+        var reported: Bool
+        var bucket: TokenBucket
+    }
+
+    private struct State {
+        var instances: [InstanceKey: Local] = [:]
+        var perKey: [String: Int] = [:]
+        var keyBuckets: [String: TokenBucket] = [:]
+        var addressBuckets: [String: TokenBucket] = [:]
+        /// Counts since the last flush, by the hour they were taken in: set and hour → flag → variant → count.
+        var pending: [PendingKey: [String: [String: Int]]] = [:]
+        var dirty: Set<InstanceKey> = []
+        /// Ids replaced by a new one (a client reconnected to a server that did not know its id): written as
+        /// expired by the next flush, so that the old id does not linger as an active, lagging instance.
+        var replaced: [StoredInstance] = []
+        var lastPrune = Date.distantPast
+        /// Evaluations reported per set since the server started, for `/metrics`.
+        var evaluations: [String: Int] = [:]
+        /// Active instances per set and applied version (`nil`: none yet), across every server sharing the store,
+        /// as of `gaugeRefreshed`.
+        var clientsByVersion: [String: [Int?: Int]] = [:]
+        var gaugeRefreshed = Date.distantPast
+    }
+
+    // MARK: - Issuing ids
+
+    /// The id for a connection of `key` to `set`: the one the client `presented` when this server knows it (so an
+    /// id survives reconnects), else a new one. `stream` binds it to the connection until `streamClosed`.
+    func issue(set: String, presented: String?, key: String, stream: Bool) -> String {
+        let now = clock.now()
+        return state.withLock { state in
+            if let presented, let known = state.instances[InstanceKey(set: set, id: presented)],
+                isValid(known, now: now)
+            {
+                let instanceKey = InstanceKey(set: set, id: presented)
+                state.instances[instanceKey]?.lastHeld = now
+                if stream { state.instances[instanceKey]?.openStreams += 1 }
+                return presented
+            }
+            guard state.instances.count < limits.instances, state.perKey[key, default: 0] < limits.instancesPerKey
+            else {
+                // Over a cap the connection still gets an id, so the client works, but nothing of it is kept: its
+                // reports are refused as unknown.
+                count(.instanceCap)
+                return Self.newID()
+            }
+            let id = Self.newID()
+            let stored = StoredInstance(set: set, id: id, firstSeen: now, lastSeen: now, report: nil, applied: [:])
+            state.instances[InstanceKey(set: set, id: id)] = Local(
+                stored: stored, key: key, openStreams: stream ? 1 : 0, lastHeld: now, reported: false,
+                bucket: TokenBucket(capacity: limits.reportBurst, perSecond: 1 / limits.reportInterval, now: now))
+            state.perKey[key, default: 0] += 1
+            state.dirty.insert(InstanceKey(set: set, id: id))
+            if let presented, Self.isWellFormed(presented) {
+                // Expired by the next flush; a store that never had it ignores the row's age.
+                state.replaced.append(
+                    StoredInstance(
+                        set: set, id: presented, firstSeen: .distantPast, lastSeen: .distantPast, report: nil,
+                        applied: [:]))
+            }
+            return id
+        }
+    }
+
+    /// A stream bound to the id has closed: the id stays valid `expiry` longer.
+    func streamClosed(set: String, id: String) {
+        let now = clock.now()
+        state.withLock { state in
+            let key = InstanceKey(set: set, id: id)
+            guard state.instances[key] != nil else { return }
+            state.instances[key]?.openStreams -= 1
+            state.instances[key]?.lastHeld = now
+        }
+    }
+
+    /// Whether an instance's id is still worth a report: bound to a connection held now or within `expiry`, or
+    /// reported within `expiry`.
+    private func isValid(_ local: Local, now: Date) -> Bool {
+        local.openStreams > 0 || now.timeIntervalSince(local.lastHeld) <= limits.expiry
+            || now.timeIntervalSince(local.stored.lastSeen) <= limits.expiry
+    }
+
+    /// `in_` and 22 characters of base64url: 128 random bits.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        for _ in 0..<2 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+        let base64 = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return "in_" + base64
+    }
+
+    /// Whether `id` has the shape of an id this server issues.
+    static func isWellFormed(_ id: String) -> Bool {
+        id.utf8.count == 25 && id.hasPrefix("in_")
+            && id.utf8.dropFirst(3).allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "_")
+            }
+    }
+
+    // MARK: - Reports
+
+    /// Why a report was refused, with what to tell the client.
+    struct Refusal: Error {
+        let reason: DropReason
+        let message: String
+        /// Seconds to wait, for a rate limit.
+        var retryAfter: Int?
+    }
+
+    /// Takes a report of `set` from `key` at `address`: checks its instance and the rate limits, keeps its state,
+    /// and adds its counts to the next flush. Runs on `queue` (it may ask the store about an id issued by another
+    /// server sharing it).
+    func accept(_ report: TelemetryReport, set: String, key: String, address: String) throws {
+        let now = clock.now()
+        let host = Self.host(of: address)
+        try state.withLock { state in
+            // Both budgets are checked before either is spent, so a refusal by one costs nothing of the other.
+            var keyBucket =
+                state.keyBuckets[key]
+                ?? TokenBucket(
+                    capacity: limits.reportsPerKeyPerSecond, perSecond: limits.reportsPerKeyPerSecond, now: now)
+            if state.addressBuckets[host] == nil, state.addressBuckets.count >= limits.addresses {
+                state.addressBuckets = state.addressBuckets.filter { !$0.value.isFull(now: now) }
+                if state.addressBuckets.count >= limits.addresses { state.addressBuckets = [:] }
+            }
+            var addressBucket =
+                state.addressBuckets[host]
+                ?? TokenBucket(
+                    capacity: limits.reportsPerAddressPerSecond, perSecond: limits.reportsPerAddressPerSecond, now: now)
+            guard keyBucket.take(now: now) else {
+                throw refuse(.rateLimitedKey, "this key sent more than its reports per second", retryAfter: 1)
+            }
+            guard addressBucket.take(now: now) else {
+                throw refuse(.rateLimitedAddress, "this address sent more than its reports per second", retryAfter: 1)
+            }
+            state.keyBuckets[key] = keyBucket
+            state.addressBuckets[host] = addressBucket
+        }
+        let instanceKey = InstanceKey(set: set, id: report.instance)
+        if state.withLock({ $0.instances[instanceKey] == nil }) { try adopt(instanceKey, key: key, now: now) }
+        try state.withLock { state in
+            guard var local = state.instances[instanceKey], isValid(local, now: now) else {
+                throw refuse(
+                    .unknownInstance,
+                    "instance \"\(report.instance)\" was not issued to a connection of this server in the last "
+                        + "\(Int(limits.expiry / 60)) minutes: reconnect the stream (or poll) for a new id")
+            }
+            guard local.bucket.take(now: now) else {
+                let wait = Int(local.bucket.secondsUntilNext(now: now).rounded(.up))
+                throw refuse(
+                    .rateLimitedInstance,
+                    "instance \"\(report.instance)\" reports too often: at most \(Int(limits.reportBurst)) at once, "
+                        + "then one every \(Int(limits.reportInterval)) s",
+                    retryAfter: max(1, wait))
+            }
+            var kept = report
+            kept.counts = [:]
+            local.stored.report = kept.encoded()
+            local.stored.lastSeen = now
+            local.reported = true
+            if let version = report.version, local.stored.applied[version] == nil,
+                version > (local.stored.applied.keys.max() ?? 0)
+            {
+                local.stored.applied[version] = now
+                while local.stored.applied.count > StoredInstance.appliedLimit,
+                    let oldest = local.stored.applied.keys.min()
+                {
+                    local.stored.applied[oldest] = nil
+                }
+            }
+            state.instances[instanceKey] = local
+            state.dirty.insert(instanceKey)
+            add(report.counts, set: set, at: now, into: &state)
+            let evaluations = report.counts.values.reduce(0) { total, variants in
+                variants.values.reduce(total) { total, reasons in reasons.values.reduce(total, +) }
+            }
+            state.evaluations[set, default: 0] += evaluations
+        }
+        accepted.add(1, ordering: .relaxed)
+    }
+
+    /// Makes an instance another server issued known here, if the store has it (seen within `expiry`).
+    private func adopt(_ instanceKey: InstanceKey, key: String, now: Date) throws {
+        let stored: StoredInstance?
+        do {
+            stored = try store.instance(
+                set: instanceKey.set, id: instanceKey.id, seenSince: now.addingTimeInterval(-limits.expiry))
+        } catch {
+            // The store may be down: the report is refused, and the client keeps its counts for the next try.
+            throw refuse(.unknownInstance, "instance \"\(instanceKey.id)\" could not be checked now: \(error)")
+        }
+        guard let stored else { return }
+        state.withLock { state in
+            guard state.instances[instanceKey] == nil, state.instances.count < limits.instances,
+                state.perKey[key, default: 0] < limits.instancesPerKey
+            else { return }
+            state.instances[instanceKey] = Local(
+                stored: stored, key: key, lastHeld: .distantPast, reported: stored.report != nil,
+                bucket: TokenBucket(capacity: limits.reportBurst, perSecond: 1 / limits.reportInterval, now: now))
+            state.perKey[key, default: 0] += 1
+        }
+    }
+
+    /// Adds counts of `set` taken at `time` to the next flush, dropping flag keys beyond `flagsPerSet` (per set
+    /// and hour).
+    private func add(_ counts: TelemetryReport.Counts, set: String, at time: Date, into state: inout State) {
+        guard !counts.isEmpty else { return }
+        let key = PendingKey(set: set, hour: Self.hour(of: time))
+        var pending = state.pending.removeValue(forKey: key) ?? [:]
+        for (flag, variants) in counts {
+            if pending[flag] == nil && pending.count >= limits.flagsPerSet {
+                count(.flagCap)
+                continue
+            }
+            for (variant, reasons) in variants {
+                let total = reasons.values.reduce(0, +)
+                if total > 0 { pending[flag, default: [:]][variant, default: 0] += total }
+            }
+        }
+        state.pending[key] = pending
+    }
+
+    /// Counts evaluations the server made itself (OFREP, the admin API's evaluate): `flag` → `variant` → count.
+    func countServerEvaluations(set: String, _ counts: [String: [String: Int]]) {
+        let now = clock.now()
+        state.withLock { state in
+            add(counts.mapValues { $0.mapValues { ["SERVER": $0] } }, set: set, at: now, into: &state)
+        }
+    }
+
+    private func refuse(_ reason: DropReason, _ message: String, retryAfter: Int? = nil) -> Refusal {
+        count(reason)
+        return Refusal(reason: reason, message: message, retryAfter: retryAfter)
+    }
+
+    /// Counts something dropped.
+    func count(_ reason: DropReason) {
+        dropCounts.withLock { $0[reason, default: 0] += 1 }
+    }
+
+    /// What was dropped so far, by reason, for `/metrics`.
+    var dropped: [DropReason: Int] { dropCounts.withLock { $0 } }
+
+    /// The address without its port: `127.0.0.1:53142` → `127.0.0.1`, `[::1]:53142` → `::1`.
+    static func host(of address: String) -> String {
+        if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
+            return String(address[address.index(after: address.startIndex)..<end])
+        }
+        if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
+            return String(address[..<colon])
+        }
+        return address
+    }
+
+    // MARK: - Flushing
+
+    /// Writes what changed since the last flush to the store; on a failure the counts are kept for the next one
+    /// (bounded as before), and the failure is logged and counted. Forgets instances that expired, and prunes the
+    /// store's old counts and instances once an hour.
+    func flush() {
+        let now = clock.now()
+        let batch = state.withLock { state -> TelemetryBatch in
+            var batch = TelemetryBatch(instances: state.replaced)
+            state.replaced = []
+            for key in state.dirty.prefix(limits.instancesPerFlush) {
+                state.dirty.remove(key)
+                if let local = state.instances[key] { batch.instances.append(local.stored) }
+            }
+            for (key, flags) in state.pending {
+                for (flag, variants) in flags {
+                    for (variant, count) in variants {
+                        batch.counts.append(
+                            UsageCount(
+                                set: key.set, flag: flag, variant: variant, hour: key.hour, count: count,
+                                lastAt: min(now, Date(timeIntervalSince1970: Double(key.hour + 1) * 3600))))
+                    }
+                }
+            }
+            state.pending = [:]
+            for (key, local) in state.instances where !isValid(local, now: now) {
+                state.instances[key] = nil
+                state.perKey[local.key, default: 1] -= 1
+                if state.perKey[local.key] == 0 { state.perKey[local.key] = nil }
+            }
+            return batch
+        }
+        do {
+            try store.recordTelemetry(batch)
+        } catch {
+            count(.flushFailed)
+            log("writing telemetry to the store failed (kept for the next flush): \(error)")
+            state.withLock { state in
+                for count in batch.counts {
+                    let time = Date(timeIntervalSince1970: Double(count.hour) * 3600)
+                    add([count.flag: [count.variant: ["": count.count]]], set: count.set, at: time, into: &state)
+                }
+                for instance in batch.instances {
+                    let key = InstanceKey(set: instance.set, id: instance.id)
+                    if state.instances[key] != nil { state.dirty.insert(key) }
+                }
+            }
+            return
+        }
+        let prune = state.withLock { state in
+            guard now.timeIntervalSince(state.lastPrune) >= 3600 else { return false }
+            state.lastPrune = now
+            return true
+        }
+        if prune {
+            do {
+                try store.pruneTelemetry(
+                    countsBefore: Self.hour(of: now) - limits.retentionDays * 24,
+                    instancesBefore: now.addingTimeInterval(-limits.expiry))
+            } catch {
+                log("pruning old telemetry failed: \(error)")
+            }
+        }
+    }
+
+    /// Whole hours since 1970 (UTC).
+    static func hour(of date: Date) -> Int {
+        Int((date.timeIntervalSince1970 / 3600).rounded(.down))
+    }
+
+    // MARK: - Reading
+
+    /// A reported instance, as the admin routes show it.
+    struct Instance {
+        let stored: StoredInstance
+        let report: TelemetryReport
+    }
+
+    /// The set's instances that reported within `within` seconds, on any server sharing the store; this server's
+    /// own reports are flushed first, so that what it took is in the answer.
+    func instances(set: String, within: TimeInterval) throws -> [Instance] {
+        queue.sync { flush() }
+        let since = clock.now().addingTimeInterval(-within)
+        return try store.instances(set: set, seenSince: since).compactMap { stored in
+            guard let bytes = stored.report, let report = try? TelemetryReport.decode(bytes) else { return nil }
+            return Instance(stored: stored, report: report)
+        }
+    }
+
+    /// Connections to `set` this server holds whose client has not reported: SDKs from before telemetry, or
+    /// telemetry turned off.
+    func silentConnections(set: String) -> Int {
+        state.withLock { state in
+            state.instances.reduce(0) { count, entry in
+                count + (entry.key.set == set && entry.value.openStreams > 0 && !entry.value.reported ? 1 : 0)
+            }
+        }
+    }
+
+    /// Instances tracked by this server now, for `/metrics`.
+    var trackedInstances: Int { state.withLock { $0.instances.count } }
+
+    /// Evaluations reported per set since the server started, for `/metrics`.
+    var evaluations: [String: Int] { state.withLock { $0.evaluations } }
+
+    /// Active instances per set and applied version, for `/metrics`'s `flagserver_clients`.
+    var clientsByVersion: [String: [Int?: Int]] { state.withLock { $0.clientsByVersion } }
+
+    /// Reads the active instances of `sets` from the store for `clientsByVersion`, at most every 10 s (the store
+    /// is shared, so every server shows the same figures). Runs on `queue`, after a flush.
+    func refreshClientGauge(sets: [String]) {
+        let now = clock.now()
+        guard state.withLock({ now.timeIntervalSince($0.gaugeRefreshed) >= 10 }) else { return }
+        var gauge: [String: [Int?: Int]] = [:]
+        do {
+            for set in sets {
+                let since = now.addingTimeInterval(-limits.activeWindow)
+                for stored in try store.instances(set: set, seenSince: since) {
+                    guard let bytes = stored.report, let report = try? TelemetryReport.decode(bytes) else { continue }
+                    gauge[set, default: [:]][report.version, default: 0] += 1
+                }
+            }
+        } catch {
+            log("reading client instances for /metrics failed: \(error)")
+            return
+        }
+        state.withLock { state in
+            state.clientsByVersion = gauge
+            state.gaugeRefreshed = now
+        }
+    }
+}
+
+/// A token bucket: `capacity` at once, refilled at `perSecond`.
+struct TokenBucket: Sendable {
+    let capacity: Double
+    let perSecond: Double
+    private var tokens: Double
+    private var updated: Date
+
+    init(capacity: Double, perSecond: Double, now: Date) {
+        self.capacity = capacity
+        self.perSecond = perSecond
+        self.tokens = capacity
+        self.updated = now
+    }
+
+    private mutating func refill(now: Date) {
+        let elapsed = max(0, now.timeIntervalSince(updated))
+        tokens = min(capacity, tokens + elapsed * perSecond)
+        updated = now
+    }
+
+    /// Takes one token if there is one.
+    mutating func take(now: Date) -> Bool {
+        refill(now: now)
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    /// Seconds until a token is there.
+    func secondsUntilNext(now: Date) -> Double {
+        let elapsed = max(0, now.timeIntervalSince(updated))
+        let have = min(capacity, tokens + elapsed * perSecond)
+        return have >= 1 ? 0 : (1 - have) / perSecond
+    }
+
+    /// Whether the bucket is full again (its owner may be forgotten).
+    func isFull(now: Date) -> Bool {
+        secondsUntilNext(now: now) == 0
+            && min(capacity, tokens + max(0, now.timeIntervalSince(updated)) * perSecond)
+                >= capacity
+    }
+}

@@ -1,0 +1,116 @@
+import FlagCore
+import Foundation
+import Testing
+
+@testable import FlagServer
+
+/// `ClientTelemetry`'s bounds, on its own over an in-memory store: a flood of instances or of flag names cannot
+/// grow memory without bound, and what a bound drops is counted.
+@Suite("Telemetry: caps, rate limits and flushes")
+struct ClientTelemetryTests {
+    static func telemetry(_ configure: (inout ClientTelemetry.Limits) -> Void = { _ in }) -> (
+        ClientTelemetry, TestClock, InMemoryFlagStore
+    ) {
+        var limits = ClientTelemetry.Limits()
+        configure(&limits)
+        let clock = TestClock()
+        let store = InMemoryFlagStore()
+        return (ClientTelemetry(store: store, clock: clock.clock, limits: limits), clock, store)
+    }
+
+    static func report(_ id: String, counts: TelemetryReport.Counts = [:]) -> TelemetryReport {
+        TelemetryReport(instance: id, sdk: .init(name: "FlagClient", version: "2.0.0"), version: 1, counts: counts)
+    }
+
+    @Test func instancesPerKeyAndInAllAreCapped() throws {
+        let (telemetry, _, _) = Self.telemetry {
+            $0.instancesPerKey = 2
+            $0.instances = 3
+        }
+        let ids = (0..<3).map { _ in telemetry.issue(set: "s", presented: nil, key: "app", stream: true) }
+        #expect(telemetry.trackedInstances == 2)
+        #expect(telemetry.dropped[.instanceCap] == 1)
+        try telemetry.accept(Self.report(ids[0]), set: "s", key: "app", address: "10.0.0.1:1")
+        #expect(throws: ClientTelemetry.Refusal.self) {
+            try telemetry.accept(Self.report(ids[2]), set: "s", key: "app", address: "10.0.0.1:1")
+        }
+        _ = telemetry.issue(set: "s", presented: nil, key: "other", stream: true)
+        _ = telemetry.issue(set: "s", presented: nil, key: "other", stream: true)
+        #expect(telemetry.trackedInstances == 3)
+        #expect(telemetry.dropped[.instanceCap] == 2)
+    }
+
+    @Test func flagKeysPerSetAreCappedBetweenFlushes() throws {
+        let (telemetry, _, store) = Self.telemetry { $0.flagsPerSet = 100 }
+        let id = telemetry.issue(set: "s", presented: nil, key: "app", stream: true)
+        var counts: TelemetryReport.Counts = [:]
+        for index in 0..<150 { counts["flag-\(index)"] = ["": ["STATIC": 1]] }
+        try telemetry.accept(Self.report(id, counts: counts), set: "s", key: "app", address: "a:1")
+        telemetry.flush()
+        let stored = try store.usage(set: "s", flag: nil, fromHour: 0)
+        #expect(stored.count == 100)
+        #expect(telemetry.dropped[.flagCap] == 50)
+        #expect(telemetry.evaluations["s"] == 150)
+    }
+
+    @Test func everyKeyAndAddressHasABudget() throws {
+        let (telemetry, clock, _) = Self.telemetry {
+            $0.reportsPerKeyPerSecond = 3
+            $0.reportsPerAddressPerSecond = 2
+        }
+        let ids = (0..<4).map { _ in telemetry.issue(set: "s", presented: nil, key: "app", stream: true) }
+        try telemetry.accept(Self.report(ids[0]), set: "s", key: "app", address: "10.0.0.1:1")
+        try telemetry.accept(Self.report(ids[1]), set: "s", key: "app", address: "10.0.0.1:2")
+        #expect(throws: ClientTelemetry.Refusal.self) {
+            try telemetry.accept(Self.report(ids[2]), set: "s", key: "app", address: "10.0.0.1:3")
+        }
+        #expect(telemetry.dropped[.rateLimitedAddress] == 1)
+        try telemetry.accept(Self.report(ids[2]), set: "s", key: "app", address: "10.0.0.2:1")
+        #expect(throws: ClientTelemetry.Refusal.self) {
+            try telemetry.accept(Self.report(ids[3]), set: "s", key: "app", address: "10.0.0.3:1")
+        }
+        #expect(telemetry.dropped[.rateLimitedKey] == 1)
+        clock.advance(seconds: 1)
+        try telemetry.accept(Self.report(ids[3]), set: "s", key: "app", address: "10.0.0.3:1")
+    }
+
+    @Test func aFailedFlushKeepsTheCountsForTheNext() throws {
+        let clock = TestClock()
+        let store = try SQLiteFlagStore.inMemory()
+        let telemetry = ClientTelemetry(store: store, clock: clock.clock)
+        let id = telemetry.issue(set: "s", presented: nil, key: "app", stream: true)
+        try telemetry.accept(Self.report(id, counts: ["f": ["on": ["R": 2]]]), set: "s", key: "app", address: "a:1")
+        // The table out of the way, the flush fails as with a store that went down.
+        try store.database.write { try $0.execute("ALTER TABLE evaluation_count RENAME TO away") }
+        telemetry.flush()
+        #expect(telemetry.dropped[.flushFailed] == 1)
+        try store.database.write { try $0.execute("ALTER TABLE away RENAME TO evaluation_count") }
+        telemetry.flush()
+        #expect(try store.usage(set: "s", flag: "f", fromHour: 0).map(\.count) == [2])
+        #expect(try store.instances(set: "s", seenSince: .distantPast).map(\.id) == [id])
+    }
+
+    @Test func anInstanceFromAnotherServerIsKnownThroughTheStore() throws {
+        let clock = TestClock()
+        let store = InMemoryFlagStore()
+        let issuing = ClientTelemetry(store: store, clock: clock.clock)
+        let other = ClientTelemetry(store: store, clock: clock.clock)
+        let id = issuing.issue(set: "s", presented: nil, key: "app", stream: true)
+        issuing.flush()
+        try other.accept(Self.report(id), set: "s", key: "app", address: "a:1")
+        #expect(throws: ClientTelemetry.Refusal.self) {
+            try other.accept(Self.report("in_CCCCCCCCCCCCCCCCCCCCCC"), set: "s", key: "app", address: "a:1")
+        }
+        // A client that reconnects to the other server with its id gets a new one there; the old id is expired.
+        let renewed = other.issue(set: "s", presented: id, key: "app", stream: true)
+        #expect(renewed == id)
+        let fresh = other.issue(set: "s", presented: "in_DDDDDDDDDDDDDDDDDDDDDD", key: "app", stream: true)
+        #expect(fresh != "in_DDDDDDDDDDDDDDDDDDDDDD")
+    }
+
+    @Test func hostsAreReadWithoutTheirPort() {
+        #expect(ClientTelemetry.host(of: "127.0.0.1:53142") == "127.0.0.1")
+        #expect(ClientTelemetry.host(of: "[::1]:53142") == "::1")
+        #expect(ClientTelemetry.host(of: "") == "")
+    }
+}
