@@ -5,13 +5,17 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// An HTTP request of the refresh loop.
+/// An HTTP request of the refresh loop or the telemetry reporter.
 struct TransportRequest: Sendable, Equatable {
     var url: URL
     /// Header fields; the SDK key is among them and must never be logged.
     var headers: [String: String]
     /// Seconds without data after which the request fails.
     var timeout: Double
+    /// `GET`, or `POST` for a telemetry report.
+    var method = "GET"
+    /// The request's body; `nil` for none.
+    var body: [UInt8]?
 }
 
 /// A response's status and header fields (names lower-cased).
@@ -42,7 +46,7 @@ enum StreamPart: Sendable, Equatable {
     case bytes([UInt8])
 }
 
-/// How the refresh loop talks HTTP; URLSession in the app, a scripted double in tests.
+/// How the refresh loop and the telemetry reporter talk HTTP; URLSession in the app, a scripted double in tests.
 protocol FlagTransport: Sendable {
     /// Sends a request and returns the whole response.
     func fetch(_ request: TransportRequest) async throws -> (head: TransportHead, body: [UInt8])
@@ -103,6 +107,8 @@ struct URLSessionTransport: FlagTransport {
     private static func urlRequest(_ request: TransportRequest) -> URLRequest {
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData)
         urlRequest.timeoutInterval = request.timeout
+        urlRequest.httpMethod = request.method
+        if let body = request.body { urlRequest.httpBody = Data(body) }
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         return urlRequest
     }
