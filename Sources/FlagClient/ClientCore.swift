@@ -18,6 +18,10 @@ final class ClientCore: Sendable {
     let cache: FlagCache?
     let overrides: OverrideStore?
     let logger: (@Sendable (FlagClientLogMessage) -> Void)?
+    /// Reports to the server what the client did; `nil` with telemetry or refresh off.
+    let telemetry: TelemetryReporter?
+    /// Where sessions count their evaluations; `nil` when nothing is reported.
+    let counter: EvaluationCounter?
     private let current: Locked<Current>
     private let sessions = Locked<[ObjectIdentifier: OpenSession]>([:])
     private let subscribers = Locked<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
@@ -27,7 +31,7 @@ final class ClientCore: Sendable {
     init(
         setName: String, sessionTTL: Double, dependencies: ClientDependencies, cache: FlagCache?,
         overrides: OverrideStore?, logger: (@Sendable (FlagClientLogMessage) -> Void)?,
-        source: (any EvaluationSource)?, state: ClientState
+        telemetry: TelemetryReporter?, source: (any EvaluationSource)?, state: ClientState
     ) {
         self.setName = setName
         self.sessionTTL = sessionTTL
@@ -35,6 +39,8 @@ final class ClientCore: Sendable {
         self.cache = cache
         self.overrides = overrides
         self.logger = logger
+        self.telemetry = telemetry
+        self.counter = telemetry?.counter
         self.current = Locked(Current(source: source, state: state))
     }
 
@@ -77,6 +83,9 @@ final class ClientCore: Sendable {
             let before = old?.killed ?? [:]
             let newlyKilled = killed.filter { before[$0.key] == nil }
             if !newlyKilled.isEmpty { applyKills(newlyKilled, version: source.version) }
+        }
+        if let source, old?.version != source.version {
+            telemetry?.versionApplied(source.version, at: dependencies.now())
         }
         if changed {
             let update = FlagClientUpdate(state: state, version: (source ?? old)?.version)

@@ -1,3 +1,4 @@
+import FlagCore
 import Foundation
 
 extension FlagClient {
@@ -36,6 +37,12 @@ extension FlagClient {
         public var bootstrap: [UInt8]?
         /// Receives the client's log messages; none is printed when `nil`.
         public var logger: (@Sendable (FlagClientLogMessage) -> Void)?
+        /// Whether evaluations are counted and reported to the server, and how often: `.every(seconds: 60)` by
+        /// default, `.off` to count and send nothing. With `refresh = .off` nothing is reported either.
+        public var telemetry: TelemetryMode = .every(seconds: 60)
+        /// The app's name and version in reports: from the main bundle's `CFBundleName` and
+        /// `CFBundleShortVersionString` when it has both, else `nil` (the report then names no app).
+        public var app: TelemetryReport.Software? = FlagClient.app(infoDictionary: Bundle.main.infoDictionary)
 
         /// A configuration with the defaults above.
         public init(server: URL, set: String, sdkKey: String, cacheDirectory: URL?) {
@@ -51,7 +58,7 @@ extension FlagClient {
 struct ClientDependencies: Sendable {
     /// The current time (before the server-clock correction).
     var now: @Sendable () -> Date
-    /// A number in [0, 1) for the backoff jitter.
+    /// A number in [0, 1) for the backoff's and the telemetry reports' jitter.
     var random: @Sendable () -> Double
     /// Waits `seconds`; throws when the task is cancelled.
     var sleep: @Sendable (Double) async throws -> Void

@@ -15,7 +15,8 @@ public final class FlagClient: Sendable {
     /// The configuration the client was created with.
     public let configuration: Configuration
     let core: ClientCore
-    private let refresh: Locked<Task<Void, Never>?>
+    /// The refresh loop and the telemetry reporter's loop, cancelled together.
+    private let tasks: Locked<[Task<Void, Never>]>
 
     /// Creates a client: reads the cache (or seeds it from the bootstrap document) synchronously, then starts
     /// refreshing in the background. Throws only for a configuration that cannot work (a bad set name or URL);
@@ -56,24 +57,36 @@ public final class FlagClient: Sendable {
             overrides = OverrideStore.load(
                 file: configuration.overridesFile, environment: configuration.environment, api: api, log: log)
         }
+        // No refresh, no instance id: nothing could be reported, so nothing is counted.
+        var telemetry: TelemetryReporter?
+        if let period = configuration.telemetry.period, configuration.refresh != .off {
+            telemetry = TelemetryReporter(
+                configuration: configuration, period: period, dependencies: dependencies,
+                applied: source.map { ($0.version, now) })
+        }
         core = ClientCore(
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
-            cache: cache, overrides: overrides, logger: logger, source: source, state: state)
+            cache: cache, overrides: overrides, logger: logger, telemetry: telemetry, source: source, state: state)
         let refresher = Refresher(core: core, configuration: configuration, cached: cached, model: model)
-        refresh = Locked(Task.detached(priority: .utility) { await refresher.run() })
+        var tasks = [Task.detached(priority: .utility) { await refresher.run() }]
+        if let telemetry { tasks.append(Task.detached(priority: .utility) { await telemetry.run() }) }
+        self.tasks = Locked(tasks)
     }
 
     deinit {
-        refresh.withLock { $0?.cancel() }
+        tasks.withLock { tasks in
+            for task in tasks { task.cancel() }
+        }
         core.finishSubscribers()
     }
 
-    /// Stops refreshing (the values in use stay) and waits for the persisted sessions' pending writes, so that a
-    /// client created next on the same cache directory resumes them; `deinit` stops refreshing too.
+    /// Stops refreshing and reporting (the values in use stay; counts not yet reported are not sent) and waits for
+    /// the persisted sessions' pending writes, so that a client created next on the same cache directory resumes
+    /// them; `deinit` stops refreshing and reporting too.
     public func shutdown() {
-        refresh.withLock { task in
-            task?.cancel()
-            task = nil
+        tasks.withLock { tasks in
+            for task in tasks { task.cancel() }
+            tasks = []
         }
         core.finishSubscribers()
         core.flushPersistence()

@@ -13,6 +13,9 @@ actor Refresher {
     private var model: FlagSet?
     private var etag: String?
     private var lastEventID: String?
+    /// The instance id the server last issued (`Flagstaff-Instance`), sent back when opening a stream or polling so
+    /// that the id survives reconnects.
+    private var instance: String?
     private var wasLive = false
     /// The cached document read at launch, decoded in full here rather than on the caller's thread.
     private var pendingCached: [UInt8]?
@@ -176,6 +179,7 @@ actor Refresher {
             headers["Accept"] = "application/json"
             if let etag, model != nil { headers["If-None-Match"] = etag }
         }
+        if let instance { headers["Flagstaff-Instance"] = instance }
         // A stream hears a heartbeat every 15 s: three missed mean the connection is dead.
         return TransportRequest(url: url, headers: headers, timeout: stream ? 45 : Double(wait) + 15)
     }
@@ -183,6 +187,10 @@ actor Refresher {
     func observe(_ head: TransportHead) {
         if let text = head["date"], let date = parseHTTPDate(text) {
             core.observeServerDate(date, localNow: core.dependencies.now())
+        }
+        if let id = head.issuedInstance {
+            instance = id
+            core.telemetry?.instanceIssued(id)
         }
     }
 

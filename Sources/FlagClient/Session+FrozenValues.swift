@@ -7,6 +7,10 @@ import FlagCore
 /// first are the smallest).
 struct FrozenValues: Sendable {
     private var evaluations: [Evaluation?] = []
+    /// Slots whose kill value the session has not read yet, when evaluations are counted: the first read of a kill
+    /// value counts as an evaluation (`DISABLED`), though no evaluation runs. Empty in all but a session a kill just
+    /// reached, so that a frozen read pays one emptiness check for it.
+    private var unreadKills: Set<Int> = []
 
     /// The persisted evaluations of a resumed session, by flag name.
     init(_ details: [String: EvaluationDetail<JSONValue>]) {
@@ -47,6 +51,17 @@ struct FrozenValues: Sendable {
     func value(at slot: Int, default fallback: JSONValue) -> JSONValue? {
         guard slot < evaluations.count, evaluations[slot] != nil else { return nil }
         return evaluations[slot]?.served ?? fallback
+    }
+
+    /// Marks `slot`, just filled by a kill, as not read since.
+    mutating func markUnreadKill(at slot: Int) {
+        unreadKills.insert(slot)
+    }
+
+    /// Whether this read of `slot` is the first of the kill value a kill put there; clears the mark.
+    @inline(__always)
+    mutating func isFirstReadOfKill(at slot: Int) -> Bool {
+        !unreadKills.isEmpty && unreadKills.remove(slot) != nil
     }
 
     /// How many flags are frozen.

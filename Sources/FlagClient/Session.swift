@@ -47,10 +47,17 @@ public final class FlagSession: FeatureFlags, Sendable {
 
     /// The flag's value with the reason, the variant or rule that decided, any error code and the set version.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
-        if let overrides = core.overrides, let overridden = overrides.detail(for: key) { return overridden }
+        if let overrides = core.overrides, let overridden = overrides.detail(for: key) {
+            // Not frozen: each read of an overridden flag is an evaluation the app made, counted as such.
+            core.counter?.count(key.name, slot: key.slot, variant: nil, reason: .override)
+            return overridden
+        }
         let evaluation = frozen.withLock { values in
-            values[key.slot]
-                ?? freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, in: &values)
+            guard let frozen = values[key.slot] else {
+                return freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, in: &values)
+            }
+            if values.isFirstReadOfKill(at: key.slot) { countKillRead(frozen, key: key.name, slot: key.slot) }
+            return frozen
         }
         if !key.isPrimitive { return decoded(evaluation, key) }
         return key.typed(evaluation.detail(default: key.defaultJSON))
@@ -77,7 +84,12 @@ public final class FlagSession: FeatureFlags, Sendable {
         if let overrides = core.overrides, overrides.isActive { return nil }
         return frozen.withLock { values in
             // Only the value is copied out, so that a frozen read copies no other field of the evaluation.
-            if let frozen = values.value(at: slot, default: fallback) { return frozen }
+            if let frozen = values.value(at: slot, default: fallback) {
+                if values.isFirstReadOfKill(at: slot), let killed = values[slot] {
+                    countKillRead(killed, key: handle.key, slot: slot)
+                }
+                return frozen
+            }
             return freeze(handle, slot: slot, type: type, default: fallback, in: &values).served ?? fallback
         }
     }
@@ -90,28 +102,38 @@ public final class FlagSession: FeatureFlags, Sendable {
         _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, in values: inout FrozenValues
     ) -> Evaluation {
         let (source, skew) = core.sourceAndSkew()
-        guard let source else {
-            values[slot] = .notReady
-            return .notReady
+        let evaluation: Evaluation
+        if let source {
+            // The clock is read only for a flag whose value can depend on the time.
+            evaluation = source.evaluation(handle, type: type, context: context) {
+                self.core.dependencies.now().addingTimeInterval(skew)
+            }
+            // Queued in lock order, so that a persisted session's writes follow its values' order.
+            if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
+        } else {
+            evaluation = .notReady
         }
-        // The clock is read only for a flag whose value can depend on the time.
-        let evaluation = source.evaluation(handle, type: type, context: context) {
-            self.core.dependencies.now().addingTimeInterval(skew)
-        }
-        // Queued in lock order, so that a persisted session's writes follow its values' order.
-        if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
+        core.counter?.count(handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason)
         values[slot] = evaluation
         return evaluation
+    }
+
+    /// Counts the session's first read of the kill value a kill put in `slot`: the kill changed what the session
+    /// serves, so the read is an evaluation, though nothing was evaluated.
+    private func countKillRead(_ killed: Evaluation, key: String, slot: Int) {
+        core.counter?.count(key, slot: slot, variant: killed.variant, reason: killed.reason)
     }
 
     /// Replaces the values of flags killed in a new set (read or not yet read) in an open session by their kill
     /// values.
     static func applyKills(_ killed: [Kill], version: Int, to session: OpenSession, core: ClientCore) {
         var changed: [(key: String, detail: EvaluationDetail<JSONValue>)] = []
+        let counting = core.counter != nil
         session.frozen.withLock { values in
             for kill in killed where values[kill.slot]?.killed != true {
                 let evaluation = Evaluation.kill(kill.value, version: version)
                 values[kill.slot] = evaluation
+                if counting { values.markUnreadKill(at: kill.slot) }
                 changed.append((kill.name, evaluation.detail(default: kill.value)))
             }
         }

@@ -63,6 +63,8 @@ enum Chaos {
         configuration.refresh = refresh
         configuration.environment = [:]
         configuration.logger = logs?.logger
+        // `sleeps` records the refresh loop's delays; the telemetry reporter would add its own.
+        configuration.telemetry = .off
         configure(&configuration)
         let dependencies = ClientDependencies(
             now: { Date() }, random: { 0.5 },

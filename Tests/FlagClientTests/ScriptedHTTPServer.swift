@@ -16,6 +16,8 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         var method: String
         var path: String
         var headers: [String: String]
+        /// The body a `Content-Length` announced (a telemetry report); empty for none.
+        var body: [UInt8] = []
     }
 
     struct Response: Sendable {
@@ -124,7 +126,15 @@ final class ScriptedHTTPServer: @unchecked Sendable {
                 guard count > 0 else { return }
                 buffer += chunk[0..<count]
             }
-            guard let request = parse(&buffer) else { return }
+            guard var request = parse(&buffer) else { return }
+            let length = request.headers["content-length"].flatMap { Int($0) } ?? 0
+            while buffer.count < length {
+                let count = read(fd, &chunk, chunk.count)
+                guard count > 0 else { return }
+                buffer += chunk[0..<count]
+            }
+            request.body = Array(buffer[..<length])
+            buffer.removeFirst(length)
             lock.lock()
             requests.append(request)
             lock.unlock()

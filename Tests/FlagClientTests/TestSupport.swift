@@ -106,23 +106,26 @@ final class LogSink: Sendable {
     }
 }
 
-/// A client with test doubles for time, randomness, sleep and transport.
+/// A client with test doubles for time, randomness, sleep and transport, and telemetry off. With `virtualTime`, sleeps go through it
+/// (and `clock` should be its clock); without, each records its seconds in `sleeps` and waits 2 ms.
 func makeClient(
     directory: URL?, transport: any FlagTransport, clock: TestClock = TestClock(), refresh: RefreshMode = .stream,
-    sleeps: Locked<[Double]>? = nil, random: Double = 0.5,
+    sleeps: Locked<[Double]>? = nil, random: Double = 0.5, virtualTime: VirtualTime? = nil,
     configure: (inout FlagClient.Configuration) -> Void = { _ in }
 ) throws -> FlagClient {
     var configuration = FlagClient.Configuration(
         server: URL(string: "http://flags.test")!, set: "ios-prod", sdkKey: "sdk-secret", cacheDirectory: directory)
     configuration.refresh = refresh
     configuration.environment = [:]
+    // Reports share the sleep with the refresh loop; the tests that want them turn them on.
+    configuration.telemetry = .off
     configure(&configuration)
+    let recordingSleep: @Sendable (Double) async throws -> Void = { seconds in
+        sleeps?.withLock { $0.append(seconds) }
+        try await Task.sleep(nanoseconds: 2_000_000)
+    }
     let dependencies = ClientDependencies(
-        now: { clock.now }, random: { random },
-        sleep: { seconds in
-            sleeps?.withLock { $0.append(seconds) }
-            try await Task.sleep(nanoseconds: 2_000_000)
-        }, transport: transport)
+        now: { clock.now }, random: { random }, sleep: virtualTime?.sleep ?? recordingSleep, transport: transport)
     return try FlagClient(configuration: configuration, dependencies: dependencies)
 }
 
