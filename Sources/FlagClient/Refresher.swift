@@ -14,8 +14,10 @@ actor Refresher {
     private var etag: String?
     private var lastEventID: String?
     /// The instance id the server last issued (`Flagstaff-Instance`), sent back when opening a stream or polling so
-    /// that the id survives reconnects.
-    private var instance: String?
+    /// that the id survives reconnects; `new` asks for a first one (a poll without the header gets none, as pollers
+    /// from before telemetry do). Sent with telemetry off too: the server then counts a connection that does not
+    /// report, rather than none.
+    private var instance = "new"
     private var wasLive = false
     /// The cached document read at launch, decoded in full here rather than on the caller's thread.
     private var pendingCached: [UInt8]?
@@ -179,7 +181,7 @@ actor Refresher {
             headers["Accept"] = "application/json"
             if let etag, model != nil { headers["If-None-Match"] = etag }
         }
-        if let instance { headers["Flagstaff-Instance"] = instance }
+        headers["Flagstaff-Instance"] = instance
         // A stream hears a heartbeat every 15 s: three missed mean the connection is dead.
         return TransportRequest(url: url, headers: headers, timeout: stream ? 45 : Double(wait) + 15)
     }
