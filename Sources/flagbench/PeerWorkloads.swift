@@ -58,7 +58,8 @@ func suiteFlagSet() -> FlagSet {
     return FlagSet(name: "suite", version: 1, flags: [suiteFlagKey: flag])
 }
 
-/// A server address that is never contacted: refresh is off in every suite client (port 9 is discard).
+/// A server address that answers nothing: refresh is off in every suite client (port 9 is discard), except with
+/// `--counting` (`configureRefresh`).
 private func suiteServer() -> URL {
     guard let url = URL(string: "http://127.0.0.1:9") else { suiteFail("the placeholder server URL did not parse") }
     return url
@@ -86,7 +87,7 @@ func benchmarkSuiteEvaluation(units: Int, runs: Int, results: String?) {
     var core = [Bool](repeating: false, count: units)
     var configuration = FlagClient.Configuration(
         server: suiteServer(), set: "suite", sdkKey: "suite", cacheDirectory: nil)
-    configuration.refresh = .off
+    configureRefresh(&configuration)
     configuration.overridesEnabled = false
     configuration.bootstrap = set.encoded()
     let client: FlagClient

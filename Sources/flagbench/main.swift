@@ -2,7 +2,8 @@ import FlagCore
 import Foundation
 
 // flagbench: speed figures for BENCHMARKS.md, one line per figure: `name value unit`.
-// Run in release mode: `swift run -c release flagbench [eval|decode|client|all] [--quick]`.
+// Run in release mode: `swift run -c release flagbench [eval|decode|client|all] [--quick]`; `--counting` runs the
+// clients with refresh and telemetry on, so that their reads count evaluations (`configureRefresh`).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
