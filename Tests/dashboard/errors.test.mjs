@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorInfo, errorLines, etagVersion, networkErrorInfo } from '../../Sources/FlagServer/Dashboard/errors.js';
+import { errorInfo, errorLines, etagVersion, incompatibilityLines, networkErrorInfo } from '../../Sources/FlagServer/Dashboard/errors.js';
 import { permissions } from '../../Sources/FlagServer/Dashboard/roles.js';
 import { isPlainHTTPRemote } from '../../Sources/FlagServer/Dashboard/origin.js';
 
@@ -29,6 +29,28 @@ test('an answer without the error shape still says something', () => {
     assert.deepEqual(info.problems, []);
     assert.equal(errorInfo(401, { error: { code: 'unauthorized', message: 'session expired' } }).message, 'session expired');
     assert.equal(networkErrorInfo().status, 0);
+});
+
+test('a refusal by the compatibility gate keeps its findings', () => {
+    // The body FlagServer answers (docs/telemetry.md, "The compatibility gate").
+    const message = 'operator "semver_gte" in flag "new-checkout" cannot be evaluated by 3 of 850 active instances '
+        + '(0.35 %): FlagClient 1.2.0 (3). They will serve the flag\'s compiled-in default. Pass allowIncompatible=true '
+        + '(flagctl --force) to write it anyway, or set the set\'s compatibility to warn.';
+    const info = errorInfo(422, { error: {
+        code: 'incompatible_clients', message, path: null, constructs: ['operator "semver_gte" in flag "new-checkout"'],
+        lacking: 3, active: 850, sdks: [{ name: 'FlagClient', version: '1.2.0', instances: 3 }, { name: 7 }],
+    } });
+    assert.equal(info.code, 'incompatible_clients');
+    assert.equal(info.message, message);
+    assert.deepEqual(incompatibilityLines(info.incompatibility), {
+        constructs: ['operator "semver_gte" in flag "new-checkout"'],
+        share: '3 of 850 active instances (0.35 %)',
+        sdks: ['FlagClient 1.2.0: 3'],
+    });
+    assert.equal(errorInfo(422, { error: { code: 'invalid_flag_set', message: 'x' } }).incompatibility, null);
+    assert.deepEqual(incompatibilityLines(errorInfo(422, { error: { code: 'incompatible_clients' } }).incompatibility),
+        { constructs: [], share: '0 of 0 active instances (0.00 %)', sdks: [] }, 'a body without findings still reads');
+    assert.equal(networkErrorInfo().incompatibility, null);
 });
 
 test('ETag versions', () => {

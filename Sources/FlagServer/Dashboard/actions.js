@@ -1,14 +1,48 @@
 // Writes to the open set: one path for every action, so that each sends If-Match with the version the page shows
 // (kill and restore excepted), updates the store from the answer, and shows a 409 as the conflict panel with what
-// changed, other errors in the banner.
+// changed, a 422 `incompatible_clients` as a dialog that lets an editor write it anyway, other errors in the banner.
 
 import { setPath } from '/ui/api.js';
+import { messageDialog } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren } from '/ui/dom.js';
+import { incompatibilityLines } from '/ui/errors.js';
 import { applyMutation } from '/ui/patch.js';
 
-/** `region` is the shell's element for the conflict panel (`conflict`). */
-export function createActions({ api, store, live, notices, region }) {
+/**
+ * The refusal of a change that active clients cannot evaluate: the server's message, what and who, and for a
+ * person who may write flags a button to write it anyway. Resolves to true for "write anyway".
+ */
+async function confirmIncompatible(error, canForce) {
+    const found = incompatibilityLines(error.incompatibility);
+    const list = (testid, items) => (items.length ? h('ul', { testid }, items.map((item) => h('li', null, item))) : null);
+    const buttons = [{ label: canForce ? 'Cancel' : 'Close', value: false, testid: 'cancel' }];
+    if (canForce) buttons.push({ label: 'Write anyway', value: true, testid: 'write-anyway', danger: true });
+    const view = messageDialog({
+        title: 'Clients cannot evaluate this change',
+        testid: 'incompatible',
+        body: [
+            h('p', { testid: 'incompatible-message' }, error.message),
+            // The message names five SDK versions at most; these lists have them all.
+            found.constructs.length ? h('p', null, `${found.share} cannot evaluate:`) : null,
+            list('incompatible-constructs', found.constructs),
+            found.sdks.length ? h('p', null, 'Their SDK versions (instances):') : null,
+            list('incompatible-sdks', found.sdks),
+            h('p', { class: 'muted' }, canForce
+                ? 'Nothing was written. Written anyway, those instances serve the flag\'s compiled-in default, and the '
+                    + 'audit log records that it was written anyway.'
+                : 'Nothing was written.'),
+        ],
+        buttons,
+    });
+    return (await view.closed) === true;
+}
+
+/**
+ * `region` is the shell's element for the conflict panel (`conflict`); `canForce()` says whether the signed-in
+ * person may write a change that some clients cannot evaluate (an editor).
+ */
+export function createActions({ api, store, live, notices, region, canForce = () => false }) {
     function closeConflict() {
         replaceChildren(region);
     }
@@ -60,9 +94,22 @@ export function createActions({ api, store, live, notices, region }) {
     async function run({ method, path, body, query, ifMatch = true, refetch = false, done }) {
         const set = store.state.set;
         if (!set) return null;
+        // Written anyway after a refusal, the change still goes in at the version the person saw.
         const shown = set.version;
+        const send = async (allowIncompatible) => {
+            const sent = allowIncompatible ? { ...query, allowIncompatible: 'true' } : query;
+            try {
+                return await api.request(method, path, { body, query: sent, ifMatch: ifMatch ? shown : undefined });
+            } catch (error) {
+                if (allowIncompatible || error.status !== 422 || error.code !== 'incompatible_clients') throw error;
+                notices.clearError();
+                if (!(await confirmIncompatible(error, canForce()))) return null;
+                return send(true);
+            }
+        };
         try {
-            const answer = await api.request(method, path, { body, query, ifMatch: ifMatch ? shown : undefined });
+            const answer = await send(false);
+            if (!answer) return null;
             notices.clearError();
             closeConflict();
             const applied = !refetch && store.state.set === set ? applyMutation(set, answer.json) : { status: 'refetch' };
@@ -70,6 +117,10 @@ export function createActions({ api, store, live, notices, region }) {
             else if (applied.status === 'refetch') await live.reload();
             if (answer.json && answer.json.changed === false) notices.toast('Nothing changed: the flag set already was that way.');
             else if (done) notices.toast(done(answer.json));
+            // The set's compatibility setting is `warn`: written, with what the gate would have refused.
+            for (const warning of (answer.json && Array.isArray(answer.json.warnings) ? answer.json.warnings : [])) {
+                if (typeof warning === 'string') notices.toast(`Warning: ${warning}`);
+            }
             return answer.json;
         } catch (error) {
             if (error.name === 'AbortError') return null;

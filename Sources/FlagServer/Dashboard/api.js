@@ -39,6 +39,7 @@ export class ApiError extends Error {
         this.path = info.path;
         this.problems = info.problems;
         this.currentVersion = info.currentVersion;
+        this.incompatibility = info.incompatibility ?? null;
     }
 }
 

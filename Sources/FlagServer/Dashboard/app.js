@@ -63,7 +63,10 @@ const notices = createNotices({ banner: elements.banner, toasts: elements.toasts
 const tokens = createTokenStore(window.sessionStorage);
 const api = createApi({ fetchImpl: (input, init) => window.fetch(input, init), tokens, onUnauthorized: signedOut });
 const live = createLive({ api, store, notices });
-const actions = createActions({ api, store, live, notices, region: elements.conflict });
+const actions = createActions({
+    api, store, live, notices, region: elements.conflict,
+    canForce: () => permissions(store.state.whoami && store.state.whoami.role).flagActions,
+});
 
 /** Where to go after signing in: the address that sent the person to sign-in. */
 let returnTo = null;

@@ -129,3 +129,41 @@ export function formDialog({ title, description, fields = [], confirmLabel = 'Co
         if (first) first.inputs[0].focus();
     });
 }
+
+/**
+ * Opens a modal that shows `body` (nodes the caller may keep changing while it is open) above a row of buttons
+ * (`{label, value, testid, danger, primary}`), and resolves to the value of the button pressed, or null when
+ * closed with Escape. `focus` is the value of the button that takes focus (the first one by default). Answers
+ * `{closed, close(value)}`: the promise, and a way to close it from outside.
+ */
+export function messageDialog({ title, body, buttons, focus, testid = 'dialog', data }) {
+    const opener = document.activeElement;
+    const titleId = uniqueId('dlg-title');
+    const elements = buttons.map((spec) => h('button', {
+        type: 'button', class: spec.danger ? 'button danger' : spec.primary ? 'button primary' : 'button', testid: spec.testid,
+    }, spec.label));
+    const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': titleId, testid, data },
+        h('div', { class: 'dialog-form' },
+            h('h2', { id: titleId }, title),
+            body,
+            h('div', { class: 'dialog-buttons' }, elements)));
+    let result = null;
+    const closed = new Promise((resolve) => {
+        dialog.addEventListener('close', () => {
+            dialog.remove();
+            if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
+            resolve(result);
+        });
+    });
+    const close = (value) => {
+        if (!dialog.open) return;
+        result = value;
+        dialog.close();
+    };
+    elements.forEach((element, index) => element.addEventListener('click', () => close(buttons[index].value)));
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    const target = elements[Math.max(0, buttons.findIndex((spec) => spec.value === focus))];
+    if (target) target.focus();
+    return { closed, close, element: dialog };
+}

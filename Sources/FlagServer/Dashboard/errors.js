@@ -15,8 +15,9 @@ const FALLBACK = {
 };
 
 /**
- * `{status, code, message, path, problems, currentVersion}` from a status and the decoded body (any shape: a proxy
- * may answer with HTML, which arrives here as `undefined`). `problems` is always an array of `{path, message}`.
+ * `{status, code, message, path, problems, currentVersion, incompatibility}` from a status and the decoded body
+ * (any shape: a proxy may answer with HTML, which arrives here as `undefined`). `problems` is always an array of
+ * `{path, message}`; `incompatibility` is the gate's findings of an `incompatible_clients` refusal, else null.
  */
 export function errorInfo(status, body) {
     const error = body && typeof body === 'object' && body.error && typeof body.error === 'object' ? body.error : {};
@@ -35,6 +36,37 @@ export function errorInfo(status, body) {
         path: typeof error.path === 'string' ? error.path : null,
         problems,
         currentVersion: Number.isInteger(error.currentVersion) ? error.currentVersion : null,
+        incompatibility: error.code === 'incompatible_clients' ? incompatibility(error) : null,
+    };
+}
+
+/**
+ * The compatibility gate's findings in a 422 `incompatible_clients` (docs/telemetry.md, "The compatibility gate"):
+ * `{constructs, lacking, active, sdks: [{name, version, instances}]}`, members of the wrong shape left out.
+ */
+function incompatibility(error) {
+    const count = (value) => (Number.isInteger(value) && value >= 0 ? value : 0);
+    return {
+        constructs: Array.isArray(error.constructs) ? error.constructs.filter((item) => typeof item === 'string') : [],
+        lacking: count(error.lacking),
+        active: count(error.active),
+        sdks: (Array.isArray(error.sdks) ? error.sdks : [])
+            .filter((sdk) => sdk && typeof sdk.name === 'string' && typeof sdk.version === 'string')
+            .map((sdk) => ({ name: sdk.name, version: sdk.version, instances: count(sdk.instances) })),
+    };
+}
+
+/**
+ * What the refusal of a change that clients cannot evaluate shows besides its message: `{constructs: ['operator
+ * "semver_gte" in flag "new-checkout"'], share: '3 of 850 active instances (0.35 %)', sdks: ['FlagClient 1.2.0:
+ * 3']}`.
+ */
+export function incompatibilityLines(found) {
+    const percent = found.active > 0 ? ((found.lacking / found.active) * 100).toFixed(2) : '0.00';
+    return {
+        constructs: found.constructs,
+        share: `${found.lacking} of ${found.active} active instance${found.active === 1 ? '' : 's'} (${percent} %)`,
+        sdks: found.sdks.map((sdk) => `${sdk.name} ${sdk.version}: ${sdk.instances}`),
     };
 }
 
@@ -47,6 +79,7 @@ export function networkErrorInfo() {
         path: null,
         problems: [],
         currentVersion: null,
+        incompatibility: null,
     };
 }
 
