@@ -99,4 +99,7 @@ test('the sparkline\'s sentence names the total and the busiest day', () => {
         'Evaluations per day, last 30 days: 1,244 in all, most on 2026-12-02 (1,234).');
     assert.equal(seriesSummary(model.flags.get('dark-mode'), model.dayKeys), 'Evaluations per day, last 30 days: none.');
     assert.equal(seriesSummary(undefined, model.dayKeys), 'Evaluations per day, last 30 days: none.');
+    const early = usageModel({ days: 2, flags: [{ key: 'f', days: [{ day: '2026-11-01', evaluations: 5 }] }] }, now);
+    assert.equal(seriesSummary(early.flags.get('f'), early.dayKeys), 'Evaluations per day, last 2 days: 5 in all.',
+        'no busiest day among the days shown');
 });

@@ -10,8 +10,10 @@ import {
     inputText, overrideTarget, parseConditions, percentText, ruleServe, ruleTarget, valueText,
 } from '/ui/format.js';
 import { setHeader } from '/ui/layout.js';
+import { showPropagation } from '/ui/propagationview.js';
 import { hashFor } from '/ui/router.js';
 import { expiryText, formatUTC, localInputToISO, relativeTime } from '/ui/time.js';
+import { loadUsage, usageSection } from '/ui/usageview.js';
 
 function actionButton(testid, label, handler, { danger = false, item } = {}) {
     const button = h('button', { type: 'button', class: danger ? 'button danger' : 'button', testid, data: item === undefined ? undefined : { item } }, label);
@@ -41,7 +43,9 @@ function flagActions(ctx, setName, key) {
                 description: `Everyone gets the kill value ${valueText(flag().killValue)} at once, open sessions included, until someone restores the flag.`,
                 reason: 'required', confirmLabel: 'Kill', danger: true,
             });
-            if (values) await run({ method: 'POST', path: `${base}/kill`, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` });
+            if (!values) return;
+            const answer = await run({ method: 'POST', path: `${base}/kill`, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` });
+            if (answer && answer.changed !== false) await showPropagation(ctx, { set: setName, key, version: answer.version });
         },
         async restore() {
             const values = await formDialog({
@@ -260,7 +264,8 @@ function rolloutSection(flag, now, can, actions) {
     return h('section', { class: 'card' }, head, lines, h('div', { class: 'chart-box' }, rolloutChartElement(rollout, now, Math.max(320, Math.min(640, window.innerWidth - 56)))), table);
 }
 
-function content(ctx, route) {
+/** `usage` is the usage card's state (usageview.js's `usageSection`). */
+function content(ctx, route, usage) {
     const set = ctx.store.state.set;
     const key = route.key;
     const flag = set && set.flags[key];
@@ -314,6 +319,7 @@ function content(ctx, route) {
         overridesSection(flag, now, can, actions),
         rulesSection(flag, can, actions),
         rolloutSection(flag, now, can, actions),
+        usageSection(usage, key, now),
         h('p', { class: 'links' },
             h('a', { href: hashFor({ name: 'evaluate', set: route.set, query: { key } }), testid: 'flag-evaluate' }, 'Evaluate this flag'),
             ' · ',
@@ -326,9 +332,12 @@ function content(ctx, route) {
 export function render(ctx, route) {
     const body = h('div');
     const node = h('section', { class: 'screen' }, setHeader(ctx, route), body);
+    // Loaded once per visit: what clients report changes by the minute, not with each version of the set.
+    let usage = { status: 'loading' };
+    let disposed = false;
     function draw() {
         const focused = focusKey();
-        replaceChildren(body, content(ctx, route));
+        replaceChildren(body, content(ctx, route, usage));
         // Kill turns into Restore: when the focused control is gone, focus goes to the flag's heading.
         if (focused && !restoreFocus(body, focused)) body.querySelector('h2')?.focus();
     }
@@ -337,6 +346,18 @@ export function render(ctx, route) {
         if (change.reset || (change.flags || []).includes(route.key) || (change.removedFlags || []).includes(route.key)
             || (change.cohorts || []).length) draw();
     }));
+    ctx.onDispose(() => {
+        disposed = true;
+    });
     draw();
+    loadUsage(ctx.api, route.set, route.key).then(
+        (model) => ({ status: 'ready', model }),
+        (error) => ({ status: 'failed', error })).then((state) => {
+        if (disposed || state.error?.status === 401) return;
+        usage = state;
+        // Only the card: redrawing the screen would move focus away from where the person is.
+        const card = body.querySelector('[data-testid="usage-card"]');
+        if (card) card.replaceWith(usageSection(usage, route.key, Date.now()));
+    });
     return { node, title: `${route.key} · ${route.set}` };
 }

@@ -1,13 +1,15 @@
 // The flags of a set: every row built once (up to thousands, no pagination), filtered by toggling `hidden`, and
 // rebuilt one row at a time when the stream changes a flag. After each render or filter the time it took is in
-// `document.body.dataset.lastRenderMs`, for the browser tests' budget (1,000 flags in 200 ms).
+// `document.body.dataset.lastRenderMs`, for the browser tests' budget (1,000 flags in 200 ms). What clients report
+// (last evaluated, evaluations per day) arrives once, after the rows, and fills their usage cells.
 
-import { h } from '/ui/dom.js';
+import { h, replaceChildren } from '/ui/dom.js';
 import { indexFlag, kinds, matches, normalizeFilter, owners, percentAt, QUIET_STATE, rolloutPhase } from '/ui/flagmodel.js';
 import { percentText } from '/ui/format.js';
 import { hashFor } from '/ui/router.js';
 import { expiryText, formatUTC } from '/ui/time.js';
 import { setHeader } from '/ui/layout.js';
+import { loadUsage, USAGE_DAYS, usageCellContent } from '/ui/usageview.js';
 
 /** The state filter's choices: SPEC's states, then the quiet one. */
 const STATE_CHOICES = ['killed', 'rolling out', 'paused', 'expired', 'stale', 'archived', QUIET_STATE];
@@ -25,7 +27,13 @@ function rolloutCell(flag, now) {
         h('span', { class: 'rollout-text' }, paused ? `${percentText(percent)} paused` : percentText(percent)));
 }
 
-function buildRow(setName, key, flag, entry, now) {
+/** The usage cell of flag `key`, the row's last: filled from `usage` (usage.js's model) once it has loaded. */
+function usageCell(usage, key, now) {
+    return h('td', { 'data-label': 'Used', class: 'usage-cell', testid: 'usage-cell' },
+        usage ? usageCellContent(usage, key, now) : h('span', { class: 'muted' }, '…'));
+}
+
+function buildRow(setName, key, flag, entry, now, usage) {
     const f = flag && typeof flag === 'object' ? flag : {};
     const state = entry.states[0];
     const expiry = expiryText(f.expiresAt, now);
@@ -39,7 +47,8 @@ function buildRow(setName, key, flag, entry, now) {
         cell('State', h('span', { class: `badge state-${state.replace(' ', '-')}`, testid: 'state-badge' }, state)),
         rolloutCell(f, now),
         cell('Expires', h('span', { class: expiry.state === 'expired' ? 'expiry expired' : 'expiry', title: f.expiresAt ? formatUTC(f.expiresAt) : undefined }, expiry.text)),
-        cell('Owner', f.owner ?? ''));
+        cell('Owner', f.owner ?? ''),
+        usageCell(usage, key, now));
 }
 
 /** A filter menu; `preset` (from the address) is chosen once its option exists. */
@@ -63,6 +72,7 @@ export function render(ctx, route) {
     const count = h('p', { class: 'count', testid: 'flag-count', 'aria-live': 'polite' });
     const tbody = h('tbody');
     const empty = h('p', { class: 'empty', hidden: true }, 'No flag matches.');
+    const usageNote = h('p', { class: 'muted small', testid: 'usage-note' }, 'Loading what clients report…');
     const node = h('section', { class: 'screen' },
         setHeader(ctx, route),
         h('h2', { tabindex: '-1' }, 'Flags'),
@@ -70,15 +80,19 @@ export function render(ctx, route) {
             h('div', { class: 'field grow' }, h('label', { for: 'flag-search' }, 'Search'), search),
             kind.wrapper, state.wrapper, owner.wrapper),
         count,
+        usageNote,
         h('div', { class: 'table-scroll' },
             h('table', { class: 'data stack flags-table' },
-                h('thead', null, h('tr', null, ['Flag', 'Type', 'Kind', 'State', 'Rollout', 'Expires', 'Owner']
+                h('thead', null, h('tr', null, ['Flag', 'Type', 'Kind', 'State', 'Rollout', 'Expires', 'Owner', `Used (${USAGE_DAYS} days)`]
                     .map((name) => h('th', { scope: 'col' }, name)))),
                 tbody)),
         empty);
 
     /** key → {row, entry}: the rows, built once each. */
     let rows = new Map();
+    /** The set's usage (usage.js's model) once loaded. */
+    let usage = null;
+    let disposed = false;
 
     function currentFilter() {
         return normalizeFilter({ text: search.value, kind: kind.element.value, state: state.element.value, owner: owner.element.value });
@@ -115,7 +129,13 @@ export function render(ctx, route) {
 
     function makeRow(key, flag, now) {
         const entry = indexFlag(key, flag, now);
-        return { row: buildRow(setName, key, flag, entry, now), entry };
+        return { row: buildRow(setName, key, flag, entry, now, usage), entry };
+    }
+
+    /** Fills every row's usage cell, once the usage has loaded. */
+    function fillUsage() {
+        const now = Date.now();
+        for (const [key, { row }] of rows) replaceChildren(row.lastElementChild, usageCellContent(usage, key, now));
     }
 
     function renderAll() {
@@ -174,5 +194,22 @@ export function render(ctx, route) {
         else renderChanged(change);
     });
     renderAll();
-    return { node, title: `Flags · ${setName}`, dispose: unsubscribe };
+    loadUsage(ctx.api, setName).then((model) => {
+        if (disposed) return;
+        usage = model;
+        usageNote.textContent = `Used: when each flag was last evaluated and its evaluations per day over the last ${model.days} days, `
+            + 'as clients report them (UTC days).';
+        fillUsage();
+    }, (error) => {
+        if (disposed || error.status === 401) return;
+        usageNote.textContent = `Usage could not be loaded: ${error.message}`;
+    });
+    return {
+        node,
+        title: `Flags · ${setName}`,
+        dispose() {
+            disposed = true;
+            unsubscribe();
+        },
+    };
 }

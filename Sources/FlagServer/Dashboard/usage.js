@@ -110,6 +110,7 @@ export function seriesSummary(row, dayKeys) {
     if (!row || row.total === 0) return `Evaluations per day, last ${days} days: none.`;
     let peak = 0;
     for (let i = 1; i < row.series.length; i += 1) if (row.series[i] > row.series[peak]) peak = i;
+    if (!row.series[peak]) return `Evaluations per day, last ${days} days: ${countText(row.total)} in all.`;
     return `Evaluations per day, last ${days} days: ${countText(row.total)} in all, `
         + `most on ${dayKeys[peak]} (${countText(row.series[peak])}).`;
 }
