@@ -149,8 +149,40 @@ class StreamReader(threading.Thread):
     def events(self):
         return self.received.decode(errors="replace")
 
+    def instance(self):
+        """The instance id the server issued on the stream's answer (header `Flagstaff-Instance`)."""
+        deadline = time.monotonic() + 5
+        while b"\r\n\r\n" not in self.received and time.monotonic() < deadline:
+            time.sleep(0.02)
+        head = self.received.split(b"\r\n\r\n", 1)[0].decode()
+        for line in head.split("\r\n")[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "flagstaff-instance":
+                return value.strip()
+        raise AssertionError(f"no Flagstaff-Instance on the stream's answer: {head!r}")
+
     def close(self):
         self.sock.close()
+
+
+def new_set(name, flags):
+    """A set of its own for a test (so that the instances it reports count nowhere else), and an SDK key of it."""
+    status, _, answer = api("POST", "/v1/admin/sets", body={"name": name, "document": {
+        "schema": 1, "set": name, "cohorts": {}, "flags": flags}})
+    assert status == 201, answer
+    status, _, answer = api("POST", f"/v1/admin/sets/{name}/keys", body={"name": f"{name}-clients"})
+    assert status == 201, answer
+    return answer["token"]
+
+
+def report(set_name, key, instance, version, counts=None, operators=None):
+    """One telemetry report, as FlagClient 2.0.0 in the app Shop sends it (docs/telemetry.md)."""
+    body = {"instance": instance, "sdk": {"name": "FlagClient", "version": "2.0.0"},
+            "app": {"name": "Shop", "version": "5.3.0"}, "version": version,
+            "capabilities": {"schema": 1, "operators": operators or ["eq", "in", "semver_gte", "in_cohort"]},
+            "counts": counts or {}}
+    status, _, answer = api("POST", f"/v1/sets/{set_name}/telemetry", token=key, body=body)
+    assert status == 204, (status, answer)
 
 
 class DashboardTests(unittest.TestCase):
@@ -410,6 +442,112 @@ class DashboardTests(unittest.TestCase):
                 filters.append(float(session.script("return document.body.dataset.lastRenderMs;")))
             shot(session, "20-thousand-flags")
             print(f"\nDASHBOARD 1,000 flags: render {sorted(renders)} ms, filter {sorted(filters)} ms")
+
+    def test_12_usage_and_a_kill_followed_to_the_clients(self):
+        flags = {"checkout": {"type": "bool", "kind": "release", "default": False},
+                 "banner": {"type": "string", "kind": "experiment", "default": "blue"},
+                 "idle": {"type": "bool", "kind": "ops", "default": False}}
+        key = new_set("tele", flags)
+        first, second = StreamReader("tele", key), StreamReader("tele", key)
+        try:
+            a, b = first.instance(), second.instance()
+            report("tele", key, a, 1, {"checkout": {"": {"STATIC": 12}}, "banner": {"blue": {"SPLIT": 5}}})
+            report("tele", key, b, 1, {"checkout": {"": {"STATIC": 3}}})
+            with Browser() as session:
+                sign_in(session, tokens["alice"])
+                open_flags(session, "tele")
+                cell = session.wait(lambda: row(session, "checkout").by_test_id("sparkline"), "checkout's sparkline")
+                self.assertEqual(cell[0].attribute("data-total"), "15")
+                self.assertEqual(cell[0].attribute("data-days"), "30")
+                last = row(session, "checkout").by_test_id("last-evaluated")[0]
+                self.assertIn("just now", last.text)
+                idle = row(session, "idle").by_test_id("last-evaluated")[0]
+                self.assertEqual((idle.attribute("data-never"), idle.text), ("true", "not in 30 days"))
+                self.assertEqual(row(session, "idle").by_test_id("sparkline"), [])
+                shot(session, "21-flags-usage")
+
+                open_flag(session, "checkout", "tele")
+                card = session.one("usage-card")
+                session.wait(lambda: session.by_test_id("usage-total"), "the usage figures")
+                self.assertEqual(session.one("usage-total").text, "15 evaluations in 30 days")
+                self.assertEqual(session.one("usage-sparkline").attribute("data-total"), "15")
+                self.assertIn("FlagClient 2.0.0: 2 instances", session.one("usage-sdks").text)
+                shot(session, "22-flag-usage", card)
+
+                # The kill, followed to the two clients: neither has it, then one, then both.
+                session.one("action-kill").click()
+                session.one("reason-input").type("checkout errors")
+                session.one("confirm").click()
+                dialog = session.one("propagation")
+                session.wait(lambda: "applied by 0 of 2 instances" in session.one("propagation-summary").text,
+                             "the first propagation answer")
+                self.assertRegex(session.one("propagation-summary").text,
+                                 r"^written to \d+ streams in [\d.]+ ms; applied by 0 of 2 instances$")
+                self.assertEqual(sorted(r.attribute("data-instance") for r in session.by_test_id("lagging-row")),
+                                 sorted([a, b]))
+                self.assertEqual(dialog.attribute("data-outcome"), "waiting")
+                version = int(dialog.attribute("data-version"))
+                self.assertEqual(version, 2)
+                report("tele", key, a, version)
+                session.wait(lambda: "applied by 1 of 2 instances" in session.one("propagation-summary").text,
+                             "one client applied it")
+                self.assertEqual([r.attribute("data-instance") for r in session.by_test_id("lagging-row")], [b])
+                shot(session, "23-kill-propagating", dialog)
+                report("tele", key, b, version)
+                session.wait(lambda: session.one("propagation").attribute("data-outcome") == "confirmed",
+                             "the kill confirmed on both clients")
+                self.assertIn("applied by 2 of 2 instances", session.one("propagation-summary").text)
+                self.assertTrue(session.one("propagation-status").text.startswith(
+                    "Confirmed: every active instance reports v2 or later"))
+                self.assertEqual(session.by_test_id("lagging-row"), [])
+                shot(session, "24-kill-confirmed", dialog)
+                session.one("propagation-close").click()
+                session.wait(lambda: not session.by_test_id("propagation"), "the dialog to close")
+                self.assertEqual(session.one("state-badge").text, "killed")
+        finally:
+            first.close()
+            second.close()
+
+    def test_13_a_change_old_clients_cannot_run_is_refused_then_written_anyway(self):
+        key = new_set("gate", {"checkout": {"type": "bool", "kind": "release", "default": False}})
+        old = StreamReader("gate", key)
+        try:
+            report("gate", key, old.instance(), 1, operators=["eq", "in"])
+            with Browser() as session:
+                sign_in(session, tokens["alice"])
+                open_flag(session, "checkout", "gate")
+
+                def add_rule():
+                    button = session.one("action-rule-add")
+                    # Near the window's bottom right, where toasts are: scrolled to the middle first.
+                    session.script("arguments[0].scrollIntoView({block: 'center'});", button.reference)
+                    button.click()
+                    session.one("conditions-input").type("appVersion semver_gte 5.2.0")
+                    session.one("reason-input").type("only new apps")
+                    session.one("confirm").click()
+                    return session.one("incompatible")
+
+                dialog = add_rule()
+                message = session.one("incompatible-message").text
+                self.assertIn('"semver_gte"', message)
+                self.assertIn("compiled-in default", message)
+                self.assertEqual(session.one("incompatible-constructs").text, 'operator "semver_gte" in flag "checkout"')
+                self.assertIn("FlagClient 2.0.0: 1", session.one("incompatible-sdks").text)
+                shot(session, "25-incompatible", dialog)
+                session.one("cancel").click()
+                session.wait(lambda: not session.by_test_id("incompatible"), "the refusal to close")
+                self.assertEqual(api("GET", "/v1/admin/sets/gate/flags/checkout")[2]["flag"].get("rules", []), [])
+
+                add_rule()
+                session.one("write-anyway").click()
+                session.wait(lambda: session.by_test_id("rule"), "the rule written anyway")
+                rules = api("GET", "/v1/admin/sets/gate/flags/checkout")[2]["flag"]["rules"]
+                self.assertEqual(rules[0]["conditions"][0]["op"], "semver_gte")
+                newest = api("GET", "/v1/admin/sets/gate/audit?limit=1")[2]["records"][0]
+                self.assertEqual(newest["action"], "flag.rule.add")
+                self.assertIn("allowIncompatible", newest["reason"])
+        finally:
+            old.close()
 
 
 if __name__ == "__main__":
