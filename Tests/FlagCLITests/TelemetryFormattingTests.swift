@@ -198,6 +198,28 @@ struct TelemetryFormattingTests {
             ])
     }
 
+    @Test func aFlagNobodyEvaluatedSaysSo() throws {
+        let usage = try UsageAnswer.read(Self.usage(), route: "GET /u")
+        let one = UsageAnswer(set: usage.set, days: 7, flags: [usage.flags[1]], sdks: usage.sdks)
+        #expect(
+            UsageText.days(one, now: Self.now) == [
+                "old-banner in demo, the last 7 days (UTC): not evaluated", "", "SDK               INSTANCES",
+                "FlagClient 2.0.0  840", "FlagClient 1.9.0  10",
+            ])
+    }
+
+    @Test(
+        "the operators an SDK declared read as the shorter list",
+        arguments: [
+            (Operator.known.map(\.name), "all \(Operator.known.count)"),
+            (Operator.known.map(\.name).filter { $0 != "matches" }, "lacks matches"),
+            (["eq", "in", "not-an-operator"], "only eq, in (2 of \(Operator.known.count))"),
+            ([], "none of \(Operator.known.count)"),
+        ] as [([String], String)])
+    func operatorColumn(_ operators: [String], _ text: String) {
+        #expect(ClientsText.operators(ClientCapabilities(schema: 1, operators: Set(operators))) == text)
+    }
+
     @Test(
         "a wrong --days exits 2 naming the range",
         arguments: [
@@ -309,13 +331,17 @@ struct TelemetryFormattingTests {
             ),
             (["sets", "settings"], "error: missing SET"),
             (["sets", "settings", "t", "--compatibility"], "error: --compatibility needs a value (MODE)"),
+            (
+                ["sets", "settings", "t", "--reason", "why"],
+                "error: --reason goes with a change: --compatibility enforce|warn|off"
+            ),
         ])
     func settingsUsage(_ line: [String], _ message: String) {
         let run = runInProcess(line)
         #expect(run.status == 2, "\(run)")
         #expect(
             run.stderrLines == [
-                message, "usage: flagctl sets settings SET [--compatibility enforce|warn|off]",
+                message, "usage: flagctl sets settings SET [--compatibility enforce|warn|off] [--reason S]",
                 "See 'flagctl sets settings --help'.",
             ])
     }

@@ -70,12 +70,18 @@ enum ClientsText {
         var sortKey: String { "\(sdk.name) \(sdk.version)" }
     }
 
-    /// `all 17`, or `lacks semver_gte, semver_lt`: measured against the operators this flagctl knows.
+    /// `all 22`, `lacks semver_lt, semver_gte`, or, when it lacks most, `only eq, in (2 of 22)`: measured against
+    /// the operators this flagctl knows, so that the shorter list is shown.
     static func operators(_ capabilities: ClientCapabilities?) -> String {
         guard let capabilities else { return "?" }
         let known = Operator.known.map(\.name)
-        let missing = known.filter { !capabilities.operators.contains($0) }
-        return missing.isEmpty ? "all \(known.count)" : "lacks " + missing.joined(separator: ", ")
+        let (present, missing) = (
+            known.filter { capabilities.operators.contains($0) }, known.filter { !capabilities.operators.contains($0) }
+        )
+        if missing.isEmpty { return "all \(known.count)" }
+        if missing.count <= present.count { return "lacks " + missing.joined(separator: ", ") }
+        if present.isEmpty { return "none of \(known.count)" }
+        return "only \(present.joined(separator: ", ")) (\(present.count) of \(known.count))"
     }
 
     /// How often each value occurs.

@@ -87,9 +87,12 @@ enum UsageText {
     /// One flag: a summary line and `DAY EVALUATIONS VARIANTS`, newest first, then the clients by SDK version.
     static func days(_ usage: UsageAnswer, now: Date) -> [String] {
         guard let flag = usage.flags.first else { return [] }
+        let window = "\(flag.key) in \(usage.set), the last \(counted(usage.days, "day")) (UTC): "
         var lines = [
-            "\(flag.key) in \(usage.set), the last \(counted(usage.days, "day")) (UTC): "
-                + "\(counted(flag.evaluations, "evaluation")), last evaluated \(last(flag, days: usage.days, now: now))"
+            flag.lastEvaluated == nil
+                ? window + "not evaluated"
+                : window + "\(counted(flag.evaluations, "evaluation")), last evaluated "
+                    + last(flag, days: usage.days, now: now)
         ]
         if !flag.days.isEmpty {
             var table = Table(header: ["DAY", "EVALUATIONS", "VARIANTS"])
