@@ -71,12 +71,13 @@ public struct SetsSettingsCommand: Command {
     /// `sets settings SET`
     public static let configuration = CommandConfiguration(
         name: "sets settings", abstract: "Show a set's settings, or change its compatibility gate.",
-        synopsis: "SET [--compatibility enforce|warn|off]",
+        synopsis: "SET [--compatibility enforce|warn|off] [--reason S]",
         positionals: [Positional("SET", help: "the set's name")],
         options: [
             .value(
                 "compatibility", "MODE",
-                help: "what a write that active clients cannot evaluate meets: enforce (refused), warn or off")
+                help: "what a write that active clients cannot evaluate meets: enforce (refused), warn or off"),
+            .value("reason", "S", help: "why, recorded in the audit log"),
         ],
         example: "flagctl sets settings ios-prod --compatibility warn")
 
@@ -89,11 +90,16 @@ public struct SetsSettingsCommand: Command {
 
     private let name: String
     private let compatibility: String?
+    private let reason: String?
 
     /// Takes the set and the new mode.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         compatibility = arguments.value("compatibility")
+        reason = arguments.value("reason")
+        if reason != nil && compatibility == nil {
+            throw arguments.usageError("--reason goes with a change: --compatibility enforce|warn|off")
+        }
         if let compatibility, !Self.compatibilityModes.contains(where: { $0.name == compatibility }) {
             throw arguments.usageError(
                 "unknown --compatibility '\(compatibility)'; use "
@@ -107,7 +113,9 @@ public struct SetsSettingsCommand: Command {
         let path = client.setPath(name) + "/settings"
         let answer: AdminClient.Answer
         if let compatibility {
-            answer = try client.send("PUT", path, body: .object(["compatibility": .string(compatibility)]))
+            var body = ["compatibility": JSONValue.string(compatibility)]
+            if let reason { body["reason"] = .string(reason) }
+            answer = try client.send("PUT", path, body: .object(body))
         } else {
             answer = try client.send("GET", path)
         }
