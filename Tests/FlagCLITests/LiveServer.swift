@@ -49,6 +49,13 @@ final class LiveServer {
         return try Flagctl.run(arguments, in: workspace, environment: environment)
     }
 
+    /// Starts `flagctl` against this server as `ctl` does, without waiting for it.
+    func start(_ arguments: [String], set: String? = "t") throws -> Flagctl.Running {
+        var environment = ["FLAGCTL_SERVER": url, "FLAGCTL_TOKEN": token]
+        if let set { environment["FLAGCTL_SET"] = set }
+        return try Flagctl.start(arguments, in: workspace, environment: environment)
+    }
+
     /// Runs `flagctl --json` and parses its one line.
     func json(_ arguments: [String], set: String? = "t") throws -> [String: Any] {
         let run = try ctl(["--json"] + arguments, set: set)

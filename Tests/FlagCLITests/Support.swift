@@ -34,24 +34,43 @@ enum Flagctl {
     static func run(_ arguments: [String], in directory: TemporaryDirectory, environment: [String: String] = [:])
         throws -> Run
     {
+        try start(arguments, in: directory, environment: environment).finish()
+    }
+
+    /// Starts `flagctl arguments` as `run` does, without waiting: the test acts while it runs, then `finish()`es it.
+    static func start(_ arguments: [String], in directory: TemporaryDirectory, environment: [String: String] = [:])
+        throws -> Running
+    {
         let binary = try #require(binary, "flagctl is not built next to the test bundle")
         // Files rather than pipes: a large output can never block the child while the test waits.
         let outURL = directory.url.appendingPathComponent(".stdout-\(UUID().uuidString)")
         let errURL = directory.url.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        // Best effort: the directory itself is removed when the test ends.
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
         let pid = try Spawn.start(
             binary.path, arguments, environment: environment, directory: directory.url.path, stdout: outURL.path,
             stderr: errURL.path)
-        let ended = Spawn.wait(pid)
-        return Run(
-            status: ended.status,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self),
-            exitedNormally: ended.exitedNormally)
+        return Running(pid: pid, outURL: outURL, errURL: errURL)
+    }
+
+    /// A `flagctl` process that is running.
+    struct Running {
+        let pid: pid_t
+        let outURL: URL
+        let errURL: URL
+
+        /// Waits for it to end and reads what it wrote.
+        func finish() throws -> Run {
+            // Best effort: the directory itself is removed when the test ends.
+            defer {
+                try? FileManager.default.removeItem(at: outURL)
+                try? FileManager.default.removeItem(at: errURL)
+            }
+            let ended = Spawn.wait(pid)
+            return Run(
+                status: ended.status,
+                stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+                stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self),
+                exitedNormally: ended.exitedNormally)
+        }
     }
 
     /// Parses each stdout line as a JSON object.
