@@ -173,6 +173,52 @@
                 #expect(waitUntil(timeout: .seconds(1)) { (try? replicas.version(1, key: key)) == 2 })
             }
 
+            @Test func anInstanceOnOneReplicaReportsThroughAnotherAndAThirdSeesIt() throws {
+                let replicas = try Replicas(count: 3)
+                let key = try replicas.sdkKey(through: 0, name: "ios-telemetry")
+                let client = try TestClient(port: replicas[2].port, receiveTimeout: .seconds(10))
+                client.send("GET /v1/sets/ios-prod/stream HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(key)\r\n\r\n")
+                let id = try #require(try client.readHead().header("Flagstaff-Instance"))
+                func report(version: Int) -> String {
+                    let report = TelemetryReport(
+                        instance: id, sdk: .init(name: "FlagClient", version: "2.0.0"), version: version,
+                        counts: ["new-checkout": ["on": ["TARGETING_MATCH": 2]]])
+                    return String(decoding: report.encoded(), as: UTF8.self)
+                }
+                // Replica 2 writes the id to the store within half a second; replica 0 checks it there.
+                let taken = waitUntil(timeout: .seconds(3), every: .milliseconds(100)) {
+                    (try? replicas.send(0, "POST", "/v1/sets/ios-prod/telemetry", token: key, body: report(version: 1)))?
+                        .status == 204
+                }
+                #expect(taken)
+                // Replica 0 took the report; it is in the store, for every replica, within its next flush.
+                #expect(
+                    waitUntil(timeout: .seconds(3), every: .milliseconds(100)) {
+                        (try? replicas.send(1, "GET", "/v1/admin/sets/ios-prod/clients"))?.text.contains(id) == true
+                    })
+                let kill = try replicas.send(1, "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill")
+                #expect(kill.status == 200)
+                #expect(
+                    waitUntil(timeout: .seconds(10), every: .milliseconds(200)) {
+                        (try? replicas.send(
+                            0, "POST", "/v1/sets/ios-prod/telemetry", token: key, body: report(version: 2)))?
+                            .status == 204
+                    })
+                #expect(
+                    waitUntil(timeout: .seconds(3), every: .milliseconds(100)) {
+                        let propagation = try? replicas.send(1, "GET", "/v1/admin/sets/ios-prod/versions/2/propagation")
+                        return (try? propagation?.json("applied")) == .int(1)
+                            && (try? propagation?.json("active")) == .int(1)
+                    })
+                // Replica 0 took the counts; they are in the store within its next flush.
+                #expect(
+                    waitUntil(timeout: .seconds(3), every: .milliseconds(100)) {
+                        let usage = try? replicas.send(
+                            2, "GET", "/v1/admin/sets/ios-prod/usage?key=new-checkout&days=1")
+                        return usage?.text.contains("\"evaluations\":4") == true
+                    })
+            }
+
             @Test func aKeyMadeOnOneReplicaWorksOnAnotherAndItsRevocationTooWithinASecond() throws {
                 let replicas = try Replicas(count: 3)
                 let key = try replicas.sdkKey(through: 1, name: "ios-new")
@@ -262,11 +308,20 @@
 
             @Test func aReplicaStartedLaterServesTheLatestVersionAtOnce() throws {
                 let replicas = try Replicas(count: 2)
-                for _ in 0..<3 {
-                    _ = try replicas.send(1, "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
-                    _ = try replicas.send(0, "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/restore", body: "{}")
-                }
                 let key = try replicas.sdkKey(through: 0, name: "late")
+                // Each write waits until the other replica serves it: a kill through a replica that has not yet
+                // seen the restore before it would find the flag killed already, and make no version.
+                for (index, action) in [
+                    (1, "kill"), (0, "restore"), (1, "kill"), (0, "restore"), (1, "kill"), (0, "restore"),
+                ]
+                .enumerated() {
+                    let write = try replicas.send(
+                        action.0, "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/\(action.1)", body: "{}")
+                    #expect(write.status == 200)
+                    #expect(
+                        waitUntil(timeout: .seconds(2)) { (try? replicas.version(1 - action.0, key: key)) == index + 2 }
+                    )
+                }
                 let late = try replicas.add()
                 let first = try LiveClient(port: late.port).send("GET", "/v1/sets/ios-prod", token: key)
                 #expect(first.status == 200)

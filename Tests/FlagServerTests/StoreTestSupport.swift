@@ -126,6 +126,30 @@ enum StoreKind: String, CaseIterable, Sendable {
         func exclusively<T>(_ body: () throws -> T) throws -> T { try store.exclusively(body) }
 
         var health: StoreHealth { store.health }
+
+        func recordTelemetry(_ batch: TelemetryBatch) throws { try store.recordTelemetry(batch) }
+
+        func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
+            try store.instances(set: set, seenSince: since)
+        }
+
+        func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
+            try store.instance(set: set, id: id, seenSince: since)
+        }
+
+        func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
+            try store.usage(set: set, flag: flag, fromHour: fromHour)
+        }
+
+        func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
+            try store.pruneTelemetry(countsBefore: countsBefore, instancesBefore: instancesBefore)
+        }
+
+        func settings(set: String) throws -> SetSettings { try store.settings(set: set) }
+
+        func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
+            try store.updateSettings(set: set, settings, audit: audit)
+        }
     }
 
     /// Runs `body` on `count` threads that start together, and returns when all are done.

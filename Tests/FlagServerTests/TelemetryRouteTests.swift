@@ -69,7 +69,11 @@ struct TelemetryRouteTests {
 
     @Test func anIdOutlivesItsConnectionByTenMinutesAndSurvivesAReconnect() async throws {
         try await withHarness { harness in
-            let polled = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
+            // A poll without the header (an SDK from before telemetry) gets no id; `new` asks for one.
+            let old = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
+            #expect(old.header("Flagstaff-Instance") == nil)
+            let polled = try harness.send(
+                "GET", "/v1/sets/ios-prod", token: harness.sdk, headers: [("Flagstaff-Instance", "new")])
             let id = try #require(polled.header("Flagstaff-Instance"))
             // Presented again, the id is kept; an unknown one gets a new id.
             let again = try harness.send(

@@ -16,13 +16,15 @@ extension FlagServerApp {
             key: call.actor, stream: true)
     }
 
-    /// The instance id for a poll's answer on `call`, or `nil` when the connection got one for the set already
-    /// (a keep-alive poller): issued as for a stream, and remembered by the connection.
+    /// The instance id for a poll's answer on `call`, issued as for a stream and remembered by the connection; `nil`
+    /// when the connection got one for the set already (a keep-alive poller), or when the request carries no
+    /// `Flagstaff-Instance` header (`new` asks for a first id). Pollers from before telemetry send none, so they add
+    /// nothing to the instances a key may have: every poll of theirs would otherwise make another.
     func pollInstance(_ call: Call) -> String? {
         if let known = call.memo?.instance, known.set == call.set { return nil }
+        guard let presented = call.request.headers[Self.instanceHeader] else { return nil }
         let id = service.telemetry.issue(
-            set: call.set, presented: call.request.headers[Self.instanceHeader].map { String($0.trimmingHTTPSpaces()) },
-            key: call.actor, stream: false)
+            set: call.set, presented: String(presented.trimmingHTTPSpaces()), key: call.actor, stream: false)
         if let connection = call.request.connection {
             // The memo as this request left it so far (the set lookup may have replaced it), not as it began.
             let memo = ConnectionMemo.of(connection)
