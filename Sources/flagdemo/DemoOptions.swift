@@ -1,3 +1,4 @@
+import FlagCore
 import Foundation
 
 /// `flagdemo`'s command line; the server and key default to `FLAGSTAFF_SERVER` and `FLAGSTAFF_SDK_KEY`.
@@ -11,11 +12,13 @@ struct DemoOptions: Equatable {
     var watchSeconds = 60.0
     /// Exit at the first kill (status 0), or with status 1 when none came within `watchSeconds`.
     var once = false
+    /// The app's name and version in telemetry reports (`--app NAME/VERSION`); the bundle's when `nil`.
+    var app: TelemetryReport.Software?
     var help = false
 
     static let usage = """
         usage: flagdemo [--server URL] [--sdk-key KEY] [--set NAME] [--cache DIR] [--users a,b,c]
-                        [--watch SECONDS] [--once]
+                        [--watch SECONDS] [--once] [--app NAME/VERSION]
           --server URL      the FlagServer (default $FLAGSTAFF_SERVER)
           --sdk-key KEY     an SDK key of the set (default $FLAGSTAFF_SDK_KEY)
           --set NAME        the flag set (default demo)
@@ -23,6 +26,7 @@ struct DemoOptions: Equatable {
           --users a,b,c     the users to open sessions for (default u-1,qa-1,anna)
           --watch SECONDS   how long to watch for kills (default 60; 0 prints the values and exits)
           --once            exit at the first kill (status 0), or with 1 when none came in time
+          --app NAME/VERSION  the app named in telemetry reports (default: the bundle's, if any)
         """
 
     /// Parses `arguments` (without the program name); throws a message naming the bad argument.
@@ -53,6 +57,13 @@ struct DemoOptions: Equatable {
                 }
                 options.watchSeconds = seconds
             case "--once": options.once = true
+            case "--app":
+                let text = try value(argument)
+                let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
+                guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                    throw DemoUsageError("--app takes NAME/VERSION, e.g. shop/5.3.0, not '\(text)'")
+                }
+                options.app = TelemetryReport.Software(name: parts[0], version: parts[1])
             case "--help", "-h": options.help = true
             default: throw DemoUsageError("unknown argument '\(argument)'")
             }

@@ -28,6 +28,7 @@ if options.help {
 
 var configuration = FlagClient.Configuration(
     server: options.server, set: options.set, sdkKey: options.sdkKey, cacheDirectory: options.cacheDirectory)
+if let app = options.app { configuration.app = app }
 configuration.logger = { message in
     if message.level >= .warning { FileHandle.standardError.write(Data("flagdemo: \(message)\n".utf8)) }
 }

@@ -45,6 +45,13 @@ import Testing
         #expect(options.watchSeconds == 5)
         #expect(options.once)
         #expect(options.cacheDirectory.path == "/tmp/c")
+        #expect(options.app == nil)
+    }
+
+    @Test func theAppInTelemetryIsNameSlashVersion() throws {
+        let environment = ["FLAGSTAFF_SERVER": "http://h:1", "FLAGSTAFF_SDK_KEY": "fss_key"]
+        let options = try DemoOptions.parse(["--app", "shop/5.3.0"], environment: environment)
+        #expect(options.app == .init(name: "shop", version: "5.3.0"))
     }
 
     @Test(arguments: [
@@ -53,6 +60,7 @@ import Testing
         (["--watch", "soon"], "--watch takes a number of seconds, not 'soon'"),
         (["--set"], "--set needs a value"),
         (["--verbose"], "unknown argument '--verbose'"),
+        (["--app", "shop"], "--app takes NAME/VERSION, e.g. shop/5.3.0, not 'shop'"),
     ])
     func badArgumentsSayWhatToFix(arguments: [String], message: String) {
         #expect(throws: DemoUsageError(message)) { try DemoOptions.parse(arguments, environment: [:]) }
