@@ -131,6 +131,15 @@ struct TelemetryReportTests {
         #expect(report.app == nil && report.version == nil && report.appliedAt == nil && report.counts.isEmpty)
     }
 
+    /// `null` is absence, as the admin API writes `"app": null`: a client copying that shape is not refused.
+    @Test func theOptionalMembersMayBeNull() throws {
+        let report = try TelemetryReport.decode(Self.body(#""app":null,"version":null,"appliedAt":null"#))
+        #expect(try report == TelemetryReport.decode(Self.body()))
+        let schema = Self.refusal(
+            Array(#"{"instance":"in_1",\#(Self.sdk),"capabilities":{"schema":null,"operators":[]}}"#.utf8))
+        #expect(schema?.field == "capabilities.schema")
+    }
+
     // MARK: - Counts and integers
 
     /// `counts.f.on.R` with each value; every refusal names the member and the bound the docs give.
@@ -176,7 +185,6 @@ struct TelemetryReportTests {
         ("1.5", "must be an integer, 1 or more, found 1.5"),
         ("1e400", "must be an integer, 1 or more: the number is out of range"),
         ("\"41\"", "must be an integer, 1 or more, found a string"),
-        ("null", "must be an integer, 1 or more, found null"),
     ])
     func theVersionAndTheSchemaAreIntegersOfOneOrMore(_ value: String, _ message: String) {
         let version = Self.refusal(Self.body(#""version":\#(value)"#))
@@ -204,7 +212,6 @@ struct TelemetryReportTests {
             "must be a string, found an array"
         ),
         (#"{\#(required),"app":[]}"#, "app", #"must be an object with "name" and "version", found an array"#),
-        (#"{\#(required),"app":null}"#, "app", #"must be an object with "name" and "version", found null"#),
         (#"{\#(required),"appliedAt":1764669600}"#, "appliedAt", "must be a string, found a number"),
         (
             #"{\#(required),"appliedAt":"yesterday"}"#, "appliedAt",
@@ -223,6 +230,7 @@ struct TelemetryReportTests {
             "capabilities.operators[1]", "must be a string, found a number"
         ),
         (#"{\#(required),"counts":[]}"#, "counts", "must be an object, found an array"),
+        (#"{\#(required),"counts":{"":{"on":{"R":1}}}}"#, "counts", "has an empty flag key"),
         (#"{\#(required),"counts":{"f":"on"}}"#, "counts.f", "must be an object, found a string"),
         (#"{\#(required),"counts":{"f":{"on":12}}}"#, "counts.f.on", "must be an object, found a number"),
     ])

@@ -57,6 +57,19 @@ struct TelemetryRouteTests {
         }
     }
 
+    @Test func aStreamOfTheAdminAPIGetsAnIdOnlyWhenItAsks() async throws {
+        try await withHarness { harness in
+            let watching = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.admin)
+            let head = try #require(await watching.waitForResponse(timeout: .seconds(5)))
+            #expect(head.headers["Flagstaff-Instance"] == nil)
+            let asking = harness.start(
+                "GET", "/v1/sets/ios-prod/stream", token: harness.admin, headers: [("Flagstaff-Instance", "new")])
+            let issued = try #require(await asking.waitForResponse(timeout: .seconds(5)))
+            #expect(issued.headers["Flagstaff-Instance"].map(ClientTelemetry.isWellFormed) == true)
+            #expect(try harness.send("GET", "/v1/admin/sets/ios-prod/clients").json("silent") == .int(1))
+        }
+    }
+
     @Test func anIdNobodyIssuedIsRefusedAndCounted() async throws {
         try await withHarness { harness in
             let answer = try Self.post(harness, Self.report("in_AAAAAAAAAAAAAAAAAAAAAA"))

@@ -235,6 +235,8 @@ public struct TelemetryReport: Sendable, Hashable {
         var report = TelemetryReport(instance: "", sdk: Software(name: "", version: ""))
         try fields.read(bytes) { reader in
             try object(&reader, nil) { reader, field, _ in
+                // `null` for an optional member is its absence, as the admin API writes it (`"app": null`).
+                if ["app", "version", "appliedAt"].contains(field), try reader.readNull() { return }
                 switch field {
                 case "instance": instance = try text(&reader, "instance")
                 case "sdk": sdk = try software(&reader, "sdk")
@@ -272,6 +274,7 @@ public struct TelemetryReport: Sendable, Hashable {
                     capabilities = ClientCapabilities(schema: schema, operators: operators)
                 case "counts":
                     try members(&reader, "counts", limit: limits.maxFlags, what: "flags") { reader, flag, path in
+                        guard !flag.isEmpty else { throw fields.error("counts", "has an empty flag key") }
                         var variants: [String: [String: Int]] = [:]
                         try members(&reader, path, limit: limits.maxVariants, what: "variants") {
                             reader, variant, path in

@@ -108,15 +108,17 @@ extension FlagServerApp {
         _ = try requireState(call)
         let lastEventID = request.headers["Last-Event-ID"].flatMap { Int($0.trimmingHTTPSpaces()) }
         let instance = streamInstance(call)
-        let head = HTTPResponse(
-            status: 200,
-            headers: [
-                "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
-                "X-Accel-Buffering": "no", Self.instanceHeader: instance,
-            ])
+        let head = Self.issuing(
+            instance,
+            HTTPResponse(
+                status: 200,
+                headers: [
+                    "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
+                    "X-Accel-Buffering": "no",
+                ]))
         let telemetry = service.telemetry
         guard let stream = exchange.startStream(head) else {
-            telemetry.streamClosed(set: set, id: instance)
+            if let instance { telemetry.streamClosed(set: set, id: instance) }
             return nil
         }
         let metrics = self.metrics
@@ -126,7 +128,7 @@ extension FlagServerApp {
         let ended: @Sendable () -> Void = {
             if !closed.exchange(true, ordering: .acquiringAndReleasing) {
                 metrics.openStreams.subtract(1, ordering: .relaxed)
-                telemetry.streamClosed(set: set, id: instance)
+                if let instance { telemetry.streamClosed(set: set, id: instance) }
             }
         }
         let id = registry.subscribe(set) { state -> SetRegistry.Callback? in

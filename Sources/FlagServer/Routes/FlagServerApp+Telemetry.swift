@@ -9,11 +9,12 @@ extension FlagServerApp {
     static let instanceHeader = "Flagstaff-Instance"
 
     /// The instance id for a stream on `call`: the one the client presents when this server knows it, else a new
-    /// one; bound to the stream until it closes.
-    func streamInstance(_ call: Call) -> String {
-        service.telemetry.issue(
-            set: call.set, presented: call.request.headers[Self.instanceHeader].map { String($0.trimmingHTTPSpaces()) },
-            key: call.actor, stream: true)
+    /// one; bound to the stream until it closes. A stream opened with a token of the admin API (the dashboard's
+    /// live view) gets none unless it asks: it is a person watching, not a client whose version matters.
+    func streamInstance(_ call: Call) -> String? {
+        let presented = call.request.headers[Self.instanceHeader].map { String($0.trimmingHTTPSpaces()) }
+        if presented == nil, case .admin? = call.principal { return nil }
+        return service.telemetry.issue(set: call.set, presented: presented, key: call.actor, stream: true)
     }
 
     /// The instance id for a poll's answer on `call`, issued as for a stream and remembered by the connection; `nil`
