@@ -4,14 +4,27 @@ import FlagLock
 /// Counts the evaluations sessions make, per flag × variant × reason, until the telemetry reporter takes them.
 ///
 /// Sessions count on the reading thread, so the count is a short critical section: the table is an array indexed
-/// by the flag's slot (`FlagSlots`), each flag holding a few cells searched in order, and nothing is allocated once
-/// a flag's cell exists. The reporter swaps the whole table out under the lock and builds its report outside it,
+/// by the flag's slot (`FlagSlots`), each flag holding its key and a few cells searched in order, and nothing is
+/// allocated once a flag's cell exists. The reporter swaps the whole table out under the lock and builds its report outside it,
 /// so a read never waits for a report.
 final class EvaluationCounter: Sendable {
     /// One flag's counts since the last `take`.
     private struct FlagCounts {
-        let key: String
-        var cells: [Cell]
+        var key = ""
+        var cells: [Cell] = []
+
+        /// Counts one evaluation of the flag `key` with `variant` and `reason`.
+        mutating func add(key: String, variant: String?, reason: ReasonCode) {
+            if cells.isEmpty { self.key = key }
+            // A flag is read with a few variants and reasons; a variant's name is compared only when the reason
+            // matches. Reasons compare by raw value: `==` on FlagCore's enum is a generic call from this module.
+            for index in cells.indices
+            where cells[index].reason.rawValue == reason.rawValue && cells[index].variant == variant {
+                cells[index].count += 1
+                return
+            }
+            cells.append(Cell(variant: variant, reason: reason, count: 1))
+        }
     }
 
     /// The count of one variant and reason of a flag.
@@ -21,26 +34,16 @@ final class EvaluationCounter: Sendable {
         var count: Int
     }
 
-    private let table = Locked<[FlagCounts?]>([])
+    private let table = Locked<[FlagCounts]>([])
 
     /// Counts one evaluation of the flag `key`, whose slot is `slot`.
     func count(_ key: String, slot: Int, variant: String?, reason: ReasonCode) {
         table.withLock { flags in
             if slot >= flags.count {
                 flags.reserveCapacity(Swift.max(slot + 1, 2 * flags.capacity))
-                while slot >= flags.count { flags.append(nil) }
+                while slot >= flags.count { flags.append(FlagCounts()) }
             }
-            guard flags[slot] != nil else {
-                flags[slot] = FlagCounts(key: key, cells: [Cell(variant: variant, reason: reason, count: 1)])
-                return
-            }
-            // A flag is read with a few variants and reasons; a variant's name is compared only when the reason
-            // matches.
-            if let index = flags[slot]?.cells.firstIndex(where: { $0.reason == reason && $0.variant == variant }) {
-                flags[slot]?.cells[index].count += 1
-            } else {
-                flags[slot]?.cells.append(Cell(variant: variant, reason: reason, count: 1))
-            }
+            flags[slot].add(key: key, variant: variant, reason: reason)
         }
     }
 
@@ -48,12 +51,12 @@ final class EvaluationCounter: Sendable {
     /// counting afresh.
     func take() -> TelemetryReport.Counts {
         let taken = table.withLock { flags in
-            var taken: [FlagCounts?] = []
+            var taken: [FlagCounts] = []
             swap(&taken, &flags)
             return taken
         }
         var counts: TelemetryReport.Counts = [:]
-        for case let flag? in taken {
+        for flag in taken where !flag.cells.isEmpty {
             var variants: [String: [String: Int]] = [:]
             for cell in flag.cells {
                 variants[cell.variant ?? "", default: [:]][cell.reason.reason.rawValue, default: 0] += cell.count

@@ -55,12 +55,15 @@ struct Evaluation: Sendable {
     let version: Int?
     /// Set by a kill: a later restore does not undo it in this session.
     let killed: Bool
+    /// Set by a kill while evaluations are counted, until a read serves the kill value: that first read counts as an
+    /// evaluation (`DISABLED`), though nothing was evaluated.
+    let uncounted: Bool
     /// The served value decoded for a `Decodable` key, so that it decodes once.
     let decoded: Decoded?
 
     init(
         served: JSONValue?, reason: ReasonCode, variant: String? = nil, error: ErrorCodeValue? = nil,
-        message: String? = nil, version: Int?, killed: Bool = false, decoded: Decoded? = nil
+        message: String? = nil, version: Int?, killed: Bool = false, uncounted: Bool = false, decoded: Decoded? = nil
     ) {
         self.served = served
         self.reason = reason
@@ -69,6 +72,7 @@ struct Evaluation: Sendable {
         self.message = message
         self.version = version
         self.killed = killed
+        self.uncounted = uncounted
         self.decoded = decoded
     }
 
@@ -79,9 +83,10 @@ struct Evaluation: Sendable {
             message: "no flag set yet: serving the compiled-in default", version: nil)
     }
 
-    /// The kill value of a flag killed in set `version`.
-    static func kill(_ value: JSONValue, version: Int) -> Evaluation {
-        Evaluation(served: value, reason: .disabled, variant: "kill", version: version, killed: true)
+    /// The kill value of a flag killed in set `version`; `uncounted` when its first read is to be counted.
+    static func kill(_ value: JSONValue, version: Int, uncounted: Bool = false) -> Evaluation {
+        Evaluation(
+            served: value, reason: .disabled, variant: "kill", version: version, killed: true, uncounted: uncounted)
     }
 
     /// The evaluation of a persisted detail; `nil` when its reason or error code is not one this build gives (the
@@ -100,6 +105,13 @@ struct Evaluation: Sendable {
 
     /// This evaluation with `decoded` as its decoded value.
     func decoding(_ decoded: Decoded) -> Evaluation {
+        Evaluation(
+            served: served, reason: reason, variant: variant, error: error, message: message, version: version,
+            killed: killed, uncounted: uncounted, decoded: decoded)
+    }
+
+    /// This evaluation, its first read counted.
+    func counted() -> Evaluation {
         Evaluation(
             served: served, reason: reason, variant: variant, error: error, message: message, version: version,
             killed: killed, decoded: decoded)

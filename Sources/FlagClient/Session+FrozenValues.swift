@@ -7,10 +7,6 @@ import FlagCore
 /// first are the smallest).
 struct FrozenValues: Sendable {
     private var evaluations: [Evaluation?] = []
-    /// Slots whose kill value the session has not read yet, when evaluations are counted: the first read of a kill
-    /// value counts as an evaluation (`DISABLED`), though no evaluation runs. Empty in all but a session a kill just
-    /// reached, so that a frozen read pays one emptiness check for it.
-    private var unreadKills: Set<Int> = []
 
     /// The persisted evaluations of a resumed session, by flag name.
     init(_ details: [String: EvaluationDetail<JSONValue>]) {
@@ -46,22 +42,21 @@ struct FrozenValues: Sendable {
         while slot >= evaluations.count { evaluations.append(nil) }
     }
 
-    /// The value frozen in `slot`, `fallback` where the caller's default is due; `nil` when the flag is not frozen.
-    /// Reads the one field in place: a frozen read copies no other field of the evaluation.
+    /// The value frozen in `slot`, `fallback` where the caller's default is due; `nil` when the flag is not frozen,
+    /// or holds a kill value no read has served yet (its first read counts: `isUncountedKill`). Reads the fields in
+    /// place: a frozen read copies no other field of the evaluation. Always inlined: it is the frozen read, and the
+    /// optimizer stopped inlining it by itself when the `uncounted` check came in.
+    @inline(__always)
     func value(at slot: Int, default fallback: JSONValue) -> JSONValue? {
-        guard slot < evaluations.count, evaluations[slot] != nil else { return nil }
+        guard slot < evaluations.count, evaluations[slot] != nil, evaluations[slot]?.uncounted == false else {
+            return nil
+        }
         return evaluations[slot]?.served ?? fallback
     }
 
-    /// Marks `slot`, just filled by a kill, as not read since.
-    mutating func markUnreadKill(at slot: Int) {
-        unreadKills.insert(slot)
-    }
-
-    /// Whether this read of `slot` is the first of the kill value a kill put there; clears the mark.
-    @inline(__always)
-    mutating func isFirstReadOfKill(at slot: Int) -> Bool {
-        !unreadKills.isEmpty && unreadKills.remove(slot) != nil
+    /// Whether `slot` holds a kill value no read has served yet (`Evaluation.uncounted`).
+    func isUncountedKill(at slot: Int) -> Bool {
+        slot < evaluations.count && evaluations[slot]?.uncounted == true
     }
 
     /// How many flags are frozen.

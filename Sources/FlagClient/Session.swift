@@ -56,8 +56,8 @@ public final class FlagSession: FeatureFlags, Sendable {
             guard let frozen = values[key.slot] else {
                 return freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, in: &values)
             }
-            if values.isFirstReadOfKill(at: key.slot) { countKillRead(frozen, key: key.name, slot: key.slot) }
-            return frozen
+            guard frozen.uncounted else { return frozen }
+            return countKillRead(key.name, slot: key.slot, in: &values) ?? frozen
         }
         if !key.isPrimitive { return decoded(evaluation, key) }
         return key.typed(evaluation.detail(default: key.defaultJSON))
@@ -84,11 +84,9 @@ public final class FlagSession: FeatureFlags, Sendable {
         if let overrides = core.overrides, overrides.isActive { return nil }
         return frozen.withLock { values in
             // Only the value is copied out, so that a frozen read copies no other field of the evaluation.
-            if let frozen = values.value(at: slot, default: fallback) {
-                if values.isFirstReadOfKill(at: slot), let killed = values[slot] {
-                    countKillRead(killed, key: handle.key, slot: slot)
-                }
-                return frozen
+            if let frozen = values.value(at: slot, default: fallback) { return frozen }
+            if values.isUncountedKill(at: slot) {
+                return countKillRead(handle.key, slot: slot, in: &values)?.served ?? fallback
             }
             return freeze(handle, slot: slot, type: type, default: fallback, in: &values).served ?? fallback
         }
@@ -102,26 +100,31 @@ public final class FlagSession: FeatureFlags, Sendable {
         _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, in values: inout FrozenValues
     ) -> Evaluation {
         let (source, skew) = core.sourceAndSkew()
-        let evaluation: Evaluation
-        if let source {
-            // The clock is read only for a flag whose value can depend on the time.
-            evaluation = source.evaluation(handle, type: type, context: context) {
-                self.core.dependencies.now().addingTimeInterval(skew)
-            }
-            // Queued in lock order, so that a persisted session's writes follow its values' order.
-            if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
-        } else {
-            evaluation = .notReady
+        guard let source else {
+            let notReady = Evaluation.notReady
+            values[slot] = notReady
+            core.counter?.count(handle.key, slot: slot, variant: notReady.variant, reason: notReady.reason)
+            return notReady
+        }
+        // The clock is read only for a flag whose value can depend on the time.
+        let evaluation = source.evaluation(handle, type: type, context: context) {
+            self.core.dependencies.now().addingTimeInterval(skew)
         }
         core.counter?.count(handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason)
+        // Queued in lock order, so that a persisted session's writes follow its values' order.
+        if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
         values[slot] = evaluation
         return evaluation
     }
 
-    /// Counts the session's first read of the kill value a kill put in `slot`: the kill changed what the session
-    /// serves, so the read is an evaluation, though nothing was evaluated.
-    private func countKillRead(_ killed: Evaluation, key: String, slot: Int) {
+    /// Counts the session's first read of the kill value a kill put in `slot` of `values`, and returns it: the kill
+    /// changed what the session serves, so the read is an evaluation, though nothing was evaluated. Later reads are
+    /// frozen reads.
+    private func countKillRead(_ key: String, slot: Int, in values: inout FrozenValues) -> Evaluation? {
+        guard let killed = values[slot]?.counted() else { return nil }
+        values[slot] = killed
         core.counter?.count(key, slot: slot, variant: killed.variant, reason: killed.reason)
+        return killed
     }
 
     /// Replaces the values of flags killed in a new set (read or not yet read) in an open session by their kill
@@ -131,9 +134,8 @@ public final class FlagSession: FeatureFlags, Sendable {
         let counting = core.counter != nil
         session.frozen.withLock { values in
             for kill in killed where values[kill.slot]?.killed != true {
-                let evaluation = Evaluation.kill(kill.value, version: version)
+                let evaluation = Evaluation.kill(kill.value, version: version, uncounted: counting)
                 values[kill.slot] = evaluation
-                if counting { values.markUnreadKill(at: kill.slot) }
                 changed.append((kill.name, evaluation.detail(default: kill.value)))
             }
         }
