@@ -5,7 +5,8 @@ import FlagCore
 ///
 /// Beyond a bound a count is dropped, and the evaluations dropped are counted (`dropped`) so that the reporter can
 /// log them. The bounds are the report's own (`TelemetryReport.Limits`: 2,000 flags, 64 variants per flag, 16
-/// reasons per variant, names of at most 256 bytes, a count up to 10¹²), so that what is kept is always a report
+/// reasons per variant, names of at most 256 bytes, no empty flag key, a count up to 10¹²), so that what is kept is
+/// always a report
 /// the server takes, and at most `maxCells` flag × variant × reason cells in all, which keeps the memory at a few
 /// megabytes. I/O-free: the reporter owns one and tests drive it directly.
 struct TelemetryBacklog: Sendable, Equatable {
@@ -58,8 +59,9 @@ struct TelemetryBacklog: Sendable, Equatable {
             counts[flag]?[variant]?[reason] = kept + min(count, bounds.maxCount - kept)
             return
         }
+        // The server refuses an empty flag key (a `FlagKey("")` is possible); the variant `""` means "none".
         let fits =
-            cells < bounds.maxCells
+            cells < bounds.maxCells && !flag.isEmpty
             && [flag, variant, reason].allSatisfy { $0.utf8.count <= bounds.maxNameBytes }
             && (counts[flag] != nil || counts.count < bounds.maxFlags)
             && (counts[flag]?[variant] != nil || (counts[flag]?.count ?? 0) < bounds.maxVariants)

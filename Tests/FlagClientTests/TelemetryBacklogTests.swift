@@ -25,19 +25,20 @@ import Testing
     @Test func boundsDropAndCountWhatTheyLeaveOut() {
         var backlog = TelemetryBacklog(bounds: Self.small)
         backlog.merge(["a": ["x": ["R1": 1, "R2": 1]], "b": ["": ["R1": 1]]])
-        // A third flag, a third variant of `a`, a third reason of `a.x`, a name over 16 bytes.
+        // A third flag, a third variant of `a`, a third reason of `a.x`, a name over 16 bytes, an empty flag key.
         backlog.merge(["c": ["": ["R1": 4]]])
         backlog.merge(["a": ["y": ["R1": 1]]])
         backlog.merge(["a": ["z": ["R1": 5]]])
         backlog.merge(["a": ["x": ["R3": 6]]])
         backlog.merge(["b": ["a-very-long-variant": ["R1": 7]]])
+        backlog.merge(["": ["": ["R1": 9]]])
         #expect(backlog.counts == ["a": ["x": ["R1": 1, "R2": 1], "y": ["R1": 1]], "b": ["": ["R1": 1]]])
-        #expect(backlog.dropped == 4 + 5 + 6 + 7)
+        #expect(backlog.dropped == 4 + 5 + 6 + 7 + 9)
         // Cells: four kept; the fifth fits, the sixth does not.
         backlog.merge(["b": ["v": ["R1": 1]]])
         backlog.merge(["b": ["v": ["R2": 8]]])
         #expect(backlog.cells == 5)
-        #expect(backlog.dropped == 22 + 8)
+        #expect(backlog.dropped == 31 + 8)
         // Counts already kept still add up, saturating at the largest count a report may carry.
         backlog.merge(["a": ["x": ["R1": 2_000]]])
         #expect(backlog.counts["a"]?["x"]?["R1"] == 1_000)
