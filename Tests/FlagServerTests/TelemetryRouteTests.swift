@@ -212,8 +212,13 @@ struct TelemetryRouteTests {
             #expect(lagging.first?["version"] == .int(1))
             _ = third
 
-            // Five minutes without a report, an instance is no longer active.
+            // Five minutes without a report, an instance is no longer active; it is still listed for ten.
             harness.clock.advance(seconds: 301)
+            let listed = try harness.send("GET", "/v1/admin/sets/ios-prod/clients")
+            #expect(try listed.json("instances")?.arrayValue?.count == 2)
+            let active = try harness.send("GET", "/v1/admin/sets/ios-prod/clients?within=300")
+            #expect(try active.json("instances")?.arrayValue?.count == 0)
+            #expect(try harness.send("GET", "/v1/admin/sets/ios-prod/clients?within=601").status == 400)
             let later = try harness.send("GET", "/v1/admin/sets/ios-prod/versions/2/propagation")
             #expect(try later.json("active") == .int(0))
             #expect(try later.json("p50Ms") == .null)

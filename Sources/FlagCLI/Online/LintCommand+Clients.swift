@@ -57,7 +57,8 @@ extension LintCommand {
                 "\(path) names no set (\"set\"), so --against does not know whose clients to ask: pass --set NAME",
                 of: Self.configuration)
         }
-        let clientsPath = client.setPath(set) + "/clients"
+        // The window the server's gate counts as active.
+        let clientsPath = client.setPath(set) + "/clients?within=300"
         let clients = try ClientsAnswer.read(client.send("GET", clientsPath).json, route: "GET \(clientsPath)")
         let document = try client.send("GET", client.setPath(set))
         let current: FlagSet

@@ -72,12 +72,18 @@ extension FlagServerApp {
         return HTTPResponse(status: 204)
     }
 
-    /// `GET /v1/admin/sets/{set}/clients`: instances that reported in the last 10 minutes, and the connections of
-    /// this server whose clients do not report.
+    /// `GET /v1/admin/sets/{set}/clients?within=SECONDS`: instances that reported in the last 10 minutes (or
+    /// `within` seconds: 300 is the window the gate and the propagation figures count as active), and the
+    /// connections of this server whose clients do not report.
     func clientsResponse(_ call: Call) throws -> HTTPResponse {
         let set = try requireState(call).name
         let telemetry = service.telemetry
-        let instances = try service.storeCall { try telemetry.instances(set: set, within: telemetry.limits.expiry) }
+        let expiry = Int(telemetry.limits.expiry)
+        let within = try RequestInput(call.request).int("within") ?? expiry
+        guard (1...expiry).contains(within) else {
+            throw ServiceError.badRequest("within must be from 1 to \(expiry) seconds, not \(within)", path: "within")
+        }
+        let instances = try service.storeCall { try telemetry.instances(set: set, within: TimeInterval(within)) }
         return JSONResponse.object(capacity: 64 + 400 * instances.count) { writer in
             writer.member("set", set)
             writer.key("instances")
