@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .library(name: "FlagClient", targets: ["FlagClient"]),
         .library(name: "FlagClientTesting", targets: ["FlagClientTesting"]),
+        .library(name: "FlagSigning", targets: ["FlagSigning"]),
         .executable(name: "flagserver", targets: ["FlagServerMain"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
         .executable(name: "flagbench", targets: ["flagbench"]),
@@ -36,6 +37,14 @@ let package = Package(
         // without the `Postgres` trait, so that the plain build needs no libpq.
         .target(
             name: "FlagPostgres", dependencies: [.target(name: "CPostgres", condition: .when(traits: ["Postgres"]))]),
+        // OpenSSL's libcrypto (libssl-dev on Debian), for FlagSigning on Linux; Apple platforms use CryptoKit.
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        // Signed flag sets (issue 19): Ed25519 keys and signatures, the signed message and signature header formats,
+        // and private keys sealed with AES-256-GCM. No cryptography of its own: libcrypto on Linux, CryptoKit on
+        // Apple platforms.
+        .target(
+            name: "FlagSigning",
+            dependencies: ["FlagCore", .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
         // The one lock every module uses (`Locked`, whose comment gives the policy). A target of its own so that
         // modules that must not import FlagCore (the HTTP engine) can use it too.
         .target(name: "FlagLock"),
