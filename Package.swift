@@ -87,6 +87,7 @@ let package = Package(
             name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestSupport"]),
         .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
+        .testTarget(name: "FlagSigningTests", dependencies: ["FlagSigning", "FlagCore"]),
         .testTarget(name: "FlagPostgresTests", dependencies: ["FlagPostgres", "FlagTestSupport"]),
         .testTarget(name: "FlagHTTPTests", dependencies: ["FlagHTTP", "FlagLock", "FlagTestSupport"]),
         .testTarget(
