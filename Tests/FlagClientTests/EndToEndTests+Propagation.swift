@@ -42,8 +42,8 @@ extension EndToEndTests {
                 return (clients?.text.components(separatedBy: "\"demo-").count ?? 0) - 1 == 3
             }
 
-            let flagctl = { (arguments: [String]) throws -> (status: Int32, output: String) in
-                try Self.run(
+            let flagctl = { (arguments: [String]) async throws -> (status: Int32, output: String) in
+                try await Self.run(
                     try #require(flagctlBinary), arguments,
                     environment: [
                         "FLAGCTL_SERVER": fixture.server.url.absoluteString,
@@ -51,30 +51,34 @@ extension EndToEndTests {
                     ],
                     in: fixture.directory)
             }
-            let confirmed = try flagctl(["kill", "payments-enabled", "--wait", "100%", "--wait-timeout", "20s"])
+            let confirmed = try await flagctl(["kill", "payments-enabled", "--wait", "100%", "--wait-timeout", "20s"])
             #expect(confirmed.status == 0, "\(confirmed.output)")
             #expect(confirmed.output.contains("confirmed"), "\(confirmed.output)")
 
             kill(pids[2], SIGSTOP)
             defer { kill(pids[2], SIGCONT) }
-            let timedOut = try flagctl(["restore", "payments-enabled", "--wait", "100%", "--wait-timeout", "6s"])
+            let timedOut = try await flagctl(["restore", "payments-enabled", "--wait", "100%", "--wait-timeout", "6s"])
             #expect(timedOut.status == 4, "\(timedOut.output)")
             #expect(timedOut.output.contains("demo-3"), "\(timedOut.output)")
             #expect(!timedOut.output.contains("demo-1") && !timedOut.output.contains("demo-2"), "\(timedOut.output)")
         }
     }
 
-    /// Runs `binary` to its end and returns its status and what it wrote to stdout and stderr together.
+    /// Runs `binary` to its end and returns its status and what it wrote to stdout and stderr together. Waits
+    /// with `Task.sleep`, not a blocking wait: flagctl may take its whole `--wait-timeout`, and a blocked thread of
+    /// the two-thread cooperative pool starves the other tests running beside this one.
     static func run(
         _ binary: URL, _ arguments: [String], environment: [String: String], in directory: URL
-    ) throws -> (status: Int32, output: String) {
+    ) async throws -> (status: Int32, output: String) {
         let output = directory.appendingPathComponent("run-\(UUID().uuidString).out")
         let pid = try Spawn.start(
             binary.path, arguments, environment: environment, directory: directory.path, stdout: output.path)
-        var ended: (status: Int32, exitedNormally: Bool)?
-        _ = waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        var ended = Spawn.exitStatus(pid)
+        while ended == nil && clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
             ended = Spawn.exitStatus(pid)
-            return ended != nil
         }
         if ended == nil { ended = Spawn.stop(pid, signal: SIGKILL) }
         return (ended?.status ?? -1, (try? String(contentsOf: output, encoding: .utf8)) ?? "")

@@ -30,10 +30,13 @@ final class VirtualTime: Sendable {
     }
 
     /// Waits until a sleep is held and no release is pending: whatever the loops had to do before it is done. The
-    /// generous timeout is for the full suite on two cores, where other tests' blocking waits hold the cooperative
-    /// threads; a passing wait returns as soon as its condition holds.
+    /// generous timeout (here and in every telemetry test's wait) is for the full suite on two cores, under Thread
+    /// Sanitizer too, where synchronous tests with blocking waits can hold both cooperative threads for tens of
+    /// seconds; a passing wait returns as soon as its condition holds.
     func waitUntilHeld(_ what: String = "a held sleep") async throws {
-        try await eventually(what, timeout: .seconds(30)) { self.state.withLock { $0.holding > 0 && $0.releases == 0 } }
+        try await eventually(what, timeout: .seconds(120)) {
+            self.state.withLock { $0.holding > 0 && $0.releases == 0 }
+        }
     }
 
     /// The `sleep` dependency.
@@ -130,7 +133,7 @@ final class TelemetryFixture: Sendable {
 
     /// Waits for the `count`-th report (1-based) and returns it.
     func report(_ count: Int) async throws -> SentReport {
-        try await eventually("report \(count) sent", timeout: .seconds(30)) { self.reports.count >= count }
+        try await eventually("report \(count) sent", timeout: .seconds(120)) { self.reports.count >= count }
         return reports[count - 1]
     }
 
@@ -147,7 +150,9 @@ final class TelemetryFixture: Sendable {
         let appliedAt = time.clock.now
         let document = String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self)
         stream.yield(.bytes(Docs.sse("put", id: version, document)))
-        try await eventually("v\(version) live", timeout: .seconds(30)) { self.client.state == .live(version: version) }
+        try await eventually("v\(version) live", timeout: .seconds(120)) {
+            self.client.state == .live(version: version)
+        }
         return (stream, appliedAt)
     }
 }
