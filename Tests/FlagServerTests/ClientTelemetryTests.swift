@@ -30,9 +30,9 @@ struct ClientTelemetryTests {
         let ids = (0..<3).map { _ in telemetry.issue(set: "s", presented: nil, key: "app", stream: true) }
         #expect(telemetry.trackedInstances == 2)
         #expect(telemetry.dropped[.instanceCap] == 1)
-        try telemetry.accept(Self.report(ids[0]), set: "s", key: "app", address: "10.0.0.1:1")
+        try telemetry.accept(Self.report(ids[0]), set: "s", key: "app")
         #expect(throws: ClientTelemetry.Refusal.self) {
-            try telemetry.accept(Self.report(ids[2]), set: "s", key: "app", address: "10.0.0.1:1")
+            try telemetry.accept(Self.report(ids[2]), set: "s", key: "app")
         }
         _ = telemetry.issue(set: "s", presented: nil, key: "other", stream: true)
         _ = telemetry.issue(set: "s", presented: nil, key: "other", stream: true)
@@ -45,7 +45,7 @@ struct ClientTelemetryTests {
         let id = telemetry.issue(set: "s", presented: nil, key: "app", stream: true)
         var counts: TelemetryReport.Counts = [:]
         for index in 0..<150 { counts["flag-\(index)"] = ["": ["STATIC": 1]] }
-        try telemetry.accept(Self.report(id, counts: counts), set: "s", key: "app", address: "a:1")
+        try telemetry.accept(Self.report(id, counts: counts), set: "s", key: "app")
         telemetry.flush()
         let stored = try store.usage(set: "s", flag: nil, fromHour: 0)
         #expect(stored.count == 100)
@@ -58,20 +58,45 @@ struct ClientTelemetryTests {
             $0.reportsPerKeyPerSecond = 3
             $0.reportsPerAddressPerSecond = 2
         }
-        let ids = (0..<4).map { _ in telemetry.issue(set: "s", presented: nil, key: "app", stream: true) }
-        try telemetry.accept(Self.report(ids[0]), set: "s", key: "app", address: "10.0.0.1:1")
-        try telemetry.accept(Self.report(ids[1]), set: "s", key: "app", address: "10.0.0.1:2")
-        #expect(throws: ClientTelemetry.Refusal.self) {
-            try telemetry.accept(Self.report(ids[2]), set: "s", key: "app", address: "10.0.0.1:3")
-        }
+        try telemetry.admit(address: "10.0.0.1:1")
+        try telemetry.admit(address: "10.0.0.1:2")
+        #expect(throws: ClientTelemetry.Refusal.self) { try telemetry.admit(address: "10.0.0.1:3") }
         #expect(telemetry.dropped[.rateLimitedAddress] == 1)
-        try telemetry.accept(Self.report(ids[2]), set: "s", key: "app", address: "10.0.0.2:1")
+        try telemetry.admit(address: "10.0.0.2:1")
+
+        let ids = (0..<4).map { _ in telemetry.issue(set: "s", presented: nil, key: "app", stream: true) }
+        for id in ids.prefix(3) { try telemetry.accept(Self.report(id), set: "s", key: "app") }
         #expect(throws: ClientTelemetry.Refusal.self) {
-            try telemetry.accept(Self.report(ids[3]), set: "s", key: "app", address: "10.0.0.3:1")
+            try telemetry.accept(Self.report(ids[3]), set: "s", key: "app")
         }
         #expect(telemetry.dropped[.rateLimitedKey] == 1)
         clock.advance(seconds: 1)
-        try telemetry.accept(Self.report(ids[3]), set: "s", key: "app", address: "10.0.0.3:1")
+        try telemetry.accept(Self.report(ids[3]), set: "s", key: "app")
+    }
+
+    /// Made-up ids are refused before the key's budget is spent: a key holder cannot starve the key's real clients.
+    @Test func madeUpIdsDoNotSpendTheKeysBudget() throws {
+        let (telemetry, _, _) = Self.telemetry { $0.reportsPerKeyPerSecond = 2 }
+        for index in 0..<50 {
+            #expect(throws: ClientTelemetry.Refusal.self) {
+                try telemetry.accept(
+                    Self.report("in_\(String(repeating: "X", count: 20))\(index % 10)\(index / 10)"), set: "s",
+                    key: "app")
+            }
+        }
+        #expect(telemetry.dropped[.unknownInstance] == 50)
+        let id = telemetry.issue(set: "s", presented: nil, key: "app", stream: true)
+        try telemetry.accept(Self.report(id), set: "s", key: "app")
+    }
+
+    @Test func aFlushWritesInShortTransactions() {
+        let counts = (0..<7).map { UsageCount(set: "s", flag: "f\($0)", variant: "", hour: 1, count: 1, lastAt: .now) }
+        let instances = (0..<5).map {
+            StoredInstance(set: "s", id: "i\($0)", firstSeen: .now, lastSeen: .now, report: nil, applied: [:])
+        }
+        let chunks = TelemetryBatch(instances: instances, counts: counts).chunked(rows: 3)
+        #expect(chunks.map(\.instances.count) == [3, 2, 0, 0, 0])
+        #expect(chunks.map(\.counts.count) == [0, 0, 3, 3, 1])
     }
 
     @Test func aFailedFlushKeepsTheCountsForTheNext() throws {
@@ -79,7 +104,7 @@ struct ClientTelemetryTests {
         let store = try SQLiteFlagStore.inMemory()
         let telemetry = ClientTelemetry(store: store, clock: clock.clock)
         let id = telemetry.issue(set: "s", presented: nil, key: "app", stream: true)
-        try telemetry.accept(Self.report(id, counts: ["f": ["on": ["R": 2]]]), set: "s", key: "app", address: "a:1")
+        try telemetry.accept(Self.report(id, counts: ["f": ["on": ["R": 2]]]), set: "s", key: "app")
         // The table out of the way, the flush fails as with a store that went down.
         try store.database.write { try $0.execute("ALTER TABLE evaluation_count RENAME TO away") }
         telemetry.flush()
@@ -97,9 +122,9 @@ struct ClientTelemetryTests {
         let other = ClientTelemetry(store: store, clock: clock.clock)
         let id = issuing.issue(set: "s", presented: nil, key: "app", stream: true)
         issuing.flush()
-        try other.accept(Self.report(id), set: "s", key: "app", address: "a:1")
+        try other.accept(Self.report(id), set: "s", key: "app")
         #expect(throws: ClientTelemetry.Refusal.self) {
-            try other.accept(Self.report("in_CCCCCCCCCCCCCCCCCCCCCC"), set: "s", key: "app", address: "a:1")
+            try other.accept(Self.report("in_CCCCCCCCCCCCCCCCCCCCCC"), set: "s", key: "app")
         }
         // A client that reconnects to the other server with its id gets a new one there; the old id is expired.
         let renewed = other.issue(set: "s", presented: id, key: "app", stream: true)

@@ -47,6 +47,11 @@ extension FlagServerApp {
     /// size limit; 422 for an id this server did not issue; 429 over a rate limit.
     func acceptTelemetry(_ call: Call) throws -> HTTPResponse {
         _ = try requireState(call)
+        do {
+            try service.telemetry.admit(address: call.request.remoteAddress)
+        } catch let refusal as ClientTelemetry.Refusal {
+            throw ServiceError.rateLimited(refusal.message, retryAfter: refusal.retryAfter ?? 1)
+        }
         let limits = TelemetryReport.Limits()
         guard call.request.body.count <= limits.maxBytes else {
             service.telemetry.count(.invalid)
@@ -61,8 +66,7 @@ extension FlagServerApp {
             throw ServiceError.badRequest(error.description, path: error.field)
         }
         do {
-            try service.telemetry.accept(
-                report, set: call.set, key: call.actor, address: call.request.remoteAddress)
+            try service.telemetry.accept(report, set: call.set, key: call.actor)
         } catch let refusal as ClientTelemetry.Refusal {
             switch refusal.reason {
             case .unknownInstance: throw ServiceError.unknownInstance(refusal.message)
@@ -83,6 +87,7 @@ extension FlagServerApp {
         guard (1...expiry).contains(within) else {
             throw ServiceError.badRequest("within must be from 1 to \(expiry) seconds, not \(within)", path: "within")
         }
+        telemetry.flush()
         let instances = try service.storeCall { try telemetry.instances(set: set, within: TimeInterval(within)) }
         return JSONResponse.object(capacity: 64 + 400 * instances.count) { writer in
             writer.member("set", set)
@@ -145,8 +150,8 @@ extension FlagServerApp {
         let now = clock.now()
         let today = ClientTelemetry.hour(of: now) / 24
         let telemetry = service.telemetry
+        telemetry.flush()
         let (counts, active) = try service.storeCall {
-            telemetry.queue.sync { telemetry.flush() }
             let counts = try service.store.usage(set: state.name, flag: key, fromHour: (today - days + 1) * 24)
             let active = try telemetry.instances(set: state.name, within: telemetry.limits.activeWindow)
             return (counts, active)
@@ -218,6 +223,7 @@ extension FlagServerApp {
         }
         let telemetry = service.telemetry
         let fanout = service.fanouts.fanout(set: state.name, version: version)
+        telemetry.flush()
         let (active, committedAt) = try service.storeCall {
             let active = try telemetry.instances(set: state.name, within: telemetry.limits.activeWindow)
             let committedAt = try fanout?.committedAt ?? service.store.version(set: state.name, version).createdAt

@@ -160,7 +160,7 @@ public final class FlagServerApp: Sendable {
     public func finishStoreWork() {
         storeWork.sync {}
         recordTokenUses()
-        service.telemetry.queue.sync { service.telemetry.flush() }
+        service.telemetry.flushNow()
     }
 
     /// Answers one request: resolves its route, checks the caller against the route's `Access`, then runs the

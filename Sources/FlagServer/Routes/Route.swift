@@ -104,9 +104,12 @@ public enum Route: String, CaseIterable, Sendable {
         case .setAudit: .viewer { app, call in try app.auditResponse(call, set: call.set) }
         case .rollback: .editor { app, call in try app.rollback(call) }
         case .evaluate: .viewer { app, call in try app.evaluateResponse(call) }
-        case .clients: .viewer { app, call in try app.clientsResponse(call) }
-        case .usage: .viewer { app, call in try app.usageResponse(call) }
-        case .propagation: .viewer { app, call in try app.propagationResponse(call) }
+        // Telemetry's reads run on its queue, not the store's: their cost grows with the instances, and a kill must
+        // not wait behind `flagctl --wait` polling them.
+        case .clients: RouteSpec(.role(.viewer), on: .telemetry) { app, call in try app.clientsResponse(call) }
+        case .usage: RouteSpec(.role(.viewer), on: .telemetry) { app, call in try app.usageResponse(call) }
+        case .propagation:
+            RouteSpec(.role(.viewer), on: .telemetry) { app, call in try app.propagationResponse(call) }
         case .getSettings: .viewer { app, call in try app.settingsResponse(call) }
         case .putSettings: .admin { app, call in try app.updateSettings(call) }
 

@@ -23,14 +23,15 @@ public final class ClientTelemetry: Sendable {
         public var reportBurst = 5.0
         /// Seconds between reports of one instance, once its burst is spent.
         public var reportInterval = 5.0
-        /// Reports per second per key, and the burst.
-        public var reportsPerKeyPerSecond = 2_000.0
+        /// Reports per second per key, and the burst: every instance of a large fleet reports within 3 s of a kill.
+        public var reportsPerKeyPerSecond = 10_000.0
         /// Reports per second per source address, and the burst.
         public var reportsPerAddressPerSecond = 1_000.0
         /// Source addresses remembered by the rate limiter at once (the oldest are forgotten).
         public var addresses = 10_000
-        /// Instances written per flush; the rest wait for the next one, so that a flush stays short.
-        public var instancesPerFlush = 2_000
+        /// Instances and counts written per transaction of a flush, so that an admin write sharing the store's
+        /// connection (SQLite) waits at most one short transaction.
+        public var rowsPerTransaction = 250
         /// How long an id stays valid after its connection closed, and an instance listed after its last report.
         public var expiry: TimeInterval = 600
         /// How recent a report must be for its instance to count as active (propagation, the gate).
@@ -212,35 +213,33 @@ public final class ClientTelemetry: Sendable {
         var retryAfter: Int?
     }
 
-    /// Takes a report of `set` from `key` at `address`: checks its instance and the rate limits, keeps its state,
-    /// and adds its counts to the next flush. Runs on `queue` (it may ask the store about an id issued by another
-    /// server sharing it).
-    func accept(_ report: TelemetryReport, set: String, key: String, address: String) throws {
+    /// Spends one report of `address`'s budget, before its body is even decoded: the one check a flood from a few
+    /// sources meets first, and the cheapest.
+    func admit(address: String) throws {
         let now = clock.now()
         let host = Self.host(of: address)
         try state.withLock { state in
-            // Both budgets are checked before either is spent, so a refusal by one costs nothing of the other.
-            var keyBucket =
-                state.keyBuckets[key]
-                ?? TokenBucket(
-                    capacity: limits.reportsPerKeyPerSecond, perSecond: limits.reportsPerKeyPerSecond, now: now)
             if state.addressBuckets[host] == nil, state.addressBuckets.count >= limits.addresses {
                 state.addressBuckets = state.addressBuckets.filter { !$0.value.isFull(now: now) }
                 if state.addressBuckets.count >= limits.addresses { state.addressBuckets = [:] }
             }
-            var addressBucket =
+            var bucket =
                 state.addressBuckets[host]
                 ?? TokenBucket(
                     capacity: limits.reportsPerAddressPerSecond, perSecond: limits.reportsPerAddressPerSecond, now: now)
-            guard keyBucket.take(now: now) else {
-                throw refuse(.rateLimitedKey, "this key sent more than its reports per second", retryAfter: 1)
-            }
-            guard addressBucket.take(now: now) else {
+            guard bucket.take(now: now) else {
                 throw refuse(.rateLimitedAddress, "this address sent more than its reports per second", retryAfter: 1)
             }
-            state.keyBuckets[key] = keyBucket
-            state.addressBuckets[host] = addressBucket
+            state.addressBuckets[host] = bucket
         }
+    }
+
+    /// Takes a report of `set` from `key` (its source admitted already): checks its instance, then the instance's
+    /// and the key's budgets, keeps its state, and adds its counts to the next flush. The key's budget is spent
+    /// only by reports of real instances, so made-up ids cannot use it up. Runs on `queue` (it may ask the store
+    /// about an id issued by another server sharing it).
+    func accept(_ report: TelemetryReport, set: String, key: String) throws {
+        let now = clock.now()
         let instanceKey = InstanceKey(set: set, id: report.instance)
         if state.withLock({ $0.instances[instanceKey] == nil }) { try adopt(instanceKey, key: key, now: now) }
         try state.withLock { state in
@@ -252,12 +251,21 @@ public final class ClientTelemetry: Sendable {
             }
             guard local.bucket.take(now: now) else {
                 let wait = Int(local.bucket.secondsUntilNext(now: now).rounded(.up))
+                state.instances[instanceKey] = local
                 throw refuse(
                     .rateLimitedInstance,
                     "instance \"\(report.instance)\" reports too often: at most \(Int(limits.reportBurst)) at once, "
                         + "then one every \(Int(limits.reportInterval)) s",
                     retryAfter: max(1, wait))
             }
+            var keyBucket =
+                state.keyBuckets[key]
+                ?? TokenBucket(
+                    capacity: limits.reportsPerKeyPerSecond, perSecond: limits.reportsPerKeyPerSecond, now: now)
+            guard keyBucket.take(now: now) else {
+                throw refuse(.rateLimitedKey, "this key sent more than its reports per second", retryAfter: 1)
+            }
+            state.keyBuckets[key] = keyBucket
             var kept = report
             kept.counts = [:]
             local.stored.report = kept.encoded()
@@ -367,10 +375,10 @@ public final class ClientTelemetry: Sendable {
         let batch = state.withLock { state -> TelemetryBatch in
             var batch = TelemetryBatch(instances: state.replaced)
             state.replaced = []
-            for key in state.dirty.prefix(limits.instancesPerFlush) {
-                state.dirty.remove(key)
+            for key in state.dirty {
                 if let local = state.instances[key] { batch.instances.append(local.stored) }
             }
+            state.dirty = []
             for (key, flags) in state.pending {
                 for (flag, variants) in flags {
                     for (variant, count) in variants {
@@ -389,11 +397,18 @@ public final class ClientTelemetry: Sendable {
             }
             return batch
         }
+        // One short transaction at a time: an admin write sharing the store's connection waits for one, not all.
+        var unwritten = batch.chunked(rows: limits.rowsPerTransaction)[...]
         do {
-            try store.recordTelemetry(batch)
+            while let chunk = unwritten.first {
+                try store.recordTelemetry(chunk)
+                unwritten = unwritten.dropFirst()
+            }
         } catch {
             count(.flushFailed)
             log("writing telemetry to the store failed (kept for the next flush): \(error)")
+            let batch = TelemetryBatch(
+                instances: unwritten.flatMap(\.instances), counts: unwritten.flatMap(\.counts))
             state.withLock { state in
                 for count in batch.counts {
                     let time = Date(timeIntervalSince1970: Double(count.hour) * 3600)
@@ -435,10 +450,15 @@ public final class ClientTelemetry: Sendable {
         let report: TelemetryReport
     }
 
-    /// The set's instances that reported within `within` seconds, on any server sharing the store; this server's
-    /// own reports are flushed first, so that what it took is in the answer.
-    func instances(set: String, within: TimeInterval) throws -> [Instance] {
+    /// Flushes from a thread other than `queue`'s (the gate, a shutdown), so that what this server took is in the
+    /// store when it returns.
+    func flushNow() {
         queue.sync { flush() }
+    }
+
+    /// The set's instances that reported within `within` seconds, on any server sharing the store. Flush first
+    /// (`flush` on `queue`, `flushNow` elsewhere) for this server's latest reports to be in the answer.
+    func instances(set: String, within: TimeInterval) throws -> [Instance] {
         let since = clock.now().addingTimeInterval(-within)
         return try store.instances(set: set, seenSince: since).compactMap { stored in
             guard let bytes = stored.report, let report = try? TelemetryReport.decode(bytes) else { return nil }

@@ -90,6 +90,19 @@ public struct TelemetryBatch: Sendable {
 
     /// Whether there is nothing to write.
     public var isEmpty: Bool { instances.isEmpty && counts.isEmpty }
+
+    /// The batch as batches of at most `rows` instances and counts together, instances first.
+    public func chunked(rows: Int) -> [TelemetryBatch] {
+        let size = max(1, rows)
+        var chunks: [TelemetryBatch] = []
+        for start in stride(from: 0, to: instances.count, by: size) {
+            chunks.append(TelemetryBatch(instances: Array(instances[start..<min(start + size, instances.count)])))
+        }
+        for start in stride(from: 0, to: counts.count, by: size) {
+            chunks.append(TelemetryBatch(counts: Array(counts[start..<min(start + size, counts.count)])))
+        }
+        return chunks
+    }
 }
 
 /// A set's settings (`GET`/`PUT /v1/admin/sets/{set}/settings`).
