@@ -35,12 +35,12 @@ request (from /proc) is steadier than req/s on a shared machine.
   swift build -c release --product flagserver --scratch-path /tmp/bench-head
   python3 Benchmarks/telemetry.py --bin /tmp/bench-head/release --before /tmp/bench-before/.build/release
 
-Rate limits (docs/telemetry.md): an instance may send a burst of 5 reports, then one per 5 s; a key 2,000 a second
-(burst 2,000); a source address 1,000 a second, hence 4 addresses. With 1,000 instances parts 1 and 2 stay within
-them (5 reports per instance; 2,000 reports at once in part 1), part 3 sends each instance one report per 5.5 s, and
-part 4 goes over them on purpose. With more instances (--streams 10000) the key's budget shows: every answer is
-counted by status, and a report refused with 429 during a kill is sent again after its Retry-After, as a client
-would, so that a confirmation takes at least N / 2,000 s.
+Rate limits (docs/telemetry.md): an instance may send a burst of 5 reports, then one per 5 s; a key 10,000 a second
+(burst 10,000; 2,000 before the fix of 2026-12-02); a source address 1,000 a second, hence 4 addresses. With 1,000
+instances parts 1 and 2 stay within them (5 reports per instance; 2,000 reports at once in part 1), part 3 sends
+each instance one report per 5.5 s, and part 4 goes over them on purpose. With more instances (--streams 10000) the
+key's budget may show: every answer is counted by status, and a report refused with 429 during a kill is sent again
+after its Retry-After, as a client would, so that a confirmation takes at least N / budget seconds.
 
 --quick (CI smoke check, seconds): 100 streams, 1 round of reports, 1 kill, no parts 3 and 4, and with --before
 1 round of 1 s wrk. Exits non-zero when a part breaks: a server does not start, a stream gets no instance id, a

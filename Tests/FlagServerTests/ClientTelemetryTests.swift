@@ -133,6 +133,31 @@ struct ClientTelemetryTests {
         #expect(fresh != "in_DDDDDDDDDDDDDDDDDDDDDD")
     }
 
+    /// Reads are incremental: a later report, and an id replaced on another server, show in the next read.
+    @Test func readsFollowReportsAndReplacedIdsOnEveryServer() throws {
+        let clock = TestClock()
+        let store = InMemoryFlagStore()
+        let first = ClientTelemetry(store: store, clock: clock.clock)
+        let second = ClientTelemetry(store: store, clock: clock.clock)
+        let id = first.issue(set: "s", presented: nil, key: "app", stream: true)
+        try first.accept(Self.report(id), set: "s", key: "app")
+        first.flush()
+        #expect(try second.instances(set: "s", within: 300).map(\.report.version) == [1])
+        clock.advance(seconds: 10)
+        var newer = Self.report(id)
+        newer.version = 2
+        try first.accept(newer, set: "s", key: "app")
+        first.flush()
+        #expect(try second.instances(set: "s", within: 300).map(\.report.version) == [2])
+        // The client moves to the second server, which does not hold its id: a new one, and the old one is gone.
+        clock.advance(seconds: 10)
+        let renewed = second.issue(set: "s", presented: id, key: "app", stream: true)
+        #expect(renewed != id)
+        second.flush()
+        #expect(try first.instances(set: "s", within: 300).isEmpty)
+        #expect(try second.instances(set: "s", within: 300).map(\.stored.id) == [])
+    }
+
     @Test func hostsAreReadWithoutTheirPort() {
         #expect(ClientTelemetry.host(of: "127.0.0.1:53142") == "127.0.0.1")
         #expect(ClientTelemetry.host(of: "[::1]:53142") == "::1")

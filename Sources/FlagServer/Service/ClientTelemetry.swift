@@ -62,6 +62,7 @@ public final class ClientTelemetry: Sendable {
     /// Reports and flushes run here, one at a time.
     let queue = DispatchQueue(label: "flagserver.telemetry")
     private let state = Locked(State())
+    private let views = Locked([String: InstanceView]())
     private let dropCounts = Locked([DropReason: Int]())
     /// Reports accepted, for `/metrics`.
     let accepted = Atomic<Int>(0)
@@ -111,8 +112,8 @@ public final class ClientTelemetry: Sendable {
         /// Counts since the last flush, by the hour they were taken in: set and hour → flag → variant → count.
         var pending: [PendingKey: [String: [String: Int]]] = [:]
         var dirty: Set<InstanceKey> = []
-        /// Ids replaced by a new one (a client reconnected to a server that did not know its id): written as
-        /// expired by the next flush, so that the old id does not linger as an active, lagging instance.
+        /// Ids replaced by a new one (a client reconnected to a server that did not know its id): written without
+        /// their report by the next flush, so that the old id does not linger as an active, lagging instance.
         var replaced: [StoredInstance] = []
         var lastPrune = Date.distantPast
         /// Evaluations reported per set since the server started, for `/metrics`.
@@ -153,11 +154,10 @@ public final class ClientTelemetry: Sendable {
             state.perKey[key, default: 0] += 1
             state.dirty.insert(InstanceKey(set: set, id: id))
             if let presented, Self.isWellFormed(presented) {
-                // Expired by the next flush; a store that never had it ignores the row's age.
+                // Written by the next flush without a report, which takes the old id out of every server's
+                // instances (they read the row as new, and an instance without a report is no instance).
                 state.replaced.append(
-                    StoredInstance(
-                        set: set, id: presented, firstSeen: .distantPast, lastSeen: .distantPast, report: nil,
-                        applied: [:]))
+                    StoredInstance(set: set, id: presented, firstSeen: now, lastSeen: now, report: nil, applied: [:]))
             }
             return id
         }
@@ -458,12 +458,49 @@ public final class ClientTelemetry: Sendable {
 
     /// The set's instances that reported within `within` seconds, on any server sharing the store. Flush first
     /// (`flush` on `queue`, `flushNow` elsewhere) for this server's latest reports to be in the answer.
+    ///
+    /// Read incrementally: each call asks the store only for the rows seen since the one before (less
+    /// `readOverlap`, for rows another server flushed late), and keeps the decoded instances of the last `expiry`.
+    /// A call then costs what changed, not every active instance, which matters while `flagctl --wait` polls the
+    /// propagation route and the store's connection is the one admin writes use.
     func instances(set: String, within: TimeInterval) throws -> [Instance] {
-        let since = clock.now().addingTimeInterval(-within)
-        return try store.instances(set: set, seenSince: since).compactMap { stored in
-            guard let bytes = stored.report, let report = try? TelemetryReport.decode(bytes) else { return nil }
-            return Instance(stored: stored, report: report)
+        let now = clock.now()
+        let from = views.withLock { $0[set]?.readUpTo.addingTimeInterval(-Self.readOverlap) }
+        let rows = try store.instances(set: set, seenSince: from ?? now.addingTimeInterval(-limits.expiry))
+        var decoded: [String: Instance?] = [:]
+        for stored in rows {
+            let report = stored.report.flatMap { try? TelemetryReport.decode($0) }
+            // `updateValue`, not the subscript: assigning nil through it would drop the key, not keep "no report".
+            decoded.updateValue(report.map { Instance(stored: stored, report: $0) }, forKey: stored.id)
         }
+        return views.withLock { views in
+            var view = views[set] ?? InstanceView()
+            for (id, instance) in decoded {
+                if let instance {
+                    if (view.instances[id]?.stored.lastSeen ?? .distantPast) <= instance.stored.lastSeen {
+                        view.instances[id] = instance
+                    }
+                } else {
+                    view.instances[id] = nil  // issued, not reported yet
+                }
+            }
+            let expired = now.addingTimeInterval(-limits.expiry)
+            view.instances = view.instances.filter { $0.value.stored.lastSeen >= expired }
+            view.readUpTo = max(view.readUpTo, now)
+            views[set] = view
+            let since = now.addingTimeInterval(-within)
+            return view.instances.values.filter { $0.stored.lastSeen >= since }.sorted { $0.stored.id < $1.stored.id }
+        }
+    }
+
+    /// How far back each incremental read starts before the last one: a row another server flushed late (its flush
+    /// runs every half second, in short transactions) carries a time a little before it was written.
+    static let readOverlap: TimeInterval = 5
+
+    /// The decoded instances of one set, as of `readUpTo`.
+    private struct InstanceView {
+        var instances: [String: Instance] = [:]
+        var readUpTo = Date.distantPast
     }
 
     /// Connections to `set` this server holds whose client has not reported: SDKs from before telemetry, or
@@ -493,10 +530,8 @@ public final class ClientTelemetry: Sendable {
         var gauge: [String: [Int?: Int]] = [:]
         do {
             for set in sets {
-                let since = now.addingTimeInterval(-limits.activeWindow)
-                for stored in try store.instances(set: set, seenSince: since) {
-                    guard let bytes = stored.report, let report = try? TelemetryReport.decode(bytes) else { continue }
-                    gauge[set, default: [:]][report.version, default: 0] += 1
+                for instance in try instances(set: set, within: limits.activeWindow) {
+                    gauge[set, default: [:]][instance.report.version, default: 0] += 1
                 }
             }
         } catch {
