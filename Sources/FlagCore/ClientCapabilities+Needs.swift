@@ -37,3 +37,53 @@ extension ClientCapabilities {
         return operators
     }
 }
+
+/// The compatibility gate's rules (docs/telemetry.md), in one place for the server's gate and for
+/// `flagctl lint --against`: what a write introduces, who lacks it, and when that refuses the write.
+public enum CompatibilityGate {
+    /// Something a client must be able to evaluate.
+    public enum Construct: Sendable, Hashable {
+        /// A condition operator, by its wire name.
+        case `operator`(String)
+        /// A document schema.
+        case schema(Int)
+
+        /// `operator "semver_gte"`, `schema 2`.
+        public var description: String {
+            switch self {
+            case .operator(let name): "operator \"\(name)\""
+            case .schema(let schema): "schema \(schema)"
+            }
+        }
+
+        /// Whether a client with `capabilities` cannot evaluate it.
+        public func isLacking(in capabilities: ClientCapabilities) -> Bool {
+            switch self {
+            case .operator(let name): !capabilities.operators.contains(name)
+            case .schema(let schema): capabilities.schema < schema
+            }
+        }
+    }
+
+    /// Whether `lacking` of `active` instances refuse a write: more than 0.1 % of them.
+    public static func refuses(lacking: Int, active: Int) -> Bool {
+        lacking * 1000 > active
+    }
+
+    /// What a flag whose version needs `now` introduces over its version before, which needed `before` (`nil`: the
+    /// flag is new): the schema if it grew, and each operator it did not need.
+    public static func introduced(needing now: ClientCapabilities, before: ClientCapabilities?) -> [Construct] {
+        var constructs: [Construct] = []
+        if now.schema > (before?.schema ?? 0) { constructs.append(.schema(now.schema)) }
+        for name in now.operators.subtracting(before?.operators ?? []).sorted(by: utf8Less) {
+            constructs.append(.operator(name))
+        }
+        return constructs
+    }
+
+    /// The operators a cohort's version `now` uses in its own conditions that its version `before` did not.
+    public static func introduced(by now: Cohort, before: Cohort?) -> [Construct] {
+        let old = before.map(ClientCapabilities.operators(of:)) ?? []
+        return ClientCapabilities.operators(of: now).subtracting(old).sorted(by: utf8Less).map { .operator($0) }
+    }
+}

@@ -143,4 +143,43 @@ struct ClientCapabilitiesNeedsTests {
         old.operators = old.operators.filter { !$0.hasPrefix("semver_") }
         #expect(old.lacking(needs).operators == ["semver_gte"])
     }
+
+    // MARK: - The gate's rules
+
+    @Test func aFlagIntroducesWhatItNeedsNowAndDidNot() {
+        let before = ClientCapabilities(schema: 1, operators: ["eq", "in"])
+        let now = ClientCapabilities(schema: 1, operators: ["eq", "semver_gte", "ends_with"])
+        #expect(
+            CompatibilityGate.introduced(needing: now, before: before) == [
+                .operator("ends_with"), .operator("semver_gte"),
+            ])
+        let fewer = ClientCapabilities(schema: 1, operators: ["eq"])
+        #expect(CompatibilityGate.introduced(needing: fewer, before: now).isEmpty)
+        #expect(CompatibilityGate.introduced(needing: now, before: nil).first == .schema(1))
+        let newer = ClientCapabilities(schema: 2, operators: ["eq", "in"])
+        #expect(CompatibilityGate.introduced(needing: newer, before: before) == [.schema(2)])
+    }
+
+    @Test func aCohortIntroducesTheOperatorsOfItsOwnConditions() {
+        let old = Cohort(groups: [[Self.condition(.eq)]])
+        let new = Cohort(groups: [[Self.condition(.eq)], [Self.condition(.semverGte, ["5.0.0"]), Self.uses("beta")]])
+        #expect(
+            CompatibilityGate.introduced(by: new, before: old) == [.operator("in_cohort"), .operator("semver_gte")])
+        #expect(CompatibilityGate.introduced(by: old, before: new).isEmpty)
+    }
+
+    /// More than 0.1 %: 1 of 1,000 passes, 2 of 1,000 and 1 of 999 refuse; nobody active refuses nothing.
+    @Test(arguments: [(1, 1000, false), (2, 1000, true), (1, 999, true), (0, 0, false), (1, 1, true)])
+    func theGateRefusesOverOneInAThousand(_ lacking: Int, _ active: Int, _ refused: Bool) {
+        #expect(CompatibilityGate.refuses(lacking: lacking, active: active) == refused)
+    }
+
+    @Test func aConstructIsLackingByWhatAClientDeclares() {
+        let client = ClientCapabilities(schema: 1, operators: ["eq"])
+        #expect(CompatibilityGate.Construct.operator("in").isLacking(in: client))
+        #expect(!CompatibilityGate.Construct.operator("eq").isLacking(in: client))
+        #expect(CompatibilityGate.Construct.schema(2).isLacking(in: client))
+        #expect(!CompatibilityGate.Construct.schema(1).isLacking(in: client))
+        #expect(CompatibilityGate.Construct.operator("in").description == "operator \"in\"")
+    }
 }

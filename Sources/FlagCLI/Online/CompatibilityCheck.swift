@@ -7,15 +7,9 @@ import Foundation
 struct CompatibilityCheck {
     /// One construct some active instances cannot evaluate.
     struct Finding: Equatable {
-        /// What it is.
-        enum Construct: Equatable {
-            case `operator`(String)
-            case schema(Int)
-        }
-
         /// `flags.new-checkout` or `cohorts.beta`.
         let path: String
-        let construct: Construct
+        let construct: CompatibilityGate.Construct
         /// Active instances that lack it.
         let lacking: Int
         /// Active instances in all.
@@ -38,7 +32,7 @@ struct CompatibilityCheck {
 
         /// Whether the gate (`compatibility: enforce`) would refuse the file as a write: more than 0.1 % of the active
         /// instances lack something it introduces.
-        var refused: Bool { lackingIntroduced * 1000 > active }
+        var refused: Bool { CompatibilityGate.refuses(lacking: lackingIntroduced, active: active) }
     }
 
     /// The file's set.
@@ -49,24 +43,23 @@ struct CompatibilityCheck {
     let instances: [ClientInstance]
 
     /// Checks every flag (in key order) for what it needs, then every cohort for the operators it introduces (the
-    /// gate's second clause).
+    /// gate's second clause). What a flag needs and its version on the server did not is what the file introduces
+    /// (`CompatibilityGate`, the server's own rules); the rest is reported as a note.
     func run() -> Outcome {
-        var constructs: [(path: String, construct: Finding.Construct, introduced: Bool)] = []
+        var constructs: [(path: String, construct: CompatibilityGate.Construct, introduced: Bool)] = []
         for key in file.flags.keys.sorted(by: utf8Less) {
             guard let flag = file.flags[key] else { continue }
             let needs = file.needs(of: flag)
             let before = current.flatMap { set in set.flags[key].map { set.needs(of: $0) } }
+            let introduced = Set(CompatibilityGate.introduced(needing: needs, before: before))
             let path = "flags.\(key)"
-            constructs.append((path, .schema(needs.schema), needs.schema > (before?.schema ?? 0)))
-            for name in needs.operators.sorted(by: utf8Less) {
-                constructs.append((path, .operator(name), before?.operators.contains(name) != true))
-            }
+            let all = CompatibilityGate.introduced(needing: needs, before: nil)
+            for construct in all { constructs.append((path, construct, introduced.contains(construct))) }
         }
         for name in file.cohorts.keys.sorted(by: utf8Less) {
             guard let cohort = file.cohorts[name] else { continue }
-            let before = current?.cohorts[name].map(Self.operators) ?? []
-            for op in Self.operators(of: cohort).subtracting(before).sorted(by: utf8Less) {
-                constructs.append(("cohorts.\(name)", .operator(op), true))
+            for construct in CompatibilityGate.introduced(by: cohort, before: current?.cohorts[name]) {
+                constructs.append(("cohorts.\(name)", construct, true))
             }
         }
         var findings: [Finding] = []
@@ -86,30 +79,16 @@ struct CompatibilityCheck {
         return Outcome(findings: findings, active: instances.count, lackingIntroduced: lackingIntroduced.count)
     }
 
-    /// The operators a cohort's own condition groups use.
-    static func operators(of cohort: Cohort) -> Set<String> {
-        Set(cohort.groups.flatMap { group in group.map(\.op.name) })
-    }
-
     /// Whether `instance` does not declare it can evaluate `construct`. One that declared nothing counts as lacking.
-    static func lacks(_ instance: ClientInstance, _ construct: Finding.Construct) -> Bool {
-        let declared = instance.capabilities ?? ClientCapabilities(schema: 0, operators: [])
-        switch construct {
-        case .operator(let name): return !declared.lacking(ClientCapabilities(schema: 0, operators: [name])).isEmpty
-        case .schema(let schema): return !declared.lacking(ClientCapabilities(schema: schema, operators: [])).isEmpty
-        }
+    static func lacks(_ instance: ClientInstance, _ construct: CompatibilityGate.Construct) -> Bool {
+        construct.isLacking(in: instance.capabilities ?? ClientCapabilities(schema: 0, operators: []))
     }
 }
 
 /// How the check reads for people and for scripts.
 extension CompatibilityCheck.Finding {
     /// `operator "semver_gte"`, `schema 2`.
-    var constructText: String {
-        switch construct {
-        case .operator(let name): "operator \"\(name)\""
-        case .schema(let schema): "schema \(schema)"
-        }
-    }
+    var constructText: String { construct.description }
 
     /// `flags.new-checkout: operator "semver_gte" cannot be evaluated by 3 of 850 active instances of prod (0.35%):
     /// FlagClient 1.2.0 (3); they would serve the flag's compiled-in default`, with `note: ` before it when the gate

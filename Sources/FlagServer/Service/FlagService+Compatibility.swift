@@ -2,9 +2,10 @@ import FlagCore
 import FlagLock
 import Foundation
 
-/// The compatibility gate (docs/telemetry.md): a write that introduces an operator or a schema that more than
-/// `IncompatibleClients.threshold` of the active client instances cannot evaluate is refused, unless the set's
-/// `compatibility` setting says otherwise or the note allows it.
+/// The compatibility gate (docs/telemetry.md): a write that introduces an operator or a schema that more than 0.1 %
+/// of the active client instances cannot evaluate is refused (`CompatibilityGate`, FlagCore's rules, which
+/// `flagctl lint --against` applies too), unless the set's `compatibility` setting says otherwise or the note
+/// allows it.
 extension FlagService {
     /// Checks a write from `current` to `next` that changes `change` against the active instances of the set, and
     /// returns the note to audit it with (its reason saying so when the write goes ahead over the gate) and the
@@ -22,7 +23,9 @@ extension FlagService {
             let findings = IncompatibleClients(
                 constructs: constructs, active: active.map(\.report), set: next.name)
         else { return (note, []) }
-        if mode == .enforce && findings.share > IncompatibleClients.threshold && !note.allowIncompatible {
+        if mode == .enforce && CompatibilityGate.refuses(lacking: findings.lacking, active: findings.active)
+            && !note.allowIncompatible
+        {
             throw ServiceError.incompatibleClients(findings)
         }
         var audited = note
@@ -31,13 +34,14 @@ extension FlagService {
         return (audited, [findings.message])
     }
 
-    /// What the write needs that the version before did not: per flag written, the operators its rules and
-    /// cohorts need now and did not; per cohort written, the operators it uses now and did not; and the schema.
+    /// What the write needs that the version before did not (`CompatibilityGate.introduced`): per flag written,
+    /// what its rules and cohorts need now and did not; per cohort written, the operators it uses now and did not.
     static func introduced(
         _ next: SetState, from current: SetState, change: [ItemKey: [UInt8]?]
     ) -> [IncompatibleClients.Construct] {
         var constructs: [IncompatibleClients.Construct] = []
         for item in change.keys.sorted() {
+            let introduced: [CompatibilityGate.Construct]
             switch item.kind {
             case .flag:
                 guard let flag = next.compiled.flag(item.key) else { continue }
@@ -45,19 +49,12 @@ extension FlagService {
                 let before = current.compiled.flag(item.key).map {
                     ClientCapabilities.needs(of: $0, schema: current.compiled.schema, cohort: current.compiled.cohort)
                 }
-                for name in now.operators.subtracting(before?.operators ?? []).sorted() {
-                    constructs.append(.init(kind: .operator(name), item: item))
-                }
+                introduced = CompatibilityGate.introduced(needing: now, before: before)
             case .cohort:
                 guard let cohort = next.compiled.cohort(item.key) else { continue }
-                let before = current.compiled.cohort(item.key).map(ClientCapabilities.operators(of:)) ?? []
-                for name in ClientCapabilities.operators(of: cohort).subtracting(before).sorted() {
-                    constructs.append(.init(kind: .operator(name), item: item))
-                }
+                introduced = CompatibilityGate.introduced(by: cohort, before: current.compiled.cohort(item.key))
             }
-        }
-        if next.compiled.schema > current.compiled.schema {
-            constructs.append(.init(kind: .schema(next.compiled.schema), item: nil))
+            constructs += introduced.map { IncompatibleClients.Construct(kind: $0, item: item) }
         }
         return constructs
     }
@@ -65,35 +62,14 @@ extension FlagService {
 
 /// What the compatibility gate found: the constructs a write introduces, and the active instances that lack them.
 struct IncompatibleClients: Sendable {
-    /// More than this share of the active instances lacking a construct refuses the write (0.1 %).
-    static let threshold = 0.001
-
-    /// One thing a write introduces.
+    /// One thing a write introduces, and the flag or cohort that introduces it.
     struct Construct: Sendable, Hashable {
-        enum Kind: Sendable, Hashable {
-            case `operator`(String)
-            case schema(Int)
-        }
+        let kind: CompatibilityGate.Construct
+        let item: ItemKey
 
-        let kind: Kind
-        /// The flag or cohort that introduces it; `nil` for the schema.
-        let item: ItemKey?
-
+        /// `operator "semver_gte" in flag "new-checkout"`.
         var description: String {
-            switch kind {
-            case .operator(let name):
-                let owner = item.map { "\($0.kind == .flag ? "flag" : "cohort") \"\($0.key)\"" } ?? "the set"
-                return "operator \"\(name)\" in \(owner)"
-            case .schema(let schema): return "schema \(schema)"
-            }
-        }
-
-        /// Whether an instance with `capabilities` cannot evaluate it.
-        func isLacking(in capabilities: ClientCapabilities) -> Bool {
-            switch kind {
-            case .operator(let name): !capabilities.operators.contains(name)
-            case .schema(let schema): capabilities.schema < schema
-            }
+            "\(kind.description) in \(item.kind == .flag ? "flag" : "cohort") \"\(item.key)\""
         }
     }
 
@@ -112,7 +88,7 @@ struct IncompatibleClients: Sendable {
         var lackingReports: [TelemetryReport] = []
         var lackingConstructs: Set<Construct> = []
         for report in reports {
-            let missing = all.filter { $0.isLacking(in: report.capabilities) }
+            let missing = all.filter { $0.kind.isLacking(in: report.capabilities) }
             guard !missing.isEmpty else { continue }
             lackingReports.append(report)
             lackingConstructs.formUnion(missing)
