@@ -112,7 +112,7 @@ import Testing
         stream.yield(eventStreamHead)
         let set = String(decoding: Docs.bytes(version: 7, Docs.flag("new-checkout", true)), as: UTF8.self)
         stream.yield(.bytes(Docs.sse("put", id: 7, set)))
-        try await eventually("v7", timeout: .seconds(120)) { client.state == .live(version: 7) }
+        try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
         let reader = client.session(unitID: "reader")
         let notYet = client.session(unitID: "not-yet")
         #expect(reader.value(.newCheckout) == true)
@@ -120,7 +120,7 @@ import Testing
 
         let kill = Docs.patch(version: 8, base: 7, flags: [Docs.flag("new-checkout", true, killed: true)])
         stream.yield(.bytes(Docs.sse("patch", id: 8, kill)))
-        try await eventually("v8", timeout: .seconds(120)) { client.state == .live(version: 8) }
+        try await eventually("v8", timeout: .seconds(900)) { client.state == .live(version: 8) }
         #expect(reader.value(.newCheckout) == false)
         #expect(reader.detail(.newCheckout).reason == .disabled)
         #expect(notYet.detail(.newCheckout).reason == .disabled)

@@ -29,12 +29,14 @@ final class VirtualTime: Sendable {
         state.withLock { $0.releases += 1 }
     }
 
-    /// Waits until a sleep is held and no release is pending: whatever the loops had to do before it is done. The
-    /// generous timeout (here and in every telemetry test's wait) is for the full suite on two cores, under Thread
-    /// Sanitizer too, where synchronous tests with blocking waits can hold both cooperative threads for tens of
-    /// seconds; a passing wait returns as soon as its condition holds.
+    /// Waits until a sleep is held and no release is pending: whatever the loops had to do before it is done.
+    ///
+    /// Every telemetry test's wait allows 15 minutes, longer than the whole suite takes. Swift Testing runs the
+    /// synchronous tests, many with blocking waits, on the same two cooperative threads as these, and under Thread
+    /// Sanitizer they held both for minutes (a report took 25 s in the plain suite and over 120 s in the sanitized
+    /// one, against 0.03 s alone). A passing wait returns as soon as its condition holds; a hang still fails.
     func waitUntilHeld(_ what: String = "a held sleep") async throws {
-        try await eventually(what, timeout: .seconds(120)) {
+        try await eventually(what, timeout: .seconds(900)) {
             self.state.withLock { $0.holding > 0 && $0.releases == 0 }
         }
     }
@@ -133,7 +135,7 @@ final class TelemetryFixture: Sendable {
 
     /// Waits for the `count`-th report (1-based) and returns it.
     func report(_ count: Int) async throws -> SentReport {
-        try await eventually("report \(count) sent", timeout: .seconds(120)) { self.reports.count >= count }
+        try await eventually("report \(count) sent", timeout: .seconds(900)) { self.reports.count >= count }
         return reports[count - 1]
     }
 
@@ -150,7 +152,7 @@ final class TelemetryFixture: Sendable {
         let appliedAt = time.clock.now
         let document = String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self)
         stream.yield(.bytes(Docs.sse("put", id: version, document)))
-        try await eventually("v\(version) live", timeout: .seconds(120)) {
+        try await eventually("v\(version) live", timeout: .seconds(900)) {
             self.client.state == .live(version: version)
         }
         return (stream, appliedAt)
