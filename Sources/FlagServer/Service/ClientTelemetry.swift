@@ -11,50 +11,6 @@ import Synchronization
 /// `dropped` for `/metrics`. Reports are taken on a queue of their own and written by a flush every
 /// `flushInterval`, never on the store queue that admin writes (a kill) wait on.
 public final class ClientTelemetry: Sendable {
-    /// The bounds and intervals.
-    public struct Limits: Sendable {
-        /// Instances tracked per SDK key (or admin token) at once.
-        public var instancesPerKey = 20_000
-        /// Instances tracked in all.
-        public var instances = 100_000
-        /// Distinct flag keys aggregated per set between two flushes.
-        public var flagsPerSet = 10_000
-        /// Reports one instance may send at once before it is held to one per `reportInterval`.
-        public var reportBurst = 5.0
-        /// Seconds between reports of one instance, once its burst is spent.
-        public var reportInterval = 5.0
-        /// Reports per second per key, and the burst: every instance of a large fleet reports within 3 s of a kill.
-        public var reportsPerKeyPerSecond = 10_000.0
-        /// Reports per second per source address, and the burst.
-        public var reportsPerAddressPerSecond = 1_000.0
-        /// Source addresses remembered by the rate limiter at once (the oldest are forgotten).
-        public var addresses = 10_000
-        /// Instances and counts written per transaction of a flush, so that an admin write sharing the store's
-        /// connection (SQLite) waits at most one short transaction.
-        public var rowsPerTransaction = 250
-        /// How long an id stays valid after its connection closed, and an instance listed after its last report.
-        public var expiry: TimeInterval = 600
-        /// How recent a report must be for its instance to count as active (propagation, the gate).
-        public var activeWindow: TimeInterval = 300
-        /// Days of counts kept.
-        public var retentionDays = 90
-
-        /// The defaults of docs/telemetry.md.
-        public init() {}
-    }
-
-    /// Why a report was refused or something was dropped; the raw value is the `reason` label of `/metrics`.
-    public enum DropReason: String, Sendable, CaseIterable {
-        case invalid
-        case unknownInstance = "unknown_instance"
-        case rateLimitedInstance = "rate_limited_instance"
-        case rateLimitedKey = "rate_limited_key"
-        case rateLimitedAddress = "rate_limited_address"
-        case instanceCap = "instance_cap"
-        case flagCap = "flag_cap"
-        case flushFailed = "flush_failed"
-    }
-
     let store: any FlagStore
     let clock: ServerClock
     let limits: Limits
@@ -62,7 +18,7 @@ public final class ClientTelemetry: Sendable {
     /// Reports and flushes run here, one at a time.
     let queue = DispatchQueue(label: "flagserver.telemetry")
     private let state = Locked(State())
-    private let views = Locked([String: InstanceView]())
+    private let reader: InstanceReader
     private let dropCounts = Locked([DropReason: Int]())
     /// Reports accepted, for `/metrics`.
     let accepted = Atomic<Int>(0)
@@ -76,6 +32,7 @@ public final class ClientTelemetry: Sendable {
         self.clock = clock
         self.limits = limits
         self.log = log
+        self.reader = InstanceReader(store: store, clock: clock, expiry: limits.expiry)
     }
 
     // MARK: - State
@@ -179,28 +136,6 @@ public final class ClientTelemetry: Sendable {
     private func isValid(_ local: Local, now: Date) -> Bool {
         local.openStreams > 0 || now.timeIntervalSince(local.lastHeld) <= limits.expiry
             || now.timeIntervalSince(local.stored.lastSeen) <= limits.expiry
-    }
-
-    /// `in_` and 22 characters of base64url: 128 random bits.
-    static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        for _ in 0..<2 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
-        let base64 = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-        return "in_" + base64
-    }
-
-    /// Whether `id` has the shape of an id this server issues.
-    static func isWellFormed(_ id: String) -> Bool {
-        id.utf8.count == 25 && id.hasPrefix("in_")
-            && id.utf8.dropFirst(3).allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
-                    || byte == UInt8(ascii: "_")
-            }
     }
 
     // MARK: - Reports
@@ -354,17 +289,6 @@ public final class ClientTelemetry: Sendable {
     /// What was dropped so far, by reason, for `/metrics`.
     var dropped: [DropReason: Int] { dropCounts.withLock { $0 } }
 
-    /// The address without its port: `127.0.0.1:53142` → `127.0.0.1`, `[::1]:53142` → `::1`.
-    static func host(of address: String) -> String {
-        if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
-            return String(address[address.index(after: address.startIndex)..<end])
-        }
-        if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
-            return String(address[..<colon])
-        }
-        return address
-    }
-
     // MARK: - Flushing
 
     /// Writes what changed since the last flush to the store; on a failure the counts are kept for the next one
@@ -456,51 +380,11 @@ public final class ClientTelemetry: Sendable {
         queue.sync { flush() }
     }
 
-    /// The set's instances that reported within `within` seconds, on any server sharing the store. Flush first
-    /// (`flush` on `queue`, `flushNow` elsewhere) for this server's latest reports to be in the answer.
-    ///
-    /// Read incrementally: each call asks the store only for the rows seen since the one before (less
-    /// `readOverlap`, for rows another server flushed late), and keeps the decoded instances of the last `expiry`.
-    /// A call then costs what changed, not every active instance, which matters while `flagctl --wait` polls the
-    /// propagation route and the store's connection is the one admin writes use.
+    /// The set's instances that reported within `within` seconds, on any server sharing the store
+    /// (`InstanceReader`). Flush first (`flush` on `queue`, `flushNow` elsewhere) for this server's latest reports to
+    /// be in the answer.
     func instances(set: String, within: TimeInterval) throws -> [Instance] {
-        let now = clock.now()
-        let from = views.withLock { $0[set]?.readUpTo.addingTimeInterval(-Self.readOverlap) }
-        let rows = try store.instances(set: set, seenSince: from ?? now.addingTimeInterval(-limits.expiry))
-        var decoded: [String: Instance?] = [:]
-        for stored in rows {
-            let report = stored.report.flatMap { try? TelemetryReport.decode($0) }
-            // `updateValue`, not the subscript: assigning nil through it would drop the key, not keep "no report".
-            decoded.updateValue(report.map { Instance(stored: stored, report: $0) }, forKey: stored.id)
-        }
-        return views.withLock { views in
-            var view = views[set] ?? InstanceView()
-            for (id, instance) in decoded {
-                if let instance {
-                    if (view.instances[id]?.stored.lastSeen ?? .distantPast) <= instance.stored.lastSeen {
-                        view.instances[id] = instance
-                    }
-                } else {
-                    view.instances[id] = nil  // issued, not reported yet
-                }
-            }
-            let expired = now.addingTimeInterval(-limits.expiry)
-            view.instances = view.instances.filter { $0.value.stored.lastSeen >= expired }
-            view.readUpTo = max(view.readUpTo, now)
-            views[set] = view
-            let since = now.addingTimeInterval(-within)
-            return view.instances.values.filter { $0.stored.lastSeen >= since }.sorted { $0.stored.id < $1.stored.id }
-        }
-    }
-
-    /// How far back each incremental read starts before the last one: a row another server flushed late (its flush
-    /// runs every half second, in short transactions) carries a time a little before it was written.
-    static let readOverlap: TimeInterval = 5
-
-    /// The decoded instances of one set, as of `readUpTo`.
-    private struct InstanceView {
-        var instances: [String: Instance] = [:]
-        var readUpTo = Date.distantPast
+        try reader.instances(set: set, within: within)
     }
 
     /// Connections to `set` this server holds whose client has not reported: SDKs from before telemetry, or
@@ -542,48 +426,5 @@ public final class ClientTelemetry: Sendable {
             state.clientsByVersion = gauge
             state.gaugeRefreshed = now
         }
-    }
-}
-
-/// A token bucket: `capacity` at once, refilled at `perSecond`.
-struct TokenBucket: Sendable {
-    let capacity: Double
-    let perSecond: Double
-    private var tokens: Double
-    private var updated: Date
-
-    init(capacity: Double, perSecond: Double, now: Date) {
-        self.capacity = capacity
-        self.perSecond = perSecond
-        self.tokens = capacity
-        self.updated = now
-    }
-
-    private mutating func refill(now: Date) {
-        let elapsed = max(0, now.timeIntervalSince(updated))
-        tokens = min(capacity, tokens + elapsed * perSecond)
-        updated = now
-    }
-
-    /// Takes one token if there is one.
-    mutating func take(now: Date) -> Bool {
-        refill(now: now)
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
-    }
-
-    /// Seconds until a token is there.
-    func secondsUntilNext(now: Date) -> Double {
-        let elapsed = max(0, now.timeIntervalSince(updated))
-        let have = min(capacity, tokens + elapsed * perSecond)
-        return have >= 1 ? 0 : (1 - have) / perSecond
-    }
-
-    /// Whether the bucket is full again (its owner may be forgotten).
-    func isFull(now: Date) -> Bool {
-        secondsUntilNext(now: now) == 0
-            && min(capacity, tokens + max(0, now.timeIntervalSince(updated)) * perSecond)
-                >= capacity
     }
 }
