@@ -47,13 +47,13 @@ struct TelemetryRouteTests {
             #expect(answer.status == 204)
             clients = try harness.send("GET", "/v1/admin/sets/ios-prod/clients")
             #expect(try clients.json("silent") == .int(0))
-            let instance = try #require(try clients.json("instances")?.arrayValue?.first)
-            #expect(instance["id"]?.stringValue == id)
-            #expect(instance["sdk"]?["version"]?.stringValue == "9.9.9")
-            #expect(instance["app"]?["name"]?.stringValue == "Shop")
-            #expect(instance["version"] == .int(1))
-            #expect(instance["lastSeen"]?.stringValue == ISO8601.format(harness.clock.now))
-            #expect(instance["capabilities"]?["operators"]?.arrayValue?.contains(.string("semver_gte")) == true)
+            #expect(try clients.json("instances[0].id") == .string(id))
+            #expect(try clients.json("instances[0].sdk.version") == .string("9.9.9"))
+            #expect(try clients.json("instances[0].app.name") == .string("Shop"))
+            #expect(try clients.json("instances[0].version") == .int(1))
+            #expect(try clients.json("instances[0].lastSeen") == .string(ISO8601.format(harness.clock.now)))
+            let operators = try clients.json("instances[0].capabilities.operators")?.arrayValue
+            #expect(operators?.contains(.string("semver_gte")) == true)
         }
     }
 
@@ -170,19 +170,28 @@ struct TelemetryRouteTests {
 
             let usage = try harness.send("GET", "/v1/admin/sets/ios-prod/usage?days=7")
             #expect(usage.status == 200)
-            let flags = try #require(try usage.json("flags")?.arrayValue)
-            #expect(flags.map { $0["key"]?.stringValue } == ["new-checkout", "search-timeout-ms"])
-            let days = try #require(flags[0]["days"]?.arrayValue)
-            #expect(days.map { $0["evaluations"] } == [.int(6), .int(4)])
-            #expect(days[0]["variants"]?["off"] == .int(3))
-            #expect(days.map { $0["day"]?.stringValue } == ["2027-01-15", "2027-01-16"])
-            #expect(flags[0]["lastEvaluated"]?.stringValue == ISO8601.format(harness.clock.now))
-            #expect(flags[1]["days"]?.arrayValue?.first?["evaluations"] == .int(1))
-            #expect(try usage.json("sdks")?.arrayValue?.first?["instances"] == .int(1))
+            #expect(try usage.json("flags")?.arrayValue?.count == 2)
+            #expect(
+                try [usage.json("flags[0].key"), usage.json("flags[1].key")] == [
+                    .string("new-checkout"), .string("search-timeout-ms"),
+                ])
+            #expect(try usage.json("flags[0].days")?.arrayValue?.count == 2)
+            #expect(
+                try [usage.json("flags[0].days[0].evaluations"), usage.json("flags[0].days[1].evaluations")] == [
+                    .int(6), .int(4),
+                ])
+            #expect(try usage.json("flags[0].days[0].variants.off") == .int(3))
+            #expect(
+                try [usage.json("flags[0].days[0].day"), usage.json("flags[0].days[1].day")] == [
+                    .string("2027-01-15"), .string("2027-01-16"),
+                ])
+            #expect(try usage.json("flags[0].lastEvaluated") == .string(ISO8601.format(harness.clock.now)))
+            #expect(try usage.json("flags[1].days[0].evaluations") == .int(1))
+            #expect(try usage.json("sdks[0].instances") == .int(1))
 
             let one = try harness.send("GET", "/v1/admin/sets/ios-prod/usage?key=new-checkout&days=1")
             #expect(try one.json("flags")?.arrayValue?.count == 1)
-            #expect(try one.json("flags")?.arrayValue?.first?["days"]?.arrayValue?.count == 1)
+            #expect(try one.json("flags[0].days")?.arrayValue?.count == 1)
             #expect(try harness.send("GET", "/v1/admin/sets/ios-prod/usage?days=91").status == 400)
             #expect(try harness.send("GET", "/v1/admin/sets/ios-prod/usage?key=nope").status == 404)
         }
@@ -207,9 +216,9 @@ struct TelemetryRouteTests {
             #expect(try answer.json("p99Ms") == .int(1500))
             #expect(try answer.json("written.streams") == .int(3))
             #expect(try answer.json("silent") == .int(1))
-            let lagging = try #require(try answer.json("lagging")?.arrayValue)
-            #expect(lagging.map { $0["id"]?.stringValue } == [second])
-            #expect(lagging.first?["version"] == .int(1))
+            #expect(try answer.json("lagging")?.arrayValue?.count == 1)
+            #expect(try answer.json("lagging[0].id") == .string(second))
+            #expect(try answer.json("lagging[0].version") == .int(1))
             _ = third
 
             // Five minutes without a report, an instance is no longer active; it is still listed for ten.
@@ -248,7 +257,7 @@ struct TelemetryRouteTests {
             #expect(message.contains("FlagClient 1.2.0 (1)"))
             #expect(message.contains("compiled-in default"))
             #expect(try refused.json("error.lacking") == .int(1))
-            #expect(try refused.json("error.sdks")?.arrayValue?.first?["version"] == .string("1.2.0"))
+            #expect(try refused.json("error.sdks[0].version") == .string("1.2.0"))
             #expect(harness.app.service.state("ios-prod")?.version == 1)
 
             // Kills, defaults and rollouts introduce nothing.
@@ -257,7 +266,7 @@ struct TelemetryRouteTests {
             let forced = try harness.send("POST", rules + "?allowIncompatible=true", body: Self.semverRule)
             #expect(forced.status == 200)
             let audit = try harness.send("GET", "/v1/admin/sets/ios-prod/audit?limit=1")
-            let reason = try audit.json("records")?.arrayValue?.first?["reason"]?.stringValue ?? ""
+            let reason = try audit.json("records[0].reason")?.stringValue ?? ""
             #expect(reason.contains("allowIncompatible: operator \"semver_gte\""), "\(reason)")
         }
     }
@@ -293,11 +302,6 @@ struct TelemetryRouteTests {
 extension JSONValue {
     fileprivate var arrayValue: [JSONValue]? {
         if case .array(let values) = self { return values }
-        return nil
-    }
-
-    fileprivate subscript(_ member: String) -> JSONValue? {
-        if case .object(let members) = self { return members[member] }
         return nil
     }
 }
