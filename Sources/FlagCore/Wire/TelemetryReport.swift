@@ -25,6 +25,16 @@ public struct TelemetryReport: Sendable, Hashable {
             self.name = name
             self.version = version
         }
+
+        /// Writes `{"name","version"}`, as a report carries it and the admin API answers it.
+        public func write(to writer: inout JSONWriter) {
+            writer.beginObject()
+            writer.key("name")
+            writer.string(name)
+            writer.key("version")
+            writer.string(version)
+            writer.endObject()
+        }
     }
 
     /// Evaluations since the last report: flag key → variant (`""` where there is none) → reason → count.
@@ -87,20 +97,15 @@ public struct TelemetryReport: Sendable, Hashable {
     /// The report's JSON, members in the order above and names sorted, so that the same report gives the same bytes.
     public func encoded() -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256 + 64 * counts.count)
-        func software(_ key: String, _ value: Software) {
-            writer.key(key)
-            writer.beginObject()
-            writer.key("name")
-            writer.string(value.name)
-            writer.key("version")
-            writer.string(value.version)
-            writer.endObject()
-        }
         writer.beginObject()
         writer.key("instance")
         writer.string(instance)
-        software("sdk", sdk)
-        if let app { software("app", app) }
+        writer.key("sdk")
+        sdk.write(to: &writer)
+        if let app {
+            writer.key("app")
+            app.write(to: &writer)
+        }
         if let version {
             writer.key("version")
             writer.int(version)
@@ -110,14 +115,7 @@ public struct TelemetryReport: Sendable, Hashable {
             writer.string(ISO8601.format(appliedAt))
         }
         writer.key("capabilities")
-        writer.beginObject()
-        writer.key("schema")
-        writer.int(capabilities.schema)
-        writer.key("operators")
-        writer.beginArray()
-        for name in capabilities.operators.sorted(by: utf8Less) { writer.string(name) }
-        writer.endArray()
-        writer.endObject()
+        capabilities.write(to: &writer)
         writer.key("counts")
         writer.beginObject()
         for (flag, variants) in counts.sorted(by: { utf8Less($0.key, $1.key) }) {
@@ -326,4 +324,16 @@ public struct ClientCapabilities: Sendable, Hashable {
 
     /// Whether nothing is lacking (the result of `lacking`).
     public var isEmpty: Bool { schema == 0 && operators.isEmpty }
+
+    /// Writes `{"schema","operators":[…]}`, operators sorted, as a report carries it and the admin API answers it.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("schema")
+        writer.int(schema)
+        writer.key("operators")
+        writer.beginArray()
+        for name in operators.sorted(by: utf8Less) { writer.string(name) }
+        writer.endArray()
+        writer.endObject()
+    }
 }

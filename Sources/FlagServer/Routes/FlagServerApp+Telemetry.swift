@@ -97,13 +97,7 @@ extension FlagServerApp {
                 writer.beginObject()
                 Self.writeInstanceMembers(instance, to: &writer)
                 writer.key("capabilities")
-                writer.beginObject()
-                writer.member("schema", instance.report.capabilities.schema)
-                writer.key("operators")
-                writer.beginArray()
-                for name in instance.report.capabilities.operators.sorted() { writer.string(name) }
-                writer.endArray()
-                writer.endObject()
+                instance.report.capabilities.write(to: &writer)
                 writer.endObject()
             }
             writer.endArray()
@@ -116,21 +110,14 @@ extension FlagServerApp {
         let report = instance.report
         writer.member("id", instance.stored.id)
         writer.key("sdk")
-        writeSoftware(report.sdk, to: &writer)
+        report.sdk.write(to: &writer)
         writer.key("app")
-        if let app = report.app { writeSoftware(app, to: &writer) } else { writer.null() }
+        if let app = report.app { app.write(to: &writer) } else { writer.null() }
         writer.key("version")
         if let version = report.version { writer.int(version) } else { writer.null() }
         writer.key("appliedAt")
         if let appliedAt = report.appliedAt { writer.string(ISO8601.format(appliedAt)) } else { writer.null() }
         writer.member("lastSeen", instance.stored.lastSeen)
-    }
-
-    private static func writeSoftware(_ software: TelemetryReport.Software, to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member("name", software.name)
-        writer.member("version", software.version)
-        writer.endObject()
     }
 
     /// `GET /v1/admin/sets/{set}/usage?key=&days=`: evaluations per flag and day (UTC), the variants served, when
