@@ -1,5 +1,4 @@
 import FlagCore
-import FlagLock
 import Foundation
 
 /// The compatibility gate (docs/telemetry.md): a write that introduces an operator or a schema that more than 0.1 %
