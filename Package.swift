@@ -57,7 +57,8 @@ let package = Package(
         // The dashboard (Sources/FlagServer/Dashboard: HTML, CSS and JavaScript modules, no build step) ships as the
         // module's resources, beside the executable, so that every build serves it (the Docker image copies them).
         .target(
-            name: "FlagServer", dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres"],
+            name: "FlagServer",
+            dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagSigning"],
             resources: [.copy("Dashboard")]),
         // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
@@ -68,7 +69,7 @@ let package = Package(
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
         // the process. The tests depend on the executables so that they are built, and run them.
-        .target(name: "FlagCLI", dependencies: ["FlagCore"]),
+        .target(name: "FlagCLI", dependencies: ["FlagCore", "FlagSigning"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
@@ -94,7 +95,7 @@ let package = Package(
             name: "FlagServerTests",
             dependencies: [
                 "FlagServer", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagCore", "FlagServerMain",
-                "FlagTestSupport",
+                "FlagSigning", "FlagTestSupport",
             ],
             resources: [.copy("Abuse")]),
         .testTarget(
@@ -105,7 +106,9 @@ let package = Package(
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
-        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagTestSupport"]),
+        .testTarget(
+            name: "FlagCLITests",
+            dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

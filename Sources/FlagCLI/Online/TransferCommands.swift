@@ -2,24 +2,37 @@ import FlagCore
 import Foundation
 
 /// `flagctl export [FILE]`: the current document, pretty and canonical (members sorted), to a file or stdout.
+/// `--signed FILE` writes instead the exact bytes clients are served, and `FILE.sig` with their signature.
 public struct ExportCommand: Command {
-    /// `export [FILE]`
+    /// `export [FILE] | --signed FILE`
     public static let configuration = CommandConfiguration(
-        name: "export", abstract: "Write the set's current document as a file (or to stdout).", synopsis: "[FILE]",
+        name: "export", abstract: "Write the set's current document as a file (or to stdout).",
+        synopsis: "[FILE] | --signed FILE",
         positionals: [Positional("FILE", help: "where to write it (default: stdout)", isOptional: true)],
-        example: "flagctl --set ios-prod export ios-prod.json")
+        options: [
+            .value(
+                "signed", "FILE",
+                help: "write the exact signed bytes clients get (a bootstrap document) and FILE.sig, its signature")
+        ],
+        example: "flagctl --set ios-prod export --signed Flags/bootstrap.json")
 
     private let file: String?
+    private let signedFile: String?
 
-    /// Takes the file.
+    /// Takes the file, or the signed file.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         file = arguments.positional(0)
+        signedFile = arguments.value("signed")
+        if file != nil && signedFile != nil {
+            throw arguments.usageError("give FILE or --signed FILE, not both")
+        }
     }
 
     /// GETs the document and writes it.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
+        if let signedFile { return try exportSigned(set, to: signedFile, client, context) }
         let document = try client.send("GET", client.setPath(set)).json
         var writer = JSONWriter(pretty: true)
         writer.value(document)
@@ -38,6 +51,32 @@ public struct ExportCommand: Command {
             context.console.print(
                 "wrote \(set) version \(document["version"].compactText) to \(file) "
                     + "(\(counted(flags, "flag")), \(counted(cohorts, "cohort")))")
+        }
+        return .success
+    }
+}
+
+extension ExportCommand {
+    /// GETs the document as clients get it and writes its bytes untouched, and its signature to `FILE.sig`.
+    private func exportSigned(
+        _ set: String, to file: String, _ client: AdminClient, _ context: CommandContext
+    ) throws(CLIError) -> ExitCode {
+        let answer = try client.send("GET", "/v1/sets/\(segment(set))")
+        guard let signature = answer.header("Flagstaff-Signature") else {
+            throw .failure(
+                "set \(set) is not signed, so there is nothing to export --signed; "
+                    + "flagctl --set \(set) signing-key rotate starts signing it")
+        }
+        do {
+            try Data(answer.body).write(to: URL(fileURLWithPath: file))
+            try Data(signature.utf8).write(to: URL(fileURLWithPath: file + ".sig"))
+        } catch {
+            throw .failure("cannot write '\(file)' and '\(file).sig': \(error.localizedDescription)")
+        }
+        if !context.globals.json {
+            context.console.print(
+                "wrote \(set) version \(answer.json["version"].compactText) to \(file) (\(answer.body.count) bytes, "
+                    + "as served) and its signature to \(file).sig")
         }
         return .success
     }
