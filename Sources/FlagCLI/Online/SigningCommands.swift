@@ -27,7 +27,7 @@ public struct SigningKeyRotateCommand: Command {
     /// `signing-key rotate`
     public static let configuration = CommandConfiguration(
         name: "signing-key rotate",
-        abstract: "Add a signing key: published now, signing once activated (the first key of a set signs at once).",
+        abstract: "Add a signing key, published until activated.",
         synopsis: "[--reason S]", options: [.value("reason", "S", help: "why, recorded in the audit log")],
         example: "flagctl --set ios-prod signing-key rotate --reason 'yearly rotation'")
 
@@ -89,7 +89,7 @@ public struct SigningKeyRetireCommand: Command {
     /// `signing-key retire ID`
     public static let configuration = CommandConfiguration(
         name: "signing-key retire",
-        abstract: "Retire a signing key that no longer signs: apps should stop trusting it.",
+        abstract: "Retire a signing key that no longer signs.",
         synopsis: "ID [--reason S]", positionals: [Positional("ID", help: "the key's id (signing-key show)")],
         options: [.value("reason", "S", help: "why, recorded in the audit log")],
         example: "flagctl --set ios-prod signing-key retire 21fe31dfa154a261")
@@ -160,7 +160,7 @@ private struct SigningKeyList {
 public struct VerifyCommand: Command {
     /// `verify FILE --key BASE64`
     public static let configuration = CommandConfiguration(
-        name: "verify", abstract: "Check offline that a document from `export --signed` is signed by a key you trust.",
+        name: "verify", abstract: "Check an export --signed file against a trusted key, offline.",
         synopsis: "FILE --key BASE64 [--key BASE64]",
         positionals: [Positional("FILE", help: "the document; its signature is read from FILE.sig")],
         options: [
