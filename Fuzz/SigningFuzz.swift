@@ -55,7 +55,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     default:
         // Random bytes, and the real sealed key with bytes flipped by the input: neither opens. The real one opens
         // for its own set only.
-        check((try? PrivateSigningKey(sealed: bytes, with: keyEncryptionKey, set: "mobile")) == nil || bytes == sealed,
+        check(
+            (try? PrivateSigningKey(sealed: bytes, with: keyEncryptionKey, set: "mobile")) == nil || bytes == sealed,
             "random bytes opened as a sealed key: \(bytes)")
         var flipped = sealed
         for (index, byte) in bytes.prefix(8).enumerated() where byte != 0 {
