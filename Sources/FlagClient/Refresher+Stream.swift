@@ -1,4 +1,5 @@
 import FlagCore
+import FlagSigning
 import Foundation
 
 extension Refresher {
@@ -66,6 +67,7 @@ extension Refresher {
                 switch applyPatch(Array(event.data.utf8), signature: event.signature) {
                 case .applied:
                     setLastEventID(event.id)
+                    await compactSignedCache()
                     return nil
                 case .bad:
                     return .badData
@@ -191,5 +193,58 @@ extension Refresher {
             // rules out for flag-only patches; for cohort patches nothing was published.
             return .bad
         }
+    }
+}
+
+extension Refresher {
+    /// With trusted keys, how many signed patches the cache keeps after its signed document before the client
+    /// fetches the version they make whole: each one is verified at every launch.
+    static let compactAfter = 16
+
+    /// Replaces the cached signed document and its many patches with the same version fetched whole
+    /// (`GET /v1/sets/{set}/versions/{n}`, signed like any document). A failure is logged and tried again after the
+    /// next patch, never sooner; nothing in use changes either way.
+    func compactSignedCache() async {
+        guard let verifier, core.cache != nil, let signed, signed.patches.count >= Self.compactAfter,
+            let model = currentModel, model.version == signed.version
+        else { return }
+        let version = signed.version
+        var request = request(path: "/versions/\(version)", stream: false)
+        request.headers["If-None-Match"] = nil
+        let head: TransportHead
+        let body: [UInt8]
+        do {
+            (head, body) = try await core.dependencies.transport.fetch(request)
+        } catch {
+            core.log(.info, "fetching set '\(setName)' v\(version) to compact the cache failed: \(error)")
+            return
+        }
+        guard head.status == 200 else {
+            core.log(.info, "fetching set '\(setName)' v\(version) to compact the cache answered HTTP \(head.status)")
+            return
+        }
+        let signature = head[Signature.headerName]
+        do {
+            try verifier.verify(
+                body, version: version, base: nil, signature: signature,
+                what: "the document v\(version) fetched to compact the cache")
+            let compiled = try Documents.validate(body, set: setName)
+            // Not the whole set: its `updatedAt` is the version's own, which no patch carries.
+            let whole = compiled.flagSet
+            guard whole.flags == model.flags, whole.unreadableFlags == model.unreadableFlags,
+                whole.cohorts == model.cohorts, whole.unreadableCohorts == model.unreadableCohorts
+            else {
+                throw DocumentRejected(message: "v\(version) fetched whole differs from the patches received")
+            }
+        } catch {
+            core.log(.error, "the cache keeps its patches: \(error)")
+            return
+        }
+        // The stream's events are handled one at a time, but the fetch was a suspension point: only the same
+        // version may replace what is cached.
+        guard self.signed?.version == version else { return }
+        let document = FlagCache.Document(version: version, etag: etag, bytes: body, signature: signature)
+        self.signed = FlagCache.Stored(document: document)
+        store(FlagCache.Stored(document: document))
     }
 }

@@ -202,3 +202,32 @@ struct SignedSetTests {
         }
     }
 }
+
+extension SignedSetTests {
+    /// After `Refresher.compactAfter` signed patches the client fetches their version whole from
+    /// `versions/{n}` and caches it in their place, so that a launch does not verify patches without end.
+    @Test func manyCachedPatchesAreReplacedByTheirVersionFetchedWhole() async throws {
+        try await withTemporaryDirectory { directory in
+            let key = try Signed.key(1)
+            let server = try SigningSetServer(set: "ios-prod", key: key, document: Signed.document(1, items: 1))
+            defer { server.stop() }
+            let logs = LogSink()
+            let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs)
+            defer { client.shutdown() }
+            #expect(await client.ready(timeout: .seconds(10)))
+            let last = Refresher.compactAfter + 1
+            for version in 2...last {
+                try server.publish(
+                    Signed.document(version, items: Int64(version)), patch: Signed.patch(version, items: Int64(version))
+                )
+            }
+            try await eventually("the patches compacted", timeout: .seconds(10)) {
+                let stored = try? client.core.cache?.stored(set: "ios-prod")
+                return stored?.document.version == last && stored?.patches.isEmpty == true
+            }
+            #expect(server.paths.contains("/v1/sets/ios-prod/versions/\(last)"))
+            #expect(Signed.served(client) == (last, last))
+            #expect(logs.refusals.isEmpty)
+        }
+    }
+}
