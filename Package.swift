@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "FlagCLI", dependencies: ["FlagCore"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
         // Speed figures for BENCHMARKS.md.
-        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient", "FlagSigning"]),
+        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient", "FlagSigning", "FlagSQLite"]),
         // servebench: the serving path in one process, for callgrind's instruction counts (BENCHMARKS.md).
         .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
