@@ -148,10 +148,15 @@ extension Refresher {
                 try verifier.verify(
                     bytes, version: patch.version, base: patch.base, signature: signature,
                     what: "the patch v\(patch.version) (from v\(patch.base)) on the stream")
+                // A signed patch to an older version, replayed, would otherwise make the client fetch the document
+                // at each one; to the version in use, it changes nothing.
+                try verifier.requireNotOlder(
+                    patch.version, than: lowestAcceptable, what: "the patch v\(patch.version) (from v\(patch.base))")
             } catch {
                 refuse(error)
                 return .bad
             }
+            if patch.version == currentModel?.version { return .applied }
         }
         guard let current = currentModel, patch.base == current.version, let base = core.source,
             base.killed != nil

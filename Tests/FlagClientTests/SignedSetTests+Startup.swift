@@ -223,3 +223,34 @@ extension SignedSetTests {
         #expect(Signed.served(client) == (20, 1))
     }
 }
+
+extension SignedSetRefreshTests {
+    /// A properly signed patch to an older version, replayed on the stream, is refused as a rollback without a
+    /// fetch; the patch to the version in use, delivered again, changes nothing.
+    @Test func aReplayedSignedPatchIsRefusedWithoutAFetch() async throws {
+        let key = try Signed.key(1)
+        let transport = ScriptedTransport()
+        func signed(_ type: String, _ id: Int, _ data: [UInt8], base: Int?) throws -> [UInt8] {
+            let message = SignedMessage(set: "ios-prod", version: id, baseVersion: base, body: data)
+            let header = Array(
+                "event: \(type)\nid: \(id)\nsignature: \(try key.sign(message).headerValue)\ndata: ".utf8)
+            return header + data + [0x0A, 0x0A]
+        }
+        let client = try makeClient(directory: nil, transport: transport) { $0.trustedKeys = [key.signingKey] }
+        defer { client.shutdown() }
+        let stream = try await transport.stream(0)
+        stream.yield(eventStreamHead)
+        stream.yield(.bytes(try signed("put", 3, Signed.document(3, items: 30).encoded(), base: nil)))
+        stream.yield(.bytes(try signed("patch", 4, Signed.patch(4, items: 40).encoded(), base: 3)))
+        try await eventually("v4 live") { client.state == .live(version: 4) }
+        stream.yield(.bytes(try signed("patch", 4, Signed.patch(4, items: 40).encoded(), base: 3)))
+        stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(client.state == .live(version: 4))
+        stream.yield(.bytes(try signed("patch", 3, Signed.patch(3, items: 99).encoded(), base: 2)))
+        try await eventually("the replay refused") { Signed.refusal(client) != nil }
+        #expect(Signed.refusal(client)?.code == .rollback)
+        #expect(Signed.served(client) == (40, 4))
+        #expect(transport.fetches.isEmpty)
+    }
+}
