@@ -64,7 +64,8 @@ let package = Package(
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
         .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer", "FlagHTTP"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
-        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite"]),
+        // With trusted keys it verifies what it activates (issue 19), through FlagSigning.
+        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "FlagSigning"]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
@@ -72,7 +73,7 @@ let package = Package(
         .target(name: "FlagCLI", dependencies: ["FlagCore", "FlagSigning"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
         // Speed figures for BENCHMARKS.md.
-        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
+        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient", "FlagSigning", "FlagSQLite"]),
         // servebench: the serving path in one process, for callgrind's instruction counts (BENCHMARKS.md).
         .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
@@ -81,7 +82,8 @@ let package = Package(
         // request API over the app in process or a live server, and live servers (in process or the built binary).
         // A regular target so that every test target can depend on it; no product, nothing ships it.
         .target(
-            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagHTTP", "FlagCore", "FlagPostgres"],
+            name: "FlagTestSupport",
+            dependencies: ["FlagServer", "FlagHTTP", "FlagCore", "FlagPostgres", "FlagSigning", "FlagLock"],
             path: "Tests/FlagTestSupport"
         ),
         .testTarget(
@@ -102,7 +104,7 @@ let package = Package(
             name: "FlagClientTests",
             dependencies: [
                 "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "FlagHTTP",
-                "flagdemo",
+                "FlagSigning", "flagdemo",
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
