@@ -352,16 +352,24 @@ extension JSONReader {
     func makeString(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws -> String {
         // ASCII needs no validation (`String(validating:)` is slower than this scan on Linux); anything else must
         // be well-formed UTF-8.
-        var ascii = true
-        for byte in raw where byte >= 0x80 {
-            ascii = false
-            break
-        }
-        if ascii { return String(decoding: raw, as: UTF8.self) }
-        guard let string = String(validating: raw, as: UTF8.self) else {
-            throw JSONError(message: "a string holds bytes that are not valid UTF-8", offset: start, in: bytes)
-        }
+        if Self.isASCII(raw) { return String(decoding: raw, as: UTF8.self) }
+        guard let string = String(validating: raw, as: UTF8.self) else { throw invalidUTF8(at: start) }
         return string
+    }
+
+    /// Checks that a string's bytes are well-formed UTF-8 without keeping the string: skipping a value makes none.
+    func checkUTF8(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws {
+        if Self.isASCII(raw) || String(validating: raw, as: UTF8.self) != nil { return }
+        throw invalidUTF8(at: start)
+    }
+
+    private static func isASCII(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in raw where byte >= 0x80 { return false }
+        return true
+    }
+
+    private func invalidUTF8(at start: Int) -> JSONError {
+        JSONError(message: "a string holds bytes that are not valid UTF-8", offset: start, in: bytes)
     }
 
     mutating func skipString() throws -> Bool {
@@ -370,7 +378,7 @@ extension JSONReader {
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                _ = try makeString(UnsafeBufferPointer(rebasing: bytes[start..<position]), at: start)
+                try checkUTF8(UnsafeBufferPointer(rebasing: bytes[start..<position]), at: start)
                 position += 1
                 return true
             }
