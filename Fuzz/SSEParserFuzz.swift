@@ -6,9 +6,9 @@
 //   UTF-8 sequence), nor does the last event id;
 // - with no limit reached, the items equal those of a plain reference reader written from the WHATWG rules, which
 //   only ever looks at complete lines: no item is made of a partial line;
-// - no event type, id, comment or data holds a CR, and only data holds LFs (between its lines);
-// - with a limit, no event's data, type, id or comment holds more than the limit (counted in scalars, each at
-//   most one byte of input), so a hostile stream cannot make the client hold unbounded memory;
+// - no event type, id, signature, comment or data holds a CR, and only data holds LFs (between its lines);
+// - with a limit, no event's data, type, id, signature or comment holds more than the limit (counted in scalars,
+//   each at most one byte of input), so a hostile stream cannot make the client hold unbounded memory;
 // - `reset()` forgets the partial line and event but keeps the last id.
 
 @testable import FlagClient
@@ -37,13 +37,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         switch item {
         case .event(let event):
             check(!event.data.utf8.contains(0x0D), "data with a CR: \(event.data.debugDescription)")
-            for field in [event.type, event.id ?? ""] {
+            for field in [event.type, event.id ?? "", event.signature ?? ""] {
                 check(!field.utf8.contains(0x0D) && !field.utf8.contains(0x0A), "a line break in \(event)")
             }
             check(!event.type.isEmpty && !(event.id ?? "").utf8.contains(0), "event \(event)")
             if limit < stream.count {
                 check(event.data.unicodeScalars.count <= limit, "data of \(event.data.utf8.count) bytes > \(limit)")
                 check((event.id ?? "").unicodeScalars.count <= limit, "an id longer than \(limit): \(event)")
+                check((event.signature ?? "").unicodeScalars.count <= limit, "a signature over \(limit): \(event)")
                 check(event.type == "message" || event.type.unicodeScalars.count <= limit, "a type over \(limit)")
             }
         case .comment(let comment):
@@ -77,6 +78,7 @@ private struct ReferenceReader {
     var lastID: String?
     private var type = ""
     private var data: [UInt8]?
+    private var signature: String?
 
     mutating func read(_ bytes: [UInt8]) -> [SSEItem] {
         var items: [SSEItem] = []
@@ -104,10 +106,13 @@ private struct ReferenceReader {
         if line.isEmpty {
             if let data {
                 let text = String(decoding: data, as: UTF8.self)
-                items.append(.event(SSEEvent(type: type.isEmpty ? "message" : type, data: text, id: lastID)))
+                items.append(
+                    .event(
+                        SSEEvent(type: type.isEmpty ? "message" : type, data: text, id: lastID, signature: signature)))
             }
             type = ""
             data = nil
+            signature = nil
             return
         }
         let colon = line.firstIndex(of: 0x3A)
@@ -123,6 +128,7 @@ private struct ReferenceReader {
         case "event": type = String(decoding: value, as: UTF8.self)
         case "data": data = data.map { $0 + [0x0A] + value } ?? Array(value)
         case "id" where !value.contains(0): lastID = String(decoding: value, as: UTF8.self)
+        case "signature": signature = String(decoding: value, as: UTF8.self)
         case "retry" where !value.isEmpty && value.allSatisfy({ (0x30...0x39).contains($0) }):
             if let milliseconds = Int(String(decoding: value, as: UTF8.self)) { items.append(.retry(milliseconds)) }
         default: break
