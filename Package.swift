@@ -105,7 +105,10 @@ let package = Package(
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
-        .testTarget(name: "FlagCLITests", dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagTestSupport"]),
+        // FlagClient: the generator's tests compile a generated file (Generated/HostileFlags.swift) against it.
+        .testTarget(
+            name: "FlagCLITests",
+            dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagTestSupport", "FlagClient", "FlagCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -118,4 +118,22 @@ public enum BuiltProducts {
         return directories.map { $0.appendingPathComponent(name) }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
+
+    /// The directory holding the `.swiftmodule` SwiftPM built for `module`, for compiling other code against it
+    /// (`.build/<triple>/debug/Modules` since Swift 6, the products directory itself before), if any.
+    public static func moduleDirectory(of module: String) -> URL? {
+        var directories = Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        if let first = CommandLine.arguments.first {
+            directories.insert(URL(fileURLWithPath: first).deletingLastPathComponent(), at: 0)
+        }
+        return directories.flatMap { [$0.appendingPathComponent("Modules"), $0] }
+            .first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("\(module).swiftmodule").path) }
+    }
+
+    /// The first executable `name` on the `PATH`, e.g. `swiftc`.
+    public static func onPath(_ name: String) -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(name) }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
 }
