@@ -92,7 +92,7 @@ public enum FlagCTL {
             RolloutCommand.self, OverrideCommand.self, KillCommand.self, RestoreCommand.self, ExpireCommand.self,
             ArchiveCommand.self, StaleCommand.self, UsageCommand.self, ClientsCommand.self, CohortCreateCommand.self,
             CohortListCommand.self, CohortShowCommand.self,
-            EvalCommand.self, LintCommand.self, GenerateCommand.self, HistoryCommand.self,
+            EvalCommand.self, LintCommand.self, GenerateCommand.self, RefsCommand.self, HistoryCommand.self,
             DiffCommand.self, RollbackCommand.self,
             ExportCommand.self, ImportCommand.self, PromoteCommand.self, KeysCreateCommand.self,
             KeysListCommand.self, KeysRevokeCommand.self, TokensCreateCommand.self, TokensListCommand.self,
