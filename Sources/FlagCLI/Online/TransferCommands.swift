@@ -1,26 +1,33 @@
 import FlagCore
 import Foundation
 
-/// `flagctl export [FILE]`: the current document, pretty and canonical (members sorted), to a file or stdout.
+/// `flagctl export [FILE] [--version N]`: the current document, or version N, pretty and canonical (members
+/// sorted), to a file or stdout. A build step exports the bootstrap and generates Swift (`generate swift --version
+/// N`) from one version.
 public struct ExportCommand: Command {
-    /// `export [FILE]`
+    /// `export [FILE] [--version N]`
     public static let configuration = CommandConfiguration(
-        name: "export", abstract: "Write the set's current document as a file (or to stdout).", synopsis: "[FILE]",
+        name: "export", abstract: "Write the set's current document (or version N) as a file (or to stdout).",
+        synopsis: "[FILE] [--version N]",
         positionals: [Positional("FILE", help: "where to write it (default: stdout)", isOptional: true)],
-        example: "flagctl --set ios-prod export ios-prod.json")
+        options: [.value("version", "N", help: "that version of the set instead of the current one")],
+        example: "flagctl --set ios-prod export ios-prod.json --version 42")
 
     private let file: String?
+    private let version: Int?
 
-    /// Takes the file.
+    /// Takes the file and the version.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         file = arguments.positional(0)
+        version = try FlagSource.version(arguments)
     }
 
     /// GETs the document and writes it.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let document = try client.send("GET", client.setPath(set)).json
+        let path = version.map { "/v1/sets/\(segment(set))/versions/\($0)" } ?? client.setPath(set)
+        let document = try client.send("GET", path).json
         var writer = JSONWriter(pretty: true)
         writer.value(document)
         guard let file else {
