@@ -11,7 +11,7 @@ public struct RefsCommand: Command {
     /// `refs [PATH]`
     public static let configuration = CommandConfiguration(
         name: "refs",
-        abstract: "Find where Swift code uses the set's flags, which flags it never uses, and unknown keys.",
+        abstract: "Show where Swift code uses the set's flags; unused flags and unknown keys.",
         synopsis: "[PATH] (--file SET.json | --set NAME) [--version N] [--fail]",
         positionals: [
             Positional("PATH", help: "the Swift sources to scan, a directory or a file (default: .)", isOptional: true)
