@@ -283,13 +283,7 @@ enum SwiftTypecheck {
         let cache = modules.deletingLastPathComponent().appendingPathComponent("ModuleCache")
         if FileManager.default.fileExists(atPath: cache.path) { arguments += ["-module-cache-path", cache.path] }
         if warningsAsErrors { arguments.append("-warnings-as-errors") }
-        let output = directory.url.appendingPathComponent(".swiftc-\(UUID().uuidString)")
-        let pid = try Spawn.start(
-            swiftc.path, arguments + files, environment: ProcessInfo.processInfo.environment,
-            directory: directory.url.path, stdout: output.path)
-        let ended = Spawn.wait(pid)
-        return Run(
-            status: ended.status, stdout: String(decoding: try Data(contentsOf: output), as: UTF8.self), stderr: "",
-            exitedNormally: ended.exitedNormally)
+        let ran = try Spawn.run(swiftc, arguments + files, in: directory.url)
+        return Run(status: ran.status, stdout: ran.output, stderr: "", exitedNormally: ran.exitedNormally)
     }
 }

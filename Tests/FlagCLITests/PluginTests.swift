@@ -11,15 +11,8 @@ struct PluginTests {
     /// Runs `swift ARGUMENTS` in `directory`, stdout and stderr together.
     static func swift(_ arguments: [String], in directory: URL) throws -> Run {
         let swift = try #require(BuiltProducts.onPath("swift"), "no swift on the PATH")
-        let output = directory.appendingPathComponent(".swift-output-\(UUID().uuidString)")
-        let pid = try Spawn.start(
-            swift.path, arguments, environment: ProcessInfo.processInfo.environment, directory: directory.path,
-            stdout: output.path)
-        let ended = Spawn.wait(pid)
-        defer { try? FileManager.default.removeItem(at: output) }
-        return Run(
-            status: ended.status, stdout: String(decoding: try Data(contentsOf: output), as: UTF8.self), stderr: "",
-            exitedNormally: ended.exitedNormally)
+        let ran = try Spawn.run(swift, arguments, in: directory)
+        return Run(status: ran.status, stdout: ran.output, stderr: "", exitedNormally: ran.exitedNormally)
     }
 
     @Test("the package offers both plugins, and the manifest still loads on this toolchain")
