@@ -5,7 +5,7 @@ import Testing
 /// The SwiftPM command plugins `generate-flags` and `generate-flags-from-server`.
 ///
 /// Listing them costs a second and always runs. Running one on an app package costs a build of flagctl for that
-/// package (about a minute on two cores), so it runs only with `FLAGSTAFF_PLUGIN_TESTS=1`.
+/// package (20–35 s on two cores), so it runs only with `FLAGSTAFF_PLUGIN_TESTS=1`.
 @Suite("swift package generate-flags")
 struct PluginTests {
     /// Runs `swift ARGUMENTS` in `directory`, stdout and stderr together.
