@@ -10,7 +10,7 @@
 FROM swift:6.3-bookworm AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -qq \
-    && apt-get install -y -qq --no-install-recommends libsqlite3-dev libpq-dev \
+    && apt-get install -y -qq --no-install-recommends libsqlite3-dev libpq-dev libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Manifest first, so that a source change does not invalidate the dependency-free resolve layer.
@@ -25,13 +25,14 @@ RUN swift build -c release --static-swift-stdlib --traits Postgres --product fla
     && cp -R "$(swift build -c release --traits Postgres --show-bin-path)/Flagstaff_FlagServer.resources" /out/
 
 # ---- run: slim Debian with only what the binary links dynamically (see `ldd` in the comment below) ----
-# `ldd` of the binary this command builds (Swift 6.3.1): libsqlite3.so.0, libpq.so.5, libm, libstdc++.so.6,
+# `ldd` of the binary this command builds (Swift 6.3.1): libsqlite3.so.0, libpq.so.5, libcrypto.so.3 (signing, issue
+# 19), libm, libstdc++.so.6,
 # libgcc_s.so.1, libc, and nothing else: the Swift runtime and Foundation (ICU data included) are linked statically,
 # and FoundationNetworking is not used, so no libcurl or libxml2. tzdata is for TimeZone; the server logs in UTC.
 FROM debian:bookworm-slim
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -qq \
-    && apt-get install -y -qq --no-install-recommends libsqlite3-0 libpq5 libstdc++6 tzdata \
+    && apt-get install -y -qq --no-install-recommends libsqlite3-0 libpq5 libssl3 libstdc++6 tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /data flagserver \
     && mkdir -p /data && chown flagserver /data

@@ -59,18 +59,20 @@ let package = Package(
         // The dashboard (Sources/FlagServer/Dashboard: HTML, CSS and JavaScript modules, no build step) ships as the
         // module's resources, beside the executable, so that every build serves it (the Docker image copies them).
         .target(
-            name: "FlagServer", dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres"],
+            name: "FlagServer",
+            dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagSigning"],
             resources: [.copy("Dashboard")]),
         // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
         .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer", "FlagHTTP"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
-        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite"]),
+        // With trusted keys it verifies what it activates (issue 19), through FlagSigning.
+        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "FlagSigning"]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
         // the process. The tests depend on the executables so that they are built, and run them.
-        .target(name: "FlagCLI", dependencies: ["FlagCore"]),
+        .target(name: "FlagCLI", dependencies: ["FlagCore", "FlagSigning"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
         // `swift package generate-flags`: `flagctl generate swift` from a flag-set file checked into the app's package
         // (docs/codegen.md). Command plugins are built only when run, so they cost `swift build` nothing. A command
@@ -98,7 +100,7 @@ let package = Package(
                 ]),
             dependencies: ["flagctl"]),
         // Speed figures for BENCHMARKS.md.
-        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient"]),
+        .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient", "FlagSigning", "FlagSQLite"]),
         // servebench: the serving path in one process, for callgrind's instruction counts (BENCHMARKS.md).
         .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
@@ -107,7 +109,8 @@ let package = Package(
         // request API over the app in process or a live server, and live servers (in process or the built binary).
         // A regular target so that every test target can depend on it; no product, nothing ships it.
         .target(
-            name: "FlagTestSupport", dependencies: ["FlagServer", "FlagHTTP", "FlagCore", "FlagPostgres"],
+            name: "FlagTestSupport",
+            dependencies: ["FlagServer", "FlagHTTP", "FlagCore", "FlagPostgres", "FlagSigning", "FlagLock"],
             path: "Tests/FlagTestSupport"
         ),
         .testTarget(
@@ -121,21 +124,23 @@ let package = Package(
             name: "FlagServerTests",
             dependencies: [
                 "FlagServer", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagCore", "FlagServerMain",
-                "FlagTestSupport",
+                "FlagSigning", "FlagTestSupport",
             ],
             resources: [.copy("Abuse")]),
         .testTarget(
             name: "FlagClientTests",
             dependencies: [
                 "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "FlagHTTP",
-                "flagdemo",
+                "FlagSigning", "flagdemo",
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
         // FlagClient: the generator's tests compile a generated file (Generated/HostileFlags.swift) against it.
         .testTarget(
             name: "FlagCLITests",
-            dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagTestSupport", "FlagClient", "FlagCore"]),
+            dependencies: [
+                "FlagCLI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport", "FlagClient", "FlagCore",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -20,9 +20,10 @@
   4. Over the limits: 3 more reports per instance at once; the answers, the refusals by reason from /metrics, and
      the server's CPU time per report, accepted or refused.
 
-With --before DIR, first: serving is not slower. A flagserver of the commit before issue 18 and one of --bin run
-side by side and are measured in alternation (ABAB, --runs rounds): 304 polls with wrk -t2 -c64 -d10s (suite.wrk,
-as Benchmarks/run), the same with a `Flagstaff-Instance: new` header (a poller asking for an id; ignored before),
+With --before DIR, first: serving is not slower. A flagserver of an earlier commit (issue 18 used the one before
+it; issue 19 the one before signing) and one of --bin run side by side and are measured in alternation (ABAB,
+--runs rounds): 304 polls with wrk -t2 -c64 -d10s (suite.wrk, as Benchmarks/run), the same with a
+`Flagstaff-Instance: new` header (a poller asking for an id; ignored before issue 18), 200s of the whole document,
 and a kill of `new-checkout` → N streams (sse_load.kill: kernel receive times, then a restore). Each figure is the
 median over the rounds with its range; after/before is the median of the rounds' ratios. The server's CPU time per
 request (from /proc) is steadier than req/s on a shared machine.
@@ -533,11 +534,13 @@ def cpu_per_request(pid, run):
 
 
 def measure_serving(servers, key, etag, args):
-    """One round on one build: 304s, 304s asking for an instance id, and a kill → N streams (then a restore)."""
+    """One round on one build: 304s, 304s asking for an instance id, 200s, and a kill → N streams (then a
+    restore)."""
     url, duration, pid = f"{servers.base}/v1/sets/{SET}", args.duration, servers.server.pid
     auth, match = f"Authorization: Bearer {key}", f"If-None-Match: {etag}"
     found = {}
-    cases = (("304", [auth, match]), ("304, Flagstaff-Instance: new", [auth, match, "Flagstaff-Instance: new"]))
+    cases = (("304", [auth, match]), ("304, Flagstaff-Instance: new", [auth, match, "Flagstaff-Instance: new"]),
+             ("200 (the whole document)", [auth]))
     for case, headers in cases:
         rate, p99, cpu = cpu_per_request(pid, lambda: suite.wrk(duration, headers, url))
         found[f"{case}: req/s"], found[f"{case}: p99 ms"], found[f"{case}: server CPU µs/req"] = rate, p99, cpu
@@ -580,7 +583,7 @@ def compare_serving(args, work):
 
 
 def print_serving(rounds, args):
-    print(f"### Serving before (`--before`) and after issue 18: {args.runs} alternating round(s), wrk -t2 -c64 "
+    print(f"### Serving before (`--before`) and after: {args.runs} alternating round(s), wrk -t2 -c64 "
           f"-d{args.duration}, {args.streams:,} streams\n")
     print("| figure | before: median (range) | after: median (range) | after / before: median (range) |")
     print("|---|---:|---:|---:|")

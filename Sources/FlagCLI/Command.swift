@@ -96,7 +96,8 @@ public enum FlagCTL {
             DiffCommand.self, RollbackCommand.self,
             ExportCommand.self, ImportCommand.self, PromoteCommand.self, KeysCreateCommand.self,
             KeysListCommand.self, KeysRevokeCommand.self, TokensCreateCommand.self, TokensListCommand.self,
-            TokensRevokeCommand.self, HelpCommand.self,
+            TokensRevokeCommand.self, SigningKeyShowCommand.self, SigningKeyRotateCommand.self,
+            SigningKeyActivateCommand.self, SigningKeyRetireCommand.self, VerifyCommand.self, HelpCommand.self,
         ]
     }
 

@@ -9,7 +9,7 @@ import Foundation
 public struct EvalCommand: Command {
     /// `eval KEY --file SET.json (--unit ID | --units-file FILE) …`
     public static let configuration = CommandConfiguration(
-        name: "eval", abstract: "Evaluate a flag as a client would: value, reason, variant; offline with --file.",
+        name: "eval", abstract: "Evaluate a flag as a client would: value, reason, variant (offline: --file).",
         synopsis:
             "KEY [--file SET.json] (--unit ID | --units-file FILE) [--attr NAME=VALUE]... [--at TIME] [--explain]",
         positionals: [Positional("KEY", help: "the flag's key")],

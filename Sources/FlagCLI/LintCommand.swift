@@ -14,7 +14,7 @@ import Foundation
 public struct LintCommand: Command {
     /// `lint SET.json`
     public static let configuration = CommandConfiguration(
-        name: "lint", abstract: "Validate a flag-set file offline; every problem with its JSON path, exit 1 if any.",
+        name: "lint", abstract: "Validate a flag-set file offline: each problem with its JSON path; exit 1.",
         synopsis: "SET.json [--against SERVER] [--json]",
         positionals: [Positional("SET.json", help: "the flag-set file to check")],
         options: [

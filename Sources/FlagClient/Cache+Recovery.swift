@@ -90,13 +90,14 @@ extension FlagCache {
     }
 
     /// Closes the database, moves its files aside and creates a new, empty one in place: for damage found after
-    /// opening (a read or write that fails with `SQLITE_CORRUPT` although `quick_check` passed).
+    /// opening (a read or write that fails with `SQLITE_CORRUPT` although `quick_check` passed), or, with trusted
+    /// keys, bytes that fail verification (`because` then says so).
     /// Does nothing when `damaged` was already replaced (by another thread that met the same damage).
-    func rebuild(damaged: SQLiteDatabase, now: Date) throws {
+    func rebuild(damaged: SQLiteDatabase, because what: String = "is damaged", now: Date) throws {
         recovery.lock()
         defer { recovery.unlock() }
         guard damaged === database else { return }
-        try replaceWithEmpty(damaged, because: "is damaged", now: now)
+        try replaceWithEmpty(damaged, because: what, now: now)
     }
 
     /// Closes `old`, moves its files aside and opens a new, empty cache in place; the caller holds `recovery`.

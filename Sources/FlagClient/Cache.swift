@@ -3,8 +3,8 @@ import FlagLock
 import FlagSQLite
 import Foundation
 
-/// The client's SQLite database: the last good document per set (with its ETag), the frozen values of persisted
-/// sessions, and the overrides set through the API. WAL + `synchronous=NORMAL`; a lost last write only means a
+/// The client's SQLite database: the last good document per set (with its ETag; with trusted keys, its signature and
+/// the signed patches applied since), the frozen values of persisted sessions, and the overrides set through the API. WAL + `synchronous=NORMAL`; a lost last write only means a
 /// download or a re-evaluation. The file may be deleted, replaced or damaged while the client runs: a write then
 /// reopens or rebuilds it (`Cache+Recovery.swift`), so the cache heals without a restart.
 final class FlagCache: Sendable {
@@ -46,6 +46,26 @@ final class FlagCache: Sendable {
         var bytes: [UInt8]
         /// `DocumentIndex.encoded()` of `bytes`, when known.
         var index: [UInt8]?
+        /// With trusted keys: the `Flagstaff-Signature` value that came with `bytes`, exactly the bytes signed.
+        var signature: String? = nil
+    }
+
+    /// A signed patch applied after the cached document, kept as the exact bytes signed (with trusted keys only:
+    /// without, the cache holds the patched document re-encoded).
+    struct Patch: Sendable, Equatable {
+        var version: Int
+        var base: Int
+        var bytes: [UInt8]
+        var signature: String
+    }
+
+    /// What the cache holds for a set: a document and the patches applied since, in order.
+    struct Stored: Sendable, Equatable {
+        var document: Document
+        var patches: [Patch] = []
+
+        /// The version the patches bring the document to.
+        var version: Int { patches.last?.version ?? document.version }
     }
 
     static let migrator = SQLiteMigrator([
@@ -67,6 +87,14 @@ final class FlagCache: Sendable {
         SQLiteMigration(
             version: 2, name: "byte ranges of each cached flag",
             script: "ALTER TABLE flag_set_cache ADD COLUMN flag_index BLOB"),
+        SQLiteMigration(
+            version: 3, name: "signatures of cached documents, and the signed patches applied since",
+            script: """
+                ALTER TABLE flag_set_cache ADD COLUMN signature TEXT;
+                CREATE TABLE flag_set_patch (
+                    set_name TEXT NOT NULL, version INTEGER NOT NULL, base INTEGER NOT NULL, patch BLOB NOT NULL,
+                    signature TEXT NOT NULL, PRIMARY KEY (set_name, version));
+                """),
     ])
 
     /// Opens the cache in `directory`, checking it with `quick_check`. A file that cannot be read as a database,
@@ -146,32 +174,67 @@ final class FlagCache: Sendable {
 
     /// The last good document of `set`, if any.
     func document(set: String) throws -> Document? {
+        try stored(set: set)?.document
+    }
+
+    /// The last good document of `set` and the patches applied since, read together.
+    func stored(set: String) throws -> Stored? {
         try database.read { db in
-            try db.queryFirst(
-                "SELECT version, etag, document, flag_index FROM flag_set_cache WHERE set_name = ?", [.text(set)]
+            let document = try db.queryFirst(
+                "SELECT version, etag, document, flag_index, signature FROM flag_set_cache WHERE set_name = ?",
+                [.text(set)]
             ) { row in
                 Document(
                     version: try row.int(0), etag: try row.optionalText(1), bytes: try row.blob(2),
-                    index: try row.optionalBlob(3))
+                    index: try row.optionalBlob(3), signature: try row.optionalText(4))
             }
+            guard let document else { return nil }
+            let patches = try db.query(
+                "SELECT version, base, patch, signature FROM flag_set_patch WHERE set_name = ? ORDER BY version",
+                [.text(set)]
+            ) { row in
+                Patch(version: try row.int(0), base: try row.int(1), bytes: try row.blob(2), signature: try row.text(3))
+            }
+            return Stored(document: document, patches: patches)
         }
     }
 
-    /// Replaces the cached document of `set`. Callers validate the document first.
-    func store(set: String, document: Document, now: Date) throws {
+    /// Replaces what is cached of `set` with `document` and the `patches` applied since (none by default), in one
+    /// transaction. Callers validate (and, with trusted keys, verify) them first.
+    func store(set: String, document: Document, patches: [Patch] = [], now: Date) throws {
         try healingWrite(now: now) { db in
             try db.execute(
                 """
-                INSERT INTO flag_set_cache (set_name, version, etag, document, stored_at, flag_index)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO flag_set_cache (set_name, version, etag, document, stored_at, flag_index, signature)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (set_name) DO UPDATE SET version = excluded.version, etag = excluded.etag,
-                    document = excluded.document, stored_at = excluded.stored_at, flag_index = excluded.flag_index
+                    document = excluded.document, stored_at = excluded.stored_at, flag_index = excluded.flag_index,
+                    signature = excluded.signature
                 """,
                 [
                     .text(set), .init(document.version), .init(document.etag), .blob(document.bytes),
-                    .real(now.timeIntervalSince1970), .init(document.index),
+                    .real(now.timeIntervalSince1970), .init(document.index), .init(document.signature),
                 ])
+            try db.execute("DELETE FROM flag_set_patch WHERE set_name = ?", [.text(set)])
+            for patch in patches { try Self.insert(patch, set: set, db) }
         }
+    }
+
+    /// Adds a signed patch after what is cached of `set` (whose version must be the patch's base), with the new
+    /// ETag; a few hundred bytes, where rewriting the document would write all of it.
+    func append(set: String, patch: Patch, etag: String?, now: Date) throws {
+        try healingWrite(now: now) { db in
+            try Self.insert(patch, set: set, db)
+            try db.execute(
+                "UPDATE flag_set_cache SET etag = ?, stored_at = ? WHERE set_name = ?",
+                [.init(etag), .real(now.timeIntervalSince1970), .text(set)])
+        }
+    }
+
+    private static func insert(_ patch: Patch, set: String, _ db: SQLiteConnection) throws {
+        try db.execute(
+            "INSERT INTO flag_set_patch (set_name, version, base, patch, signature) VALUES (?, ?, ?, ?, ?)",
+            [.text(set), .init(patch.version), .init(patch.base), .blob(patch.bytes), .text(patch.signature)])
     }
 }
 

@@ -7,6 +7,7 @@ import Foundation
 /// case .defaultsOnly: showOfflineBadge()
 /// case .cached(let version), .live(let version): log("flags v\(version)")
 /// case .stale(let since): log("flags not refreshed since \(since)")
+/// case .refused(let version, let refusal): log("serving v\(version ?? 0); refused: \(refusal)")
 /// }
 /// ```
 public enum ClientState: Sendable, Hashable {
@@ -18,11 +19,16 @@ public enum ClientState: Sendable, Hashable {
     case live(version: Int)
     /// A set was live, but the connection has failed since this time; values come from the last set received.
     case stale(since: Date)
+    /// With trusted keys: a document or a patch was refused (unsigned, badly signed, older than the set in use…),
+    /// and the set of `version` stays in use (`nil`: compiled-in defaults). Until the server confirms a set, a newer
+    /// one or the one in use (`live`).
+    case refused(version: Int?, SetRefusal)
 
     /// The version of the set in use, when the state names one.
     public var version: Int? {
         switch self {
         case .cached(let version), .live(let version): version
+        case .refused(let version, _): version
         case .defaultsOnly, .stale: nil
         }
     }

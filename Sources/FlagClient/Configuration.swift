@@ -1,4 +1,5 @@
 import FlagCore
+import FlagSigning
 import Foundation
 
 extension FlagClient {
@@ -34,7 +35,29 @@ extension FlagClient {
         /// How long a persisted session keeps its frozen values, in seconds from its creation. Default 24 h.
         public var sessionTTL: Double = 24 * 3600
         /// A flag-set document shipped with the program (`flagctl export` at build time); seeds an empty cache.
+        /// With ``trustedKeys``, it must be the exact bytes `flagctl export --signed FILE` wrote, and
+        /// ``bootstrapSignature`` the text of `FILE.sig`.
         public var bootstrap: [UInt8]?
+        /// The signature of ``bootstrap``: the text of the `FILE.sig` that `flagctl export --signed FILE` writes,
+        /// `v1; key=ID; sig=BASE64` (a trailing newline is ignored). Checked only with ``trustedKeys``; a bootstrap
+        /// document without a valid one is then not used.
+        ///
+        /// ```swift
+        /// let file = Bundle.main.url(forResource: "flags", withExtension: "json")!
+        /// configuration.bootstrap = Array(try Data(contentsOf: file))
+        /// configuration.bootstrapSignature = try String(contentsOf: file.appendingPathExtension("sig"), encoding: .utf8)
+        /// ```
+        public var bootstrapSignature: String?
+        /// The public keys whose signatures the client accepts (`flagctl signing-key show`; import `FlagSigning`).
+        /// Empty by default: nothing is verified. With one or more, the client activates only documents and patches
+        /// that one of them signed for this set, never a version lower than the one in use or the bootstrap
+        /// document's, and starts only from a cache and a bootstrap document that verify (docs/client.md). List the
+        /// next key too before a rotation, so that the switch happens without a refusal.
+        ///
+        /// ```swift
+        /// configuration.trustedKeys = [try SigningKey(base64: "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=")]
+        /// ```
+        public var trustedKeys: [SigningKey] = []
         /// Receives the client's log messages; none is printed when `nil`.
         public var logger: (@Sendable (FlagClientLogMessage) -> Void)?
         /// Whether evaluations are counted and reported to the server, and how often: `.every(seconds: 60)` by

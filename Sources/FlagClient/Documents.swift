@@ -52,9 +52,7 @@ struct FlagPatch: Sendable {
         } catch {
             throw DocumentRejected(message: error.description)
         }
-        return FlagPatch(
-            version: patch.version, base: patch.base, changes: patch.changes(), removedFlags: patch.removedFlags,
-            removedCohorts: patch.removedCohorts)
+        return FlagPatch(patch)
     }
 
     /// Whether the patch touches cohorts, which may change flags it does not list.
@@ -113,6 +111,15 @@ struct FlagPatch: Sendable {
             throw DocumentRejected(message: "patch v\(version) makes the set invalid: \(problem)")
         }
         return compiled
+    }
+}
+
+extension FlagPatch {
+    /// The patch `patch` read, its items decoded.
+    init(_ patch: SetPatch) {
+        self.init(
+            version: patch.version, base: patch.base, changes: patch.changes(), removedFlags: patch.removedFlags,
+            removedCohorts: patch.removedCohorts)
     }
 }
 

@@ -188,25 +188,40 @@ final class OverlaySource: EvaluationSource {
 }
 
 /// A cached document evaluated flag by flag: only the header and the byte range of each flag are read at launch;
-/// a flag is decoded and compiled (with the cohorts) at its first evaluation. The refresh loop replaces it with a
-/// `CompiledSource` as soon as the whole set is compiled in the background.
+/// a flag is decoded and compiled (with the cohorts) at its first evaluation. With trusted keys the cache holds the
+/// signed document and the signed patches applied since: a flag a patch changed is read from the last patch that
+/// names it. The refresh loop replaces it with a `CompiledSource` as soon as the whole set is compiled in the
+/// background.
 final class LazySource: EvaluationSource {
     let index: DocumentIndex
+    /// The patches applied since the document, in order.
+    let patches: [SetPatch]
     private let compiledFlags = Locked<[String: CompiledFlagSet]>([:])
     private let cohortSet = Locked<FlagSet?>(nil)
 
-    init(index: DocumentIndex) {
+    init(index: DocumentIndex, patches: [SetPatch] = []) {
         self.index = index
+        self.patches = patches
     }
 
-    var version: Int { index.version }
+    var version: Int { patches.last?.version ?? index.version }
     var killed: [String: JSONValue]? { nil }
+
+    /// The bytes of flag `key` in the set this source serves: from the last patch that changed or removed it, else
+    /// from the document.
+    private func flagBytes(_ key: String) -> [UInt8]? {
+        for patch in patches.reversed() {
+            if let bytes = patch.flags[key] { return bytes }
+            if patch.removedFlags.contains(key) { return nil }
+        }
+        return index.flag(key)
+    }
 
     /// The set holding only `key` and the cohorts, compiled once and kept for this source's life.
     func compiled(for key: String) -> CompiledFlagSet {
         if let done = compiledFlags.withLock({ $0[key] }) { return done }
         var set = cohorts()
-        if let bytes = index.flag(key) {
+        if let bytes = flagBytes(key) {
             do {
                 let (flag, problems) = try Flag.decode(bytes, key: key)
                 if let flag { set.flags[key] = flag } else { set.unreadableFlags[key] = problems }
@@ -225,7 +240,7 @@ final class LazySource: EvaluationSource {
 
     private func cohorts() -> FlagSet {
         if let done = cohortSet.withLock({ $0 }) { return done }
-        var set = FlagSet(name: index.name, version: index.version, updatedAt: nil, schema: index.schema)
+        var set = FlagSet(name: index.name, version: version, updatedAt: nil, schema: index.schema)
         let cohorts = index.cohorts
         var writer = JSONWriter(reservingCapacity: cohorts.count + 64)
         writer.beginObject()
@@ -242,6 +257,22 @@ final class LazySource: EvaluationSource {
             // The document was validated before it was cached, so this means the cache file changed under us:
             // every flag using a cohort then reports PARSE_ERROR until the background decode replaces this source.
             set.readProblems = [Problem(path: "cohorts", message: "\(error)")]
+        }
+        // Patches that touch cohorts are rare; only they pay for reading their items here.
+        for patch in patches where !patch.cohorts.isEmpty || !patch.removedCohorts.isEmpty {
+            for name in patch.removedCohorts {
+                set.cohorts[name] = nil
+                set.unreadableCohorts[name] = nil
+            }
+            let changes = patch.changes()
+            for (name, cohort) in changes.cohorts {
+                set.cohorts[name] = cohort
+                set.unreadableCohorts[name] = nil
+            }
+            for (name, problems) in changes.unreadableCohorts {
+                set.cohorts[name] = nil
+                set.unreadableCohorts[name] = problems
+            }
         }
         cohortSet.withLock { $0 = set }
         return set

@@ -41,8 +41,11 @@ public final class FlagClient: Sendable {
         }
         let now = dependencies.now()
         let started = ContinuousClock.now
-        let (cache, cached, source, state, model) = Self.loadSet(
-            configuration, cache: Self.openCache(configuration, now: now, log: log), now: now, log: log)
+        let verifier = SetVerifier(set: configuration.set, keys: configuration.trustedKeys)
+        let starting = Self.loadSet(
+            configuration, verifier: verifier, cache: Self.openCache(configuration, now: now, log: log), now: now,
+            log: log)
+        let (cache, source, state) = (starting.cache, starting.source, starting.state)
         log(
             .debug,
             "cache opened, checked and read (\(state)) in \(ContinuousClock.now - started)")
@@ -67,7 +70,7 @@ public final class FlagClient: Sendable {
         core = ClientCore(
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
             cache: cache, overrides: overrides, logger: logger, telemetry: telemetry, source: source, state: state)
-        let refresher = Refresher(core: core, configuration: configuration, cached: cached, model: model)
+        let refresher = Refresher(core: core, configuration: configuration, starting: starting, verifier: verifier)
         var tasks = [Task.detached(priority: .utility) { await refresher.run() }]
         if let telemetry { tasks.append(Task.detached(priority: .utility) { await telemetry.run() }) }
         self.tasks = Locked(tasks)

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagSigning
 import Foundation
 
 /// The background refresh loop: runs the `RefreshStateMachine`'s actions against the transport, applies documents
@@ -11,7 +12,7 @@ actor Refresher {
     private var machine: RefreshStateMachine
     /// The whole decoded set in use (needed to apply patches); `nil` until one is decoded.
     private var model: FlagSet?
-    private var etag: String?
+    var etag: String?
     private var lastEventID: String?
     /// The instance id the server last issued (`Flagstaff-Instance`), sent back when opening a stream or polling so
     /// that the id survives reconnects; `new` asks for a first one (a poll without the header gets none, as pollers
@@ -19,12 +20,20 @@ actor Refresher {
     /// report, rather than none.
     private var instance = "new"
     private var wasLive = false
-    /// The cached document read at launch, decoded in full here rather than on the caller's thread.
-    private var pendingCached: [UInt8]?
-    /// The document in use when caching it failed, to write when the cache takes writes again.
-    private var unsaved: (bytes: [UInt8], version: Int)?
+    /// The cached document and patches read at launch, decoded in full here rather than on the caller's thread.
+    private var pendingCached: (bytes: [UInt8], patches: [SetPatch])?
+    /// What the cache should hold when writing it failed, to write when the cache takes writes again.
+    private var unsaved: FlagCache.Stored?
+    /// With trusted keys: checks what the server sends before it is used.
+    let verifier: SetVerifier?
+    /// With trusted keys: the version below which nothing is accepted besides the set in use (the verified
+    /// bootstrap document's).
+    private let floor: Int
+    /// With trusted keys: the signed bytes of the set in use (the last signed document, the signed patches since),
+    /// which is what the cache holds.
+    var signed: FlagCache.Stored?
 
-    init(core: ClientCore, configuration: FlagClient.Configuration, cached: FlagCache.Document?, model: FlagSet?) {
+    init(core: ClientCore, configuration: FlagClient.Configuration, starting: StartingSet, verifier: SetVerifier?) {
         self.core = core
         self.server = configuration.server
         self.setName = configuration.set
@@ -32,15 +41,19 @@ actor Refresher {
         self.machine = RefreshStateMachine(
             mode: configuration.refresh, pollInterval: configuration.pollInterval,
             longPollWait: configuration.longPollWait)
-        self.model = model
+        self.verifier = verifier
+        self.floor = starting.floor
+        self.signed = starting.signed
+        self.model = starting.model
         if let model {
             lastEventID = String(model.version)
             etag = "\"\(model.version)\""
         }
-        if let cached {
-            pendingCached = cached.bytes
-            etag = cached.etag ?? "\"\(cached.version)\""
-            lastEventID = String(cached.version)
+        if let (document, patches) = starting.cached {
+            pendingCached = (document.bytes, patches)
+            let version = patches.last?.version ?? document.version
+            etag = document.etag ?? "\"\(version)\""
+            lastEventID = String(version)
         }
     }
 
@@ -81,12 +94,20 @@ actor Refresher {
         }
     }
 
-    /// Decodes the whole cached document off the caller's thread and replaces the lazy source with it.
+    /// Decodes the whole cached document and applies the cached patches off the caller's thread, and replaces the
+    /// lazy source with the result.
     private func compileCached() {
-        guard let bytes = pendingCached else { return }
+        guard let (bytes, patches) = pendingCached else { return }
         pendingCached = nil
         do {
-            let compiled = try Documents.validate(bytes, set: setName)
+            var compiled = try Documents.validate(bytes, set: setName)
+            if !patches.isEmpty {
+                let set = patches.reduce(compiled.flagSet) { FlagPatch($1).applied(to: $0) }
+                compiled = CompiledFlagSet(set)
+                if set.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
+                    throw DocumentRejected(message: "the cached patches make the set invalid: \(problem)")
+                }
+            }
             model = compiled.flagSet
             core.publish(source: CompiledSource(compiled), state: core.state)
         } catch {
@@ -136,32 +157,61 @@ actor Refresher {
         lastEventID = String(set.version)
     }
 
-    /// Caches a validated document. A failed write (full disk, read-only file) is logged once per run of failures;
-    /// the set stays in use in memory, and the write is tried again at each sign of life from the server (a
-    /// heartbeat, a 304) until it succeeds, so that the cache catches up once the disk has room again.
-    func store(_ bytes: [UInt8], version: Int) {
+    /// Caches a validated document (and, with trusted keys, the signed patches applied since). A failed write (full
+    /// disk, read-only file) is logged once per run of failures; the set stays in use in memory, and the write is
+    /// tried again at each sign of life from the server (a heartbeat, a 304) until it succeeds, so that the cache
+    /// catches up once the disk has room again.
+    func store(_ stored: FlagCache.Stored) {
         guard let cache = core.cache else { return }
         do {
-            let index = try DocumentIndex(scanning: bytes).encoded()
-            try cache.store(
-                set: setName, document: FlagCache.Document(version: version, etag: etag, bytes: bytes, index: index),
-                now: core.now())
-            if unsaved != nil { core.log(.info, "set '\(setName)' v\(version) is cached again") }
+            var document = stored.document
+            if document.index == nil { document.index = try DocumentIndex(scanning: document.bytes).encoded() }
+            try cache.store(set: setName, document: document, patches: stored.patches, now: core.now())
+            if unsaved != nil { core.log(.info, "set '\(setName)' v\(stored.version) is cached again") }
             unsaved = nil
         } catch {
             if unsaved == nil {
                 core.log(
-                    .warning, "could not cache set '\(setName)' v\(version) (kept in memory, will retry): \(error)")
+                    .warning,
+                    "could not cache set '\(setName)' v\(stored.version) (kept in memory, will retry): \(error)")
             }
-            unsaved = (bytes, version)
+            unsaved = stored
+        }
+    }
+
+    /// With trusted keys: caches a signed patch after the signed bytes cached so far (`signed` already holds it).
+    func store(_ patch: FlagCache.Patch) {
+        guard let cache = core.cache, let signed else { return }
+        guard unsaved == nil else {
+            store(signed)
+            return
+        }
+        do {
+            try cache.append(set: setName, patch: patch, etag: etag, now: core.now())
+        } catch {
+            core.log(
+                .warning, "could not cache set '\(setName)' v\(patch.version) (kept in memory, will retry): \(error)")
+            unsaved = signed
         }
     }
 
     func markLive() {
-        if let unsaved { store(unsaved.bytes, version: unsaved.version) }
+        if let unsaved { store(unsaved) }
         guard let model else { return }
         wasLive = true
         core.setState(.live(version: model.version))
+    }
+
+    /// Keeps the set in use after a refusal, and says why in the log and the client's state.
+    func refuse(_ refusal: SetRefusal) {
+        core.log(.error, "refused an update of set '\(setName)': \(refusal.message)")
+        core.setState(.refused(version: core.source?.version, refusal))
+    }
+
+    /// With trusted keys, the lowest version that may replace the set in use: its own, or the verified bootstrap
+    /// document's when that is higher.
+    var lowestAcceptable: Int {
+        max(floor, model?.version ?? core.source?.version ?? 0)
     }
 
     // MARK: - Requests
@@ -222,7 +272,9 @@ actor Refresher {
         observe(head)
         switch head.status {
         case 200:
-            return applyDocument(body, etag: head["etag"]) ? .fetched : .badData
+            let applied = applyDocument(
+                body, etag: head["etag"], signature: head[Signature.headerName], via: "fetched from the server")
+            return applied ? .fetched : .badData
         case 304:
             markLive()
             return .fetched

@@ -6,6 +6,9 @@ struct SSEEvent: Sendable, Equatable {
     var data: String
     /// The last `id:` seen on the stream (it persists across events, as the standard says).
     var id: String?
+    /// The event's `signature:` field (docs/signing.md), if it had one: a field of this event only, unlike `id`.
+    /// Parsers that do not know the field ignore it, as the standard says of unknown fields.
+    var signature: String? = nil
 }
 
 /// What the parser found in a chunk of the stream, in order.
@@ -34,6 +37,7 @@ struct SSEParser: Sendable {
     private var eventType = ""
     private var data: [UInt8] = []
     private var hasData = false
+    private var signature: String?
     private var lastEventID: String?
     /// Lines longer than this are cut, so that a hostile stream cannot make the client hold unbounded memory.
     let maximumLineLength: Int
@@ -75,6 +79,7 @@ struct SSEParser: Sendable {
         eventType = ""
         data.removeAll()
         hasData = false
+        signature = nil
     }
 
     private mutating func finishLine(into items: inout [SSEItem]) {
@@ -118,6 +123,8 @@ struct SSEParser: Sendable {
         case "id":
             // An id containing NUL is ignored, as the standard says.
             if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+        case "signature":
+            signature = String(decoding: value, as: UTF8.self)
         case "retry":
             let digits = value.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
             if digits, !value.isEmpty, let milliseconds = Int(String(decoding: value, as: UTF8.self)) {
@@ -133,10 +140,14 @@ struct SSEParser: Sendable {
             eventType = ""
             data.removeAll(keepingCapacity: true)
             hasData = false
+            signature = nil
         }
         // An event with no data line is not dispatched (its id still counts, already recorded).
         guard hasData else { return }
         let type = eventType.isEmpty ? "message" : eventType
-        items.append(.event(SSEEvent(type: type, data: String(decoding: data, as: UTF8.self), id: lastEventID)))
+        items.append(
+            .event(
+                SSEEvent(
+                    type: type, data: String(decoding: data, as: UTF8.self), id: lastEventID, signature: signature)))
     }
 }

@@ -14,6 +14,22 @@ public struct KeyEncryptionKey: Sendable, CustomStringConvertible, CustomReflect
         self.bytes = bytes
     }
 
+    /// The key written as standard base64 (a key file's content, or `FLAGSERVER_SIGNING_KEY`); throws
+    /// ``SigningError`` saying what is wrong, without repeating the text.
+    public init(base64: String) throws {
+        let bytes: [UInt8]
+        do {
+            bytes = try StrictBase64.decode(base64)
+        } catch {
+            throw SigningError.malformedKey(
+                "a key-encryption key must be standard base64 of 32 bytes; it \(error.reason)")
+        }
+        try self.init(bytes: bytes)
+    }
+
+    /// The key as standard base64, for writing a key file.
+    public var base64: String { StrictBase64.encode(bytes) }
+
     /// A new key from the platform's secure random generator.
     public static func generate() throws -> KeyEncryptionKey {
         try KeyEncryptionKey(bytes: Primitives.randomBytes(count: Primitives.aes256KeyCount))

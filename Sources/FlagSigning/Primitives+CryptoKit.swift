@@ -41,6 +41,11 @@
             return key.isValidSignature(signature, for: message)
         }
 
+        /// The SHA-256 digest of `bytes` (32 bytes). Spelled `CryptoKit.SHA256`: FlagCore has a `SHA256` too.
+        static func sha256(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
+            Array(CryptoKit.SHA256.hash(data: bytes))
+        }
+
         /// `count` bytes from the system's cryptographically secure generator.
         static func randomBytes(count: Int) throws -> [UInt8] {
             // `SystemRandomNumberGenerator` is documented as cryptographically secure on every platform (arc4random

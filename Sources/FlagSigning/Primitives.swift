@@ -9,6 +9,8 @@ enum Primitives {
     static let ed25519KeyCount = 32
     /// The length of an Ed25519 signature (RFC 8032 §5.1.6).
     static let ed25519SignatureCount = 64
+    /// The length of a SHA-256 digest.
+    static let sha256Count = 32
     /// The length of an AES-256 key.
     static let aes256KeyCount = 32
     /// The length of an AES-GCM nonce: 96 bits, the size GCM is specified for (NIST SP 800-38D §5.2.1.1).

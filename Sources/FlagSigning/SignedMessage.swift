@@ -31,7 +31,21 @@ public struct SignedMessage: Sendable, Hashable {
         self.set = set
         self.version = version
         self.baseVersion = baseVersion
-        self.bodySHA256 = SHA256.hex(body)
+        self.bodySHA256 = SHA256.hexString(Self.digest(body))
+    }
+
+    /// The SHA-256 of `body` from the platform's cryptography (libcrypto, CryptoKit), several times faster than
+    /// FlagCore's portable one on a large document. Should the library fail (it has no reason to but memory),
+    /// FlagCore's gives the same digest.
+    private static func digest(_ body: some Sequence<UInt8>) -> [UInt8] {
+        let platform =
+            body.withContiguousStorageIfAvailable { buffer in
+                Result { try Primitives.sha256(UnsafeRawBufferPointer(buffer)) }
+            } ?? Result { try Array(body).withUnsafeBytes { try Primitives.sha256($0) } }
+        switch platform {
+        case .success(let digest): return digest
+        case .failure: return SHA256.hash(body)
+        }
     }
 
     /// The message as text: five lines without a final newline.

@@ -2,7 +2,7 @@ import FlagCore
 import Foundation
 
 // flagbench: speed figures for BENCHMARKS.md, one line per figure: `name value unit`.
-// Run in release mode: `swift run -c release flagbench [eval|decode|client|all] [--quick]`; `--counting` runs the
+// Run in release mode: `swift run -c release flagbench [eval|decode|client|client-signed|all] [--quick]`; `--counting` runs the
 // clients with refresh and telemetry on, so that their reads count evaluations (`configureRefresh`).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -31,6 +31,8 @@ case "decode":
     benchmarkDecoding()
 case "client":
     benchmarkClient()
+case "client-signed":
+    benchmarkSignedClient()
 case "client-first-read":
     benchmarkFirstReads()
 case "client-patch":
@@ -41,7 +43,8 @@ case "all":
     benchmarkEvaluation()
     benchmarkDecoding()
     benchmarkClient()
+    benchmarkSignedClient()
 default:
-    FileHandle.standardError.write(Data("usage: flagbench [eval|decode|client|all] [--quick]\n".utf8))
+    FileHandle.standardError.write(Data("usage: flagbench [eval|decode|client|client-signed|all] [--quick]\n".utf8))
     exit(2)
 }

@@ -53,5 +53,7 @@ func describe(_ state: ClientState) -> String {
     case .cached(let version): "flag set v\(version) from the cache"
     case .live(let version): "flag set v\(version), live from the server"
     case .stale(let since): "the last set received; connection lost since \(since)"
+    case .refused(let version, let refusal):
+        "\(version.map { "flag set v\($0)" } ?? "compiled-in defaults"), an update refused (\(refusal))"
     }
 }

@@ -275,10 +275,16 @@ enum SwiftTypecheck {
         let swiftc = try #require(BuiltProducts.onPath("swiftc"), "no swiftc on the PATH")
         let modules = try #require(
             BuiltProducts.moduleDirectory(of: "FlagClient"), "FlagClient.swiftmodule is not beside the test bundle")
-        // FlagSQLite imports the system library CSQLite, whose module map SwiftPM passes to every compile.
-        let moduleMap = BuiltProducts.repositoryRoot.appendingPathComponent("Sources/CSQLite/module.modulemap")
         var arguments = ["-typecheck", "-swift-version", "6", "-I", modules.path]
-        arguments += ["-Xcc", "-fmodule-map-file=\(moduleMap.path)"]
+        // FlagClient's dependencies import system libraries (CSQLite, CCrypto), whose module maps SwiftPM passes to
+        // every compile: pass each the package has. A map of a module nothing imports is read and left unused.
+        let sources = BuiltProducts.repositoryRoot.appendingPathComponent("Sources")
+        for target in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
+            let map = sources.appendingPathComponent(target).appendingPathComponent("module.modulemap")
+            if FileManager.default.fileExists(atPath: map.path) {
+                arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"]
+            }
+        }
         // The build's module cache holds Foundation's and Glibc's modules already: a fresh one costs seconds.
         let cache = modules.deletingLastPathComponent().appendingPathComponent("ModuleCache")
         if FileManager.default.fileExists(atPath: cache.path) { arguments += ["-module-cache-path", cache.path] }

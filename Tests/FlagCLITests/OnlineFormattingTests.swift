@@ -48,7 +48,7 @@ struct OnlineFormattingTests {
             ),
         ])
     func versionNotes(_ body: String, _ expected: String) {
-        let answer = AdminClient.Answer(status: 200, json: .null, body: Array(body.utf8))
+        let answer = AdminClient.Answer(status: 200, json: .null, body: Array(body.utf8), headers: [:])
         do {
             #expect(try AdminClient.versionNote(answer) == expected)
         } catch {

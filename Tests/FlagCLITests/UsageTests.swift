@@ -59,7 +59,8 @@ struct UsageTests {
                     + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, usage, "
                     + "clients, cohort create, cohort list, cohort show, eval, lint, generate swift, refs, history, diff, "
                     + "rollback, export, import, "
-                    + "promote, keys create, keys list, keys revoke, tokens create, tokens list, tokens revoke, help",
+                    + "promote, keys create, keys list, keys revoke, tokens create, tokens list, tokens revoke, "
+                    + "signing-key show, signing-key rotate, signing-key activate, signing-key retire, verify, help",
                 "usage: flagctl help [COMMAND]"
             ),
         ])

@@ -94,6 +94,8 @@ enum Chaos {
             case .stale: break
             case .cached(let current), .live(let current):
                 #expect(current == version, "state \(state)", sourceLocation: sourceLocation)
+            case .refused(let current, _):
+                #expect(current == version, "state \(state)", sourceLocation: sourceLocation)
             case .defaultsOnly: Issue.record("defaults only, expected v\(version)", sourceLocation: sourceLocation)
             }
         }

@@ -4,17 +4,33 @@ import Testing
 
 @Suite struct SSEParserTests {
     static let stream =
-        ": hello\nevent: put\nid: 3\ndata: {\"a\":\ndata: 1}\n\n: heartbeat\nretry: 2500\n"
+        ": hello\nevent: put\nid: 3\nsignature: v1; key=k; sig=s\ndata: {\"a\":\ndata: 1}\n\n"
+        + ": heartbeat\nretry: 2500\n"
         + "event: patch\nid: 4\ndata: {}\n\ndata: plain\n\n"
 
     static let expected: [SSEItem] = [
         .comment("hello"),
-        .event(SSEEvent(type: "put", data: "{\"a\":\n1}", id: "3")),
+        .event(SSEEvent(type: "put", data: "{\"a\":\n1}", id: "3", signature: "v1; key=k; sig=s")),
         .comment("heartbeat"),
         .retry(2500),
         .event(SSEEvent(type: "patch", data: "{}", id: "4")),
         .event(SSEEvent(type: "message", data: "plain", id: "4")),
     ]
+
+    /// A signature belongs to its event: the next event has none unless it brings its own, and an event without
+    /// data drops its signature with it.
+    @Test func aSignatureIsAFieldOfOneEvent() {
+        var parser = SSEParser()
+        let text =
+            "event: patch\nsignature: first\ndata: 1\n\ndata: 2\n\nsignature: orphan\n\n"
+            + "data: 3\nsignature: after data\n\n"
+        #expect(
+            parser.feed(Array(text.utf8)) == [
+                .event(SSEEvent(type: "patch", data: "1", id: nil, signature: "first")),
+                .event(SSEEvent(type: "message", data: "2", id: nil)),
+                .event(SSEEvent(type: "message", data: "3", id: nil, signature: "after data")),
+            ])
+    }
 
     @Test(arguments: ["\n", "\r\n", "\r"])
     func lineEndings(_ ending: String) {

@@ -1,5 +1,6 @@
 import FlagCore
 import FlagLock
+import FlagSigning
 import FlagTestSupport
 import Foundation
 import Testing
@@ -29,21 +30,26 @@ let fixtureDocument = """
     """
 
 /// An app on an SQLite file in its own directory, with the fixture set `ios-prod` at version 1, an empty set
-/// `android-prod`, an admin token and an SDK key for `ios-prod`.
+/// `android-prod`, an admin token and an SDK key for `ios-prod`. Its server has a key-encryption key, as a default
+/// flagserver does, so both sets are signed (docs/signing.md), unless `signed` is false.
 struct AppHarness {
     let directory: URL
     let clock: TestClock
     let app: FlagServerApp
     let admin: String
     let sdk: String
+    let keyEncryptionKey: KeyEncryptionKey?
 
     var databasePath: String { directory.appendingPathComponent("flags.sqlite").path }
 
-    init(directory: URL, clock: TestClock = TestClock(), settings: FlagServerApp.Settings = .init()) throws {
+    init(
+        directory: URL, clock: TestClock = TestClock(), settings: FlagServerApp.Settings = .init(), signed: Bool = true
+    ) throws {
         self.directory = directory
         self.clock = clock
         let store = try SQLiteFlagStore(path: directory.appendingPathComponent("flags.sqlite").path)
-        let service = try FlagService(store: store, clock: clock.clock)
+        keyEncryptionKey = signed ? try KeyEncryptionKey.generate() : nil
+        let service = try FlagService(store: store, clock: clock.clock, keyEncryptionKey: keyEncryptionKey)
         let tokens = try TokenAuthority(store: store, clock: clock.clock, environmentToken: "env-secret-token")
         let note = ChangeNote(actor: "test", action: "set.create")
         try service.createSet("ios-prod", from: FlagSet.decode(Array(fixtureDocument.utf8)), note: note)
@@ -58,10 +64,10 @@ struct AppHarness {
         app = FlagServerApp(service: service, tokens: tokens, clock: clock.clock, settings: settings)
     }
 
-    /// The same data directory opened again, as after a restart.
+    /// The same data directory opened again, as after a restart, with the same key-encryption key.
     func reopened() throws -> FlagServerApp {
         let store = try SQLiteFlagStore(path: databasePath)
-        let service = try FlagService(store: store, clock: clock.clock)
+        let service = try FlagService(store: store, clock: clock.clock, keyEncryptionKey: keyEncryptionKey)
         let tokens = try TokenAuthority(store: store, clock: clock.clock, environmentToken: nil)
         return FlagServerApp(service: service, tokens: tokens, clock: clock.clock)
     }
@@ -87,11 +93,12 @@ struct AppHarness {
     }
 }
 
-/// A harness in a fresh directory.
+/// A harness in a fresh directory; `signed: false` leaves its sets unsigned.
 func withHarness<T>(
-    settings: FlagServerApp.Settings = .init(), _ body: (AppHarness) async throws -> T
+    settings: FlagServerApp.Settings = .init(), signed: Bool = true, _ body: (AppHarness) async throws -> T
 ) async throws -> T {
-    try await withTemporaryDirectory { directory in try await body(AppHarness(directory: directory, settings: settings))
+    try await withTemporaryDirectory { directory in
+        try await body(AppHarness(directory: directory, settings: settings, signed: signed))
     }
 }
 

@@ -126,7 +126,8 @@ struct ClientRouteTests {
     }
 
     @Test func aStreamStartsWithThePutThenSendsPatches() async throws {
-        try await withHarness { harness in
+        // The unsigned wire format; SigningRouteTests has the signed one.
+        try await withHarness(signed: false) { harness in
             let recorder = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk)
             let head = try #require(recorder.response)
             #expect(recorder.isStream)

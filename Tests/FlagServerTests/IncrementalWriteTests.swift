@@ -11,7 +11,8 @@ import Testing
 @Suite("Writes that cost what they change")
 struct IncrementalWriteTests {
     @Test func aKillSharesEveryOtherItemAndAssemblesNoDocument() async throws {
-        try await withHarness { harness in
+        // An unsigned set: a signed set's write assembles and signs its document, once (SigningRouteTests).
+        try await withHarness(signed: false) { harness in
             let service = harness.app.service
             let before = try #require(service.state("ios-prod"))
             let stream = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk)

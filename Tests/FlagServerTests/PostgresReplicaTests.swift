@@ -2,6 +2,7 @@
     import FlagCore
     import FlagLock
     import FlagPostgres
+    import FlagSigning
     import FlagTestSupport
     import Foundation
     import Testing
@@ -20,6 +21,8 @@
         let directory: TemporaryDirectory
         /// Accepted as an admin token by every replica (`FLAGSERVER_ADMIN_TOKEN`) unless `environmentAdmin` was false.
         static let admin = "fsa_replica-tests-admin-token"
+        /// The key-encryption key every replica shares (`FLAGSERVER_SIGNING_KEY`), so that the seed sets are signed.
+        let signingKey = (try? KeyEncryptionKey.generate().base64) ?? ""
         private let environmentAdmin: Bool
         private let servers = Locked<[ServerProcess]>([])
 
@@ -66,7 +69,9 @@
 
         /// The environment of a replica.
         var environment: [String: String] {
-            var environment = ["FLAGSERVER_POSTGRES": info.secretConnectionString]
+            var environment = [
+                "FLAGSERVER_POSTGRES": info.secretConnectionString, "FLAGSERVER_SIGNING_KEY": signingKey,
+            ]
             if environmentAdmin { environment["FLAGSERVER_ADMIN_TOKEN"] = Self.admin }
             return environment
         }
@@ -151,6 +156,41 @@
                     #expect(sets.status == 200 && sets.text.contains("\"name\":\"ios-prod\""))
                     #expect(!replicas[index].output.contains(replicas.info.secretConnectionString))
                 }
+            }
+
+            @Test func aSignedVersionWrittenThroughOneReplicaIsServedTheSameByEveryOther() throws {
+                let replicas = try Replicas(count: 3)
+                let key = try replicas.sdkKey(through: 0, name: "ios-signed")
+                let listing = try replicas.send(1, "GET", "/v1/sets/ios-prod/signing-keys", token: key)
+                guard case .array(let keys)? = try listing.json("keys"), case .object(let first)? = keys.first,
+                    case .string(let publicKey)? = first["publicKey"]
+                else {
+                    Issue.record("no signing key: \(listing.text)")
+                    return
+                }
+                let trusted = try SigningKey(base64: publicKey)
+                let stream = try replicas.stream(on: 2, key: key)
+                #expect(try replicas.send(0, "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill").status == 200)
+                let event = stream.readUntil("\n\n")
+                let lines = event.split(separator: "\n").map(String.init).drop { $0 != "event: patch" }
+                let signature = try #require(lines.first { $0.hasPrefix("signature: ") }?.dropFirst(11))
+                let data = try #require(lines.first { $0.hasPrefix("data: ") }?.dropFirst(6))
+                try trusted.verify(
+                    try Signature(headerValue: String(signature)),
+                    for: SignedMessage(set: "ios-prod", version: 2, baseVersion: 1, body: Array(data.utf8)))
+
+                #expect(
+                    waitUntil(timeout: .seconds(2)) {
+                        (0..<3).allSatisfy { (try? replicas.version($0, key: key)) == 2 }
+                    })
+                let answers = try (0..<3).map { try replicas.send($0, "GET", "/v1/sets/ios-prod", token: key) }
+                for answer in answers.dropFirst() {
+                    #expect(answer.body == answers[0].body)
+                    #expect(answer.header("Flagstaff-Signature") == answers[0].header("Flagstaff-Signature"))
+                }
+                try trusted.verify(
+                    try Signature(headerValue: try #require(answers[0].header("Flagstaff-Signature"))),
+                    for: SignedMessage(set: "ios-prod", version: 2, baseVersion: nil, body: answers[0].body))
             }
 
             @Test func aKillThroughOneReplicaReachesAStreamOnAnother() throws {

@@ -12,7 +12,7 @@ struct SecurityAuditTests {
             let sample = try RouteSample.of(route)
             #expect((sample.action != nil) == route.isMutation, "\(route.rawValue)")
         }
-        #expect(Route.allCases.filter(\.isMutation).count == 31)
+        #expect(Route.allCases.filter(\.isMutation).count == 34)
     }
 
     @Test(arguments: Route.allCases.filter(\.isMutation))
@@ -28,9 +28,10 @@ struct SecurityAuditTests {
             }
             let before = try harness.app.service.audit(set, limit: 1000).count
             let reason = "audit-\(route)"
-            let separator = sample.target.contains("?") ? "&" : "?"
+            let target = try sample.target(in: harness)
+            let separator = target.contains("?") ? "&" : "?"
             let response = try harness.send(
-                String(route.method), sample.target + separator + "reason=\(reason)", token: token, body: sample.body)
+                String(route.method), target + separator + "reason=\(reason)", token: token, body: sample.body)
             #expect(response.status == sample.success)
 
             let global = try harness.send("GET", "/v1/admin/audit?limit=1")
@@ -44,8 +45,11 @@ struct SecurityAuditTests {
                 #expect(newest["actor"] == .string("root"), "\(route.rawValue)")
                 #expect(newest["reason"] == .string(reason), "\(route.rawValue)")
                 #expect(newest["action"] == sample.action.map(JSONValue.string), "\(route.rawValue)")
-                // Keys and settings make no version.
-                if let set, ![.createKey, .revokeKey, .putSettings].contains(route) {
+                // Keys, signing keys and settings make no version.
+                let versionless: [Route] = [
+                    .createKey, .revokeKey, .putSettings, .rotateSigningKey, .activateSigningKey, .retireSigningKey,
+                ]
+                if let set, !versionless.contains(route) {
                     let version = harness.app.service.state(set)?.version
                     #expect(newest["version"] == version.map { JSONValue.int(Int64($0)) }, "\(route.rawValue)")
                 }

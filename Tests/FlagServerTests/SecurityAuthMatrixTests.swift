@@ -196,7 +196,8 @@ struct SecurityAuthMatrixTests {
     private func send(_ harness: AppHarness, _ route: Route, _ sample: RouteSample, _ headers: [(String, String)])
         throws -> TestResponse
     {
-        try harness.send(String(route.method), sample.target, token: nil, headers: headers, body: sample.body)
+        try harness.send(
+            String(route.method), try sample.target(in: harness), token: nil, headers: headers, body: sample.body)
     }
 
     /// A refusal has the error shape of SPEC §4 and, for a 401, the challenge.

@@ -42,6 +42,9 @@ struct RouteSample: Sendable {
     static let ofrepBody = #"{"context":{"targetingKey":"u-1"}}"#
     static let rolloutBody = #"{"value":true,"percent":10}"#
     static let kill = Step(method: "POST", target: "\(flag)/kill", body: "")
+    static let rotate = Step(method: "POST", target: "\(set)/signing-keys", body: "")
+    /// Stands for the id of the set's newest published signing key, which is random: `target(in:)` fills it in.
+    static let publishedKey = "{published-key}"
     static let putRollout = Step(method: "PUT", target: "\(flag)/rollout", body: rolloutBody)
     /// Only a phased rollout can be paused.
     static let putSteps = Step(
@@ -71,6 +74,7 @@ struct RouteSample: Sendable {
             body:
                 #"{"instance":"in_AAAAAAAAAAAAAAAAAAAAAA","sdk":{"name":"x","version":"1"},"capabilities":{"schema":1,"operators":[]}}"#,
             success: 422, role: nil),
+        .signingKeys: RouteSample(target: "/v1/sets/ios-prod/signing-keys", role: nil),
 
         .whoami: RouteSample(target: "/v1/admin/whoami", role: .viewer),
         .startSession: RouteSample(
@@ -160,6 +164,14 @@ struct RouteSample: Sendable {
         .usage: RouteSample(target: "\(set)/usage"),
         .propagation: RouteSample(target: "\(set)/versions/1/propagation"),
         .getSettings: RouteSample(target: "\(set)/settings"),
+        .rotateSigningKey: RouteSample(
+            target: "\(set)/signing-keys", success: 201, action: "signing-key.rotate", role: .admin),
+        .activateSigningKey: RouteSample(
+            target: "\(set)/signing-keys/\(publishedKey)/activate", prepare: [rotate], action: "signing-key.activate",
+            role: .admin),
+        .retireSigningKey: RouteSample(
+            target: "\(set)/signing-keys/\(publishedKey)/retire", prepare: [rotate], action: "signing-key.retire",
+            role: .admin),
         .putSettings: RouteSample(
             target: "\(set)/settings", body: #"{"compatibility":"warn"}"#, action: "set.settings", role: .admin),
 
@@ -178,6 +190,14 @@ struct RouteSample: Sendable {
             throw TestClientError(description: "no security sample for \(route.rawValue): add one to RouteSample.all")
         }
         return sample
+    }
+
+    /// The target to send, with `publishedKey` replaced by the id of `ios-prod`'s newest published key.
+    func target(in harness: AppHarness) throws -> String {
+        guard target.contains(Self.publishedKey) else { return target }
+        let key = try harness.app.service.signingKeys("ios-prod").last { $0.state == .published }
+        guard let key else { throw TestClientError(description: "\(target) needs a published key; rotate first") }
+        return target.replacingOccurrences(of: Self.publishedKey, with: key.key.id)
     }
 
     /// Runs the preparation steps as the admin; each must succeed.

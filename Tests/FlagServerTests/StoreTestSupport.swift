@@ -89,10 +89,11 @@ enum StoreKind: String, CaseIterable, Sendable {
 
         func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] { try store.createSets(sets) }
 
-        func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
-            -> VersionInfo
-        {
-            try store.append(set: set, base: base, change: change, digest: digest, audit: audit)
+        func append(
+            set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
+            signed: SignedVersion?
+        ) throws -> VersionInfo {
+            try store.append(set: set, base: base, change: change, digest: digest, audit: audit, signed: signed)
         }
 
         func snapshot(set: String, version: Int?) throws -> Snapshot { try store.snapshot(set: set, version: version) }
@@ -149,6 +150,18 @@ enum StoreKind: String, CaseIterable, Sendable {
 
         func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
             try store.updateSettings(set: set, settings, audit: audit)
+        }
+
+        func signingKeys(set: String) throws -> [StoredSigningKey] { try store.signingKeys(set: set) }
+
+        func updateSigningKeys(
+            set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord
+        ) throws {
+            try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit)
+        }
+
+        func signedVersion(set: String, _ version: Int) throws -> SignedVersion? {
+            try store.signedVersion(set: set, version)
         }
     }
 

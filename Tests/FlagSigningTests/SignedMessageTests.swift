@@ -33,6 +33,18 @@ struct SignedMessageTests {
         #expect(SignedMessage(set: "s", version: 1, baseVersion: nil, body: []).bodySHA256 == SHA256.hex(""))
     }
 
+    /// The platform's SHA-256 (libcrypto, CryptoKit) gives FlagCore's digest, for a body in one piece or not.
+    @Test func theFastDigestIsTheSHA256OfTheBody() {
+        let sequence = (0..<1_000_003).lazy.map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let body = Array(sequence)
+        let expected = SHA256.hex(body)
+        #expect(SignedMessage(set: "s", version: 1, baseVersion: nil, body: body).bodySHA256 == expected)
+        #expect(SignedMessage(set: "s", version: 1, baseVersion: nil, body: sequence).bodySHA256 == expected)
+        #expect(
+            SignedMessage(set: "s", version: 1, baseVersion: nil, body: body[1...]).bodySHA256 == SHA256.hex(body[1...])
+        )
+    }
+
     /// Every field changes the bytes: a signature over one cannot be moved to another set, version or base.
     @Test func everyFieldIsInTheBytes() {
         let body = Array("{}".utf8)

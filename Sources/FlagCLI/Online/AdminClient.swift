@@ -29,6 +29,11 @@ public struct AdminClient {
         public let json: JSONValue
         /// The raw body.
         public let body: [UInt8]
+        /// The response's header fields, by lowercased name.
+        public let headers: [String: String]
+
+        /// The value of the header field `name` (any case), if the answer has it.
+        public func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
     /// Makes a client from the global options; without a token, says where to find one. `server`, when given,
@@ -86,7 +91,7 @@ public struct AdminClient {
             request.httpBody = Data(body.canonicalBytes)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        let (status, bytes) = try exchange(request)
+        let (status, bytes, headers) = try exchange(request)
         let json: JSONValue
         if bytes.isEmpty {
             json = .null
@@ -104,16 +109,19 @@ public struct AdminClient {
             throw .failure("\(what): \(message)")
         }
         guard (200..<300).contains(status) else { throw Self.error(status: status, json: json, ifMatch: ifMatch) }
-        return Answer(status: status, json: json, body: bytes)
+        return Answer(status: status, json: json, body: bytes, headers: headers)
     }
 
     /// Runs the request to completion on URLSession's queue, waiting here.
-    private func exchange(_ request: URLRequest) throws(CLIError) -> (Int, [UInt8]) {
+    private func exchange(_ request: URLRequest) throws(CLIError) -> (Int, [UInt8], [String: String]) {
         let box = ExchangeBox()
         let done = DispatchSemaphore(value: 0)
         let task = session.dataTask(with: request) { data, response, error in
             box.data = data
             box.status = (response as? HTTPURLResponse)?.statusCode
+            for (name, value) in (response as? HTTPURLResponse)?.allHeaderFields ?? [:] {
+                if let name = name as? String, let value = value as? String { box.headers[name.lowercased()] = value }
+            }
             box.error = error
             done.signal()
         }
@@ -130,7 +138,7 @@ public struct AdminClient {
             throw .failure("cannot reach \(server): \(reason); is flagserver running? (--server / FLAGCTL_SERVER)")
         }
         guard let status = box.status else { throw .failure("\(server) sent no HTTP answer") }
-        return (status, Array(box.data ?? Data()))
+        return (status, Array(box.data ?? Data()), box.headers)
     }
 
     /// The message for an error answer: what the server said plus what to do about it.
@@ -179,6 +187,7 @@ public struct AdminClient {
 private final class ExchangeBox: @unchecked Sendable {
     var data: Data?
     var status: Int?
+    var headers: [String: String] = [:]
     var error: (any Error)?
 }
 

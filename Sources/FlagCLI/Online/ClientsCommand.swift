@@ -6,7 +6,7 @@ import Foundation
 public struct ClientsCommand: Command {
     /// `clients`
     public static let configuration = CommandConfiguration(
-        name: "clients", abstract: "Show the clients of a set: by applied version, and by SDK and what it evaluates.",
+        name: "clients", abstract: "Show a set's clients: by applied version, by SDK and what it evaluates.",
         synopsis: "", example: "flagctl --set ios-prod clients")
 
     /// Takes no arguments.

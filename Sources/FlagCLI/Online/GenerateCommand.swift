@@ -9,7 +9,7 @@ public struct GenerateCommand: Command {
     /// `generate swift`
     public static let configuration = CommandConfiguration(
         name: "generate swift",
-        abstract: "Generate typed Swift FlagKeys from a set; --check FILE is the CI drift check.",
+        abstract: "Generate typed Swift FlagKeys from a set; --check FILE is a CI drift check.",
         synopsis:
             "(--file SET.json | --set NAME) [--version N] [--output FILE | --check FILE [--strict]] "
             + "[--access public|internal] [--namespace NAME]",

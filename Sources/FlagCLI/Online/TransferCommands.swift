@@ -2,23 +2,34 @@ import FlagCore
 import Foundation
 
 /// `flagctl export [FILE] [--version N]`: the current document, or version N, pretty and canonical (members
-/// sorted), to a file or stdout. A build step exports the bootstrap and generates Swift (`generate swift --version
-/// N`) from one version.
+/// sorted), to a file or stdout. `--signed FILE` writes instead the exact bytes clients are served, and `FILE.sig`
+/// with their signature. A build step exports the bootstrap and generates Swift (`generate swift --version N`) from
+/// one version.
 public struct ExportCommand: Command {
-    /// `export [FILE] [--version N]`
+    /// `export [FILE] | --signed FILE`, with `[--version N]`
     public static let configuration = CommandConfiguration(
         name: "export", abstract: "Write the set's current document (or version N) as a file (or to stdout).",
-        synopsis: "[FILE] [--version N]",
+        synopsis: "([FILE] | --signed FILE) [--version N]",
         positionals: [Positional("FILE", help: "where to write it (default: stdout)", isOptional: true)],
-        options: [.value("version", "N", help: "that version of the set instead of the current one")],
-        example: "flagctl --set ios-prod export ios-prod.json --version 42")
+        options: [
+            .value(
+                "signed", "FILE",
+                help: "write the exact signed bytes clients get (a bootstrap document) and FILE.sig, its signature"),
+            .value("version", "N", help: "that version of the set instead of the current one"),
+        ],
+        example: "flagctl --set ios-prod export --signed Flags/bootstrap.json --version 42")
 
     private let file: String?
+    private let signedFile: String?
     private let version: Int?
 
-    /// Takes the file and the version.
+    /// Takes the file, or the signed file, and the version.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         file = arguments.positional(0)
+        signedFile = arguments.value("signed")
+        if file != nil && signedFile != nil {
+            throw arguments.usageError("give FILE or --signed FILE, not both")
+        }
         version = try FlagSource.version(arguments)
     }
 
@@ -26,6 +37,7 @@ public struct ExportCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
+        if let signedFile { return try exportSigned(set, to: signedFile, client, context) }
         let path = version.map { "/v1/sets/\(segment(set))/versions/\($0)" } ?? client.setPath(set)
         let document = try client.send("GET", path).json
         var writer = JSONWriter(pretty: true)
@@ -45,6 +57,34 @@ public struct ExportCommand: Command {
             context.console.print(
                 "wrote \(set) version \(document["version"].compactText) to \(file) "
                     + "(\(counted(flags, "flag")), \(counted(cohorts, "cohort")))")
+        }
+        return .success
+    }
+}
+
+extension ExportCommand {
+    /// GETs the document as clients get it and writes its bytes untouched, and its signature to `FILE.sig`.
+    private func exportSigned(
+        _ set: String, to file: String, _ client: AdminClient, _ context: CommandContext
+    ) throws(CLIError) -> ExitCode {
+        // The client routes: what clients are served, with the signature header (`versions/{n}` for an old one).
+        let path = "/v1/sets/\(segment(set))" + (version.map { "/versions/\($0)" } ?? "")
+        let answer = try client.send("GET", path)
+        guard let signature = answer.header("Flagstaff-Signature") else {
+            throw .failure(
+                "set \(set) is not signed, so there is nothing to export --signed; "
+                    + "flagctl --set \(set) signing-key rotate starts signing it")
+        }
+        do {
+            try Data(answer.body).write(to: URL(fileURLWithPath: file))
+            try Data(signature.utf8).write(to: URL(fileURLWithPath: file + ".sig"))
+        } catch {
+            throw .failure("cannot write '\(file)' and '\(file).sig': \(error.localizedDescription)")
+        }
+        if !context.globals.json {
+            context.console.print(
+                "wrote \(set) version \(answer.json["version"].compactText) to \(file) (\(answer.body.count) bytes, "
+                    + "as served) and its signature to \(file).sig")
         }
         return .success
     }

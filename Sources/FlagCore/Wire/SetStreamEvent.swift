@@ -6,10 +6,10 @@ public enum SetStreamEvent: String, Sendable, CaseIterable {
     /// `data` is a `SetPatch`, `id` the version it makes: sent once per version.
     case patch
 
-    /// The whole frame of this event: `event:`, `id:` and one `data:` line (the JSON documents carry no raw line
-    /// breaks), then a blank line.
-    public func frame(id: String, data: [UInt8]) -> [UInt8] {
-        var frame = head(id: id)
+    /// The whole frame of this event: `event:`, `id:`, a `signature:` for a signed set (docs/signing.md) and one
+    /// `data:` line (the JSON documents carry no raw line breaks), then a blank line.
+    public func frame(id: String, signature: String? = nil, data: [UInt8]) -> [UInt8] {
+        var frame = head(id: id, signature: signature)
         frame.reserveCapacity(frame.count + data.count + 2)
         frame += data
         frame += [0x0A, 0x0A]
@@ -18,8 +18,9 @@ public enum SetStreamEvent: String, Sendable, CaseIterable {
 
     /// The frame up to its data, for a stream that writes a large `data` from where it is: the frame is then this,
     /// the data, and `end`.
-    public func head(id: String) -> [UInt8] {
-        Array("event: \(rawValue)\nid: \(id)\ndata: ".utf8)
+    public func head(id: String, signature: String? = nil) -> [UInt8] {
+        let signatureLine = signature.map { "signature: \($0)\n" } ?? ""
+        return Array("event: \(rawValue)\nid: \(id)\n\(signatureLine)data: ".utf8)
     }
 
     /// What ends a frame after its data.

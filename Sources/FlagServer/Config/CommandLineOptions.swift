@@ -9,12 +9,15 @@ public struct CommandLineOptions: Sendable, Equatable {
     public var dataDirectory: String?
     /// The PostgreSQL connection string, beating `FLAGSERVER_POSTGRES` and the file.
     public var postgres: String?
+    /// The key-encryption key file, beating the file's `signingKeyFile`.
+    public var signingKeyFile: String?
     /// `--help` was given.
     public var help = false
 
     /// The usage text.
     public static let usage = """
         usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO]
+                          [--signing-key-file FILE]
 
           --config FILE        configuration file (default: config/flagserver.json if it exists)
           --listen HOST:PORT   address to listen on (default 127.0.0.1:8080)
@@ -22,10 +25,14 @@ public struct CommandLineOptions: Sendable, Equatable {
           --postgres CONNINFO  keep everything in this PostgreSQL database instead (a libpq URI or key=value
                                string), shared with every flagserver given the same one; prefer
                                FLAGSERVER_POSTGRES or a PGPASSFILE, since a command line shows in `ps`
+          --signing-key-file FILE
+                               the key-encryption key that seals the sets' signing keys (base64 of 32 bytes,
+                               mode 600); default DIR/signing-key with SQLite, made on first start
           -h, --help           show this help
 
         FLAGSERVER_ADMIN_TOKEN, when set, is accepted as an admin token.
         FLAGSERVER_POSTGRES, when set, is the PostgreSQL connection string (--postgres beats it).
+        FLAGSERVER_SIGNING_KEY, when set, is the key-encryption key itself (it beats any file).
         """
 
     /// The environment variable holding the PostgreSQL connection string.
@@ -59,6 +66,7 @@ public struct CommandLineOptions: Sendable, Equatable {
                 options.listen = listen
             case "--data": options.dataDirectory = try value()
             case "--postgres": options.postgres = try value()
+            case "--signing-key-file": options.signingKeyFile = try value()
             case "-h", "--help": options.help = true
             default: throw ConfigurationError("unknown argument \"\(argument)\"")
             }
@@ -84,6 +92,7 @@ public struct CommandLineOptions: Sendable, Equatable {
         if let dataDirectory { configuration.dataDirectory = dataDirectory }
         if let postgres = environment[Self.postgresEnvironment], !postgres.isEmpty { configuration.postgres = postgres }
         if let postgres { configuration.postgres = postgres }
+        if let signingKeyFile { configuration.signingKeyFile = signingKeyFile }
         return configuration
     }
 }

@@ -24,7 +24,7 @@ public struct ServerBootstrap: Sendable {
     /// token happen under the store's lock, so that of several servers starting together exactly one makes them.
     ///
     /// - Parameters:
-    ///   - environment: the process environment, for the admin token variable.
+    ///   - environment: the process environment, for the admin token and key-encryption key variables.
     ///   - log: where one-line operational messages go; never given a token or a password.
     public init(
         configuration: ServerConfiguration, environment: [String: String], clock: ServerClock,
@@ -46,8 +46,10 @@ public struct ServerBootstrap: Sendable {
         }
         let environmentToken = environment[configuration.adminTokenEnvironment].flatMap { $0.isEmpty ? nil : $0 }
         let tokenFile = URL(fileURLWithPath: configuration.adminTokenFile)
+        let keyEncryptionKey = try Self.keyEncryptionKey(configuration, environment: environment, log: log)
         let (service, tokens, seeded, written) = try store.exclusively {
-            let service = try FlagService(store: store, clock: clock, log: log)
+            let service = try FlagService(
+                store: store, clock: clock, keyEncryptionKey: keyEncryptionKey, log: log)
             var seeded: [String] = []
             if service.states().isEmpty, let seeds = configuration.seedDirectory {
                 seeded = try Self.seed(service, from: seeds)

@@ -30,6 +30,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var postgres: String?
     /// Flag-set documents (`*.json`) imported when the store has no sets; `nil` imports nothing.
     public var seedDirectory: String? = "config/flagsets"
+    /// The file holding the key-encryption key that seals the sets' signing keys (docs/signing.md); `nil` uses
+    /// `signing-key` in the data directory with SQLite (made on first start), and none with PostgreSQL.
+    public var signingKeyFile: String?
     /// The environment variable whose value is accepted as an admin token (name `env`).
     public var adminTokenEnvironment = "FLAGSERVER_ADMIN_TOKEN"
     /// Request body limit in bytes (413 above).
@@ -60,6 +63,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The SQLite file in the data directory.
     public var databasePath: String { (dataDirectory as NSString).appendingPathComponent("flagserver.sqlite") }
+    /// The SQLite store's key-encryption key file, made on first start, when `signingKeyFile` names none.
+    public var defaultSigningKeyFile: String { (dataDirectory as NSString).appendingPathComponent("signing-key") }
     /// Where a first-start admin token is written.
     public var adminTokenFile: String { (dataDirectory as NSString).appendingPathComponent("admin-token") }
 
@@ -134,6 +139,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             case "seedDirectory":
                 configuration.seedDirectory = value == .null ? nil : try string(name, value)
             case "adminTokenEnvironment": configuration.adminTokenEnvironment = try string(name, value)
+            case "signingKeyFile": configuration.signingKeyFile = value == .null ? nil : try string(name, value)
             case "limits":
                 guard case .object(let limits) = value else {
                     throw ConfigurationError("\(source): limits must be an object")

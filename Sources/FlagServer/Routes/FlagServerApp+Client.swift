@@ -1,6 +1,7 @@
 import Dispatch
 import FlagCore
 import FlagHTTP
+import FlagSigning
 import Foundation
 import Synchronization
 
@@ -13,14 +14,13 @@ extension FlagServerApp {
         guard let version = Int(text), version >= 1 else {
             throw ServiceError.badRequest("version must be a positive integer, not \"\(text)\"")
         }
-        let document = try service.document(call.set, version: version)
-        return HTTPResponse(
-            status: 200,
-            headers: [
-                "Content-Type": "application/json; charset=utf-8", "ETag": "\"\(version)\"",
-                "Cache-Control": "public, max-age=31536000, immutable",
-            ],
-            body: document)
+        let (document, signature) = try service.signedDocument(call.set, version: version)
+        var headers: HTTPHeaders = [
+            "Content-Type": "application/json; charset=utf-8", "ETag": "\"\(version)\"",
+            "Cache-Control": "public, max-age=31536000, immutable",
+        ]
+        if let signature { headers.add(name: Signature.headerName, value: signature) }
+        return HTTPResponse(status: 200, headers: headers, body: document)
     }
 
     /// `GET /v1/sets/{set}`: 200 with the document, 304 when `If-None-Match` names the current version, or a
@@ -133,7 +133,7 @@ extension FlagServerApp {
         }
         let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
             if lastEventID != state.version {
-                stream.write(SetStreamEvent.put.head(id: String(state.version)))
+                stream.write(SetStreamEvent.put.head(id: String(state.version), signature: state.documentSignature))
                 stream.write(state.document)
                 stream.write(SetStreamEvent.end)
             } else {

@@ -17,6 +17,7 @@ public enum Route: String, CaseIterable, Sendable {
     case ofrepBulk = "POST /ofrep/v1/evaluate/flags"
     case ofrepFlag = "POST /ofrep/v1/evaluate/flags/{key}"
     case telemetry = "POST /v1/sets/{set}/telemetry"
+    case signingKeys = "GET /v1/sets/{set}/signing-keys"
 
     case whoami = "GET /v1/admin/whoami"
     case startSession = "POST /v1/admin/sessions"
@@ -39,6 +40,9 @@ public enum Route: String, CaseIterable, Sendable {
     case propagation = "GET /v1/admin/sets/{set}/versions/{n}/propagation"
     case getSettings = "GET /v1/admin/sets/{set}/settings"
     case putSettings = "PUT /v1/admin/sets/{set}/settings"
+    case rotateSigningKey = "POST /v1/admin/sets/{set}/signing-keys"
+    case activateSigningKey = "POST /v1/admin/sets/{set}/signing-keys/{name}/activate"
+    case retireSigningKey = "POST /v1/admin/sets/{set}/signing-keys/{name}/retire"
 
     case listFlags = "GET /v1/admin/sets/{set}/flags"
     case getFlag = "GET /v1/admin/sets/{set}/flags/{key}"
@@ -86,6 +90,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .ofrepBulk: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepBulk(call) }
         case .ofrepFlag: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepFlag(call) }
         case .telemetry: RouteSpec(.setReader, on: .telemetry) { app, call in try app.acceptTelemetry(call) }
+        case .signingKeys: RouteSpec(.setReader, on: .store) { app, call in try app.signingKeysResponse(call) }
 
         case .whoami: RouteSpec(.role(.viewer), on: .loop) { app, call in app.whoami(call) }
         case .startSession: .viewer { app, call in try app.startSession(call) }
@@ -112,6 +117,9 @@ public enum Route: String, CaseIterable, Sendable {
             RouteSpec(.role(.viewer), on: .telemetry) { app, call in try app.propagationResponse(call) }
         case .getSettings: .viewer { app, call in try app.settingsResponse(call) }
         case .putSettings: .admin { app, call in try app.updateSettings(call) }
+        case .rotateSigningKey: .admin { app, call in try app.rotateSigningKey(call) }
+        case .activateSigningKey: .admin { app, call in try app.changeSigningKey(call, activate: true) }
+        case .retireSigningKey: .admin { app, call in try app.changeSigningKey(call, activate: false) }
 
         case .listFlags: .viewer { app, call in try app.listFlags(call) }
         case .getFlag: .viewer { app, call in try app.getItem(call, .flag(call.key)) }

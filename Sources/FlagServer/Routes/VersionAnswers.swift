@@ -1,6 +1,7 @@
 import FlagCore
 import FlagHTTP
 import FlagLock
+import FlagSigning
 
 /// The prepared HTTP answers of one version of a set: its 304, and its 200 with the whole document. The service
 /// holds bytes and versions; this is where they become responses, once per version, so that every client asking
@@ -18,12 +19,11 @@ final class VersionAnswers: Sendable {
     init(_ state: SetState) {
         self.state = state
         notModified = .prepared(status: 304, headers: ["ETag": state.etag, "Cache-Control": "no-cache"])
-        document = .prepared(
-            status: 200,
-            headers: [
-                "Content-Type": "application/json; charset=utf-8", "ETag": state.etag, "Cache-Control": "no-cache",
-            ],
-            body: state.document)
+        var headers: HTTPHeaders = [
+            "Content-Type": "application/json; charset=utf-8", "ETag": state.etag, "Cache-Control": "no-cache",
+        ]
+        if let signature = state.documentSignature { headers.add(name: Signature.headerName, value: signature) }
+        document = .prepared(status: 200, headers: headers, body: state.document)
     }
 }
 

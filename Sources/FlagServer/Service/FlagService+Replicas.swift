@@ -15,7 +15,8 @@ extension FlagService {
     func catchUpHoldingWriteLock(_ set: String) throws -> Bool {
         guard let current = registry.state(set) else {
             let snapshot = try storeCall { try store.snapshot(set: set, version: nil) }
-            registry.install(try storeCall { try Self.state(of: snapshot) })
+            let signed = try storeCall { try store.signedVersion(set: set, snapshot.version) }
+            registry.install(Self.serving(try storeCall { try Self.state(of: snapshot) }, signed))
             return true
         }
         let changes = try storeCall { try store.changes(set: set, since: current.version) }
@@ -25,7 +26,10 @@ extension FlagService {
             change[item] = bytes
         }
         let state = try storeCall { try next(after: current, changes: changes, change: change) }
-        publish(SetUpdate(state: state, base: current.version, changed: change))
+        // A signed version is served as stored; its stored patch applies to the version before it only.
+        let signed = try storeCall { try store.signedVersion(set: set, changes.version) }
+        let patch = changes.version == current.version + 1 ? signed?.signedPatch : nil
+        publish(SetUpdate(state: Self.serving(state, signed), base: current.version, changed: change, signed: patch))
         return true
     }
 

@@ -1,5 +1,6 @@
 import FlagCore
 import FlagLock
+import FlagSigning
 import Foundation
 import Synchronization
 
@@ -106,18 +107,28 @@ public final class FlagService: Sendable {
     public let telemetry: ClientTelemetry
     /// This server's fan-out of each set's recent versions, for the propagation figures.
     let fanouts = FanoutLog()
+    /// What the sets' private signing keys are sealed with (docs/signing.md); `nil`: new sets are not signed, and
+    /// signed sets cannot be written.
+    let keyEncryptionKey: KeyEncryptionKey?
 
     /// Loads every set's current version from the store.
     ///
-    /// - Parameter log: where to write operational messages (one line each); never given a token.
-    public init(store: any FlagStore, clock: ServerClock, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
+    /// - Parameters:
+    ///   - keyEncryptionKey: opens the sets' signing keys; with one, every new set gets a key and is signed.
+    ///   - log: where to write operational messages (one line each); never given a token.
+    public init(
+        store: any FlagStore, clock: ServerClock, keyEncryptionKey: KeyEncryptionKey? = nil,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws {
         self.store = store
         self.clock = clock
+        self.keyEncryptionKey = keyEncryptionKey
         self.log = log
         self.telemetry = ClientTelemetry(store: store, clock: clock, log: log)
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
-            let state = try Self.state(of: snapshot)
+            let state = Self.serving(
+                try Self.state(of: snapshot), try store.signedVersion(set: summary.name, snapshot.version))
             // A digest stored before issue 15 is the SHA-256 of the whole document.
             if state.digest.bytes != snapshot.digest && SHA256.hash(state.document) != snapshot.digest {
                 log("flag set \(summary.name) v\(snapshot.version): its items differ from their stored digest")
@@ -176,11 +187,12 @@ public final class FlagService: Sendable {
                 let audit = AuditRecord(
                     actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
                     time: set.updatedAt ?? clock.now())
-                states.append(state)
+                let signing = try signingForNewSet(state)
+                states.append(signing?.state ?? state)
                 creations.append(
                     SetCreation(
                         name: name, change: VersionChange(items: state.items.mapValues { .some($0) }),
-                        digest: state.digest.bytes, audit: audit))
+                        digest: state.digest.bytes, audit: audit, signingKey: signing?.key, signed: signing?.signed))
             }
             do {
                 try store.createSets(creations)
@@ -300,10 +312,11 @@ public final class FlagService: Sendable {
         let audit = AuditRecord(
             actor: note.actor, action: note.action, reason: note.reason, subject: note.subject,
             time: state.updatedAt ?? clock.now())
+        let signed = try signedVersion(of: state, change: change, base: current.version)
         do {
             _ = try store.append(
                 set: state.name, base: current.version, change: VersionChange(items: change),
-                digest: state.digest.bytes, audit: audit)
+                digest: state.digest.bytes, audit: audit, signed: signed)
         } catch let error as StoreError where error.isConflict {
             // Another server sharing the store wrote first: serve what it wrote before answering.
             counters.conflicts.add(1, ordering: .relaxed)
@@ -313,9 +326,10 @@ public final class FlagService: Sendable {
         } catch {
             throw ServiceError.storage(error)
         }
-        publish(SetUpdate(state: state, base: current.version, changed: change))
+        let served = Self.serving(state, signed)
+        publish(SetUpdate(state: served, base: current.version, changed: change, signed: signed?.signedPatch))
         counters.writes.add(1, ordering: .relaxed)
-        var result = WriteResult(state: state, createdVersion: true, previous: current, changed: change.keys.sorted())
+        var result = WriteResult(state: served, createdVersion: true, previous: current, changed: change.keys.sorted())
         result.warnings = warnings
         return result
     }

@@ -37,7 +37,9 @@ public final class SetState: Sendable {
     let cohortBytes: KeyedMap<[UInt8]>
     /// The digest of the items, stored with the version.
     let digest: ItemsDigest
-    private let assembled = Locked<[UInt8]?>(nil)
+    /// The `Flagstaff-Signature` value over `document`, for a version of a signed set (docs/signing.md).
+    public let documentSignature: String?
+    private let assembled: Locked<[UInt8]?>
 
     /// The state of a whole set: `compiled` and every item's bytes (a set created, imported, rolled back or loaded).
     init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]]) {
@@ -45,15 +47,28 @@ public final class SetState: Sendable {
         flagBytes = KeyedMap(items.lazy.filter { $0.key.kind == .flag }.map { ($0.key.key, $0.value) })
         cohortBytes = KeyedMap(items.lazy.filter { $0.key.kind == .cohort }.map { ($0.key.key, $0.value) })
         digest = ItemsDigest(items.lazy.map { (key: $0.key, value: $0.value) })
+        documentSignature = nil
+        assembled = Locked(nil)
     }
 
     private init(
-        compiled: CompiledFlagSet, flagBytes: KeyedMap<[UInt8]>, cohortBytes: KeyedMap<[UInt8]>, digest: ItemsDigest
+        compiled: CompiledFlagSet, flagBytes: KeyedMap<[UInt8]>, cohortBytes: KeyedMap<[UInt8]>, digest: ItemsDigest,
+        document: [UInt8]? = nil, documentSignature: String? = nil
     ) {
         self.compiled = compiled
         self.flagBytes = flagBytes
         self.cohortBytes = cohortBytes
         self.digest = digest
+        self.documentSignature = documentSignature
+        self.assembled = Locked(document)
+    }
+
+    /// This version served as the signed bytes `document` with `signature`: the bytes stored when the version was
+    /// signed, which every server serves as they are rather than assembling its own.
+    func signed(document: [UInt8], signature: String) -> SetState {
+        SetState(
+            compiled: compiled, flagBytes: flagBytes, cohortBytes: cohortBytes, digest: digest, document: document,
+            documentSignature: signature)
     }
 
     /// The next version: `compiled`, updated from this version's, with the items of `change` written (new bytes) or
@@ -146,10 +161,21 @@ public struct SetUpdate: Sendable {
     public let patchEvent: [UInt8]
 
     /// The update to `state` from `base`; `changed` maps each changed item to its new bytes, or `nil` if removed.
-    init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?]) {
+    ///
+    /// A signed version's event is its stored patch with its signature, `signed`. A signed version without one (a
+    /// server that caught up on several versions at once, whose patch nobody signed) is sent as a `put` of the
+    /// signed document instead: a verifying client must not be sent an unsigned patch it would refuse.
+    init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?], signed: (patch: [UInt8], signature: String)? = nil) {
         self.state = state
         self.patch = SetPatch(version: state.version, base: base, changed: changed)
-        self.patchEvent = SetStreamEvent.patch.frame(id: String(state.version), data: patch.encoded())
+        let id = String(state.version)
+        if let signed {
+            patchEvent = SetStreamEvent.patch.frame(id: id, signature: signed.signature, data: signed.patch)
+        } else if let signature = state.documentSignature {
+            patchEvent = SetStreamEvent.put.frame(id: id, signature: signature, data: state.document)
+        } else {
+            patchEvent = SetStreamEvent.patch.frame(id: id, data: patch.encoded())
+        }
     }
 
     /// The version the change was made on.

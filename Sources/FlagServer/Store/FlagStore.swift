@@ -24,9 +24,11 @@ public protocol FlagStore: Sendable {
     func createSets(_ sets: [SetCreation]) throws -> [VersionInfo]
 
     /// Appends version `base + 1` if the set's current version is `base`, else throws a conflict carrying the
-    /// current version. The items, the version, its audit record and the current-version pointer commit together.
-    func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
-        -> VersionInfo
+    /// current version. The items, the version, its audit record, its signed bytes (for a signed set) and the
+    /// current-version pointer commit together.
+    func append(
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signed: SignedVersion?
+    ) throws -> VersionInfo
 
     /// The set's items as of `version`, or as of its current version when `version` is `nil`.
     func snapshot(set: String, version: Int?) throws -> Snapshot
@@ -97,6 +99,20 @@ public protocol FlagStore: Sendable {
 
     /// Stores the set's settings, atomically with the audit record; `notFound` for a set that does not exist.
     func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws
+
+    // MARK: Signing (docs/signing.md)
+
+    /// The set's signing keys, oldest first; none for a set that is not signed.
+    func signingKeys(set: String) throws -> [StoredSigningKey]
+
+    /// Replaces the set's signing keys with `keys` and, when given, the signed bytes of one of its versions (the
+    /// current version signed again by a newly active key), atomically with the audit record; `notFound` for a set
+    /// that does not exist.
+    func updateSigningKeys(set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord)
+        throws
+
+    /// The signed bytes of one version, or `nil` when it was written unsigned.
+    func signedVersion(set: String, _ version: Int) throws -> SignedVersion?
 }
 
 /// Whether the store can be reached.
@@ -140,17 +156,33 @@ public struct SetCreation: Sendable {
     public var digest: [UInt8]
     /// Who created it, when and why.
     public var audit: AuditRecord
+    /// Its signing key, for a server that signs new sets.
+    public var signingKey: StoredSigningKey?
+    /// Version 1's signed bytes, made with `signingKey`.
+    public var signed: SignedVersion?
 
     /// A set to create.
-    public init(name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) {
+    public init(
+        name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord, signingKey: StoredSigningKey? = nil,
+        signed: SignedVersion? = nil
+    ) {
         self.name = name
         self.change = change
         self.digest = digest
         self.audit = audit
+        self.signingKey = signingKey
+        self.signed = signed
     }
 }
 
 extension FlagStore {
+    /// Appends an unsigned version (see the requirement).
+    public func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+        -> VersionInfo
+    {
+        try append(set: set, base: base, change: change, digest: digest, audit: audit, signed: nil)
+    }
+
     public func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
 
     public var health: StoreHealth { .up }

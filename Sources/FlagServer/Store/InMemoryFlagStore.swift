@@ -20,6 +20,8 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
         var instances: [String: [String: StoredInstance]] = [:]
         var counts: [UsageKey: UsageCount] = [:]
         var settings: [String: SetSettings] = [:]
+        var signingKeys: [String: [StoredSigningKey]] = [:]
+        var signed: [String: [Int: SignedVersion]] = [:]
     }
 
     private struct UsageKey: Hashable {
@@ -58,19 +60,22 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
             return sets.map { set in
                 state.sets[set.name] = []
                 let initial = set.change.items.filter { $0.value != nil }
+                state.signingKeys[set.name] = set.signingKey.map { [$0] }
+                if let signed = set.signed { state.signed[set.name, default: [:]][signed.version] = signed }
                 return Self.appendVersion(&state, set: set.name, change: initial, digest: set.digest, audit: set.audit)
             }
         }
     }
 
-    public func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
-        -> VersionInfo
-    {
+    public func append(
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signed: SignedVersion?
+    ) throws -> VersionInfo {
         try locked { state in
             let current = try Self.versions(of: set, state).count
             guard current == base else {
                 throw StoreError.conflict(set: set, base: base, current: current)
             }
+            if let signed { state.signed[set, default: [:]][signed.version] = signed }
             return Self.appendVersion(&state, set: set, change: change.items, digest: digest, audit: audit)
         }
     }
@@ -248,6 +253,28 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
             state.settings[set] = settings
             state.audit.append((set, audit))
         }
+    }
+
+    public func signingKeys(set: String) throws -> [StoredSigningKey] {
+        try locked { state in
+            _ = try Self.versions(of: set, state)
+            return state.signingKeys[set] ?? []
+        }
+    }
+
+    public func updateSigningKeys(
+        set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord
+    ) throws {
+        try locked { state in
+            _ = try Self.versions(of: set, state)
+            state.signingKeys[set] = keys
+            if let resigned { state.signed[set, default: [:]][resigned.version] = resigned }
+            state.audit.append((set, audit))
+        }
+    }
+
+    public func signedVersion(set: String, _ version: Int) throws -> SignedVersion? {
+        locked { state in state.signed[set]?[version] }
     }
 
     private func locked<T>(_ body: (inout State) throws -> T) rethrows -> T {

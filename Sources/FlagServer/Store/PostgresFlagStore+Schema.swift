@@ -20,6 +20,7 @@
         static let migrations = [
             Migration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1),
             Migration(version: 2, name: "client instances, evaluation counts, set settings", script: schemaV2),
+            Migration(version: 3, name: "signing keys and signed versions", script: schemaV3),
         ]
 
         /// The advisory lock key of migrations ("flagstmg" in ASCII): two servers starting together on an empty
@@ -173,6 +174,33 @@
                 name text COLLATE "C" NOT NULL,
                 value text NOT NULL,
                 PRIMARY KEY (set_name, name)
+            );
+            """
+
+        // Signing, as SQLite's migration 4 (docs/signing.md): every replica serves a version's stored bytes and
+        // signature, and signs new versions with the set's one active key.
+        static let schemaV3 = """
+            CREATE TABLE signing_key (
+                set_name text COLLATE "C" NOT NULL REFERENCES flag_set (name),
+                id text COLLATE "C" NOT NULL,
+                public_key bytea NOT NULL,
+                sealed_key bytea NOT NULL,
+                state text NOT NULL CHECK (state IN ('published', 'active', 'retired')),
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (set_name, id)
+            );
+            CREATE UNIQUE INDEX signing_key_one_active ON signing_key (set_name) WHERE state = 'active';
+
+            CREATE TABLE signed_version (
+                set_name text COLLATE "C" NOT NULL,
+                version int8 NOT NULL,
+                document bytea NOT NULL,
+                document_signature text NOT NULL,
+                patch bytea,
+                patch_signature text,
+                PRIMARY KEY (set_name, version),
+                FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version),
+                CHECK ((patch IS NULL) = (patch_signature IS NULL))
             );
             """
     }

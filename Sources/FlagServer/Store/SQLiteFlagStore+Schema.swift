@@ -7,6 +7,7 @@ extension SQLiteFlagStore {
         SQLiteMigration(
             version: 2, name: "roles, set limits, expiry, last use and sessions of tokens", script: schemaV2),
         SQLiteMigration(version: 3, name: "client instances, evaluation counts, set settings", script: schemaV3),
+        SQLiteMigration(version: 4, name: "signing keys and signed versions", script: schemaV4),
     ])
 
     // Times are INTEGER microseconds since 1970-01-01 UTC, the precision PostgreSQL's timestamp keeps too.
@@ -140,5 +141,32 @@ extension SQLiteFlagStore {
             value TEXT NOT NULL,
             PRIMARY KEY (set_name, name)
         ) WITHOUT ROWID;
+        """
+
+    // Signing (docs/signing.md). A set's keys, the private half sealed with the key-encryption key that lives outside
+    // the database; and the exact bytes each signed version is served as, with their signatures.
+    private static let schemaV4 = """
+        CREATE TABLE signing_key (
+            set_name TEXT NOT NULL REFERENCES flag_set (name),
+            id TEXT NOT NULL,
+            public_key BLOB NOT NULL,
+            sealed_key BLOB NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('published', 'active', 'retired')),
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (set_name, id)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX signing_key_one_active ON signing_key (set_name) WHERE state = 'active';
+
+        CREATE TABLE signed_version (
+            set_name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            document BLOB NOT NULL,
+            document_signature TEXT NOT NULL,
+            patch BLOB,
+            patch_signature TEXT,
+            PRIMARY KEY (set_name, version),
+            FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version),
+            CHECK ((patch IS NULL) = (patch_signature IS NULL))
+        );
         """
 }

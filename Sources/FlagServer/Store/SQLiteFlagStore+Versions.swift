@@ -39,12 +39,16 @@ extension SQLiteFlagStore {
             [.text(set.name), Self.microseconds(set.audit.time), Self.microseconds(set.audit.time)]
         )
         let initial = VersionChange(items: set.change.items.filter { $0.value != nil })
-        return try insertVersion(set: set.name, version: 1, change: initial, digest: set.digest, audit: set.audit, db)
+        let info = try insertVersion(
+            set: set.name, version: 1, change: initial, digest: set.digest, audit: set.audit, db)
+        if let key = set.signingKey { try insertSigningKey(key, set: set.name, db) }
+        if let signed = set.signed { try insertSigned(signed, set: set.name, db) }
+        return info
     }
 
-    public func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
-        -> VersionInfo
-    {
+    public func append(
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signed: SignedVersion?
+    ) throws -> VersionInfo {
         try write("appending to flag set \"\(set)\"") { db in
             guard let current = try currentVersion(of: set, db) else {
                 throw StoreError.notFound(set: set)
@@ -56,7 +60,10 @@ extension SQLiteFlagStore {
                 "UPDATE flag_set SET current_version = ?, updated_at = ? WHERE name = ?",
                 [.init(base + 1), Self.microseconds(audit.time), .text(set)]
             )
-            return try insertVersion(set: set, version: base + 1, change: change, digest: digest, audit: audit, db)
+            let info = try insertVersion(
+                set: set, version: base + 1, change: change, digest: digest, audit: audit, db)
+            if let signed { try insertSigned(signed, set: set, db) }
+            return info
         }
     }
 

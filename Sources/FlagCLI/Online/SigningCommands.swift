@@ -1,0 +1,230 @@
+import FlagCore
+import FlagSigning
+import Foundation
+
+/// `flagctl signing-key show`: the set's public signing keys, what an app ships to trust (docs/signing.md).
+public struct SigningKeyShowCommand: Command {
+    /// `signing-key show`
+    public static let configuration = CommandConfiguration(
+        name: "signing-key show", abstract: "List the set's signing keys: id, public key, state.", synopsis: "",
+        example: "flagctl --set ios-prod signing-key show")
+
+    /// Takes nothing.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+
+    /// GETs `/v1/sets/{set}/signing-keys`; `--json` prints the answer as it is.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send("GET", "/v1/sets/\(segment(set))/signing-keys")
+        SigningKeyList(answer.json).print(set: set, context)
+        return .success
+    }
+}
+
+/// `flagctl signing-key rotate`: adds a key, published for apps to ship before it signs anything.
+public struct SigningKeyRotateCommand: Command {
+    /// `signing-key rotate`
+    public static let configuration = CommandConfiguration(
+        name: "signing-key rotate",
+        abstract: "Add a signing key, published until activated.",
+        synopsis: "[--reason S]", options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        example: "flagctl --set ios-prod signing-key rotate --reason 'yearly rotation'")
+
+    private let reason: String?
+
+    /// Takes the reason.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        reason = arguments.value("reason")
+    }
+
+    /// POSTs to the set's signing keys and prints the new key.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let answer = try client.send(
+            "POST", client.setPath(set) + "/signing-keys", body: .object(reason.map { ["reason": .string($0)] } ?? [:]))
+        if context.globals.json {
+            context.console.print(answer.json.compactText)
+            return .success
+        }
+        let id = answer.json["id"].string ?? "?"
+        let key = answer.json["publicKey"].string ?? "?"
+        if answer.json["state"].string == "active" {
+            context.console.print("set \(set): signing key \(id) made and active; every version is signed with it now")
+        } else {
+            context.console.print("set \(set): signing key \(id) published, not signing yet")
+            context.console.print(
+                "ship apps trusting it, then: flagctl --set \(set) signing-key activate \(id)")
+        }
+        context.console.print("public key: \(key)")
+        return .success
+    }
+}
+
+/// `flagctl signing-key activate ID` and `retire ID`: the second and third steps of a rotation.
+public struct SigningKeyActivateCommand: Command {
+    /// `signing-key activate ID`
+    public static let configuration = CommandConfiguration(
+        name: "signing-key activate", abstract: "Sign new versions (and the current one) with a published key.",
+        synopsis: "ID [--reason S]", positionals: [Positional("ID", help: "the key's id (signing-key show)")],
+        options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        example: "flagctl --set ios-prod signing-key activate 9f1c2a7d0e4b5c68")
+
+    private let change: SigningKeyChange
+
+    /// Takes the id and the reason.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        change = SigningKeyChange(id: arguments.positionals[0], reason: arguments.value("reason"), step: "activate")
+    }
+
+    /// POSTs `…/signing-keys/{id}/activate` and lists the keys.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        try change.run(in: context, for: Self.configuration)
+    }
+}
+
+/// `flagctl signing-key retire ID`.
+public struct SigningKeyRetireCommand: Command {
+    /// `signing-key retire ID`
+    public static let configuration = CommandConfiguration(
+        name: "signing-key retire",
+        abstract: "Retire a signing key that no longer signs.",
+        synopsis: "ID [--reason S]", positionals: [Positional("ID", help: "the key's id (signing-key show)")],
+        options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        example: "flagctl --set ios-prod signing-key retire 21fe31dfa154a261")
+
+    private let change: SigningKeyChange
+
+    /// Takes the id and the reason.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        change = SigningKeyChange(id: arguments.positionals[0], reason: arguments.value("reason"), step: "retire")
+    }
+
+    /// POSTs `…/signing-keys/{id}/retire` and lists the keys.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        try change.run(in: context, for: Self.configuration)
+    }
+}
+
+/// One step of a rotation on one key, and the list of keys after it.
+private struct SigningKeyChange {
+    let id: String
+    let reason: String?
+    let step: String
+
+    func run(in context: CommandContext, for configuration: CommandConfiguration) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: configuration)
+        let set = try client.requireSet(for: configuration)
+        let answer = try client.send(
+            "POST", client.setPath(set) + "/signing-keys/\(segment(id))/\(step)",
+            body: .object(reason.map { ["reason": .string($0)] } ?? [:]))
+        if !context.globals.json {
+            context.console.print(
+                step == "activate" ? "set \(set): key \(id) signs now" : "set \(set): key \(id) retired")
+        }
+        SigningKeyList(answer.json).print(set: set, context)
+        return .success
+    }
+}
+
+/// The keys of `GET /v1/sets/{set}/signing-keys`, as a table or as the JSON answer.
+private struct SigningKeyList {
+    let json: JSONValue
+
+    init(_ json: JSONValue) { self.json = json }
+
+    func print(set: String, _ context: CommandContext) {
+        if context.globals.json {
+            context.console.print(json.compactText)
+            return
+        }
+        let keys = json["keys"].array ?? []
+        guard !keys.isEmpty else {
+            context.console.print(
+                "set \(set) has no signing key: it is not signed (flagctl signing-key rotate signs it)")
+            return
+        }
+        var table = Table(header: ["ID", "STATE", "CREATED", "PUBLIC KEY"])
+        for key in keys {
+            table.append([
+                key["id"].string ?? "", key["state"].string ?? "", key["createdAt"].string ?? "",
+                key["publicKey"].string ?? "",
+            ])
+        }
+        for line in table.lines(fitting: 160) { context.console.print(line) }
+    }
+}
+
+/// `flagctl verify FILE --key BASE64`: checks an exported signed document offline, with `FILE.sig` beside it.
+public struct VerifyCommand: Command {
+    /// `verify FILE --key BASE64`
+    public static let configuration = CommandConfiguration(
+        name: "verify", abstract: "Check an export --signed file against a trusted key, offline.",
+        synopsis: "FILE --key BASE64 [--key BASE64]",
+        positionals: [Positional("FILE", help: "the document; its signature is read from FILE.sig")],
+        options: [
+            .value("key", "BASE64", help: "a trusted public key (signing-key show); repeat to trust several")
+        ],
+        example: "flagctl verify Flags/bootstrap.json --key 11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=")
+
+    private let file: String
+    private let keys: [SigningKey]
+
+    /// Takes the file and the keys; a malformed key is a usage error naming what is wrong with it.
+    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+        file = arguments.positionals[0]
+        let texts = arguments.values("key")
+        guard !texts.isEmpty else { throw arguments.usageError("--key BASE64 is required: the public key to trust") }
+        var keys: [SigningKey] = []
+        for (index, text) in texts.enumerated() {
+            do {
+                keys.append(try SigningKey(base64: text))
+            } catch {
+                throw arguments.usageError("--key number \(index + 1): \(error)")
+            }
+        }
+        self.keys = keys
+    }
+
+    /// Verifies; exit 0 with what was verified, or 1 with why not.
+    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let body = try FileInput.contents(of: file)
+        let signatureFile = file + ".sig"
+        var signatureText = String(decoding: try FileInput.contents(of: signatureFile), as: UTF8.self)
+        // An editor or `echo` leaves one line break at the end; the value itself has none.
+        if signatureText.hasSuffix("\n") { signatureText.removeLast() }
+        let signature: Signature
+        do {
+            signature = try Signature(headerValue: signatureText)
+        } catch {
+            throw .failure("\(signatureFile): \(error)")
+        }
+        guard let document = try? JSONReader.parse(body), let set = document["set"].string,
+            let version = document["version"].int, version >= 1
+        else {
+            throw .failure(
+                "\(file) is not a flag-set document with \"set\" and \"version\"; was it written by export --signed?")
+        }
+        let message = SignedMessage(set: set, version: version, baseVersion: nil, body: body)
+        let trusted = keys.first { $0.id == signature.keyID }
+        guard let trusted else {
+            throw .failure(
+                "\(file) is signed by key \(signature.keyID), which is not among the keys given ("
+                    + keys.map(\.id).joined(separator: ", ") + ")")
+        }
+        do {
+            try trusted.verify(signature, for: message)
+        } catch {
+            throw .failure("\(file): the signature does not match its bytes: \(error)")
+        }
+        if context.globals.json {
+            var writer = JSONWriter()
+            writer.value(.object(["set": .string(set), "version": .int(Int64(version)), "key": .string(trusted.id)]))
+            context.console.print(String(decoding: writer.bytes, as: UTF8.self))
+        } else {
+            context.console.print("verified: set \(set), version \(version), signed by key \(trusted.id)")
+        }
+        return .success
+    }
+}

@@ -1,0 +1,70 @@
+import FlagSigning
+import Foundation
+
+/// The key-encryption key that seals the sets' signing keys (docs/signing.md): kept outside the database, so that a
+/// copy or a backup of the database holds no usable signing key.
+extension ServerBootstrap {
+    /// The environment variable holding the key-encryption key itself, as base64; it beats any file.
+    public static let signingKeyEnvironment = "FLAGSERVER_SIGNING_KEY"
+
+    /// The server's key-encryption key: `FLAGSERVER_SIGNING_KEY`, else the configured file, else (SQLite only) the
+    /// data directory's `signing-key`, made on first start. With PostgreSQL and neither, `nil`: every server sharing
+    /// the database needs the same key, so none is made up, and new sets are not signed (the log says so).
+    static func keyEncryptionKey(
+        _ configuration: ServerConfiguration, environment: [String: String], log: @Sendable (String) -> Void
+    ) throws -> KeyEncryptionKey? {
+        if let text = environment[signingKeyEnvironment], !text.isEmpty {
+            return try parse(text, source: signingKeyEnvironment)
+        }
+        if let path = configuration.signingKeyFile {
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ConfigurationError(
+                    "the signing key file \(path) does not exist; create one with"
+                        + " `(umask 077; openssl rand -base64 32 > \(path))`, or leave signingKeyFile out")
+            }
+            return try read(path, log: log)
+        }
+        guard configuration.postgres == nil else {
+            log(
+                "new sets are not signed: no key-encryption key; give every server sharing the database the same"
+                    + " --signing-key-file or \(signingKeyEnvironment) (docs/signing.md)")
+            return nil
+        }
+        let path = configuration.defaultSigningKeyFile
+        if FileManager.default.fileExists(atPath: path) { return try read(path, log: log) }
+        let key: KeyEncryptionKey
+        do {
+            key = try KeyEncryptionKey.generate()
+        } catch {
+            throw ConfigurationError("cannot make a key-encryption key: \(error)")
+        }
+        try TokenAuthority.writeSecret(key.base64 + "\n", to: URL(fileURLWithPath: path))
+        log("made the key-encryption key \(path) (mode 600); back it up apart from the database")
+        return key
+    }
+
+    private static func read(_ path: String, log: @Sendable (String) -> Void) throws -> KeyEncryptionKey {
+        let url = URL(fileURLWithPath: path)
+        if case .repaired(let mode) = try TokenAuthority.secureTokenFile(url) {
+            log(
+                "\(path) was readable by others (mode \(String(mode, radix: 8))); it is owner-only (600) now, but"
+                    + " whoever could read it, with a copy of the database, holds the sets' signing keys")
+        }
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw ConfigurationError("cannot read the signing key file \(path): \(error.localizedDescription)")
+        }
+        // One line break at the end is what `echo` and editors leave; anything else inside is refused.
+        return try parse(text.hasSuffix("\n") ? String(text.dropLast()) : text, source: path)
+    }
+
+    private static func parse(_ text: String, source: String) throws -> KeyEncryptionKey {
+        do {
+            return try KeyEncryptionKey(base64: text)
+        } catch {
+            throw ConfigurationError("\(source): \(error)")
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import FlagCore
+import FlagSigning
+import FlagTestSupport
+import Foundation
+
+@testable import FlagClient
+
+/// Keys, documents and clients for the signed-set tests (issue 19).
+enum Signed {
+    /// A private key made from 32 copies of `byte`: fixed, so that a failure reproduces.
+    static func key(_ byte: UInt8) throws -> PrivateSigningKey {
+        try PrivateSigningKey(seed: Array(repeating: byte, count: 32))
+    }
+
+    /// The `max-items` flag serving `value`.
+    static func items(_ value: Int64) -> Flag {
+        Flag(key: "max-items", type: .int, defaultValue: .int(value), killValue: .int(0))
+    }
+
+    /// Set `ios-prod` at `version`: `new-checkout` on, `max-items` serving `items`.
+    static func document(_ version: Int, items: Int64) -> FlagSet {
+        Docs.set(version: version, flags: [Docs.flag("new-checkout", true), Self.items(items)])
+    }
+
+    /// The patch to `version` from the version before it, setting `max-items` to `items`.
+    static func patch(_ version: Int, items: Int64) -> SetPatch {
+        SetPatch(version: version, base: version - 1, flags: ["max-items": Self.items(items).encoded()])
+    }
+
+    /// `document`'s bytes and their signature by `key`, as `flagctl export --signed` writes them (the `.sig` file
+    /// ends in a line break).
+    static func export(_ document: FlagSet, key: PrivateSigningKey) throws -> (bytes: [UInt8], signature: String) {
+        let bytes = document.encoded()
+        let message = SignedMessage(set: document.name, version: document.version, baseVersion: nil, body: bytes)
+        return (bytes, try key.sign(message).headerValue + "\n")
+    }
+
+    /// A client of `ios-prod` at `server`, built as an app builds it (URLSession, system clock), trusting `keys`.
+    static func client(
+        _ server: URL, cache: URL?, trusting keys: [SigningKey], logs: LogSink,
+        configure: (inout FlagClient.Configuration) -> Void = { _ in }
+    ) throws -> FlagClient {
+        var configuration = FlagClient.Configuration(
+            server: server, set: "ios-prod", sdkKey: "sdk-key", cacheDirectory: cache)
+        configuration.environment = [:]
+        configuration.telemetry = .off
+        configuration.trustedKeys = keys
+        configuration.logger = logs.logger
+        configure(&configuration)
+        return try FlagClient(configuration: configuration)
+    }
+
+    /// The refusal the client's state names, if it names one.
+    static func refusal(_ client: FlagClient) -> SetRefusal? {
+        if case .refused(_, let refusal) = client.state { return refusal }
+        return nil
+    }
+
+    /// The value of `max-items` and the version it came from.
+    static func served(_ client: FlagClient) -> (items: Int, version: Int?) {
+        let detail = client.session(unitID: "u-1").detail(.maxItems)
+        return (detail.value, detail.version)
+    }
+}
+
+extension LogSink {
+    /// The messages of refusals logged so far.
+    var refusals: [String] {
+        messages.filter { $0.level == .error && $0.message.contains("refused") }.map(\.message)
+    }
+}
