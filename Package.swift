@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "flagctl", targets: ["flagctl"]),
         .executable(name: "flagbench", targets: ["flagbench"]),
         .executable(name: "flagdemo", targets: ["flagdemo"]),
+        .plugin(name: "GenerateFlags", targets: ["GenerateFlags"]),
+        .plugin(name: "GenerateFlagsFromServer", targets: ["GenerateFlagsFromServer"]),
     ],
     // `swift build --traits Postgres` adds the PostgreSQL store (libpq from Debian's libpq-dev); the plain build
     // needs nothing beyond SQLite, and its flagserver says how to get the store when asked for it.
@@ -72,6 +74,31 @@ let package = Package(
         // the process. The tests depend on the executables so that they are built, and run them.
         .target(name: "FlagCLI", dependencies: ["FlagCore", "FlagSigning"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
+        // `swift package generate-flags`: `flagctl generate swift` from a flag-set file checked into the app's package
+        // (docs/codegen.md). Command plugins are built only when run, so they cost `swift build` nothing. A command
+        // plugin's permissions are fixed here, so reading from a server, which needs the network, is a second plugin.
+        .plugin(
+            name: "GenerateFlags",
+            capability: .command(
+                intent: .custom(
+                    verb: "generate-flags",
+                    description: "Generate typed Swift FlagKeys from a flag-set file (flagctl generate swift --file)"),
+                permissions: [.writeToPackageDirectory(reason: "It writes the generated Swift file (--output).")]),
+            dependencies: ["flagctl"]),
+        .plugin(
+            name: "GenerateFlagsFromServer",
+            capability: .command(
+                intent: .custom(
+                    verb: "generate-flags-from-server",
+                    description:
+                        "Generate typed Swift FlagKeys from a set on a FlagServer (flagctl generate swift --set)"
+                ),
+                permissions: [
+                    .writeToPackageDirectory(reason: "It writes the generated Swift file (--output)."),
+                    .allowNetworkConnections(
+                        scope: .all(), reason: "It reads the flag set from the FlagServer (--server, FLAGCTL_SERVER)."),
+                ]),
+            dependencies: ["flagctl"]),
         // Speed figures for BENCHMARKS.md.
         .executableTarget(name: "flagbench", dependencies: ["FlagCore", "FlagClient", "FlagSigning", "FlagSQLite"]),
         // servebench: the serving path in one process, for callgrind's instruction counts (BENCHMARKS.md).
@@ -108,9 +135,12 @@ let package = Package(
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
+        // FlagClient: the generator's tests compile a generated file (Generated/HostileFlags.swift) against it.
         .testTarget(
             name: "FlagCLITests",
-            dependencies: ["FlagCLI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport"]),
+            dependencies: [
+                "FlagCLI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport", "FlagClient", "FlagCore",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

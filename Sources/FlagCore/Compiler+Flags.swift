@@ -69,7 +69,7 @@ extension Compiler {
             killed: flag.killed,
             killValue: flag.killValue ?? flag.defaultValue,
             expiresAt: flag.expiresAt?.timeIntervalSince1970,
-            expiredValue: flag.expiredValue ?? flag.defaultValue,
+            expiredValue: flag.keptValue,
             unitOverrides: unitOverrides.isEmpty ? nil : unitOverrides,
             cohortOverrides: cohortOverrides,
             rules: rules,

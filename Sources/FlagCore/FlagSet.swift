@@ -121,7 +121,26 @@ public struct Flag: Sendable, Equatable {
     /// Whether the flag is debt at `time`: expired and not archived. `flagctl stale`, the dashboard and the list of
     /// sets count the same flags.
     public func isStale(at time: Date) -> Bool {
-        !archived && (expiresAt.map { $0 <= time } ?? false)
+        !archived && isExpired(at: time)
+    }
+
+    /// Whether the flag's life has ended at `time` (SPEC §2 step 4: `time >= expiresAt`).
+    public func isExpired(at time: Date) -> Bool {
+        expiresAt.map { $0 <= time } ?? false
+    }
+
+    /// The value an expired flag serves to everyone: `expiredValue`, else the default. The evaluator compiles this
+    /// rule, and generated code compiles it in for expired and archived flags.
+    public var keptValue: JSONValue { expiredValue ?? defaultValue }
+
+    /// What the flag serves at `time` to a unit no override, rule or rollout reaches, leaving a kill aside: the kept
+    /// value once expired or archived (an archived flag served it until it was archived, and the code that still
+    /// reads it should keep getting it), else the default.
+    ///
+    /// A kill is left aside because it is an emergency that ends with a restore; a default taken from it would keep
+    /// serving the emergency value in every binary built meanwhile.
+    public func baselineValue(at time: Date) -> JSONValue {
+        archived || isExpired(at: time) ? keptValue : defaultValue
     }
 }
 

@@ -57,7 +57,8 @@ struct UsageTests {
                 ["help", "frob"],
                 "error: no command 'frob'; commands: sets list, sets create, sets settings, list, get, create, "
                     + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, usage, "
-                    + "clients, cohort create, cohort list, cohort show, eval, lint, history, diff, rollback, export, import, "
+                    + "clients, cohort create, cohort list, cohort show, eval, lint, generate swift, refs, history, diff, "
+                    + "rollback, export, import, "
                     + "promote, keys create, keys list, keys revoke, tokens create, tokens list, tokens revoke, "
                     + "signing-key show, signing-key rotate, signing-key activate, signing-key retire, verify, help",
                 "usage: flagctl help [COMMAND]"

@@ -46,6 +46,21 @@ public enum Spawn {
         return pid
     }
 
+    /// Runs `executable arguments` in `directory` with this process's environment and waits for it: its exit
+    /// status, what it wrote to stdout and stderr together, and whether it exited by itself. For tools such as
+    /// `swiftc` and `swift package`.
+    public static func run(_ executable: URL, _ arguments: [String], in directory: URL) throws -> (
+        status: Int32, output: String, exitedNormally: Bool
+    ) {
+        let output = directory.appendingPathComponent(".spawn-output-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let pid = try start(
+            executable.path, arguments, environment: ProcessInfo.processInfo.environment, directory: directory.path,
+            stdout: output.path)
+        let ended = wait(pid)
+        return (ended.status, String(decoding: try Data(contentsOf: output), as: UTF8.self), ended.exitedNormally)
+    }
+
     /// Waits for `pid` to end: its exit status, and whether it exited by itself (not by a signal).
     public static func wait(_ pid: pid_t) -> (status: Int32, exitedNormally: Bool) {
         var status: Int32 = 0
@@ -116,6 +131,24 @@ public enum BuiltProducts {
             directories.insert(URL(fileURLWithPath: first).deletingLastPathComponent(), at: 0)
         }
         return directories.map { $0.appendingPathComponent(name) }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// The directory holding the `.swiftmodule` SwiftPM built for `module`, for compiling other code against it
+    /// (`.build/<triple>/debug/Modules` since Swift 6, the products directory itself before), if any.
+    public static func moduleDirectory(of module: String) -> URL? {
+        var directories = Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        if let first = CommandLine.arguments.first {
+            directories.insert(URL(fileURLWithPath: first).deletingLastPathComponent(), at: 0)
+        }
+        return directories.flatMap { [$0.appendingPathComponent("Modules"), $0] }
+            .first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("\(module).swiftmodule").path) }
+    }
+
+    /// The first executable `name` on the `PATH`, e.g. `swiftc`.
+    public static func onPath(_ name: String) -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(name) }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 }

@@ -1,20 +1,25 @@
 import FlagCore
 import Foundation
 
-/// `flagctl stale [--unused-days N] [--fail]`: flag debt. Expired flags (past `expiresAt`, serving their kept value)
-/// and overdue ones (expired more than 14 days ago and still not archived: the code path should be gone by now);
-/// with `--unused-days N` also flags no client evaluated in the last N days.
+/// `flagctl stale [--unused-days N] [--refs PATH] [--fail]`: flag debt. Expired flags (past `expiresAt`, serving
+/// their kept value) and overdue ones (expired more than 14 days ago and still not archived: the code path should be
+/// gone by now); with `--unused-days N` also flags no client evaluated in the last N days, and with `--refs PATH`
+/// flags no Swift code under PATH references (`CodeReferences`), with each stale flag's count of references.
 public struct StaleCommand: Command {
-    /// `stale [--unused-days N] [--fail]`
+    /// `stale [--unused-days N] [--refs PATH] [--fail]`
     public static let configuration = CommandConfiguration(
         name: "stale", abstract: "List expired and overdue flags; --fail exits 1 if there are any (a CI gate).",
-        synopsis: "[--unused-days N] [--fail]",
+        synopsis: "[--unused-days N] [--refs PATH] [--fail]",
         options: [
             .flag("fail", help: "exit 1 when any flag is stale"),
             .value(
                 "unused-days", "N",
                 help: "also list flags not evaluated for N days, 1–\(UsageCommand.maximumDays) "
                     + "(and count them for --fail)"),
+            .value(
+                "refs", "PATH",
+                help: "also list flags no Swift code under PATH references (and count them for --fail); see "
+                    + "'flagctl refs'"),
         ],
         example: "flagctl --set ios-prod stale --unused-days 30 --fail")
 
@@ -23,6 +28,7 @@ public struct StaleCommand: Command {
 
     private let fail: Bool
     private let unusedDays: Int?
+    private let refs: String?
 
     /// Takes `--fail` and `--unused-days`.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
@@ -30,6 +36,7 @@ public struct StaleCommand: Command {
         unusedDays = try arguments.value("unused-days").map { text throws(CLIError) in
             try UsageCommand.days(text, option: "unused-days", arguments)
         }
+        refs = arguments.value("refs")
     }
 
     /// One stale flag: why, and what the tables show of it.
@@ -42,14 +49,19 @@ public struct StaleCommand: Command {
         /// Whether no client evaluated it for `--unused-days` (always false without it).
         let unused: Bool
         let lastEvaluated: Date?
+        /// Where code references it (`--refs`); `nil` without `--refs`.
+        let references: [CodeReferences.Location]?
 
-        /// `expired`, `overdue`, `unused`, `expired, unused`.
-        var status: String { [expiry, unused ? "unused" : nil].compactMap { $0 }.joined(separator: ", ") }
+        /// `expired`, `overdue`, `unused`, `unreferenced`, `expired, unused`.
+        var status: String {
+            [expiry, unused ? "unused" : nil, references?.isEmpty == true ? "unreferenced" : nil].compactMap { $0 }
+                .joined(separator: ", ")
+        }
     }
 
-    /// `KEY  STATUS  EXPIRED  OWNER  SERVES` (and `LAST EVALUATED` with `--unused-days`), or
+    /// `KEY  STATUS  EXPIRED  OWNER  SERVES` (and `LAST EVALUATED` with `--unused-days`, `CODE` with `--refs`), or
     /// `{"set","version","stale":[{"key","status","expiresAt","owner"}]}` (with `"unusedDays"` and each entry's
-    /// `"lastEvaluated"` with `--unused-days`).
+    /// `"lastEvaluated"` with `--unused-days`, and each entry's `"references":["path:line"]` with `--refs`).
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
@@ -61,7 +73,9 @@ public struct StaleCommand: Command {
             let (_, usage) = try UsageCommand.fetch(client, set: set, key: nil, days: unusedDays)
             for flag in usage.flags { lastEvaluated[flag.key] = flag.lastEvaluated }
         }
-        let stale = Self.entries(flags, lastEvaluated: lastEvaluated, unusedDays: unusedDays, now: now)
+        let references = try refs.map { path throws(CLIError) in try CodeReferences.scan(path).references }
+        let stale = Self.entries(
+            flags, lastEvaluated: lastEvaluated, unusedDays: unusedDays, references: references, now: now)
         if context.globals.json {
             context.console.print(json(set: set, version: answer.json["version"], stale))
         } else if stale.isEmpty {
@@ -69,6 +83,7 @@ public struct StaleCommand: Command {
         } else {
             var header = ["KEY", "STATUS", "EXPIRED", "OWNER", "SERVES"]
             if unusedDays != nil { header.append("LAST EVALUATED") }
+            if refs != nil { header.append("CODE") }
             var table = Table(header: header)
             for entry in stale {
                 let expired = entry.expiry == nil ? nil : entry.expires.map { Shown.relative($0, now: now) }
@@ -77,6 +92,7 @@ public struct StaleCommand: Command {
                     entry.flag["expiredValue"] == .null ? "-" : entry.flag["expiredValue"].compactText,
                 ]
                 if unusedDays != nil { row.append(entry.lastEvaluated.map { Shown.relative($0, now: now) } ?? "never") }
+                if let count = entry.references?.count { row.append(count == 0 ? "none" : counted(count, "reference")) }
                 table.append(row)
             }
             context.printTable(table)
@@ -86,9 +102,11 @@ public struct StaleCommand: Command {
     }
 
     /// The stale flags in key order: unarchived, and expired, or (with `unusedDays`) not evaluated since
-    /// `now - unusedDays` (never, or only before). A flag the usage answer does not list counts as never evaluated.
+    /// `now - unusedDays` (never, or only before), or (with `references`) referenced nowhere in code. A flag the
+    /// usage answer does not list counts as never evaluated.
     static func entries(
-        _ flags: [String: JSONValue], lastEvaluated: [String: Date?], unusedDays: Int?, now: Date
+        _ flags: [String: JSONValue], lastEvaluated: [String: Date?], unusedDays: Int?,
+        references: [String: [CodeReferences.Location]]? = nil, now: Date
     ) -> [Entry] {
         var stale: [Entry] = []
         for key in flags.keys.sorted() {
@@ -104,9 +122,12 @@ public struct StaleCommand: Command {
                 let since = now.addingTimeInterval(-Double(unusedDays) * 86_400)
                 unused = last.map { $0 < since } ?? true
             }
-            guard expiry != nil || unused else { continue }
+            let found = references.map { $0[key] ?? [] }
+            guard expiry != nil || unused || found?.isEmpty == true else { continue }
             stale.append(
-                Entry(key: key, flag: flag, expiry: expiry, expires: expires, unused: unused, lastEvaluated: last))
+                Entry(
+                    key: key, flag: flag, expiry: expiry, expires: expires, unused: unused, lastEvaluated: last,
+                    references: found))
         }
         return stale
     }
@@ -118,6 +139,9 @@ public struct StaleCommand: Command {
             if let owner = entry.flag["owner"].string { members["owner"] = .string(owner) }
             if unusedDays != nil {
                 members["lastEvaluated"] = entry.lastEvaluated.map { .string(ISO8601.format($0)) } ?? .null
+            }
+            if let references = entry.references {
+                members["references"] = .array(references.map { .string($0.description) })
             }
             return .object(members)
         }

@@ -1,31 +1,36 @@
 import FlagCore
 import Foundation
 
-/// `flagctl export [FILE]`: the current document, pretty and canonical (members sorted), to a file or stdout.
-/// `--signed FILE` writes instead the exact bytes clients are served, and `FILE.sig` with their signature.
+/// `flagctl export [FILE] [--version N]`: the current document, or version N, pretty and canonical (members
+/// sorted), to a file or stdout. `--signed FILE` writes instead the exact bytes clients are served, and `FILE.sig`
+/// with their signature. A build step exports the bootstrap and generates Swift (`generate swift --version N`) from
+/// one version.
 public struct ExportCommand: Command {
-    /// `export [FILE] | --signed FILE`
+    /// `export [FILE] | --signed FILE`, with `[--version N]`
     public static let configuration = CommandConfiguration(
-        name: "export", abstract: "Write the set's current document as a file (or to stdout).",
-        synopsis: "[FILE] | --signed FILE",
+        name: "export", abstract: "Write the set's current document (or version N) as a file (or to stdout).",
+        synopsis: "([FILE] | --signed FILE) [--version N]",
         positionals: [Positional("FILE", help: "where to write it (default: stdout)", isOptional: true)],
         options: [
             .value(
                 "signed", "FILE",
-                help: "write the exact signed bytes clients get (a bootstrap document) and FILE.sig, its signature")
+                help: "write the exact signed bytes clients get (a bootstrap document) and FILE.sig, its signature"),
+            .value("version", "N", help: "that version of the set instead of the current one"),
         ],
-        example: "flagctl --set ios-prod export --signed Flags/bootstrap.json")
+        example: "flagctl --set ios-prod export --signed Flags/bootstrap.json --version 42")
 
     private let file: String?
     private let signedFile: String?
+    private let version: Int?
 
-    /// Takes the file, or the signed file.
+    /// Takes the file, or the signed file, and the version.
     public init(parsing arguments: ParsedArguments) throws(CLIError) {
         file = arguments.positional(0)
         signedFile = arguments.value("signed")
         if file != nil && signedFile != nil {
             throw arguments.usageError("give FILE or --signed FILE, not both")
         }
+        version = try FlagSource.version(arguments)
     }
 
     /// GETs the document and writes it.
@@ -33,7 +38,8 @@ public struct ExportCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         if let signedFile { return try exportSigned(set, to: signedFile, client, context) }
-        let document = try client.send("GET", client.setPath(set)).json
+        let path = version.map { "/v1/sets/\(segment(set))/versions/\($0)" } ?? client.setPath(set)
+        let document = try client.send("GET", path).json
         var writer = JSONWriter(pretty: true)
         writer.value(document)
         guard let file else {
@@ -61,7 +67,9 @@ extension ExportCommand {
     private func exportSigned(
         _ set: String, to file: String, _ client: AdminClient, _ context: CommandContext
     ) throws(CLIError) -> ExitCode {
-        let answer = try client.send("GET", "/v1/sets/\(segment(set))")
+        // The client routes: what clients are served, with the signature header (`versions/{n}` for an old one).
+        let path = "/v1/sets/\(segment(set))" + (version.map { "/versions/\($0)" } ?? "")
+        let answer = try client.send("GET", path)
         guard let signature = answer.header("Flagstaff-Signature") else {
             throw .failure(
                 "set \(set) is not signed, so there is nothing to export --signed; "
