@@ -28,7 +28,10 @@ struct SignedSetTests {
             #expect(await client.ready(timeout: .seconds(10)))
             #expect(client.state == .live(version: 1))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
-            try await eventually("v2 in use", timeout: .seconds(10)) { Signed.served(client) == (30, 2) }
+            // A patch is served at once and cached just after: wait for both.
+            try await eventually("v2 in use and cached", timeout: .seconds(10)) {
+                Signed.served(client) == (30, 2) && (try? client.core.cache?.stored(set: "ios-prod"))??.version == 2
+            }
             #expect(logs.refusals.isEmpty)
             let cached = try #require(try client.core.cache?.stored(set: "ios-prod"))
             #expect(cached.version == 2)
@@ -193,7 +196,10 @@ struct SignedSetTests {
             defer { client.shutdown() }
             #expect(await client.ready(timeout: .seconds(10)))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30), spoil: .unsigned)
-            try await eventually("v2 in use", timeout: .seconds(10)) { Signed.served(client) == (30, 2) }
+            // A patch is served at once and cached just after: wait for both.
+            try await eventually("v2 in use and cached", timeout: .seconds(10)) {
+                Signed.served(client) == (30, 2) && (try? client.core.cache?.stored(set: "ios-prod"))??.version == 2
+            }
             let cached = try #require(try client.core.cache?.stored(set: "ios-prod"))
             #expect(cached.version == 2)
             #expect(cached.document.signature == nil)
