@@ -117,22 +117,55 @@ struct SigningRouteTests {
         }
     }
 
-    @Test func signedBytesAreStoredOnceAndServedAsStoredAfterARestart() async throws {
+    @Test func aWriteStoresItsSignedPatchAndTheDocumentIsSignedOnceAndKept() async throws {
         try await withHarness { harness in
+            let store = harness.app.service.store
+            let stream = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk)
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
-            let stored = try #require(try harness.app.service.store.signedVersion(set: "ios-prod", 2))
+            // The patch is signed and stored with the version, and is what the stream got.
+            let patch = try #require(try store.signedBody(set: "ios-prod", version: 2, .patch))
+            let text = { String(decoding: stream.streamBody, as: UTF8.self) }
+            #expect(await eventually { text().contains("event: patch") })
+            #expect(
+                text().contains(
+                    "signature: \(patch.signature)\ndata: " + String(decoding: patch.bytes, as: UTF8.self) + "\n\n"))
+            // The document is signed right after, off the write's path, and stored.
+            #expect(await eventually { (try? store.signedBody(set: "ios-prod", version: 2, .document)) != nil })
+            let document = try #require(try store.signedBody(set: "ios-prod", version: 2, .document))
             let served = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
-            #expect(stored.document == served.body)
-            #expect(stored.documentSignature == served.header("Flagstaff-Signature"))
-            #expect(stored.patch != nil && stored.patchSignature != nil)
-            // A signed set's write assembles the document once, on the write, to sign it.
-            #expect(try #require(harness.app.service.state("ios-prod")).isDocumentAssembled)
+            #expect(document.bytes == served.body)
+            #expect(document.signature == served.header("Flagstaff-Signature"))
 
+            // Another server (or a restart) serves the stored bytes, not its own assembly: here they are made to
+            // differ, as a later software version's might.
+            let stored = SignedBody(bytes: document.bytes + [0x20], signature: document.signature)
+            try store.updateSigningKeys(
+                set: "ios-prod", try store.signingKeys(set: "ios-prod"), resigned: (2, stored),
+                audit: AuditRecord(actor: "test", action: "signing-key.test", time: Date()))
             let restarted = try harness.reopened()
             let again = try InProcessClient(handler: restarted.handler).send(
                 "GET", "/v1/sets/ios-prod", token: harness.sdk)
-            #expect(again.body == served.body)
-            #expect(again.header("Flagstaff-Signature") == served.header("Flagstaff-Signature"))
+            #expect(again.body == stored.bytes)
+            #expect(again.header("Flagstaff-Signature") == document.signature)
+        }
+    }
+
+    @Test func anOldVersionOfASignedSetIsSignedWhenFirstAskedForAndKept() async throws {
+        try await withHarness { harness in
+            let keys = try keys(harness)
+            let store = harness.app.service.store
+            for action in ["kill", "restore", "kill"] {
+                _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/\(action)", body: "{}")
+            }
+            // Version 2 was current for a moment: its document was signed in the background then, or is signed on
+            // this request. Either way it verifies, is stored, and is the same bytes on every later request.
+            let first = try harness.send("GET", "/v1/sets/ios-prod/versions/2", token: harness.sdk)
+            try verify(first.header("Flagstaff-Signature"), body: first.body, version: 2, keys: keys)
+            #expect(try store.signedBody(set: "ios-prod", version: 2, .document)?.bytes == first.body)
+            let second = try harness.send("GET", "/v1/sets/ios-prod/versions/2", token: harness.sdk)
+            #expect(
+                second.body == first.body && second.header("Flagstaff-Signature") == first.header("Flagstaff-Signature")
+            )
         }
     }
 
@@ -214,8 +247,11 @@ struct SigningRouteTests {
             let signature = try Signature(headerValue: try #require(state.documentSignature))
             try key.key.verify(
                 signature, for: SignedMessage(set: "ios-prod", version: 2, baseVersion: nil, body: state.document))
-            // Versions written before the set was signed stay unsigned.
-            #expect(try service.signedDocument("ios-prod", version: 1).signature == nil)
+            // A version written before the set was signed is signed too, when first asked for.
+            let old = try service.signedDocument("ios-prod", version: 1)
+            try key.key.verify(
+                try Signature(headerValue: try #require(old.signature)),
+                for: SignedMessage(set: "ios-prod", version: 1, baseVersion: nil, body: old.document))
         }
     }
 
@@ -253,12 +289,16 @@ struct SigningRouteTests {
             // One version behind: the stored patch, with its stored signature.
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             sync.setChanged("ios-prod", version: 2)
-            let stored = try #require(try harness.app.service.store.signedVersion(set: "ios-prod", 2))
+            let store = harness.app.service.store
+            let patch = try #require(try store.signedBody(set: "ios-prod", version: 2, .patch))
             #expect(await eventually { text().contains("event: patch") })
-            let patchData = "data: " + String(decoding: try #require(stored.patch), as: UTF8.self) + "\n\n"
-            #expect(text().contains("signature: \(stored.patchSignature ?? "-")\n" + patchData))
-            #expect(two.service.state("ios-prod")?.document == stored.document)
-            #expect(two.service.state("ios-prod")?.documentSignature == stored.documentSignature)
+            let patchData = "data: " + String(decoding: patch.bytes, as: UTF8.self) + "\n\n"
+            #expect(text().contains("signature: \(patch.signature)\n" + patchData))
+            // Both servers serve the one document kept in the store, whichever made it.
+            let served = try #require(two.service.state("ios-prod")?.servedDocument)
+            let document = try #require(try store.signedBody(set: "ios-prod", version: 2, .document))
+            #expect(served.bytes == document.bytes && served.signature == document.signature)
+            #expect(harness.app.service.state("ios-prod")?.documentSignature == document.signature)
 
             // Two versions behind: no stored patch spans them, so the stream gets the signed document as a put.
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/restore", body: "{}")
@@ -269,7 +309,7 @@ struct SigningRouteTests {
             let lines = last.split(separator: "\n").map(String.init)
             let data = Array(lines[1].dropFirst("data: ".count).utf8)
             try verify(String(lines[0].dropFirst("signature: ".count)), body: data, version: 4, keys: keys)
-            #expect(data == (try harness.app.service.store.signedVersion(set: "ios-prod", 4))?.document)
+            #expect(data == (try store.signedBody(set: "ios-prod", version: 4, .document))?.bytes)
         }
     }
 }

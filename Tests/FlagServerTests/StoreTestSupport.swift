@@ -91,9 +91,10 @@ enum StoreKind: String, CaseIterable, Sendable {
 
         func append(
             set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
-            signed: SignedVersion?
+            signedPatch: SignedBody?
         ) throws -> VersionInfo {
-            try store.append(set: set, base: base, change: change, digest: digest, audit: audit, signed: signed)
+            try store.append(
+                set: set, base: base, change: change, digest: digest, audit: audit, signedPatch: signedPatch)
         }
 
         func snapshot(set: String, version: Int?) throws -> Snapshot { try store.snapshot(set: set, version: version) }
@@ -155,13 +156,18 @@ enum StoreKind: String, CaseIterable, Sendable {
         func signingKeys(set: String) throws -> [StoredSigningKey] { try store.signingKeys(set: set) }
 
         func updateSigningKeys(
-            set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord
+            set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?,
+            audit: AuditRecord
         ) throws {
             try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit)
         }
 
-        func signedVersion(set: String, _ version: Int) throws -> SignedVersion? {
-            try store.signedVersion(set: set, version)
+        func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
+            try store.signedBody(set: set, version: version, kind)
+        }
+
+        func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
+            try store.keepSignedDocument(set: set, version: version, document)
         }
     }
 

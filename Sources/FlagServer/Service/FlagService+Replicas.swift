@@ -15,8 +15,9 @@ extension FlagService {
     func catchUpHoldingWriteLock(_ set: String) throws -> Bool {
         guard let current = registry.state(set) else {
             let snapshot = try storeCall { try store.snapshot(set: set, version: nil) }
-            let signed = try storeCall { try store.signedVersion(set: set, snapshot.version) }
-            registry.install(Self.serving(try storeCall { try Self.state(of: snapshot) }, signed))
+            let state = try storeCall { try servingState(try Self.state(of: snapshot)) }
+            registry.install(state)
+            signSoon(state)
             return true
         }
         let changes = try storeCall { try store.changes(set: set, since: current.version) }
@@ -25,11 +26,13 @@ extension FlagService {
         for (item, bytes) in changes.items where bytes != current.bytes(of: item) {
             change[item] = bytes
         }
-        let state = try storeCall { try next(after: current, changes: changes, change: change) }
-        // A signed version is served as stored; its stored patch applies to the version before it only.
-        let signed = try storeCall { try store.signedVersion(set: set, changes.version) }
-        let patch = changes.version == current.version + 1 ? signed?.signedPatch : nil
-        publish(SetUpdate(state: Self.serving(state, signed), base: current.version, changed: change, signed: patch))
+        let state = try storeCall { try servingState(try next(after: current, changes: changes, change: change)) }
+        // The stored signed patch of a version applies to the version before it only.
+        let patch =
+            state.isSigned && changes.version == current.version + 1
+            ? try storeCall { try store.signedBody(set: set, version: changes.version, .patch) } : nil
+        publish(SetUpdate(state: state, base: current.version, changed: change, signedPatch: patch))
+        signSoon(state)
         return true
     }
 

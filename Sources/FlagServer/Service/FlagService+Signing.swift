@@ -12,12 +12,13 @@ public struct PublishedSigningKey: Sendable, Hashable {
     public var createdAt: Date
 }
 
-/// Signing (docs/signing.md): each set's keys, and the signed bytes of each version, made when it is written.
+/// Signing (docs/signing.md): each set's keys, and the signed bytes of its versions.
 ///
-/// A set is signed once it has an active key. Every version written after that stores its whole document and its
-/// patch with their signatures, in the same transaction as the version, and every server serves those stored bytes.
-/// The private keys are stored sealed with the key-encryption key, which only a server given one holds: a server
-/// without it serves what is stored but cannot write a signed set.
+/// A set is signed once it has an active key. A version written after that stores its signed patch in the same
+/// transaction as the version (the cost of the change). Its whole document is signed once, by the first server that
+/// needs it (the writer, right after it has published the patch), and stored; every server then serves the stored
+/// bytes. The private keys are stored sealed with the key-encryption key, which only a server given one holds: a
+/// server without it serves what is stored but cannot write a signed set.
 extension FlagService {
     /// The set's keys, oldest first, public halves only.
     public func signingKeys(_ set: String) throws -> [PublishedSigningKey] {
@@ -42,7 +43,7 @@ extension FlagService {
                 set: set, state: keys.contains { $0.state == .active } ? .published : .active, at: now,
                 keyEncryptionKey: keyEncryptionKey)
             keys.append(stored)
-            let resigned = stored.state == .active ? try signedDocument(of: current, with: privateKey) : nil
+            let resigned = stored.state == .active ? try resign(current, with: privateKey) : nil
             try saveSigningKeys(set, keys, resigned: resigned, note: note, subject: stored.id, at: now)
             return try PublishedSigningKey(
                 key: SigningKey(publicKey: stored.publicKey), state: stored.state, createdAt: now)
@@ -67,8 +68,8 @@ extension FlagService {
             }
             for other in keys.indices where keys[other].state == .active { keys[other].state = .published }
             keys[index].state = .active
-            let privateKey = try unseal(keys[index], set: set, with: keyEncryptionKey)
-            let resigned = try signedDocument(of: current, with: privateKey)
+            let privateKey = try DocumentSigner.unseal(keys[index], set: set, with: keyEncryptionKey)
+            let resigned = try resign(current, with: privateKey)
             try saveSigningKeys(set, keys, resigned: resigned, note: note, subject: id, at: clock.wholeSecond())
         }
     }
@@ -92,95 +93,78 @@ extension FlagService {
         }
     }
 
-    /// The document of any stored version and its signature: the stored signed bytes of a signed version, else the
-    /// document assembled from its items, unsigned.
+    /// The document of any stored version and its signature: the current state's, else the signed document stored
+    /// for the version, else (for a signed set) the version's document signed now and stored, else unsigned.
     public func signedDocument(_ set: String, version: Int) throws -> (document: [UInt8], signature: String?) {
-        if let current = state(set), current.version == version { return (current.document, current.documentSignature) }
-        if let signed = try storeCall({ try store.signedVersion(set: set, version) }) {
-            return (signed.document, signed.documentSignature)
+        if let current = state(set), current.version == version {
+            let served = current.servedDocument
+            return (served.bytes, served.signature)
         }
-        return (try document(set, version: version), nil)
+        let assembled = try document(set, version: version)
+        let signed = documentSigner.signedDocument(set: set, version: version, assembled: assembled)
+        return (signed?.bytes ?? assembled, signed?.signature)
     }
 
     // MARK: Writing signed versions
 
-    /// The signing key and the version-1 bytes of a set being created, when this server signs new sets.
-    func signingForNewSet(_ state: SetState) throws -> (key: StoredSigningKey, signed: SignedVersion, state: SetState)?
-    {
+    /// The signing key of a set being created, when this server signs new sets.
+    func signingKeyForNewSet(_ state: SetState) throws -> StoredSigningKey? {
         guard let keyEncryptionKey else { return nil }
-        let (stored, privateKey) = try Self.newSigningKey(
-            set: state.name, state: .active, at: state.updatedAt ?? clock.now(), keyEncryptionKey: keyEncryptionKey)
-        let signed = try signedDocument(of: state, with: privateKey)
-        return (stored, signed, state.signed(document: signed.document, signature: signed.documentSignature))
+        return try Self.newSigningKey(
+            set: state.name, state: .active, at: state.updatedAt ?? clock.now(), keyEncryptionKey: keyEncryptionKey
+        ).0
     }
 
-    /// The signed bytes of `state`, made from `base` by `change`, when the set has an active key: its document and its
-    /// patch. `nil` for a set that is not signed.
-    func signedVersion(of state: SetState, change: [ItemKey: [UInt8]?], base: Int) throws -> SignedVersion? {
+    /// The signed patch of `state`, made from `base` by `change`, when the set has an active key; `nil` for a set that
+    /// is not signed.
+    func signedPatch(of state: SetState, change: [ItemKey: [UInt8]?], base: Int) throws -> SignedBody? {
         let keys = try storeCall { try store.signingKeys(set: state.name) }
         guard let active = keys.first(where: { $0.state == .active }) else { return nil }
+        let privateKey = try DocumentSigner.unseal(
+            active, set: state.name, with: try requireKeyEncryptionKey(state.name))
         let patch = SetPatch(version: state.version, base: base, changed: change).encoded()
-        let privateKey = try unseal(active, set: state.name, with: try requireKeyEncryptionKey(state.name))
-        var signed = try signedDocument(of: state, with: privateKey)
-        signed.patch = patch
-        signed.patchSignature = try sign(
+        let signature = try DocumentSigner.sign(
             SignedMessage(set: state.name, version: state.version, baseVersion: base, body: patch), with: privateKey)
-        return signed
+        return SignedBody(bytes: patch, signature: signature)
     }
 
-    /// The state `state` serves once `signed` is stored: its signed document.
-    static func serving(_ state: SetState, _ signed: SignedVersion?) -> SetState {
-        guard let signed, signed.version == state.version else { return state }
-        return state.signed(document: signed.document, signature: signed.documentSignature)
+    /// `state` as this server serves it: signing its document when the set has an active key in the store.
+    func servingState(_ state: SetState) throws -> SetState {
+        let keys = try store.signingKeys(set: state.name)
+        return keys.contains { $0.state == .active } ? state.signing(with: documentSigner) : state
+    }
+
+    /// Makes the document of a new version of a signed set off the caller's path, right after its patch went out,
+    /// so that the first client to ask seldom waits for it.
+    func signSoon(_ state: SetState) {
+        guard state.isSigned else { return }
+        signingQueue.async { _ = state.servedDocument }
     }
 
     // MARK: Helpers
 
-    private func signedDocument(of state: SetState, with key: PrivateSigningKey) throws -> SignedVersion {
+    /// The current version's document signed again with `key`: the same bytes as served, a new signature.
+    private func resign(_ state: SetState, with key: PrivateSigningKey) throws -> (version: Int, document: SignedBody) {
         let document = state.document
-        let signature = try sign(
+        let signature = try DocumentSigner.sign(
             SignedMessage(set: state.name, version: state.version, baseVersion: nil, body: document), with: key)
-        return SignedVersion(version: state.version, document: document, documentSignature: signature)
-    }
-
-    private func sign(_ message: SignedMessage, with key: PrivateSigningKey) throws -> String {
-        do {
-            return try key.sign(message).headerValue
-        } catch {
-            throw ServiceError.unavailable("could not sign \(message.set) v\(message.version): \(error)")
-        }
-    }
-
-    private func unseal(_ stored: StoredSigningKey, set: String, with keyEncryptionKey: KeyEncryptionKey) throws
-        -> PrivateSigningKey
-    {
-        do {
-            return try PrivateSigningKey(sealed: stored.sealedPrivateKey, with: keyEncryptionKey, set: set)
-        } catch {
-            throw ServiceError.unavailable(
-                "signing key \(stored.id) of set \"\(set)\" cannot be opened with this server's key-encryption key"
-                    + " (\(error)); start every server with the key-encryption key the set's keys were made with")
-        }
+        return (state.version, SignedBody(bytes: document, signature: signature))
     }
 
     private func requireKeyEncryptionKey(_ set: String) throws -> KeyEncryptionKey {
-        guard let keyEncryptionKey else {
-            throw ServiceError.unavailable(
-                "set \"\(set)\" is signed, and this server has no key-encryption key to sign with; start it with"
-                    + " --signing-key-file FILE or FLAGSERVER_SIGNING_KEY (docs/signing.md)")
-        }
+        guard let keyEncryptionKey else { throw DocumentSigner.noKeyEncryptionKey(set) }
         return keyEncryptionKey
     }
 
     private func saveSigningKeys(
-        _ set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, note: ChangeNote, subject: String,
-        at time: Date
+        _ set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, note: ChangeNote,
+        subject: String, at time: Date
     ) throws {
         let audit = AuditRecord(
             actor: note.actor, action: note.action, reason: note.reason, subject: subject, time: time)
         try storeCall { try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit) }
         if let resigned, let current = state(set), current.version == resigned.version {
-            registry.install(Self.serving(current, resigned))
+            registry.install(current.signing(with: documentSigner).signed(resigned.document))
         }
     }
 
@@ -202,5 +186,67 @@ extension FlagService {
     private static func noSuchKey(_ set: String, _ id: String) -> ServiceError {
         ServiceError.notFound(
             "set \"\(set)\" has no signing key \"\(id)\"; `flagctl signing-key show` lists its keys", path: "id")
+    }
+}
+
+/// Makes the signed document of a version of a signed set, or finds the one stored: the first server that needs a
+/// version's document signs it with the set's active key and stores it, and every server serves the stored bytes.
+/// Called at most once per version and server (`SetState.servedDocument` keeps the result).
+final class DocumentSigner: Sendable {
+    private let store: any FlagStore
+    private let keyEncryptionKey: KeyEncryptionKey?
+    private let log: @Sendable (String) -> Void
+
+    init(store: any FlagStore, keyEncryptionKey: KeyEncryptionKey?, log: @escaping @Sendable (String) -> Void) {
+        self.store = store
+        self.keyEncryptionKey = keyEncryptionKey
+        self.log = log
+    }
+
+    /// The version's signed document: the one stored, else `assembled` signed now and kept (or the one another
+    /// server kept meanwhile). `nil`, logged, when it can be neither read nor made: the version is then served
+    /// unsigned by this server, and verifying clients refuse it until the next version.
+    func signedDocument(set: String, version: Int, assembled: [UInt8]) -> SignedBody? {
+        do {
+            if let stored = try store.signedBody(set: set, version: version, .document) { return stored }
+            guard let active = try store.signingKeys(set: set).first(where: { $0.state == .active }) else {
+                return nil
+            }
+            guard let keyEncryptionKey else { throw Self.noKeyEncryptionKey(set) }
+            let key = try Self.unseal(active, set: set, with: keyEncryptionKey)
+            let signature = try Self.sign(
+                SignedMessage(set: set, version: version, baseVersion: nil, body: assembled), with: key)
+            return try store.keepSignedDocument(
+                set: set, version: version, SignedBody(bytes: assembled, signature: signature))
+        } catch {
+            log("flag set \(set) v\(version): serving its document unsigned, since it could not be signed: \(error)")
+            return nil
+        }
+    }
+
+    static func sign(_ message: SignedMessage, with key: PrivateSigningKey) throws -> String {
+        do {
+            return try key.sign(message).headerValue
+        } catch {
+            throw ServiceError.unavailable("could not sign \(message.set) v\(message.version): \(error)")
+        }
+    }
+
+    static func unseal(_ stored: StoredSigningKey, set: String, with keyEncryptionKey: KeyEncryptionKey) throws
+        -> PrivateSigningKey
+    {
+        do {
+            return try PrivateSigningKey(sealed: stored.sealedPrivateKey, with: keyEncryptionKey, set: set)
+        } catch {
+            throw ServiceError.unavailable(
+                "signing key \(stored.id) of set \"\(set)\" cannot be opened with this server's key-encryption key"
+                    + " (\(error)); start every server with the key-encryption key the set's keys were made with")
+        }
+    }
+
+    static func noKeyEncryptionKey(_ set: String) -> ServiceError {
+        ServiceError.unavailable(
+            "set \"\(set)\" is signed, and this server has no key-encryption key to sign with; start it with"
+                + " --signing-key-file FILE or FLAGSERVER_SIGNING_KEY (docs/signing.md)")
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import FlagCore
 import FlagLock
 import FlagSigning
@@ -110,6 +111,10 @@ public final class FlagService: Sendable {
     /// What the sets' private signing keys are sealed with (docs/signing.md); `nil`: new sets are not signed, and
     /// signed sets cannot be written.
     let keyEncryptionKey: KeyEncryptionKey?
+    /// Makes, or finds stored, the signed documents of signed sets.
+    let documentSigner: DocumentSigner
+    /// Where the document of a signed set's new version is signed right after the version is published.
+    let signingQueue = DispatchQueue(label: "flagstaff.signing")
 
     /// Loads every set's current version from the store.
     ///
@@ -123,12 +128,12 @@ public final class FlagService: Sendable {
         self.store = store
         self.clock = clock
         self.keyEncryptionKey = keyEncryptionKey
+        self.documentSigner = DocumentSigner(store: store, keyEncryptionKey: keyEncryptionKey, log: log)
         self.log = log
         self.telemetry = ClientTelemetry(store: store, clock: clock, log: log)
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
-            let state = Self.serving(
-                try Self.state(of: snapshot), try store.signedVersion(set: summary.name, snapshot.version))
+            let state = try Self.state(of: snapshot)
             // A digest stored before issue 15 is the SHA-256 of the whole document.
             if state.digest.bytes != snapshot.digest && SHA256.hash(state.document) != snapshot.digest {
                 log("flag set \(summary.name) v\(snapshot.version): its items differ from their stored digest")
@@ -136,7 +141,9 @@ public final class FlagService: Sendable {
             if !state.compiled.problems.isEmpty {
                 log("flag set \(summary.name) v\(snapshot.version): \(state.compiled.problems.count) stored problem(s)")
             }
-            registry.install(state)
+            let served = try servingState(state)
+            registry.install(served)
+            signSoon(served)
         }
     }
 
@@ -187,19 +194,22 @@ public final class FlagService: Sendable {
                 let audit = AuditRecord(
                     actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
                     time: set.updatedAt ?? clock.now())
-                let signing = try signingForNewSet(state)
-                states.append(signing?.state ?? state)
+                let signingKey = try signingKeyForNewSet(state)
+                states.append(signingKey == nil ? state : state.signing(with: documentSigner))
                 creations.append(
                     SetCreation(
                         name: name, change: VersionChange(items: state.items.mapValues { .some($0) }),
-                        digest: state.digest.bytes, audit: audit, signingKey: signing?.key, signed: signing?.signed))
+                        digest: state.digest.bytes, audit: audit, signingKey: signingKey))
             }
             do {
                 try store.createSets(creations)
             } catch {
                 throw ServiceError.storage(error)
             }
-            for state in states { registry.install(state) }
+            for state in states {
+                registry.install(state)
+                signSoon(state)
+            }
             counters.writes.add(sets.count, ordering: .relaxed)
             return states
         }
@@ -312,11 +322,11 @@ public final class FlagService: Sendable {
         let audit = AuditRecord(
             actor: note.actor, action: note.action, reason: note.reason, subject: note.subject,
             time: state.updatedAt ?? clock.now())
-        let signed = try signedVersion(of: state, change: change, base: current.version)
+        let signedPatch = try signedPatch(of: state, change: change, base: current.version)
         do {
             _ = try store.append(
                 set: state.name, base: current.version, change: VersionChange(items: change),
-                digest: state.digest.bytes, audit: audit, signed: signed)
+                digest: state.digest.bytes, audit: audit, signedPatch: signedPatch)
         } catch let error as StoreError where error.isConflict {
             // Another server sharing the store wrote first: serve what it wrote before answering.
             counters.conflicts.add(1, ordering: .relaxed)
@@ -326,8 +336,9 @@ public final class FlagService: Sendable {
         } catch {
             throw ServiceError.storage(error)
         }
-        let served = Self.serving(state, signed)
-        publish(SetUpdate(state: served, base: current.version, changed: change, signed: signed?.signedPatch))
+        let served = signedPatch == nil ? state : state.signing(with: documentSigner)
+        publish(SetUpdate(state: served, base: current.version, changed: change, signedPatch: signedPatch))
+        signSoon(served)
         counters.writes.add(1, ordering: .relaxed)
         var result = WriteResult(state: served, createdVersion: true, previous: current, changed: change.keys.sorted())
         result.warnings = warnings

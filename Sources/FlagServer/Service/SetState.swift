@@ -37,9 +37,10 @@ public final class SetState: Sendable {
     let cohortBytes: KeyedMap<[UInt8]>
     /// The digest of the items, stored with the version.
     let digest: ItemsDigest
-    /// The `Flagstaff-Signature` value over `document`, for a version of a signed set (docs/signing.md).
-    public let documentSignature: String?
-    private let assembled: Locked<[UInt8]?>
+    /// For a version of a signed set: what makes (or finds stored) its signed document (docs/signing.md).
+    private let signer: DocumentSigner?
+    /// The document as served, made on first use and kept.
+    private let served: Locked<ServedDocument?>
 
     /// The state of a whole set: `compiled` and every item's bytes (a set created, imported, rolled back or loaded).
     init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]]) {
@@ -47,28 +48,34 @@ public final class SetState: Sendable {
         flagBytes = KeyedMap(items.lazy.filter { $0.key.kind == .flag }.map { ($0.key.key, $0.value) })
         cohortBytes = KeyedMap(items.lazy.filter { $0.key.kind == .cohort }.map { ($0.key.key, $0.value) })
         digest = ItemsDigest(items.lazy.map { (key: $0.key, value: $0.value) })
-        documentSignature = nil
-        assembled = Locked(nil)
+        signer = nil
+        served = Locked(nil)
     }
 
     private init(
         compiled: CompiledFlagSet, flagBytes: KeyedMap<[UInt8]>, cohortBytes: KeyedMap<[UInt8]>, digest: ItemsDigest,
-        document: [UInt8]? = nil, documentSignature: String? = nil
+        signer: DocumentSigner? = nil, served: ServedDocument? = nil
     ) {
         self.compiled = compiled
         self.flagBytes = flagBytes
         self.cohortBytes = cohortBytes
         self.digest = digest
-        self.documentSignature = documentSignature
-        self.assembled = Locked(document)
+        self.signer = signer
+        self.served = Locked(served)
     }
 
-    /// This version served as the signed bytes `document` with `signature`: the bytes stored when the version was
-    /// signed, which every server serves as they are rather than assembling its own.
-    func signed(document: [UInt8], signature: String) -> SetState {
+    /// This version of a signed set: its document is signed with the set's active key when first needed, or taken
+    /// as stored when a server signed it already.
+    func signing(with signer: DocumentSigner) -> SetState {
+        SetState(compiled: compiled, flagBytes: flagBytes, cohortBytes: cohortBytes, digest: digest, signer: signer)
+    }
+
+    /// This version served as `document`, signed with `signature` (the current version signed again by a newly
+    /// active key).
+    func signed(_ document: SignedBody) -> SetState {
         SetState(
-            compiled: compiled, flagBytes: flagBytes, cohortBytes: cohortBytes, digest: digest, document: document,
-            documentSignature: signature)
+            compiled: compiled, flagBytes: flagBytes, cohortBytes: cohortBytes, digest: digest, signer: signer,
+            served: ServedDocument(bytes: document.bytes, signature: document.signature))
     }
 
     /// The next version: `compiled`, updated from this version's, with the items of `change` written (new bytes) or
@@ -114,22 +121,37 @@ public final class SetState: Sendable {
         return items
     }
 
-    /// The canonical compact document of this version, assembled from the items' bytes on first use and kept.
-    public var document: [UInt8] {
-        assembled.withLock { assembled in
-            if let assembled { return assembled }
-            let document = FlagSet.assemble(
+    /// The document of this version as served: assembled from the items' bytes on first use, and for a signed set
+    /// signed, or the signed bytes some server stored for the version (which every server serves as they are).
+    /// Kept once made. A request that needs it while another makes it waits for that one.
+    var servedDocument: ServedDocument {
+        served.withLock { served in
+            if let served { return served }
+            let assembled = FlagSet.assemble(
                 schema: compiled.schema, name: name, version: version, updatedAt: updatedAt,
                 cohorts: Dictionary(uniqueKeysWithValues: cohortBytes.entries.map { ($0.key, $0.value) }),
                 flags: Dictionary(uniqueKeysWithValues: flagBytes.entries.map { ($0.key, $0.value) }))
-            assembled = document
-            return document
+            let made =
+                signer?.signedDocument(set: name, version: version, assembled: assembled).map {
+                    ServedDocument(bytes: $0.bytes, signature: $0.signature)
+                } ?? ServedDocument(bytes: assembled, signature: nil)
+            served = made
+            return made
         }
     }
 
-    /// Whether `document` was assembled yet: a write never assembles it (tests check that).
+    /// The document of this version as served (`servedDocument`).
+    public var document: [UInt8] { servedDocument.bytes }
+
+    /// The `Flagstaff-Signature` value over `document`, for a version of a signed set.
+    public var documentSignature: String? { servedDocument.signature }
+
+    /// Whether this is a version of a signed set.
+    var isSigned: Bool { signer != nil || served.withLock { $0?.signature != nil } }
+
+    /// Whether `document` was made yet: an unsigned set's write never makes it (tests check that).
     var isDocumentAssembled: Bool {
-        assembled.withLock { $0 != nil }
+        served.withLock { $0 != nil }
     }
 
     /// What differs from `old` to `new`: new bytes for added or changed items, `nil` for removed ones.
@@ -150,6 +172,14 @@ public final class SetState: Sendable {
     }
 }
 
+/// A version's document as served, and its signature when the set is signed.
+struct ServedDocument: Sendable {
+    /// The bytes served.
+    let bytes: [UInt8]
+    /// The `Flagstaff-Signature` value over `bytes`.
+    let signature: String?
+}
+
 /// A new version of a set as subscribers see it: the new state and what changed, encoded once for everyone.
 public struct SetUpdate: Sendable {
     /// The state after the change.
@@ -162,17 +192,18 @@ public struct SetUpdate: Sendable {
 
     /// The update to `state` from `base`; `changed` maps each changed item to its new bytes, or `nil` if removed.
     ///
-    /// A signed version's event is its stored patch with its signature, `signed`. A signed version without one (a
-    /// server that caught up on several versions at once, whose patch nobody signed) is sent as a `put` of the
-    /// signed document instead: a verifying client must not be sent an unsigned patch it would refuse.
-    init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?], signed: (patch: [UInt8], signature: String)? = nil) {
+    /// A signed version's event is its signed patch, `signedPatch`. A signed version without one (a server that
+    /// caught up on several versions at once, whose patch nobody signed) is sent as a `put` of the signed document
+    /// instead: a verifying client must not be sent an unsigned patch it would refuse.
+    init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?], signedPatch: SignedBody? = nil) {
         self.state = state
         self.patch = SetPatch(version: state.version, base: base, changed: changed)
         let id = String(state.version)
-        if let signed {
-            patchEvent = SetStreamEvent.patch.frame(id: id, signature: signed.signature, data: signed.patch)
-        } else if let signature = state.documentSignature {
-            patchEvent = SetStreamEvent.put.frame(id: id, signature: signature, data: state.document)
+        if let signedPatch {
+            patchEvent = SetStreamEvent.patch.frame(id: id, signature: signedPatch.signature, data: signedPatch.bytes)
+        } else if state.isSigned {
+            let served = state.servedDocument
+            patchEvent = SetStreamEvent.put.frame(id: id, signature: served.signature, data: served.bytes)
         } else {
             patchEvent = SetStreamEvent.patch.frame(id: id, data: patch.encoded())
         }

@@ -24,10 +24,10 @@ public protocol FlagStore: Sendable {
     func createSets(_ sets: [SetCreation]) throws -> [VersionInfo]
 
     /// Appends version `base + 1` if the set's current version is `base`, else throws a conflict carrying the
-    /// current version. The items, the version, its audit record, its signed bytes (for a signed set) and the
+    /// current version. The items, the version, its audit record, its signed patch (for a signed set) and the
     /// current-version pointer commit together.
     func append(
-        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signed: SignedVersion?
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signedPatch: SignedBody?
     ) throws -> VersionInfo
 
     /// The set's items as of `version`, or as of its current version when `version` is `nil`.
@@ -105,14 +105,19 @@ public protocol FlagStore: Sendable {
     /// The set's signing keys, oldest first; none for a set that is not signed.
     func signingKeys(set: String) throws -> [StoredSigningKey]
 
-    /// Replaces the set's signing keys with `keys` and, when given, the signed bytes of one of its versions (the
+    /// Replaces the set's signing keys with `keys` and, when given, the signed document of one of its versions (the
     /// current version signed again by a newly active key), atomically with the audit record; `notFound` for a set
     /// that does not exist.
-    func updateSigningKeys(set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord)
-        throws
+    func updateSigningKeys(
+        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, audit: AuditRecord
+    ) throws
 
-    /// The signed bytes of one version, or `nil` when it was written unsigned.
-    func signedVersion(set: String, _ version: Int) throws -> SignedVersion?
+    /// A version's signed document or patch, if one was stored.
+    func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody?
+
+    /// Stores a version's signed document unless one is stored already, and returns the one stored: of several
+    /// servers making it at once, all then serve the first.
+    func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody
 }
 
 /// Whether the store can be reached.
@@ -158,20 +163,16 @@ public struct SetCreation: Sendable {
     public var audit: AuditRecord
     /// Its signing key, for a server that signs new sets.
     public var signingKey: StoredSigningKey?
-    /// Version 1's signed bytes, made with `signingKey`.
-    public var signed: SignedVersion?
 
     /// A set to create.
     public init(
-        name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord, signingKey: StoredSigningKey? = nil,
-        signed: SignedVersion? = nil
+        name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord, signingKey: StoredSigningKey? = nil
     ) {
         self.name = name
         self.change = change
         self.digest = digest
         self.audit = audit
         self.signingKey = signingKey
-        self.signed = signed
     }
 }
 
@@ -180,7 +181,7 @@ extension FlagStore {
     public func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
         -> VersionInfo
     {
-        try append(set: set, base: base, change: change, digest: digest, audit: audit, signed: nil)
+        try append(set: set, base: base, change: change, digest: digest, audit: audit, signedPatch: nil)
     }
 
     public func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }

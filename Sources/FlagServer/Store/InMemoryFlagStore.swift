@@ -21,7 +21,13 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
         var counts: [UsageKey: UsageCount] = [:]
         var settings: [String: SetSettings] = [:]
         var signingKeys: [String: [StoredSigningKey]] = [:]
-        var signed: [String: [Int: SignedVersion]] = [:]
+        var signed: [SignedKey: SignedBody] = [:]
+    }
+
+    private struct SignedKey: Hashable {
+        var set: String
+        var version: Int
+        var kind: SignedBodyKind
     }
 
     private struct UsageKey: Hashable {
@@ -61,21 +67,20 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
                 state.sets[set.name] = []
                 let initial = set.change.items.filter { $0.value != nil }
                 state.signingKeys[set.name] = set.signingKey.map { [$0] }
-                if let signed = set.signed { state.signed[set.name, default: [:]][signed.version] = signed }
                 return Self.appendVersion(&state, set: set.name, change: initial, digest: set.digest, audit: set.audit)
             }
         }
     }
 
     public func append(
-        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signed: SignedVersion?
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signedPatch: SignedBody?
     ) throws -> VersionInfo {
         try locked { state in
             let current = try Self.versions(of: set, state).count
             guard current == base else {
                 throw StoreError.conflict(set: set, base: base, current: current)
             }
-            if let signed { state.signed[set, default: [:]][signed.version] = signed }
+            if let signedPatch { state.signed[SignedKey(set: set, version: base + 1, kind: .patch)] = signedPatch }
             return Self.appendVersion(&state, set: set, change: change.items, digest: digest, audit: audit)
         }
     }
@@ -263,18 +268,33 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
     }
 
     public func updateSigningKeys(
-        set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord
+        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, audit: AuditRecord
     ) throws {
         try locked { state in
             _ = try Self.versions(of: set, state)
             state.signingKeys[set] = keys
-            if let resigned { state.signed[set, default: [:]][resigned.version] = resigned }
+            if let resigned {
+                state.signed[SignedKey(set: set, version: resigned.version, kind: .document)] = resigned.document
+            }
             state.audit.append((set, audit))
         }
     }
 
-    public func signedVersion(set: String, _ version: Int) throws -> SignedVersion? {
-        locked { state in state.signed[set]?[version] }
+    public func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
+        locked { state in state.signed[SignedKey(set: set, version: version, kind: kind)] }
+    }
+
+    public func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
+        try locked { state in
+            let versions = try Self.versions(of: set, state)
+            guard version >= 1, version <= versions.count else {
+                throw StoreError.notFound(set: set, version: version)
+            }
+            let key = SignedKey(set: set, version: version, kind: .document)
+            if let kept = state.signed[key] { return kept }
+            state.signed[key] = document
+            return document
+        }
     }
 
     private func locked<T>(_ body: (inout State) throws -> T) rethrows -> T {

@@ -178,7 +178,7 @@
             """
 
         // Signing, as SQLite's migration 4 (docs/signing.md): every replica serves a version's stored bytes and
-        // signature, and signs new versions with the set's one active key.
+        // signatures, and signs new versions with the set's one active key.
         static let schemaV3 = """
             CREATE TABLE signing_key (
                 set_name text COLLATE "C" NOT NULL REFERENCES flag_set (name),
@@ -191,16 +191,14 @@
             );
             CREATE UNIQUE INDEX signing_key_one_active ON signing_key (set_name) WHERE state = 'active';
 
-            CREATE TABLE signed_version (
+            CREATE TABLE signed_body (
                 set_name text COLLATE "C" NOT NULL,
                 version int8 NOT NULL,
-                document bytea NOT NULL,
-                document_signature text NOT NULL,
-                patch bytea,
-                patch_signature text,
-                PRIMARY KEY (set_name, version),
-                FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version),
-                CHECK ((patch IS NULL) = (patch_signature IS NULL))
+                kind text NOT NULL CHECK (kind IN ('document', 'patch')),
+                body bytea NOT NULL,
+                signature text NOT NULL,
+                PRIMARY KEY (set_name, version, kind),
+                FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version)
             );
             """
     }

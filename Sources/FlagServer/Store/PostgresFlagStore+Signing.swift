@@ -2,7 +2,7 @@
     import FlagPostgres
     import Foundation
 
-    /// Signing keys and signed versions (docs/signing.md), as SQLite's, shared by every replica.
+    /// Signing keys and signed bodies (docs/signing.md), as SQLite's, shared by every replica.
     extension PostgresFlagStore {
         public func signingKeys(set: String) throws -> [StoredSigningKey] {
             try read("reading the signing keys of \"\(set)\"") { db in
@@ -26,30 +26,34 @@
         }
 
         public func updateSigningKeys(
-            set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord
+            set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?,
+            audit: AuditRecord
         ) throws {
             try write("storing the signing keys of \"\(set)\"") { db in
                 guard try currentVersion(of: set, db) != nil else { throw StoreError.notFound(set: set) }
                 _ = try db.execute("DELETE FROM signing_key WHERE set_name = $1", [.text(set)])
                 for key in keys { try insertSigningKey(key, set: set, db) }
-                if let resigned { try insertSigned(resigned, set: set, db) }
+                if let resigned {
+                    try putSigned(
+                        resigned.document, .document, set: set, version: resigned.version, replacing: true, db)
+                }
                 _ = try insertAudit(audit, set: set, db)
             }
         }
 
-        public func signedVersion(set: String, _ version: Int) throws -> SignedVersion? {
-            try read("reading the signed bytes of \"\(set)\" v\(version)") { db in
-                try db.queryFirst(
-                    """
-                    SELECT document, document_signature, patch, patch_signature FROM signed_version
-                    WHERE set_name = $1 AND version = $2
-                    """,
-                    [.text(set), .int(version)]
-                ) { row in
-                    SignedVersion(
-                        version: version, document: try row.bytes(0), documentSignature: try row.text(1),
-                        patch: try row.optionalBytes(2), patchSignature: try row.optionalText(3))
+        public func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
+            try read("reading the signed \(kind.rawValue) of \"\(set)\" v\(version)") { db in
+                try selectSigned(set: set, version: version, kind, db)
+            }
+        }
+
+        public func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
+            try write("storing the signed document of \"\(set)\" v\(version)") { db in
+                try putSigned(document, .document, set: set, version: version, replacing: false, db)
+                guard let kept = try selectSigned(set: set, version: version, .document, db) else {
+                    throw StoreError.corrupt("the signed document of \"\(set)\" v\(version) was stored and is gone")
                 }
+                return kept
             }
         }
 
@@ -65,20 +69,29 @@
                 ])
         }
 
-        /// Stores a version's signed bytes, replacing those stored before (a version signed again by a new key).
-        func insertSigned(_ signed: SignedVersion, set: String, _ db: PostgresConnection) throws {
+        /// Stores signed bytes of a version; `replacing` decides whether bytes stored before give way or stay.
+        /// `ON CONFLICT DO NOTHING` waits for a concurrent writer of the same row, so the first one stays.
+        func putSigned(
+            _ body: SignedBody, _ kind: SignedBodyKind, set: String, version: Int, replacing: Bool,
+            _ db: PostgresConnection
+        ) throws {
+            let conflict =
+                replacing ? "DO UPDATE SET body = excluded.body, signature = excluded.signature" : "DO NOTHING"
             _ = try db.execute(
                 """
-                INSERT INTO signed_version (set_name, version, document, document_signature, patch, patch_signature)
-                VALUES ($1, $2, $3, $4, $5, $6)
-                ON CONFLICT (set_name, version) DO UPDATE SET document = excluded.document,
-                    document_signature = excluded.document_signature, patch = excluded.patch,
-                    patch_signature = excluded.patch_signature
+                INSERT INTO signed_body (set_name, version, kind, body, signature) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (set_name, version, kind) \(conflict)
                 """,
-                [
-                    .text(set), .int(signed.version), .bytes(signed.document), .text(signed.documentSignature),
-                    signed.patch.map { .bytes($0) } ?? .null, signed.patchSignature.map { .text($0) } ?? .null,
-                ])
+                [.text(set), .int(version), .text(kind.rawValue), .bytes(body.bytes), .text(body.signature)])
+        }
+
+        private func selectSigned(set: String, version: Int, _ kind: SignedBodyKind, _ db: PostgresConnection) throws
+            -> SignedBody?
+        {
+            try db.queryFirst(
+                "SELECT body, signature FROM signed_body WHERE set_name = $1 AND version = $2 AND kind = $3",
+                [.text(set), .int(version), .text(kind.rawValue)]
+            ) { row in SignedBody(bytes: try row.bytes(0), signature: try row.text(1)) }
         }
     }
 #endif

@@ -47,14 +47,14 @@
             let info = try insertVersion(
                 set: set.name, version: 1, change: initial, digest: set.digest, audit: set.audit, db)
             if let key = set.signingKey { try insertSigningKey(key, set: set.name, db) }
-            if let signed = set.signed { try insertSigned(signed, set: set.name, db) }
             return info
         }
 
         /// Moves the set from `base` to `base + 1` by compare-and-set on its row, which also makes a concurrent writer
         /// of the set wait for this transaction and then find the version moved: it gets the conflict.
         public func append(
-            set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signed: SignedVersion?
+            set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
+            signedPatch: SignedBody?
         ) throws -> VersionInfo {
             try write("appending to flag set \"\(set)\"") { db in
                 let moved = try db.execute(
@@ -71,7 +71,9 @@
                 }
                 let info = try insertVersion(
                     set: set, version: base + 1, change: change, digest: digest, audit: audit, db)
-                if let signed { try insertSigned(signed, set: set, db) }
+                if let signedPatch {
+                    try putSigned(signedPatch, .patch, set: set, version: base + 1, replacing: false, db)
+                }
                 return info
             }
         }

@@ -144,7 +144,7 @@ extension SQLiteFlagStore {
         """
 
     // Signing (docs/signing.md). A set's keys, the private half sealed with the key-encryption key that lives outside
-    // the database; and the exact bytes each signed version is served as, with their signatures.
+    // the database; and the exact bytes signed versions are served as, with their signatures.
     private static let schemaV4 = """
         CREATE TABLE signing_key (
             set_name TEXT NOT NULL REFERENCES flag_set (name),
@@ -157,16 +157,16 @@ extension SQLiteFlagStore {
         ) WITHOUT ROWID;
         CREATE UNIQUE INDEX signing_key_one_active ON signing_key (set_name) WHERE state = 'active';
 
-        CREATE TABLE signed_version (
+        -- A version's whole document and its patch from the version before, as served, with their signatures. The
+        -- patch is written with the version; the document by the first server that needs it, and kept.
+        CREATE TABLE signed_body (
             set_name TEXT NOT NULL,
             version INTEGER NOT NULL,
-            document BLOB NOT NULL,
-            document_signature TEXT NOT NULL,
-            patch BLOB,
-            patch_signature TEXT,
-            PRIMARY KEY (set_name, version),
-            FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version),
-            CHECK ((patch IS NULL) = (patch_signature IS NULL))
+            kind TEXT NOT NULL CHECK (kind IN ('document', 'patch')),
+            body BLOB NOT NULL,
+            signature TEXT NOT NULL,
+            PRIMARY KEY (set_name, version, kind),
+            FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version)
         );
         """
 }

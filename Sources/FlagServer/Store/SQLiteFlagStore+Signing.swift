@@ -24,30 +24,32 @@ extension SQLiteFlagStore {
     }
 
     public func updateSigningKeys(
-        set: String, _ keys: [StoredSigningKey], resigned: SignedVersion?, audit: AuditRecord
+        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, audit: AuditRecord
     ) throws {
         try write("storing the signing keys of \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else { throw StoreError.notFound(set: set) }
             try db.execute("DELETE FROM signing_key WHERE set_name = ?", [.text(set)])
             for key in keys { try insertSigningKey(key, set: set, db) }
-            if let resigned { try insertSigned(resigned, set: set, db) }
+            if let resigned {
+                try putSigned(resigned.document, .document, set: set, version: resigned.version, replacing: true, db)
+            }
             _ = try insertAudit(audit, set: set, db)
         }
     }
 
-    public func signedVersion(set: String, _ version: Int) throws -> SignedVersion? {
-        try read("reading the signed bytes of \"\(set)\" v\(version)") { db in
-            try db.queryFirst(
-                """
-                SELECT document, document_signature, patch, patch_signature FROM signed_version
-                WHERE set_name = ? AND version = ?
-                """,
-                [.text(set), .init(version)]
-            ) { row in
-                SignedVersion(
-                    version: version, document: try row.blob(0), documentSignature: try row.text(1),
-                    patch: try row.optionalBlob(2), patchSignature: try row.optionalText(3))
+    public func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
+        try read("reading the signed \(kind.rawValue) of \"\(set)\" v\(version)") { db in
+            try selectSigned(set: set, version: version, kind, db)
+        }
+    }
+
+    public func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
+        try write("storing the signed document of \"\(set)\" v\(version)") { db in
+            try putSigned(document, .document, set: set, version: version, replacing: false, db)
+            guard let kept = try selectSigned(set: set, version: version, .document, db) else {
+                throw StoreError.corrupt("the signed document of \"\(set)\" v\(version) was stored and is gone")
             }
+            return kept
         }
     }
 
@@ -63,17 +65,24 @@ extension SQLiteFlagStore {
             ])
     }
 
-    /// Stores a version's signed bytes, replacing those stored before (a version signed again by a new key).
-    func insertSigned(_ signed: SignedVersion, set: String, _ db: SQLiteConnection) throws {
+    /// Stores signed bytes of a version; `replacing` decides whether bytes stored before give way or stay.
+    func putSigned(
+        _ body: SignedBody, _ kind: SignedBodyKind, set: String, version: Int, replacing: Bool, _ db: SQLiteConnection
+    ) throws {
         try db.execute(
             """
-            INSERT OR REPLACE INTO signed_version (set_name, version, document, document_signature, patch,
-                patch_signature)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT OR \(replacing ? "REPLACE" : "IGNORE") INTO signed_body (set_name, version, kind, body, signature)
+            VALUES (?, ?, ?, ?, ?)
             """,
-            [
-                .text(set), .init(signed.version), .blob(signed.document), .text(signed.documentSignature),
-                .init(signed.patch), signed.patchSignature.map { .text($0) } ?? .null,
-            ])
+            [.text(set), .init(version), .text(kind.rawValue), .blob(body.bytes), .text(body.signature)])
+    }
+
+    private func selectSigned(set: String, version: Int, _ kind: SignedBodyKind, _ db: SQLiteConnection) throws
+        -> SignedBody?
+    {
+        try db.queryFirst(
+            "SELECT body, signature FROM signed_body WHERE set_name = ? AND version = ? AND kind = ?",
+            [.text(set), .init(version), .text(kind.rawValue)]
+        ) { row in SignedBody(bytes: try row.blob(0), signature: try row.text(1)) }
     }
 }

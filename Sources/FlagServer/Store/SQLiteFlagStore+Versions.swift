@@ -42,12 +42,11 @@ extension SQLiteFlagStore {
         let info = try insertVersion(
             set: set.name, version: 1, change: initial, digest: set.digest, audit: set.audit, db)
         if let key = set.signingKey { try insertSigningKey(key, set: set.name, db) }
-        if let signed = set.signed { try insertSigned(signed, set: set.name, db) }
         return info
     }
 
     public func append(
-        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signed: SignedVersion?
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signedPatch: SignedBody?
     ) throws -> VersionInfo {
         try write("appending to flag set \"\(set)\"") { db in
             guard let current = try currentVersion(of: set, db) else {
@@ -62,7 +61,7 @@ extension SQLiteFlagStore {
             )
             let info = try insertVersion(
                 set: set, version: base + 1, change: change, digest: digest, audit: audit, db)
-            if let signed { try insertSigned(signed, set: set, db) }
+            if let signedPatch { try putSigned(signedPatch, .patch, set: set, version: base + 1, replacing: false, db) }
             return info
         }
     }

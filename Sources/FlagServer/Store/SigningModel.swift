@@ -34,38 +34,25 @@ public struct StoredSigningKey: Sendable, Hashable {
     }
 }
 
-/// The bytes of one version exactly as clients are served them, with their signatures: made once, when the version
-/// is written, and kept, so that every server and every later software version serves the same bytes.
-public struct SignedVersion: Sendable, Hashable {
-    /// The version.
-    public var version: Int
-    /// The whole document.
-    public var document: [UInt8]
-    /// The `Flagstaff-Signature` value over `document`.
-    public var documentSignature: String
-    /// The patch from the version before (the `data` of its stream event); `nil` for a version that was not
-    /// written as a change of a signed version (the first, or the one signing started at).
-    public var patch: [UInt8]?
-    /// The `Flagstaff-Signature` value over `patch`.
-    public var patchSignature: String?
-
-    /// A signed version.
-    public init(
-        version: Int, document: [UInt8], documentSignature: String, patch: [UInt8]? = nil,
-        patchSignature: String? = nil
-    ) {
-        self.version = version
-        self.document = document
-        self.documentSignature = documentSignature
-        self.patch = patch
-        self.patchSignature = patchSignature
-    }
+/// What a signed body of a version is: its whole document, or its patch from the version before.
+public enum SignedBodyKind: String, Sendable, Hashable, CaseIterable {
+    /// The whole document (`GET /v1/sets/{set}`, `versions/{n}`, a stream's `put`).
+    case document
+    /// The patch from the version before (a stream's `patch`).
+    case patch
 }
 
-extension SignedVersion {
-    /// The patch with its signature, when the version has one.
-    var signedPatch: (patch: [UInt8], signature: String)? {
-        guard let patch, let patchSignature else { return nil }
-        return (patch, patchSignature)
+/// Bytes of a version exactly as clients are served them, with their `Flagstaff-Signature` value. Kept in the store
+/// once made, so that every server, and every later software version, serves the same bytes.
+public struct SignedBody: Sendable, Hashable {
+    /// The bytes served.
+    public var bytes: [UInt8]
+    /// The `Flagstaff-Signature` value over `bytes`.
+    public var signature: String
+
+    /// Signed bytes.
+    public init(bytes: [UInt8], signature: String) {
+        self.bytes = bytes
+        self.signature = signature
     }
 }
