@@ -135,10 +135,14 @@ extension FlagService {
     }
 
     /// Makes the document of a new version of a signed set off the caller's path, right after its patch went out,
-    /// so that the first client to ask seldom waits for it.
+    /// so that the first client to ask seldom waits for it. A version already replaced by a newer one by then is
+    /// skipped: a burst of writes signs its last document, and older ones are signed if someone asks for them.
     func signSoon(_ state: SetState) {
         guard state.isSigned else { return }
-        signingQueue.async { _ = state.servedDocument }
+        signingQueue.async { [registry] in
+            guard registry.state(state.name) === state else { return }
+            _ = state.servedDocument
+        }
     }
 
     // MARK: Helpers
