@@ -87,6 +87,12 @@ public struct JSONReader: ~Copyable {
 
     /// Reads an object, calling `body` once per member with its key; `body` must consume the member's value.
     public mutating func readObject(_ body: (inout JSONReader, String) throws -> Void) throws {
+        try readMembers(naming: true) { reader, name in try body(&reader, name ?? "") }
+    }
+
+    /// The members of an object, each given to `body` positioned at its value. Their names are checked always, and
+    /// made into strings only when `naming`: skipping a value must not build a string per member.
+    mutating func readMembers(naming: Bool, _ body: (inout JSONReader, String?) throws -> Void) throws {
         try expect(UInt8(ascii: "{"), "an object")
         try enter()
         skipWhitespace()
@@ -100,10 +106,11 @@ public struct JSONReader: ~Copyable {
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
                 throw error("expected a member name in double quotes, found \(describeByte())")
             }
-            let key = try readString()
+            var name: String?
+            if naming { name = try readString() } else { _ = try skipString() }
             skipWhitespace()
             try expect(UInt8(ascii: ":"), "':' after a member name")
-            try body(&self, key)
+            try body(&self, name)
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input inside an object") }
             let byte = bytes[position]
@@ -261,7 +268,7 @@ public struct JSONReader: ~Copyable {
     /// Skips one value of any kind, checking that it is well-formed.
     public mutating func skipValue() throws {
         switch try peek() {
-        case .object: try readObject { reader, _ in try reader.skipValue() }
+        case .object: try readMembers(naming: false) { reader, _ in try reader.skipValue() }
         case .array: try readArray { reader, _ in try reader.skipValue() }
         case .string: _ = try skipString()
         case .number: _ = try readNumber()
