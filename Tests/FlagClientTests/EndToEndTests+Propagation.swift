@@ -57,7 +57,9 @@ extension EndToEndTests {
 
             kill(pids[2], SIGSTOP)
             defer { kill(pids[2], SIGCONT) }
-            let timedOut = try await flagctl(["restore", "payments-enabled", "--wait", "100%", "--wait-timeout", "6s"])
+            // Long enough for the two running instances to report under a loaded CI machine (each reports 1–3 s after
+            // it applies the version), so that only the stopped one is named.
+            let timedOut = try await flagctl(["restore", "payments-enabled", "--wait", "100%", "--wait-timeout", "10s"])
             #expect(timedOut.status == 4, "\(timedOut.output)")
             #expect(timedOut.output.contains("demo-3"), "\(timedOut.output)")
             #expect(!timedOut.output.contains("demo-1") && !timedOut.output.contains("demo-2"), "\(timedOut.output)")
