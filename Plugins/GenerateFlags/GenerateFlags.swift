@@ -8,6 +8,8 @@ import PackagePlugin
 /// `--output <NAME's directory>/Flags.swift`. Paths are relative to the package. Reading from a server needs network
 /// access, which this plugin does not ask for: `swift package generate-flags-from-server` does (a command plugin's
 /// permissions are fixed in the manifest, so the two sources are two plugins).
+///
+/// Its argument handling is GenerateFlagsFromServer.swift's twin: a plugin cannot import a library target, so the two cannot share it.
 @main
 struct GenerateFlags: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {

@@ -7,6 +7,8 @@ import PackagePlugin
 /// The token comes from `FLAGCTL_TOKEN` (never from the command line, where it would stay in shell history), the
 /// server from `--server` or `FLAGCTL_SERVER`. This plugin asks for network access; `swift package generate-flags`
 /// reads a checked-in file and does not.
+///
+/// Its argument handling is GenerateFlags.swift's twin: a plugin cannot import a library target, so the two cannot share it.
 @main
 struct GenerateFlagsFromServer: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
