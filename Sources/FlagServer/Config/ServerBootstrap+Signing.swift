@@ -1,6 +1,12 @@
 import FlagSigning
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The key-encryption key that seals the sets' signing keys (docs/signing.md): kept outside the database, so that a
 /// copy or a backup of the database holds no usable signing key.
 extension ServerBootstrap {
@@ -38,7 +44,21 @@ extension ServerBootstrap {
         } catch {
             throw ConfigurationError("cannot make a key-encryption key: \(error)")
         }
-        try TokenAuthority.writeSecret(key.base64 + "\n", to: URL(fileURLWithPath: path))
+        // Written beside and renamed into place, so that a crash leaves either no file (the next start makes one;
+        // nothing was sealed with this key yet) or the whole key, never an empty file that stops every start.
+        let partial = path + ".partial"
+        try TokenAuthority.writeSecret(key.base64 + "\n", to: URL(fileURLWithPath: partial))
+        guard rename(partial, path) == 0 else {
+            throw ConfigurationError("cannot move \(partial) to \(path): \(String(cString: strerror(errno)))")
+        }
+        // The rename itself must survive a power loss before any set is sealed with this key.
+        let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
+        if directory >= 0 {
+            defer { close(directory) }
+            guard fsync(directory) == 0 else {
+                throw ConfigurationError("cannot sync the directory of \(path): \(String(cString: strerror(errno)))")
+            }
+        }
         log("made the key-encryption key \(path) (mode 600); back it up apart from the database")
         return key
     }
