@@ -200,9 +200,13 @@ public struct VerifyCommand: Command {
         } catch {
             throw .failure("\(signatureFile): \(error)")
         }
-        guard let document = try? JSONReader.parse(body), let set = document["set"].string,
-            let version = document["version"].int, version >= 1
-        else {
+        let document: JSONValue
+        do {
+            document = try JSONReader.parse(body)
+        } catch {
+            throw .failure("\(file) is not JSON (\(error)); was it written by export --signed?")
+        }
+        guard let set = document["set"].string, let version = document["version"].int, version >= 1 else {
             throw .failure(
                 "\(file) is not a flag-set document with \"set\" and \"version\"; was it written by export --signed?")
         }
