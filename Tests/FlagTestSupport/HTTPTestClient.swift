@@ -155,3 +155,26 @@ func loopback(port: Int) -> sockaddr_in {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     return address
 }
+
+/// A listening socket on 127.0.0.1 and a free port, for the test servers and proxies that accept connections
+/// themselves; the caller closes it.
+public func listenOnLoopback(backlog: Int32 = 16) throws -> (socket: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
+    var yes: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    var address = loopback(port: 0)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0, listen(fd, backlog) == 0 else {
+        let error = errno
+        close(fd)
+        throw TestClientError(description: "bind/listen on 127.0.0.1 failed: errno \(error)")
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}

@@ -26,23 +26,8 @@ public final class TamperingProxy: @unchecked Sendable {
         guard self.find.count == self.replace.count, !self.find.isEmpty else {
             throw TestClientError(description: "the proxy replaces bytes with as many bytes")
         }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw TestClientError(description: "bind/listen failed: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try listenOnLoopback()
+        self.port = port
         listener = fd
         Thread { [self] in acceptLoop() }.start()
     }
