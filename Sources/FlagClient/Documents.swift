@@ -73,10 +73,6 @@ struct FlagPatch: Sendable {
             result.flags[key] = nil
             result.unreadableFlags[key] = nil
         }
-        for name in removedCohorts {
-            result.cohorts[name] = nil
-            result.unreadableCohorts[name] = nil
-        }
         for (key, flag) in changes.flags {
             result.flags[key] = flag
             result.unreadableFlags[key] = nil
@@ -85,14 +81,7 @@ struct FlagPatch: Sendable {
             result.flags[key] = nil
             result.unreadableFlags[key] = problems
         }
-        for (name, cohort) in changes.cohorts {
-            result.cohorts[name] = cohort
-            result.unreadableCohorts[name] = nil
-        }
-        for (name, problems) in changes.unreadableCohorts {
-            result.cohorts[name] = nil
-            result.unreadableCohorts[name] = problems
-        }
+        result.applyCohorts(of: changes, removing: removedCohorts)
         return result
     }
 
@@ -133,4 +122,23 @@ func parseHTTPDate(_ text: String) -> Date? {
     guard let month = months.firstIndex(of: String(parts[2])) else { return nil }
     let monthText = month + 1 < 10 ? "0\(month + 1)" : "\(month + 1)"
     return ISO8601.parse("\(parts[3])-\(monthText)-\(parts[1])T\(parts[4])Z")
+}
+
+extension FlagSet {
+    /// A patch's cohorts applied: those `removed` go, and each cohort of `changes`, readable or not, takes the place
+    /// of the one of its name.
+    mutating func applyCohorts(of changes: FlagSet, removing removed: Set<String>) {
+        for name in removed {
+            cohorts[name] = nil
+            unreadableCohorts[name] = nil
+        }
+        for (name, cohort) in changes.cohorts {
+            cohorts[name] = cohort
+            unreadableCohorts[name] = nil
+        }
+        for (name, problems) in changes.unreadableCohorts {
+            cohorts[name] = nil
+            unreadableCohorts[name] = problems
+        }
+    }
 }

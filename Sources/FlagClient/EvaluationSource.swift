@@ -260,19 +260,7 @@ final class LazySource: EvaluationSource {
         }
         // Patches that touch cohorts are rare; only they pay for reading their items here.
         for patch in patches where !patch.cohorts.isEmpty || !patch.removedCohorts.isEmpty {
-            for name in patch.removedCohorts {
-                set.cohorts[name] = nil
-                set.unreadableCohorts[name] = nil
-            }
-            let changes = patch.changes()
-            for (name, cohort) in changes.cohorts {
-                set.cohorts[name] = cohort
-                set.unreadableCohorts[name] = nil
-            }
-            for (name, problems) in changes.unreadableCohorts {
-                set.cohorts[name] = nil
-                set.unreadableCohorts[name] = problems
-            }
+            set.applyCohorts(of: patch.changes(), removing: patch.removedCohorts)
         }
         cohortSet.withLock { $0 = set }
         return set
