@@ -102,7 +102,7 @@ extension SignedSetTests {
             #expect(restarted.state == .cached(version: 2))
             #expect(Signed.served(restarted) == (30, 2))
             // The background decode of the document and the patch keeps the same values.
-            try await eventually("compiled whole") { restarted.core.source is CompiledSource }
+            try await eventually("compiled whole", timeout: .seconds(60)) { restarted.core.source is CompiledSource }
             #expect(Signed.served(restarted) == (30, 2))
             #expect(!logs.messages.contains { $0.level >= .warning })
         }
@@ -209,13 +209,15 @@ extension SignedSetTests {
         let first = try await transport.stream(0)
         first.yield(eventStreamHead)
         first.yield(.bytes(put + [0x0A, 0x0A]))
-        try await eventually("v1 live") { client.state == .live(version: 1) }
+        try await eventually("v1 live", timeout: .seconds(60)) { client.state == .live(version: 1) }
         let unsigned = Docs.sse("patch", id: 2, Docs.patch(version: 2, base: 1, flags: [Signed.items(30)]))
         for index in 0..<3 {
             let stream = try await transport.stream(index)
             if index > 0 { stream.yield(eventStreamHead) }
             stream.yield(.bytes(unsigned))
-            try await eventually("connection \(index + 2)") { transport.streamRequests.count > index + 1 }
+            try await eventually("connection \(index + 2)", timeout: .seconds(60)) {
+                transport.streamRequests.count > index + 1
+            }
         }
         #expect(sleeps.withLock { $0 } == [1, 2, 4])
         #expect(transport.fetches.isEmpty)
@@ -242,13 +244,13 @@ extension SignedSetRefreshTests {
         stream.yield(eventStreamHead)
         stream.yield(.bytes(try signed("put", 3, Signed.document(3, items: 30).encoded(), base: nil)))
         stream.yield(.bytes(try signed("patch", 4, Signed.patch(4, items: 40).encoded(), base: 3)))
-        try await eventually("v4 live") { client.state == .live(version: 4) }
+        try await eventually("v4 live", timeout: .seconds(60)) { client.state == .live(version: 4) }
         stream.yield(.bytes(try signed("patch", 4, Signed.patch(4, items: 40).encoded(), base: 3)))
         stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
         try await Task.sleep(for: .milliseconds(50))
         #expect(client.state == .live(version: 4))
         stream.yield(.bytes(try signed("patch", 3, Signed.patch(3, items: 99).encoded(), base: 2)))
-        try await eventually("the replay refused") { Signed.refusal(client) != nil }
+        try await eventually("the replay refused", timeout: .seconds(60)) { Signed.refusal(client) != nil }
         #expect(Signed.refusal(client)?.code == .rollback)
         #expect(Signed.served(client) == (40, 4))
         #expect(transport.fetches.isEmpty)
