@@ -281,6 +281,26 @@
                     "accepted after \(accepted), refused after \(refused)")
             }
 
+            /// Issue 26: a stream on another replica ends once the revocation reaches it, and a version written after
+            /// the revocation never reaches it (the replica applies the store's notifications in commit order).
+            @Test func revokingAKeyThroughOneReplicaEndsItsStreamOnAnother() throws {
+                let replicas = try Replicas(count: 3)
+                let key = try replicas.sdkKey(through: 0, name: "ios-revoked")
+                let stream = try replicas.stream(on: 2, key: key)
+                let clock = ContinuousClock()
+                let start = clock.now
+                #expect(try replicas.send(1, "DELETE", "/v1/admin/sets/ios-prod/keys/ios-revoked").status == 200)
+                let kill = try replicas.send(
+                    0, "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: #"{"reason":"after"}"#)
+                #expect(kill.status == 200)
+                let rest = String(decoding: stream.readUntilClose(), as: UTF8.self)
+                let elapsed = clock.now - start
+                #expect(stream.sawClose)
+                #expect(elapsed < .seconds(1), "closed after \(elapsed)")
+                #expect(!rest.contains("event:"), "sent after the revocation: \(rest)")
+                #expect(try replicas.send(2, "GET", "/v1/sets/ios-prod/stream", token: key).status == 401)
+            }
+
             @Test func concurrentWritersWithTheSameIfMatchOnTwoReplicas() throws {
                 let replicas = try Replicas(count: 3)
                 for round in 0..<10 {

@@ -60,6 +60,14 @@ public enum Principal: Sendable, Hashable {
         if case .admin(let caller) = self { return caller.expiresAt }
         return nil
     }
+
+    /// The name of the token, unless it is the environment's, which cannot be revoked.
+    var revocableName: String? {
+        switch self {
+        case .admin(let caller): caller.token == TokenAuthority.environmentTokenName ? nil : caller.token
+        case .sdk(let name, _): name
+        }
+    }
 }
 
 /// Checks bearer tokens and issues new ones. Tokens are kept only as SHA-256 hashes; a presented token is hashed,
@@ -83,6 +91,8 @@ public final class TokenAuthority: Sendable {
     private let uses = Locked<[String: Date]>([:])
     /// Bumped after every revocation, so that checks remembered per connection are made again.
     let generation = Atomic<Int>(0)
+    /// Told the names of the tokens that stopped being valid, right after the generation moved (see `onRevoked`).
+    private let revocationObservers = Locked<[@Sendable (Set<String>) -> Void]>([])
 
     /// Loads the active tokens; `environmentToken` (from `FLAGSERVER_ADMIN_TOKEN`) is accepted as an admin token.
     public init(store: any FlagStore, clock: ServerClock, environmentToken: String?) throws {
@@ -108,13 +118,12 @@ public final class TokenAuthority: Sendable {
             }
             var fresh: [String: StoredToken] = [:]
             for token in stored where token.revokedAt == nil { fresh[SHA256.hexString(token.hash)] = token }
-            let revokedAny = active.withLock { active in
+            let gone = active.withLock { active in
                 defer { active = fresh }
-                return active.keys.contains { fresh[$0] == nil }
+                return Set(active.filter { fresh[$0.key] == nil }.map(\.value.name))
             }
             loaded = revision
-            // After the swap: a check that reads the new generation also sees the token gone.
-            if revokedAny { generation.add(1, ordering: .releasing) }
+            stoppedWorking(gone)
         }
     }
 
@@ -198,6 +207,10 @@ public final class TokenAuthority: Sendable {
         guard isValidKey(name) else {
             throw ServiceError.badRequest(
                 "token name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "name")
+        }
+        guard name != Self.environmentTokenName else {
+            throw ServiceError.badRequest(
+                "the name \"\(name)\" is the audit log's name for FLAGSERVER_ADMIN_TOKEN; choose another", path: "name")
         }
         if case .admin(_, let sets?) = role {
             guard !sets.isEmpty else {
@@ -288,10 +301,36 @@ public final class TokenAuthority: Sendable {
                 throw ServiceError.storage(error)
             }
             guard revoked else { throw ServiceError.notFound("no active key \"\(name)\"") }
-            active.withLock { tokens in tokens = tokens.filter { $0.value.name != name && $0.value.sessionOf != name } }
+            let gone = active.withLock { tokens in
+                let gone = tokens.values.filter { $0.name == name || $0.sessionOf == name }.map(\.name)
+                tokens = tokens.filter { $0.value.name != name && $0.value.sessionOf != name }
+                return Set(gone)
+            }
+            stoppedWorking(gone)
         }
-        // After the removal: a check that reads the new generation also sees the token gone.
+    }
+
+    /// Calls `observer` with the names of the tokens that stop being valid (revoked here or by another server
+    /// sharing the store, sessions of a revoked token included), right after they stopped working here. It runs on
+    /// the revoking thread, before the revocation returns, so that nothing done after a revocation can still count
+    /// on the token: it must be quick and must not call back into the authority.
+    public func onRevoked(_ observer: @escaping @Sendable (Set<String>) -> Void) {
+        revocationObservers.withLock { $0.append(observer) }
+    }
+
+    /// Whether the token named `name` is active here (neither revoked nor unknown; it may have expired). The
+    /// environment token always is.
+    public func isActive(name: String) -> Bool {
+        name == Self.environmentTokenName && environmentHash != nil
+            || active.withLock { $0.values.contains { $0.name == name } }
+    }
+
+    /// Bumps the generation and tells the observers, once tokens named `names` have left `active`.
+    private func stoppedWorking(_ names: Set<String>) {
+        guard !names.isEmpty else { return }
+        // After the removal: a check that reads the new generation also sees the tokens gone.
         generation.add(1, ordering: .releasing)
+        for observer in revocationObservers.withLock({ $0 }) { observer(names) }
     }
 
     /// `fsa_` for every token of the admin API (whatever its role: a token's text says nothing of its power).

@@ -53,12 +53,12 @@ extension FlagServerApp {
     /// The principal of the request's token: 401 without a valid one, or with more than one `Authorization` field.
     /// A keep-alive client repeating the header that passed last time is recognised by a constant-time comparison
     /// of the bytes, not by hashing the token again. `memo` is the connection's, read once per request; it is
-    /// replaced here when the check changes what the connection remembers.
-    func authenticate(_ request: HTTPRequest, memo: inout ConnectionMemo?) throws -> Principal {
+    /// replaced here when the check changes what the connection remembers. `generation` is the token authority's,
+    /// read before: a remembered check of another generation is made again.
+    func authenticate(_ request: HTTPRequest, memo: inout ConnectionMemo?, generation: Int) throws -> Principal {
         // Two fields may name two principals (one added by a proxy, say); answering as the first would let the order
         // of fields decide who the caller is.
         let connection = request.connection
-        let generation = tokens.generation.load(ordering: .acquiring)
         var count = 0
         var remembered: Principal?
         request.headers.forEachValue(named: "Authorization") { value in

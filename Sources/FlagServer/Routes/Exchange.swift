@@ -49,6 +49,8 @@ struct Call: Sendable {
     let principal: Principal?
     /// What the connection remembered once the caller was checked.
     let memo: ConnectionMemo?
+    /// The token authority's generation read before the caller was checked: a revocation since has moved it.
+    var generation = 0
 
     var request: HTTPRequest { exchange.request }
     /// The path's `{set}`.

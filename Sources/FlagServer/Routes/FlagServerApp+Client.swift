@@ -1,6 +1,7 @@
 import Dispatch
 import FlagCore
 import FlagHTTP
+import FlagLock
 import FlagSigning
 import Foundation
 import Synchronization
@@ -41,12 +42,13 @@ extension FlagServerApp {
             wait = min(seconds, settings.longPollMaxSeconds)
         }
         if wait == 0 { return Self.issuing(instance, current.notModified) }
-        longPoll(call.exchange, set: call.set, known: state.version, wait: wait, instance: instance)
+        longPoll(call, known: state.version, wait: wait, instance: instance)
         return nil
     }
 
     /// Waits for a version newer than `known`; every path that answers goes through one `Exchange.respond`.
-    private func longPoll(_ exchange: Exchange, set: String, known: Int, wait: Int, instance: String?) {
+    private func longPoll(_ call: Call, known: Int, wait: Int, instance: String?) {
+        let (exchange, set) = (call.exchange, call.set)
         let metrics = self.metrics
         let registry = service.registry
         let deadlines = self.deadlines
@@ -55,12 +57,28 @@ extension FlagServerApp {
         let done = Atomic<Bool>(false)
         let deadlineID = Atomic<Int>(0)
         let subscriptionID = Atomic<Int>(0)
+        let unwatch = Locked<(@Sendable () -> Void)?>(nil)
         let finish: @Sendable (HTTPResponse?) -> Void = { response in
             guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
             metrics.waitingPolls.subtract(1, ordering: .relaxed)
             deadlines.remove(deadlineID.load(ordering: .acquiring))
+            unwatch.withLock { $0 }?()
             if let response { exchange.respond(Self.issuing(instance, response)) }
         }
+        // Revoked or expired while waiting: 401 at once, and the connection closes (its next request would be
+        // refused anyway).
+        let refuse: @Sendable () -> Void = { [timers] in
+            timers.async { registry.unsubscribe(set, subscriptionID.load(ordering: .acquiring)) }
+            finish(Self.tokenEnded)
+        }
+        guard let stopWatching = watchToken(of: call, refuse) else {
+            finish(Self.tokenEnded)
+            return
+        }
+        unwatch.withLock { $0 = stopWatching }
+        if done.load(ordering: .acquiring) { stopWatching() }
+        let expiresAt = call.principal?.expiresAt
+        let clock = self.clock
         // Registered before subscribing, so that whatever answers the poll finds the deadline to remove.
         let deadline = deadlines.add(after: .seconds(wait)) { [service] in
             registry.unsubscribe(set, subscriptionID.load(ordering: .acquiring))
@@ -77,6 +95,10 @@ extension FlagServerApp {
             return { signal in
                 switch signal {
                 case .update(let update):
+                    if let expiresAt, clock.now() >= expiresAt {
+                        finish(Self.tokenEnded)
+                        return false
+                    }
                     // The callback runs inside the write that published the version: the document, which may not
                     // be assembled yet, is made off that path, after every stream has its patch.
                     DispatchQueue.global().async { finish(answers.answers(for: update.state).document) }
@@ -125,12 +147,35 @@ extension FlagServerApp {
         let registry = service.registry
         metrics.openStreams.add(1, ordering: .relaxed)
         let closed = Atomic<Bool>(false)
+        let unwatch = Locked<(@Sendable () -> Void)?>(nil)
         let ended: @Sendable () -> Void = {
             if !closed.exchange(true, ordering: .acquiringAndReleasing) {
                 metrics.openStreams.subtract(1, ordering: .relaxed)
                 if let instance { telemetry.streamClosed(set: set, id: instance) }
+                unwatch.withLock { $0 }?()
             }
         }
+        let subscription = Atomic<Int>(0)
+        // The engine may report the close from inside a write this registry's lock is held for, and a revocation
+        // may end the stream from inside one: unsubscribe later.
+        let unsubscribe: @Sendable () -> Void = { [timers] in
+            let id = subscription.load(ordering: .acquiring)
+            if id != 0 { timers.async { registry.unsubscribe(set, id) } }
+        }
+        let finish: @Sendable () -> Void = {
+            stream.finish()
+            ended()
+            unsubscribe()
+        }
+        guard let stopWatching = watchToken(of: call, finish) else {
+            finish()
+            return nil
+        }
+        unwatch.withLock { $0 = stopWatching }
+        // `ended` may have run before the watch was stored, and found none to stop.
+        if closed.load(ordering: .acquiring) { stopWatching() }
+        let expiresAt = call.principal?.expiresAt
+        let clock = self.clock
         let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
             if lastEventID != state.version {
                 stream.write(SetStreamEvent.put.head(id: String(state.version), signature: state.documentSignature))
@@ -141,7 +186,13 @@ extension FlagServerApp {
             }
             return { signal in
                 switch signal {
-                case .update(let update): stream.write(update.patchEvent)
+                case .update(let update):
+                    // The expiry's deadline may fire a moment late: no version made after it goes out.
+                    if let expiresAt, clock.now() >= expiresAt {
+                        stream.finish()
+                    } else {
+                        stream.write(update.patchEvent)
+                    }
                 case .heartbeat: stream.write(SetStreamEvent.heartbeat)
                 case .shutdown: stream.finish()
                 }
@@ -151,14 +202,13 @@ extension FlagServerApp {
             }
         }
         guard let id else {
-            stream.finish()
-            ended()
+            finish()
             return nil
         }
-        // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
-        exchange.responder.onClose { [timers] in
+        subscription.store(id, ordering: .releasing)
+        exchange.responder.onClose {
             ended()
-            timers.async { registry.unsubscribe(set, id) }
+            unsubscribe()
         }
         return nil
     }
@@ -204,6 +254,14 @@ extension FlagServerApp {
         }
         return value == version
     }
+
+    /// The answer to a long-poll whose token stopped being valid while it waited.
+    static let tokenEnded: HTTPResponse = {
+        var response = JSONResponse.error(
+            .unauthorized("the token stopped being valid while the request waited: it was revoked or expired"))
+        response.headers.replaceOrAdd(name: "Connection", value: "close")
+        return response
+    }()
 
     /// 304 naming `version`.
     static func notModifiedHead(version: Int) -> HTTPResponse {

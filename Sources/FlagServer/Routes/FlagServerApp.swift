@@ -57,6 +57,8 @@ public final class FlagServerApp: Sendable {
     let answers = AnswerCache()
     /// The dashboard's files, served under `/ui/`.
     let dashboard: DashboardFiles
+    /// The streams and long-polls by the token that opened them, ended when it is revoked.
+    let watch = TokenWatch()
     /// The sync with other servers sharing the store, when there are any (PostgreSQL).
     public let replicas: ReplicaSync?
     /// Whether this server has its dashboard to serve under `/ui/`.
@@ -83,6 +85,7 @@ public final class FlagServerApp: Sendable {
         self.replicas = replicas
         self.deadlines = Deadlines(queue: timers)
         self.dashboard = .bundled
+        tokens.onRevoked { [watch] names in watch.end(names) }
     }
 
     /// The handler to give `HTTPServer`.
@@ -177,7 +180,8 @@ public final class FlagServerApp: Sendable {
             let exchange = Exchange(request: request, responder: responder, route: nil, metrics: metrics)
             var memo = request.connection.flatMap(ConnectionMemo.of)
             do {
-                _ = try authorize(request, endpoint.spec.access, parameters, memo: &memo)
+                let generation = tokens.generation.load(ordering: .acquiring)
+                _ = try authorize(request, endpoint.spec.access, parameters, memo: &memo, generation: generation)
                 throw ServiceError.methodNotAllowed(request.method, request.path)
             } catch {
                 exchange.respond(errorResponse(error, exchange))
@@ -187,8 +191,13 @@ public final class FlagServerApp: Sendable {
             var memo = request.connection.flatMap(ConnectionMemo.of)
             let call: Call
             do {
-                let principal = try authorize(request, endpoint.spec.access, parameters, memo: &memo)
-                call = Call(exchange: exchange, parameters: parameters, principal: principal, memo: memo)
+                // Read before the token is looked up: a revocation after this moves it (`watchToken` relies on it).
+                let generation = tokens.generation.load(ordering: .acquiring)
+                let principal = try authorize(
+                    request, endpoint.spec.access, parameters, memo: &memo, generation: generation)
+                call = Call(
+                    exchange: exchange, parameters: parameters, principal: principal, memo: memo,
+                    generation: generation)
             } catch {
                 exchange.respond(errorResponse(error, exchange))
                 return
@@ -215,17 +224,18 @@ public final class FlagServerApp: Sendable {
     }
 
     /// The caller of a request to a route with `access`: 401 without a valid token, 403 for a token that may not
-    /// call it; nil for a route anyone may call.
+    /// call it; nil for a route anyone may call. `generation` is the token authority's, read before.
     func authorize(
-        _ request: HTTPRequest, _ access: Access, _ parameters: RouteParameters, memo: inout ConnectionMemo?
+        _ request: HTTPRequest, _ access: Access, _ parameters: RouteParameters, memo: inout ConnectionMemo?,
+        generation: Int
     ) throws -> Principal? {
         switch access {
         case .anyone:
             return nil
         case .anyToken:
-            return try authenticate(request, memo: &memo)
+            return try authenticate(request, memo: &memo, generation: generation)
         case .setReader:
-            let principal = try authenticate(request, memo: &memo)
+            let principal = try authenticate(request, memo: &memo, generation: generation)
             guard principal.mayRead(parameters.set) else {
                 throw ServiceError.forbidden(
                     principal.isSDKKey
@@ -234,7 +244,7 @@ public final class FlagServerApp: Sendable {
             }
             return principal
         case .role(let role), .unlimited(let role):
-            let principal = try authenticate(request, memo: &memo)
+            let principal = try authenticate(request, memo: &memo, generation: generation)
             guard case .admin(let caller) = principal else {
                 throw ServiceError.forbidden("SDK keys are read-only: this route needs a token of the admin API")
             }

@@ -56,10 +56,12 @@ public final class ReplicaSync: Sendable {
         attempt("loading the tokens") { try tokens.reload() }
     }
 
-    /// Compares every set's stored version with the one served and catches up where the store is ahead; loads the
-    /// tokens when their revision moved.
+    /// Loads the tokens when their revision moved, then compares every set's stored version with the one served and
+    /// catches up where the store is ahead. Tokens first: a stream whose token was revoked before a version was
+    /// written must end before that version is published to it.
     public func check() {
         attempt("checking the stored versions") {
+            try tokens.reload()
             let stored = try service.store.sets()
             var lag: [String: Int] = [:]
             for summary in stored { lag[summary.name] = summary.version - (service.state(summary.name)?.version ?? 0) }
@@ -67,7 +69,6 @@ public final class ReplicaSync: Sendable {
             for (set, behind) in lag where behind > 0 {
                 if try service.catchUp(set) { state.withLock { $0.catchUps += 1 } }
             }
-            try tokens.reload()
         }
     }
 
