@@ -106,7 +106,7 @@ struct ClientRouteTests {
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill")
             let response = try harness.send("GET", "/v1/sets/ios-prod/versions/1", token: harness.sdk)
             #expect(response.status == 200)
-            #expect(response.header("Cache-Control") == "public, max-age=31536000, immutable")
+            #expect(response.header("Cache-Control") == "private, max-age=31536000, immutable")
             #expect(response.header("ETag") == "\"1\"")
             #expect(response.body == version1)
             #expect(try harness.send("GET", "/v1/sets/ios-prod/versions/2", token: harness.sdk).status == 200)

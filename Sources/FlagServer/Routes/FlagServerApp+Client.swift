@@ -9,7 +9,8 @@ import Synchronization
 /// The client API (SDK key or admin token): the current document with ETags and long-polls, old versions, and
 /// the event stream.
 extension FlagServerApp {
-    /// `GET /v1/sets/{set}/versions/{n}`: an old version's document, immutable and cacheable by anyone.
+    /// `GET /v1/sets/{set}/versions/{n}`: an old version's document, immutable. Cacheable by the client that asked,
+    /// never by a shared cache: the request is authorized, and a shared cache would hand it to anyone.
     func oldVersion(_ call: Call) throws -> HTTPResponse {
         let text = call.parameters.version
         guard let version = Int(text), version >= 1 else {
@@ -18,7 +19,7 @@ extension FlagServerApp {
         let (document, signature) = try service.signedDocument(call.set, version: version)
         var headers: HTTPHeaders = [
             "Content-Type": "application/json; charset=utf-8", "ETag": "\"\(version)\"",
-            "Cache-Control": "public, max-age=31536000, immutable",
+            "Cache-Control": "private, max-age=31536000, immutable",
         ]
         if let signature { headers.add(name: Signature.headerName, value: signature) }
         return HTTPResponse(status: 200, headers: headers, body: document)
