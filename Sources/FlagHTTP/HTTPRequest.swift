@@ -112,7 +112,7 @@ public struct HTTPRequest: Sendable {
         let parts = HTTPTarget.split(target)
         storage = Storage(
             method: method, target: target, rawPath: parts.rawPath,
-            path: HTTPTarget.percentDecoded(parts.rawPath, plusAsSpace: false) ?? parts.rawPath,
+            path: HTTPTarget.decodedPath(parts.rawPath)?.path ?? parts.rawPath,
             rawQuery: parts.rawQuery, headers: headers, body: body, version: version, keepAlive: keepAlive,
             remoteAddress: remoteAddress, connection: connection, receivedAt: 0)
     }
@@ -178,8 +178,24 @@ enum HTTPTarget {
         return (path.isEmpty ? "/" : String(path), String(pathPart[pathPart.index(after: question)...]))
     }
 
-    /// Percent-decodes `text`; nil if an escape is malformed or the result is not valid UTF-8.
-    static func percentDecoded(_ text: some StringProtocol, plusAsSpace: Bool) -> String? {
+    /// Percent-decodes a request path segment by segment: an encoded slash (`%2F`) stays encoded, so it never
+    /// becomes a separator that a proxy's rule for a path prefix did not see; `encodedSlash` says one was there (the
+    /// parser refuses such a request). Nil if an escape is malformed or the result is not valid UTF-8.
+    static func decodedPath(_ rawPath: String) -> (path: String, encodedSlash: Bool)? {
+        var encodedSlash = false
+        let path = percentDecoded(rawPath, plusAsSpace: false) { byte in
+            guard byte == ASCII.slash else { return nil }
+            encodedSlash = true
+            return Array("%2F".utf8)
+        }
+        return path.map { ($0, encodedSlash) }
+    }
+
+    /// Percent-decodes `text`; nil if an escape is malformed or the result is not valid UTF-8. `keep` may answer
+    /// the bytes to write instead of a decoded byte.
+    static func percentDecoded(
+        _ text: some StringProtocol, plusAsSpace: Bool, keep: (UInt8) -> [UInt8]? = { _ in nil }
+    ) -> String? {
         let utf8 = text.utf8
         guard utf8.contains(where: { $0 == ASCII.percent || (plusAsSpace && $0 == ASCII.plus) }) else {
             return String(text)
@@ -192,7 +208,12 @@ enum HTTPTarget {
                 guard let high = iterator.next().flatMap(ASCII.hexValue),
                     let low = iterator.next().flatMap(ASCII.hexValue)
                 else { return nil }
-                bytes.append(UInt8(high << 4 | low))
+                let decoded = UInt8(high << 4 | low)
+                if let kept = keep(decoded) {
+                    bytes += kept
+                } else {
+                    bytes.append(decoded)
+                }
             } else if plusAsSpace && byte == ASCII.plus {
                 bytes.append(ASCII.space)
             } else {

@@ -146,10 +146,16 @@ extension HTTPRequestParser {
             head.path = head.rawPath
             return nil
         }
-        guard let decoded = HTTPTarget.percentDecoded(head.rawPath, plusAsSpace: false) else {
+        guard let decoded = HTTPTarget.decodedPath(head.rawPath) else {
             return HTTPRejection(.badRequest, "invalid percent-encoding in the request path")
         }
-        head.path = decoded
+        head.path = decoded.path
+        guard !decoded.encodedSlash else {
+            return HTTPRejection(
+                .badRequest,
+                "the request path has an encoded slash (%2F) inside a segment, which no route has: send \"/\" "
+                    + "unencoded between segments, and leave it out of names")
+        }
         return nil
     }
 

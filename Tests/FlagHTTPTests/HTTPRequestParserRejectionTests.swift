@@ -139,6 +139,8 @@ struct HTTPRequestParserRejectionTests {
         Case(name: "relative target", input: "GET a/b HTTP/1.1\r\n\(host)\r\n", status: 400),
         Case(name: "bad percent-encoding", input: "GET /a%zz HTTP/1.1\r\n\(host)\r\n", status: 400),
         Case(name: "percent-encoding that is not UTF-8", input: "GET /a%ff HTTP/1.1\r\n\(host)\r\n", status: 400),
+        Case(name: "an encoded slash", input: "GET /v1%2Fadmin%2Fwhoami HTTP/1.1\r\n\(host)\r\n", status: 400),
+        Case(name: "an encoded slash, lowercase", input: "GET /v1/sets/a%2fb HTTP/1.1\r\n\(host)\r\n", status: 400),
         Case(name: "HTTP/2.0", input: "GET / HTTP/2.0\r\n\(host)\r\n", status: 505),
         Case(name: "HTTP/1.2", input: "GET / HTTP/1.2\r\n\(host)\r\n", status: 505),
         Case(name: "HTTP/2 preface", input: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", status: 505),

@@ -25,6 +25,19 @@ struct HTTPRequestParserTests {
         #expect(request.body.isEmpty)
     }
 
+    /// Issue 26: the path is split into segments before it is decoded, so an encoded slash never separates two.
+    @Test func anEncodedSlashIsNeverASeparator() throws {
+        let refused = try #require(parse("GET /v1%2Fadmin%2Fwhoami HTTP/1.1\r\nHost: h\r\n\r\n").rejection)
+        #expect(refused.status == 400)
+        #expect(refused.message.contains("%2F"))
+        // A request made in process cannot be refused: its path keeps the slash encoded, inside one segment.
+        let request = HTTPRequest(method: "GET", target: "/v1%2Fadmin%2fwhoami?x=%2F")
+        #expect(request.path == "/v1%2Fadmin%2Fwhoami")
+        #expect(request.query("x") == "/")
+        // Other escapes are decoded as before.
+        #expect(HTTPRequest(method: "GET", target: "/v1/sets/ios%2Dprod").path == "/v1/sets/ios-prod")
+    }
+
     @Test func keepsHeaderOrderAndTrimsWhitespace() throws {
         let request = try #require(
             parse("GET / HTTP/1.1\r\nHost: h\r\nX-A:  1 \t\r\nx-a: 2\r\nEmpty:\r\n\r\n").requests.first)
