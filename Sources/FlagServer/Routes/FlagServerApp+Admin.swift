@@ -86,6 +86,15 @@ extension FlagServerApp {
         }
         let result: WriteResult
         if service.state(set) == nil {
+            // Importing a set that does not exist creates it: only a caller who may create sets may.
+            do {
+                try Self.check(caller, against: Route.createSet.spec.access, set: set)
+            } catch {
+                throw ServiceError.forbidden(
+                    "there is no flag set \"\(set)\", and importing one creates it, which needs what POST "
+                        + "/v1/admin/sets needs: an admin token not limited to sets (\"\(caller.name)\" is "
+                        + "\(caller.sets == nil ? "" : "limited to sets and ")a \(caller.role.rawValue))")
+            }
             result = .created(try service.createSet(set, from: document, note: note))
         } else {
             result = try service.replace(set, with: document, ifMatch: try input.ifMatch(), note: note)

@@ -243,25 +243,35 @@ public final class FlagServerApp: Sendable {
                         : "this token may not access flag set \"\(parameters.set)\"")
             }
             return principal
-        case .role(let role), .unlimited(let role):
+        case .role, .unlimited:
             let principal = try authenticate(request, memo: &memo, generation: generation)
             guard case .admin(let caller) = principal else {
                 throw ServiceError.forbidden("SDK keys are read-only: this route needs a token of the admin API")
             }
-            guard caller.role >= role else {
-                throw ServiceError.forbidden(
-                    "this route needs the \(role.rawValue) role; the token of \"\(caller.name)\" is a \(caller.role.rawValue)"
-                )
-            }
-            if case .unlimited = access, caller.sets != nil {
-                throw ServiceError.forbidden(
-                    "this route concerns the whole server: a token limited to sets may not call it")
-            }
-            if !parameters.set.isEmpty, !caller.mayAccess(parameters.set) {
-                throw ServiceError.forbidden(
-                    "the token of \"\(caller.name)\" may not access flag set \"\(parameters.set)\"")
-            }
+            try Self.check(caller, against: access, set: parameters.set)
             return principal
+        }
+    }
+
+    /// 403 unless a token of the admin API may call a route with `access` (`.role` or `.unlimited`) on `set` (empty
+    /// for a route without one). Handlers that do more than their route's least role ask here too.
+    static func check(_ caller: AdminCaller, against access: Access, set: String) throws {
+        let role: AdminRole
+        switch access {
+        case .role(let least), .unlimited(let least): role = least
+        case .anyone, .anyToken, .setReader: return
+        }
+        guard caller.role >= role else {
+            throw ServiceError.forbidden(
+                "this route needs the \(role.rawValue) role; the token of \"\(caller.name)\" is a \(caller.role.rawValue)"
+            )
+        }
+        if case .unlimited = access, caller.sets != nil {
+            throw ServiceError.forbidden(
+                "this route concerns the whole server: a token limited to sets may not call it")
+        }
+        if !set.isEmpty, !caller.mayAccess(set) {
+            throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(set)\"")
         }
     }
 
