@@ -13,7 +13,7 @@ import Testing
 /// requests to the admin API with an admin token.
 final class LiveFlagServer: Sendable {
     /// Accepted as an admin token through `FLAGSERVER_ADMIN_TOKEN`, as a CI script would pass it.
-    static let adminToken = "fsa_end-to-end-admin-token"
+    static let adminToken = "fsa_end-to-end-admin-token-for-the-live-server"
 
     let app: FlagServerApp
     let live: LiveHTTPServer

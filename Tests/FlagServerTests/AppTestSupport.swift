@@ -20,6 +20,9 @@ final class TestClock: Sendable {
     }
 }
 
+/// A `FLAGSERVER_ADMIN_TOKEN` long enough for the start to take it (`ServerBootstrap.minimumEnvironmentTokenLength`).
+let environmentAdminToken = "fsa_environment-admin-token-for-the-tests"
+
 /// The set every app test starts from: two cohorts, a bool release flag with targeting, an int ops flag.
 let fixtureDocument = """
     {"schema":1,"set":"ios-prod","cohorts":{"beta":{"include":["u-1","u-2"]},

@@ -135,12 +135,12 @@ struct AuthTests {
             configuration.dataDirectory = directory.path
             configuration.seedDirectory = nil
             let bootstrap = try ServerBootstrap(
-                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": "s3cret"],
+                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
                 clock: TestClock().clock,
                 log: { _ in })
             #expect(bootstrap.adminTokenFile == nil)
             #expect(!FileManager.default.fileExists(atPath: configuration.adminTokenFile))
-            #expect(try bootstrap.app.tokens.authenticate("Bearer s3cret").name == "env")
+            #expect(try bootstrap.app.tokens.authenticate("Bearer \(environmentAdminToken)").name == "env")
         }
     }
 }

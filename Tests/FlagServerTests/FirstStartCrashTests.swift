@@ -47,7 +47,7 @@ struct FirstStartCrashTests {
             let clock = TestClock()
             let error = #expect(throws: ConfigurationError.self) {
                 try ServerBootstrap(
-                    configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": "t"],
+                    configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
                     clock: clock.clock, log: { _ in })
             }
             #expect(error?.message.contains("flag set \"alpha\" already exists") == true)
@@ -55,7 +55,8 @@ struct FirstStartCrashTests {
             #expect(try store.sets().isEmpty)
             try FileManager.default.removeItem(at: clash)
             let next = try ServerBootstrap(
-                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": "t"], clock: clock.clock,
+                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
+                clock: clock.clock,
                 log: { _ in })
             #expect(next.seeded == ["alpha", "gamma"])
             #expect(try next.app.service.audit(nil, limit: 10).map(\.action) == ["set.seed", "set.seed"])
@@ -69,7 +70,8 @@ struct FirstStartCrashTests {
             configuration.seedDirectory = nil
             let clock = TestClock()
             _ = try ServerBootstrap(
-                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": "t"], clock: clock.clock,
+                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
+                clock: clock.clock,
                 log: { _ in })
             let store = try SQLiteFlagStore(path: configuration.databasePath)
             let tokens = try TokenAuthority(store: store, clock: clock.clock, environmentToken: nil)

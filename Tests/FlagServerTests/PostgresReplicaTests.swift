@@ -20,7 +20,7 @@
         let info: PostgresConnectionInfo
         let directory: TemporaryDirectory
         /// Accepted as an admin token by every replica (`FLAGSERVER_ADMIN_TOKEN`) unless `environmentAdmin` was false.
-        static let admin = "fsa_replica-tests-admin-token"
+        static let admin = "fsa_replica-tests-admin-token-shared-by-all"
         /// The key-encryption key every replica shares (`FLAGSERVER_SIGNING_KEY`), so that the seed sets are signed.
         let signingKey = (try? KeyEncryptionKey.generate().base64) ?? ""
         private let environmentAdmin: Bool

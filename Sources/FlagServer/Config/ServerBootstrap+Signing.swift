@@ -28,6 +28,7 @@ extension ServerBootstrap {
                     "the signing key file \(path) does not exist; create one with"
                         + " `(umask 077; openssl rand -base64 32 > \(path))`, or leave signingKeyFile out")
             }
+            warnIfBesideTheDatabase(path, configuration, log: log)
             return try read(path, log: log)
         }
         guard configuration.postgres == nil else {
@@ -37,6 +38,7 @@ extension ServerBootstrap {
             return nil
         }
         let path = configuration.defaultSigningKeyFile
+        warnIfBesideTheDatabase(path, configuration, log: log)
         if FileManager.default.fileExists(atPath: path) { return try read(path, log: log) }
         let key: KeyEncryptionKey
         do {
@@ -61,6 +63,25 @@ extension ServerBootstrap {
         }
         log("made the key-encryption key \(path) (mode 600); back it up apart from the database")
         return key
+    }
+
+    /// Says, once per start, that the key-encryption key file lies in the data directory beside the SQLite database
+    /// that holds the keys it seals (the default), and where to move it. With PostgreSQL the sealed keys are in the
+    /// database, not in the data directory, and nothing is said.
+    static func warnIfBesideTheDatabase(
+        _ path: String, _ configuration: ServerConfiguration, log: @Sendable (String) -> Void
+    ) {
+        guard configuration.postgres == nil else { return }
+        func resolved(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        }
+        let data = resolved(configuration.dataDirectory)
+        guard resolved(path).hasPrefix(data.hasSuffix("/") ? data : data + "/") else { return }
+        log(
+            "the key-encryption key \(path) is in the data directory \(configuration.dataDirectory): a backup of this "
+                + "folder holds both the sealed keys and the key that opens them. Move the key out of it (for example "
+                + "to /etc/flagserver/signing-key, mode 600, on another disk than the backups) and start with "
+                + "--signing-key-file PATH, or pass it in \(signingKeyEnvironment) (docs/signing.md)")
     }
 
     private static func read(_ path: String, log: @Sendable (String) -> Void) throws -> KeyEncryptionKey {

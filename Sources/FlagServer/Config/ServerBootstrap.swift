@@ -45,6 +45,13 @@ public struct ServerBootstrap: Sendable {
             storeDescription = configuration.databasePath
         }
         let environmentToken = environment[configuration.adminTokenEnvironment].flatMap { $0.isEmpty ? nil : $0 }
+        if let environmentToken, environmentToken.count < Self.minimumEnvironmentTokenLength {
+            throw ConfigurationError(
+                "\(configuration.adminTokenEnvironment) has \(environmentToken.count) characters; an admin token needs "
+                    + "at least \(Self.minimumEnvironmentTokenLength) random ones so that it cannot be guessed. Make "
+                    + "one with `openssl rand -hex 32`, or leave the variable unset and use the token the first start "
+                    + "writes to \(configuration.adminTokenFile)")
+        }
         let tokenFile = URL(fileURLWithPath: configuration.adminTokenFile)
         let keyEncryptionKey = try Self.keyEncryptionKey(configuration, environment: environment, log: log)
         let (service, tokens, seeded, written) = try store.exclusively {
@@ -73,6 +80,10 @@ public struct ServerBootstrap: Sendable {
         self.seeded = seeded
         self.foundAdminToken = configuration.postgres != nil && written == nil && environmentToken == nil
     }
+
+    /// The fewest characters `FLAGSERVER_ADMIN_TOKEN` may have: it never expires and acts as an unlimited admin,
+    /// so it must be as hard to guess as the 256-bit tokens the server makes.
+    public static let minimumEnvironmentTokenLength = 32
 
     /// What a flagserver built without the `Postgres` trait says when asked for PostgreSQL.
     static let withoutPostgres =
