@@ -367,4 +367,40 @@ struct StoreTests {
                 ])
         }
     }
+
+    /// Issue 26: sessions that ended a week ago are deleted with their set limits, their audit records stay, and the
+    /// token revision moves (counting rows would not only grow any more).
+    @Test(arguments: StoreKind.allCases)
+    func endedSessionsAreDeletedAndTheRevisionStillOnlyGrows(kind: StoreKind) throws {
+        try kind.withStore { store in
+            let person = StoredToken(
+                name: "ed", hash: digest(100), role: .admin(.editor, sets: ["ios"]), createdAt: time(1))
+            func session(_ name: String, _ step: Int, expires: Int) -> StoredToken {
+                StoredToken(
+                    name: name, hash: digest(100 + step), role: person.role, createdAt: time(step),
+                    expiresAt: time(expires), sessionOf: "ed")
+            }
+            let expiredLongAgo = session("s-old", 2, expires: 3)
+            let revokedLongAgo = session("s-out", 4, expires: 100)
+            let expiredLately = session("s-new", 5, expires: 40)
+            let current = session("s-now", 6, expires: 100)
+            for token in [person, expiredLongAgo, revokedLongAgo, expiredLately, current] {
+                try store.addToken(token, audit: audit("token.create", 1, subject: token.name))
+            }
+            #expect(try store.revokeToken(name: "s-out", at: time(7), audit: audit("session.end", 7)))
+            let before = try store.tokenRevision()
+            #expect(try store.deleteSessions(endedBefore: time(30)) == 2)
+            #expect(try store.tokens().map(\.name) == ["ed", "s-new", "s-now"])
+            #expect(try store.tokens().first { $0.name == "s-now" }?.role == .admin(.editor, sets: ["ios"]))
+            let after = try store.tokenRevision()
+            #expect(after > before)
+            #expect(try store.audit(set: nil, filter: AuditFilter(), limit: 10).map(\.action).contains("session.end"))
+            // Nothing left to delete: the revision may stay or move (PostgreSQL counts statements), never go back.
+            _ = try store.deleteSessions(endedBefore: time(30))
+            #expect(try store.tokenRevision() >= after)
+            // Adding after a deletion moves it on.
+            try store.addToken(session("s-next", 8, expires: 100), audit: audit("session.start", 8))
+            #expect(try store.tokenRevision() > after)
+        }
+    }
 }

@@ -77,6 +77,11 @@ public final class TokenAuthority: Sendable {
     public static let environmentTokenName = "env"
     /// How long a dashboard session lasts.
     public static let sessionLifetime: TimeInterval = 12 * 3600
+    /// Active dashboard sessions a token may have at once; starting one more signs the oldest out.
+    public static let sessionsPerToken = 20
+    /// How long an ended session (expired, signed out or revoked) stays listed before it is deleted. Its audit
+    /// records stay.
+    public static let endedSessionRetention: TimeInterval = 7 * 86_400
 
     private let store: any FlagStore
     private let clock: ServerClock
@@ -166,6 +171,23 @@ public final class TokenAuthority: Sendable {
         uses.withLock { $0[caller.token] = now }
     }
 
+    /// Forgets the dashboard sessions that ended more than `endedSessionRetention` ago, here and in the store (the
+    /// server calls this about once an hour). Returns how many the store deleted.
+    @discardableResult
+    public func pruneEndedSessions() throws -> Int {
+        let cutoff = clock.now().addingTimeInterval(-Self.endedSessionRetention)
+        // Revoked sessions left `active` when they were revoked; expired ones are kept there to be refused as
+        // expired, with the time, until now.
+        active.withLock { tokens in
+            tokens = tokens.filter { $0.value.sessionOf == nil || ($0.value.expiresAt.map { $0 >= cutoff } ?? true) }
+        }
+        do {
+            return try store.deleteSessions(endedBefore: cutoff)
+        } catch {
+            throw ServiceError.storage(error)
+        }
+    }
+
     /// Stores the uses noted since the last call (the server calls this about once a minute, and when it stops).
     public func recordUses() throws {
         let noted = uses.withLock { uses in
@@ -231,10 +253,25 @@ public final class TokenAuthority: Sendable {
     }
 
     /// A dashboard session for `caller`: a token of the same role and sets, acting under the caller's name, that
-    /// expires in 12 hours (or when the caller's token does, if sooner) and is revoked with it.
+    /// expires in 12 hours (or when the caller's token does, if sooner) and is revoked with it. A token has at most
+    /// `sessionsPerToken` active sessions: beyond that the oldest is signed out (audited as `session.evict`), so that
+    /// sessions cannot pile up in memory.
     public func startSession(for caller: AdminCaller, note: ChangeNote) throws -> (token: String, record: StoredToken) {
         guard !caller.isSession else {
             throw ServiceError.forbidden("a session cannot start another session: sign in with your own token")
+        }
+        let now = clock.now()
+        let sessions = active.withLock { tokens in
+            tokens.values.filter { $0.sessionOf == caller.token && ($0.expiresAt.map { $0 > now } ?? true) }
+        }
+        for oldest in sessions.sorted(by: { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) })
+            .prefix(max(0, sessions.count - Self.sessionsPerToken + 1))
+        {
+            try revoke(
+                name: oldest.name, set: nil,
+                note: ChangeNote(
+                    actor: caller.name, action: "session.evict",
+                    reason: "more than \(Self.sessionsPerToken) sessions: the oldest is signed out"))
         }
         var expiresAt = clock.wholeSecond().addingTimeInterval(Self.sessionLifetime)
         if let end = caller.expiresAt { expiresAt = min(expiresAt, end) }

@@ -71,6 +71,8 @@ public final class FlagServerApp: Sendable {
     private let usesTimer = Locked<HeartbeatTimer?>(nil)
     private let telemetryTimer = Locked<HeartbeatTimer?>(nil)
     private let engineMetrics = Locked<(@Sendable () -> HTTPServerMetrics)?>(nil)
+    /// Minutes the token-uses timer has run, so that it prunes sessions every 60th.
+    private let minutesRun = Atomic<Int>(0)
 
     /// An application over a loaded service and token authority, and the sync of both with other servers sharing
     /// their store, if any.
@@ -106,10 +108,14 @@ public final class FlagServerApp: Sendable {
             return old
         }
         previous?.source.cancel()
-        // When tokens were last used goes to the store once a minute, not on every request.
+        // When tokens were last used goes to the store once a minute, not on every request; ended dashboard sessions
+        // are pruned once an hour.
         let uses = DispatchSource.makeTimerSource(queue: timers)
         uses.schedule(deadline: .now() + 60, repeating: 60)
-        uses.setEventHandler { [self] in recordTokenUses() }
+        uses.setEventHandler { [self] in
+            recordTokenUses()
+            if minutesRun.add(1, ordering: .relaxed).oldValue % 60 == 0 { pruneEndedSessions() }
+        }
         uses.resume()
         usesTimer.withLock { old in
             old?.source.cancel()
@@ -128,6 +134,15 @@ public final class FlagServerApp: Sendable {
         telemetryTimer.withLock { old in
             old?.source.cancel()
             old = HeartbeatTimer(source: flush)
+        }
+    }
+
+    /// Deletes the dashboard sessions that ended over a week ago; a failure is logged, and tried again in an hour.
+    private func pruneEndedSessions() {
+        do {
+            try tokens.pruneEndedSessions()
+        } catch {
+            service.log("deleting ended dashboard sessions failed: \(error)")
         }
     }
 

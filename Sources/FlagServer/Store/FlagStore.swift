@@ -61,12 +61,16 @@ public protocol FlagStore: Sendable {
     /// Records when tokens were last used (by name); an older time than the one stored changes nothing.
     func recordTokenUses(_ uses: [String: Date]) throws
 
+    /// Deletes the dashboard sessions that ended (expired or were revoked) before `before`, with the sets they were
+    /// limited to; their audit records stay. Returns how many it deleted.
+    func deleteSessions(endedBefore before: Date) throws -> Int
+
     /// What the set's versions after `base` changed, up to its current version: each item's newest bytes, or `nil`
     /// for one removed (perhaps one added and removed again after `base`). No items when `base` is current.
     func changes(set: String, since base: Int) throws -> SetChanges
 
-    /// A number that grows whenever a token is added or revoked, so that a server sharing the store knows when to
-    /// load the tokens again.
+    /// A number that grows whenever a token is added, revoked or deleted, so that a server sharing the store knows
+    /// when to load the tokens again.
     func tokenRevision() throws -> Int
 
     /// Runs `body` while no other server sharing the store runs its own: a first start's seeding and first admin

@@ -17,6 +17,8 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
         var sets: [String: [StoredVersion]] = [:]
         var audit: [(set: String?, record: AuditRecord)] = []
         var tokens: [StoredToken] = []
+        /// Moved by every token added, revoked or deleted.
+        var tokenRevision = 0
         var instances: [String: [String: StoredInstance]] = [:]
         var counts: [UsageKey: UsageCount] = [:]
         var settings: [String: SetSettings] = [:]
@@ -157,6 +159,7 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
                 throw StoreError.alreadyExists("a token named \(token.name) or with the same secret")
             }
             state.tokens.append(token)
+            state.tokenRevision += 1
             state.audit.append((Self.set(of: token), audit))
         }
     }
@@ -167,6 +170,7 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
                 return false
             }
             state.tokens[index].revokedAt = time
+            state.tokenRevision += 1
             for session in state.tokens.indices
             where state.tokens[session].sessionOf == name && state.tokens[session].revokedAt == nil {
                 state.tokens[session].revokedAt = time
@@ -199,7 +203,19 @@ public final class InMemoryFlagStore: FlagStore, @unchecked Sendable {
     }
 
     public func tokenRevision() throws -> Int {
-        locked { state in state.tokens.count + state.tokens.filter { $0.revokedAt != nil }.count }
+        locked { $0.tokenRevision }
+    }
+
+    public func deleteSessions(endedBefore before: Date) throws -> Int {
+        locked { state in
+            let count = state.tokens.count
+            state.tokens.removeAll { token in
+                token.sessionOf != nil && ((token.revokedAt ?? token.expiresAt).map { $0 < before } ?? false)
+            }
+            let deleted = count - state.tokens.count
+            if deleted > 0 { state.tokenRevision += 1 }
+            return deleted
+        }
     }
 
     public func recordTelemetry(_ batch: TelemetryBatch) throws {

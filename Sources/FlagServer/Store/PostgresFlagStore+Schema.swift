@@ -21,6 +21,7 @@
             Migration(version: 1, name: "flag sets, versions, item changes, audit log, tokens", script: schemaV1),
             Migration(version: 2, name: "client instances, evaluation counts, set settings", script: schemaV2),
             Migration(version: 3, name: "signing keys and signed versions", script: schemaV3),
+            Migration(version: 4, name: "the key of a client instance, a token revision counter", script: schemaV4),
         ]
 
         /// The advisory lock key of migrations ("flagstmg" in ASCII): two servers starting together on an empty
@@ -200,6 +201,26 @@
                 PRIMARY KEY (set_name, version, kind),
                 FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version)
             );
+            """
+
+        // As SQLite's migration 5 (issue 26): the key an instance id was issued to, and a token revision the
+        // database moves on every token added, revoked or deleted (statement triggers: one step per statement is
+        // enough, since a replica only asks whether it moved).
+        static let schemaV4 = """
+            ALTER TABLE client_instance ADD COLUMN key_name text COLLATE "C";
+
+            CREATE TABLE token_revision (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                value int8 NOT NULL
+            );
+            INSERT INTO token_revision (value) SELECT count(*) + count(revoked_at) FROM token;
+            CREATE FUNCTION token_revision_step() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE token_revision SET value = value + 1;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER token_revision_on_change AFTER INSERT OR DELETE OR UPDATE OF revoked_at ON token
+                FOR EACH STATEMENT EXECUTE FUNCTION token_revision_step();
             """
     }
 #endif

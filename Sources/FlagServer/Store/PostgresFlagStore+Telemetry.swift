@@ -10,15 +10,16 @@
                 for instance in batch.instances {
                     try db.execute(
                         """
-                        INSERT INTO client_instance (set_name, id, first_seen, last_seen, report, applied)
-                        VALUES ($1, $2, \(Self.time(3)), \(Self.time(4)), $5, $6)
+                        INSERT INTO client_instance (set_name, id, first_seen, last_seen, report, applied, key_name)
+                        VALUES ($1, $2, \(Self.time(3)), \(Self.time(4)), $5, $6, $7)
                         ON CONFLICT (set_name, id) DO UPDATE SET first_seen = excluded.first_seen,
-                            last_seen = excluded.last_seen, report = excluded.report, applied = excluded.applied
+                            last_seen = excluded.last_seen, report = excluded.report, applied = excluded.applied,
+                            key_name = excluded.key_name
                         """,
                         [
                             .text(instance.set), .text(instance.id), Self.microseconds(instance.firstSeen),
                             Self.microseconds(instance.lastSeen), instance.report.map { .bytes($0) } ?? .null,
-                            .text(instance.appliedText),
+                            .text(instance.appliedText), instance.key.map { .text($0) } ?? .null,
                         ])
                 }
                 for count in batch.counts {
@@ -43,7 +44,7 @@
                 try db.query(
                     """
                     SELECT set_name, id, \(Self.microseconds(of: "first_seen")), \(Self.microseconds(of: "last_seen")),
-                        report, applied
+                        report, applied, key_name
                     FROM client_instance WHERE set_name = $1 AND last_seen >= \(Self.time(2)) ORDER BY id
                     """,
                     [.text(set), Self.microseconds(since)], Self.instance)
@@ -55,7 +56,7 @@
                 try db.queryFirst(
                     """
                     SELECT set_name, id, \(Self.microseconds(of: "first_seen")), \(Self.microseconds(of: "last_seen")),
-                        report, applied
+                        report, applied, key_name
                     FROM client_instance WHERE set_name = $1 AND id = $2 AND last_seen >= \(Self.time(3))
                     """,
                     [.text(set), .text(id), Self.microseconds(since)], Self.instance)
@@ -118,7 +119,7 @@
             StoredInstance(
                 set: try row.text(0), id: try row.text(1), firstSeen: date(microseconds: try row.int64(2)),
                 lastSeen: date(microseconds: try row.int64(3)), report: try row.optionalBytes(4),
-                applied: StoredInstance.applied(fromText: try row.text(5)))
+                applied: StoredInstance.applied(fromText: try row.text(5)), key: try row.optionalText(6))
         }
     }
 #endif

@@ -8,6 +8,7 @@ extension SQLiteFlagStore {
             version: 2, name: "roles, set limits, expiry, last use and sessions of tokens", script: schemaV2),
         SQLiteMigration(version: 3, name: "client instances, evaluation counts, set settings", script: schemaV3),
         SQLiteMigration(version: 4, name: "signing keys and signed versions", script: schemaV4),
+        SQLiteMigration(version: 5, name: "the key of a client instance, a token revision counter", script: schemaV5),
     ])
 
     // Times are INTEGER microseconds since 1970-01-01 UTC, the precision PostgreSQL's timestamp keeps too.
@@ -168,5 +169,25 @@ extension SQLiteFlagStore {
             PRIMARY KEY (set_name, version, kind),
             FOREIGN KEY (set_name, version) REFERENCES set_version (set_name, version)
         );
+        """
+
+    // Issue 26. The SDK key (or admin token) an instance id was issued to, so that a report with another is refused
+    // on every server sharing the store (NULL for ids issued before). And the revision of the tokens: ended dashboard
+    // sessions are deleted after a week, so counting rows no longer only grows; the database itself moves a counter
+    // on every token added, revoked or deleted, whichever release of the server did it.
+    private static let schemaV5 = """
+        ALTER TABLE client_instance ADD COLUMN key_name TEXT;
+
+        CREATE TABLE token_revision (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            value INTEGER NOT NULL
+        );
+        INSERT INTO token_revision (id, value) SELECT 1, count(*) + count(revoked_at) FROM token;
+        CREATE TRIGGER token_revision_on_insert AFTER INSERT ON token
+        BEGIN UPDATE token_revision SET value = value + 1; END;
+        CREATE TRIGGER token_revision_on_revoke AFTER UPDATE OF revoked_at ON token
+        BEGIN UPDATE token_revision SET value = value + 1; END;
+        CREATE TRIGGER token_revision_on_delete AFTER DELETE ON token
+        BEGIN UPDATE token_revision SET value = value + 1; END;
         """
 }

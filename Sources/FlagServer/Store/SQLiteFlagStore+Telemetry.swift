@@ -9,12 +9,14 @@ extension SQLiteFlagStore {
             for instance in batch.instances {
                 try db.execute(
                     """
-                    INSERT OR REPLACE INTO client_instance (set_name, id, first_seen, last_seen, report, applied)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT OR REPLACE INTO client_instance
+                        (set_name, id, first_seen, last_seen, report, applied, key_name)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                     [
                         .text(instance.set), .text(instance.id), Self.microseconds(instance.firstSeen),
                         Self.microseconds(instance.lastSeen), .init(instance.report), .text(instance.appliedText),
+                        .init(instance.key),
                     ])
             }
             for count in batch.counts {
@@ -36,7 +38,7 @@ extension SQLiteFlagStore {
         try read("reading the client instances of \"\(set)\"") { db in
             try db.query(
                 """
-                SELECT set_name, id, first_seen, last_seen, report, applied FROM client_instance
+                SELECT set_name, id, first_seen, last_seen, report, applied, key_name FROM client_instance
                 WHERE set_name = ? AND last_seen >= ? ORDER BY id
                 """,
                 [.text(set), Self.microseconds(since)], Self.instance)
@@ -47,7 +49,7 @@ extension SQLiteFlagStore {
         try read("reading a client instance of \"\(set)\"") { db in
             try db.queryFirst(
                 """
-                SELECT set_name, id, first_seen, last_seen, report, applied FROM client_instance
+                SELECT set_name, id, first_seen, last_seen, report, applied, key_name FROM client_instance
                 WHERE set_name = ? AND id = ? AND last_seen >= ?
                 """,
                 [.text(set), .text(id), Self.microseconds(since)], Self.instance)
@@ -104,6 +106,6 @@ extension SQLiteFlagStore {
         StoredInstance(
             set: try row.text(0), id: try row.text(1), firstSeen: date(microseconds: try row.int64(2)),
             lastSeen: date(microseconds: try row.int64(3)), report: try row.optionalBlob(4),
-            applied: StoredInstance.applied(fromText: try row.text(5)))
+            applied: StoredInstance.applied(fromText: try row.text(5)), key: try row.optionalText(6))
     }
 }

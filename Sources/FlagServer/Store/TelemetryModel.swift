@@ -17,18 +17,25 @@ public struct StoredInstance: Sendable, Hashable {
     /// For each version the instance reported, when a server first received a report at it (server clock). Only the
     /// newest `StoredInstance.appliedLimit` are kept.
     public var applied: [Int: Date]
+    /// The name of the SDK key (or admin token) the id was issued to: a report with another is refused. `nil` for
+    /// an id stored before servers kept it.
+    public var key: String?
 
     /// How many versions `applied` keeps per instance.
     public static let appliedLimit = 16
 
     /// An instance.
-    public init(set: String, id: String, firstSeen: Date, lastSeen: Date, report: [UInt8]?, applied: [Int: Date]) {
+    public init(
+        set: String, id: String, firstSeen: Date, lastSeen: Date, report: [UInt8]?, applied: [Int: Date],
+        key: String? = nil
+    ) {
         self.set = set
         self.id = id
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
         self.report = report
         self.applied = applied
+        self.key = key
     }
 
     /// `applied` as stored: `version=seconds` pairs separated by spaces, seconds since 1970 with milliseconds.
