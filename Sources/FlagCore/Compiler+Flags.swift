@@ -162,7 +162,7 @@ extension Compiler {
             if !(0...100).contains(variant.weight) {
                 report("\(variantPath()).weight", "\(variant.weight) is outside 0–100")
             }
-            let name = variant.name ?? "variant-\(index)"
+            let name = VariantName.arm(variant, at: index)
             if !names.insert(name).inserted {
                 report("\(variantPath()).name", "another variant of this split is already named '\(name)'")
             }

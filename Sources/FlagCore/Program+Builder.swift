@@ -188,7 +188,7 @@ struct ProgramBuilder {
                 cohortForced.append(
                     CohortForcedRecord(
                         cohort: Int32(override.cohort), name: name(override.name),
-                        variant: name("override:\(override.name)"), value: value(override.value),
+                        variant: name(VariantName.cohortOverride(override.name)), value: value(override.value),
                         until: override.until ?? .infinity))
             }
             record.cohortOverrides = Span(start: firstForced, count: Int32(cohortForced.count) - firstForced)

@@ -16,7 +16,7 @@ struct SecurityAuthMatrixTests {
         case revokedKey, otherSetKey, ownKey
         case expiredAdmin, revokedAdmin, revokedPersonsSession
         case viewer, editor, editorSession, ownSetViewer, otherSetAdmin
-        case environmentToken, admin
+        case environmentToken, admin, adminSession
 
         /// The `Authorization` header, if any.
         func header(_ keys: Keys) -> String? {
@@ -43,8 +43,12 @@ struct SecurityAuthMatrixTests {
             case .otherSetAdmin: "Bearer \(keys.otherSetAdmin)"
             case .environmentToken: "Bearer env-secret-token"
             case .admin: "Bearer \(keys.admin)"
+            case .adminSession: "Bearer \(keys.adminSession)"
             }
         }
+
+        /// Whether the caller is a dashboard session (which sends no `Flagstaff-Confirm-Token` here).
+        var isSession: Bool { self == .editorSession || self == .adminSession }
 
         /// The role and sets of a token of the admin API; `nil` for every other caller.
         var profile: (role: AdminRole, sets: Set<String>?)? {
@@ -53,7 +57,7 @@ struct SecurityAuthMatrixTests {
             case .editor, .editorSession: (.editor, nil)
             case .ownSetViewer: (.viewer, ["ios-prod"])
             case .otherSetAdmin: (.admin, ["android-prod"])
-            case .environmentToken, .admin: (.admin, nil)
+            case .environmentToken, .admin, .adminSession: (.admin, nil)
             default: nil
             }
         }
@@ -76,8 +80,19 @@ struct SecurityAuthMatrixTests {
             if role < needed { return 403 }
             if sample.unlimited && sets != nil { return 403 }
             if sample.onSet && !mayAccessSet { return 403 }
-            if sample.refusesSessions && self == .editorSession { return 403 }
+            if sample.refusesSessions && isSession { return 403 }
+            if sample.reauthenticates && isSession { return 403 }
             return sample.success
+        }
+
+        /// The `error.code` of this caller's refusal on `route`: `reauthentication_required` where only the person's
+        /// own token is missing.
+        func refusalCode(_ route: Route, _ sample: RouteSample) -> String {
+            let status = expected(route, sample)
+            var withoutReauthentication = sample
+            withoutReauthentication.reauthenticates = false
+            if status == 403, expected(route, withoutReauthentication) < 400 { return "reauthentication_required" }
+            return status == 401 ? "unauthorized" : "forbidden"
         }
     }
 
@@ -94,6 +109,7 @@ struct SecurityAuthMatrixTests {
         var viewer: String
         var editor: String
         var editorSession: String
+        var adminSession: String
         var ownSetViewer: String
         var otherSetAdmin: String
 
@@ -120,6 +136,7 @@ struct SecurityAuthMatrixTests {
                 return caller
             }
             editorSession = try tokens.startSession(for: try caller(editor), note: note).token
+            adminSession = try tokens.startSession(for: try caller(admin), note: note).token
             expiredAdmin = TokenAuthority.generate(prefix: "fsa_")
             try tokens.save(
                 token: expiredAdmin, name: "old-admin", role: .admin(.admin, sets: nil),
@@ -133,6 +150,13 @@ struct SecurityAuthMatrixTests {
     @Test func everyRouteHasASample() {
         let missing = Route.allCases.filter { RouteSample.all[$0] == nil }.map(\.rawValue)
         #expect(missing == [], "routes without an auth-matrix entry")
+    }
+
+    /// The route table asks a session for its person's own token exactly on the routes the contract names.
+    @Test func theRoutesThatReauthenticateSessionsAreTheContractsOnes() throws {
+        for route in Route.allCases {
+            #expect(route.reauthenticatesSessions == (try RouteSample.of(route)).reauthenticates, "\(route.rawValue)")
+        }
     }
 
     @Test func routeTemplatesAreWellFormed() {
@@ -159,7 +183,7 @@ struct SecurityAuthMatrixTests {
                 let response = try send(harness, route, sample, caller, keys)
                 let expected = caller.expected(route, sample)
                 #expect(response.status == expected, "\(caller.rawValue) on \(label)")
-                try Self.checkRefusal(response, expected: expected)
+                try Self.checkRefusal(response, expected: expected, code: caller.refusalCode(route, sample))
             }
             #expect(try harness.app.service.audit(nil, limit: 1000).count == before, "refused callers wrote")
             #expect(harness.app.service.state("ios-prod")?.version == versionBefore)
@@ -183,7 +207,7 @@ struct SecurityAuthMatrixTests {
         _ harness: AppHarness, _ route: Route, _ sample: RouteSample, _ caller: Caller, _ keys: Keys
     ) throws -> TestResponse {
         guard var header = caller.header(keys) else { return try send(harness, route, sample, []) }
-        if sample.asSession, caller.profile != nil, caller != .editorSession {
+        if sample.asSession, caller.profile != nil, !caller.isSession {
             let started = try harness.send(
                 "POST", "/v1/admin/sessions", token: nil, headers: [("Authorization", header)])
             header = "Bearer \(try #require(try started.json("token")?.text))"
@@ -200,14 +224,14 @@ struct SecurityAuthMatrixTests {
             String(route.method), try sample.target(in: harness), token: nil, headers: headers, body: sample.body)
     }
 
-    /// A refusal has the error shape of SPEC §4 and, for a 401, the challenge.
-    static func checkRefusal(_ response: TestResponse, expected: Int) throws {
+    /// A refusal has the error shape of SPEC §4 with `code` and, for a 401, the challenge.
+    static func checkRefusal(_ response: TestResponse, expected: Int, code: String) throws {
         switch expected {
         case 401:
-            #expect(try response.json("error.code") == .string("unauthorized"))
+            #expect(try response.json("error.code") == .string(code))
             #expect(response.header("WWW-Authenticate") == "Bearer realm=\"flagserver\"")
         case 403:
-            #expect(try response.json("error.code") == .string("forbidden"))
+            #expect(try response.json("error.code") == .string(code))
         default: break
         }
     }

@@ -33,6 +33,9 @@ struct RouteSample: Sendable {
     var asSession = false
     /// Whether a dashboard session may not make the request (a session cannot start another).
     var refusesSessions = false
+    /// Whether a dashboard session must confirm the request with its person's own token (`Flagstaff-Confirm-Token`):
+    /// the routes that make or revoke tokens and SDK keys.
+    var reauthenticates = false
 
     /// Whether the request acts on the fixture's set `ios-prod`.
     var onSet: Bool { target.hasPrefix(Self.set) || target.contains("set=ios-prod") }
@@ -84,11 +87,11 @@ struct RouteSample: Sendable {
         .listTokens: RouteSample(target: "/v1/admin/tokens", role: .admin, unlimited: true),
         .createToken: RouteSample(
             target: "/v1/admin/tokens", body: #"{"name":"new-person","role":"editor","sets":["ios-prod"]}"#,
-            success: 201, action: "token.create", role: .admin, unlimited: true),
+            success: 201, action: "token.create", role: .admin, unlimited: true, reauthenticates: true),
         .revokeToken: RouteSample(
             target: "/v1/admin/tokens/spare",
             prepare: [Step(method: "POST", target: "/v1/admin/tokens", body: #"{"name":"spare","role":"viewer"}"#)],
-            action: "token.revoke", role: .admin, unlimited: true),
+            action: "token.revoke", role: .admin, unlimited: true, reauthenticates: true),
         .audit: RouteSample(target: "/v1/admin/audit", role: .viewer),
         .listSets: RouteSample(target: "/v1/admin/sets", role: .viewer),
         .createSet: RouteSample(
@@ -177,11 +180,12 @@ struct RouteSample: Sendable {
 
         .listKeys: RouteSample(target: "\(set)/keys", role: .admin),
         .createKey: RouteSample(
-            target: "\(set)/keys", body: #"{"name":"web"}"#, success: 201, action: "key.create", role: .admin),
+            target: "\(set)/keys", body: #"{"name":"web"}"#, success: 201, action: "key.create", role: .admin,
+            reauthenticates: true),
         .revokeKey: RouteSample(
             target: "\(set)/keys/spare",
             prepare: [Step(method: "POST", target: "\(set)/keys", body: #"{"name":"spare"}"#)],
-            action: "key.revoke", role: .admin),
+            action: "key.revoke", role: .admin, reauthenticates: true),
     ]
 
     /// The sample of `route`, or a failure naming the route that has none.

@@ -549,6 +549,65 @@ class DashboardTests(unittest.TestCase):
         finally:
             old.close()
 
+    def test_14_a_key_is_made_and_revoked_only_with_the_persons_own_token(self):
+        def keys():
+            return {key["name"]: key for key in api("GET", "/v1/admin/sets/demo/keys")[2]["keys"]}
+
+        def newest():
+            record = api("GET", "/v1/admin/audit?limit=1")[2]["records"][0]
+            return record["actor"], record["action"], record.get("subject")
+
+        with Browser() as session:
+            sign_in(session, tokens["root"])
+            session.get(BASE + "/ui/#/sets/demo/keys")
+            session.one("key-row")
+            session.one("key-create").click()
+            session.one("key-name-input").type("web-dashboard")
+            session.one("reason-input").type("the web shop")
+            session.one("confirm").click()
+
+            # Another person's token, valid as it is, does not confirm: the prompt says why and stays open.
+            session.one("own-token-input").type(tokens["alice"])
+            session.one("confirm").click()
+            error = session.one("own-token-error")
+            self.assertIn("not the one this session was made from", error.text)
+            self.assertTrue(session.one("own-token").displayed)
+            self.assertEqual(session.one("own-token-input").property("value"), "", "the field keeps a token")
+            self.assertNotIn("web-dashboard", keys())
+            self.assertEqual(session.by_test_id("signin-token"), [], "a refused token signed the session out")
+            shot(session, "26-own-token-refused", session.one("own-token"))
+
+            session.one("own-token-input").type(tokens["root"])
+            session.one("confirm").click()
+            secret = session.one("secret-value").property("value")
+            self.assertTrue(secret.startswith("fss_"))
+            self.assertEqual(api("GET", "/v1/sets/demo", token=secret)[0], 200)
+            self.assertEqual(newest(), ("root", "key.create", "web-dashboard"))
+            stored = json.dumps(stored_tokens(session))
+            for own in [tokens["root"], tokens["alice"]]:
+                self.assertNotIn(own, stored, "a person's own token was kept")
+            self.assertEqual(stored_tokens(session)["local"], 0)
+            session.one("secret-dismiss").click()
+
+            # Cancelled at the prompt: nothing is revoked.
+            session.one("key-revoke", '[data-item="web-dashboard"]').click()
+            session.one("confirm").click()
+            session.one("own-token")
+            session.one("cancel").click()
+            session.wait(lambda: not session.by_test_id("own-token"), "the prompt to close")
+            self.assertIsNone(keys()["web-dashboard"].get("revokedAt"))
+
+            session.one("key-revoke", '[data-item="web-dashboard"]').click()
+            session.one("reason-input").type("replaced")
+            session.one("confirm").click()
+            session.one("own-token-input").type(tokens["root"])
+            session.one("confirm").click()
+            session.wait(lambda: [t for t in session.by_test_id("toast") if "Revoked SDK key web-dashboard" in t.text],
+                         "the revocation's notice")
+            self.assertIsNotNone(keys()["web-dashboard"].get("revokedAt"))
+            self.assertEqual(newest(), ("root", "key.revoke", "web-dashboard"))
+            self.assertEqual(api("GET", "/v1/sets/demo", token=secret)[0], 401)
+
 
 if __name__ == "__main__":
     os.makedirs(SHOTS, exist_ok=True)

@@ -2,6 +2,7 @@
 // ApiError (like flagctl's AdminClient). Any 401 clears the token and hands the error to `onUnauthorized`.
 
 import { errorInfo, etagVersion, networkErrorInfo } from '/ui/errors.js';
+import { confirmHeaders } from '/ui/reauth.js';
 
 /** The sessionStorage key of the session token; nothing else about the token is stored anywhere. */
 const TOKEN_KEY = 'flagstaff.sessionToken';
@@ -73,8 +74,8 @@ function withQuery(path, query) {
  * when the server refuses the token (sign-in, showing the server's reason).
  */
 export function createApi({ fetchImpl, tokens, onUnauthorized }) {
-    function headersFor(bearer, ifMatch, accept) {
-        const headers = { Accept: accept };
+    function headersFor(bearer, ifMatch, accept, ownToken) {
+        const headers = { Accept: accept, ...confirmHeaders(ownToken) };
         const token = bearer ?? tokens.get();
         if (token) headers.Authorization = `Bearer ${token}`;
         if (ifMatch !== undefined && ifMatch !== null) headers['If-Match'] = `"${ifMatch}"`;
@@ -89,10 +90,11 @@ export function createApi({ fetchImpl, tokens, onUnauthorized }) {
     /**
      * Sends one request and answers `{status, json, version}` (`version` from `ETag`), or throws ApiError.
      * Options: `query`, `body` (JSON), `ifMatch` (a version), `bearer` (a token other than the session's: the
-     * personal token at sign-in), `signal`.
+     * personal token at sign-in), `ownToken` (the person's own token, in `Flagstaff-Confirm-Token`: the server asks
+     * a session for it to make or revoke a token or an SDK key; it goes into this request only), `signal`.
      */
     async function request(method, path, options = {}) {
-        const headers = headersFor(options.bearer, options.ifMatch, 'application/json');
+        const headers = headersFor(options.bearer, options.ifMatch, 'application/json', options.ownToken);
         const init = { method, headers, cache: 'no-store', credentials: 'same-origin', signal: options.signal };
         if (options.body !== undefined) {
             headers['Content-Type'] = 'application/json';

@@ -1,15 +1,27 @@
 // SDK keys of a set and personal tokens (admin role only): list, create (the secret shown once), revoke.
 // These are not flag-set content, so they carry no If-Match: a flag changed meanwhile does not make them stale.
+// Creating or revoking either asks for the person's own token first (reauthview.js): the server asks a session for
+// it, and the dashboard always acts through a session.
 
 import { setPath } from '/ui/api.js';
 import { formDialog } from '/ui/dialog.js';
 import { h, replaceChildren, timeElement } from '/ui/dom.js';
 import { setHeader } from '/ui/layout.js';
+import { withOwnToken } from '/ui/reauthview.js';
 import { secretPanel } from '/ui/secret.js';
 import { formatUTC, relativeTime } from '/ui/time.js';
 
 function when(iso, now) {
     return typeof iso === 'string' ? timeElement(iso, relativeTime(iso, now), formatUTC(iso)) : '—';
+}
+
+/**
+ * Sends `method path` with `options` once the person has entered their own token; the answer, or null when they
+ * cancelled. `prompt`: `{action, confirmLabel, danger}` (reauthview.js).
+ */
+function withPersonsToken(ctx, prompt, method, path, options) {
+    const person = ctx.store.state.whoami && ctx.store.state.whoami.name;
+    return withOwnToken({ ...prompt, person }, (ownToken) => ctx.api.request(method, path, { ...options, ownToken }));
 }
 
 function requestError(ctx, error) {
@@ -52,7 +64,9 @@ function keysSection(ctx, setName) {
         });
         if (!values) return;
         try {
-            await ctx.api.request('DELETE', `${setPath(setName)}/keys/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+            const answer = await withPersonsToken(ctx, { action: `Revoking SDK key ${name}`, confirmLabel: 'Revoke', danger: true },
+                'DELETE', `${setPath(setName)}/keys/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+            if (!answer) return;
             ctx.notices.clearError();
             ctx.notices.toast(`Revoked SDK key ${name}.`);
             load();
@@ -68,7 +82,9 @@ function keysSection(ctx, setName) {
         });
         if (!values) return;
         try {
-            const answer = await ctx.api.request('POST', `${setPath(setName)}/keys`, { body: { name: values.name, reason: values.reason || undefined } });
+            const answer = await withPersonsToken(ctx, { action: 'Creating an SDK key', confirmLabel: 'Create key' },
+                'POST', `${setPath(setName)}/keys`, { body: { name: values.name, reason: values.reason || undefined } });
+            if (!answer) return;
             ctx.notices.clearError();
             replaceChildren(secretHost, secretPanel(`SDK key ${answer.json.name} for ${setName}`, answer.json.token, () => replaceChildren(secretHost)));
             load();
@@ -129,7 +145,9 @@ export function tokensSection(ctx) {
         });
         if (!values) return;
         try {
-            await ctx.api.request('DELETE', `/v1/admin/tokens/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+            const answer = await withPersonsToken(ctx, { action: `Revoking token ${name}`, confirmLabel: 'Revoke', danger: true },
+                'DELETE', `/v1/admin/tokens/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+            if (!answer) return;
             ctx.notices.clearError();
             ctx.notices.toast(`Revoked token ${name}.`);
             load();
@@ -154,7 +172,9 @@ export function tokensSection(ctx) {
         if (sets.length) body.sets = sets;
         if (values.expires) body.expires = values.expires;
         try {
-            const answer = await ctx.api.request('POST', '/v1/admin/tokens', { body });
+            const answer = await withPersonsToken(ctx, { action: 'Creating a token', confirmLabel: 'Create token' },
+                'POST', '/v1/admin/tokens', { body });
+            if (!answer) return;
             ctx.notices.clearError();
             replaceChildren(secretHost, secretPanel(`Token ${answer.json.name} (${answer.json.role})`, answer.json.token, () => replaceChildren(secretHost)));
             load();

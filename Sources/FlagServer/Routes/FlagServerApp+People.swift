@@ -13,6 +13,30 @@ extension FlagServerApp {
         return caller
     }
 
+    /// The header in which a dashboard session sends its person's own token, on the routes that ask for it.
+    static let confirmationHeader = "Flagstaff-Confirm-Token"
+
+    /// For a route that makes or revokes tokens or SDK keys (`Route.reauthenticatesSessions`): a dashboard session
+    /// must send its person's own token in `Flagstaff-Confirm-Token` (403 `reauthentication_required` without it,
+    /// `reauthentication_failed` with another), so that a stolen session cannot make itself a credential that
+    /// outlives its 12 hours. A named token is the person's own already: nothing is asked of it.
+    func confirmPerson(_ request: HTTPRequest, _ principal: Principal?) throws {
+        guard case .admin(let caller)? = principal, caller.isSession else { return }
+        let header = Self.confirmationHeader
+        let presented = request.headers.values(for: header)
+        // Two fields may name two tokens: which one confirms must not depend on their order.
+        guard presented.count <= 1 else {
+            throw ServiceError.reauthenticationFailed("send one \(header) header, not several")
+        }
+        let token = presented.first?.trimmingHTTPSpaces() ?? ""
+        guard !token.isEmpty else {
+            throw ServiceError.reauthenticationRequired(
+                "creating or revoking tokens and SDK keys from a dashboard session needs your own token again: send "
+                    + "the token the session was made from in the header \"\(header): TOKEN\"")
+        }
+        try tokens.confirm(caller, with: String(token))
+    }
+
     /// `GET /v1/admin/whoami`: who the token acts as, its role and sets, so that the dashboard offers only what the
     /// role may do (the server checks every route anyway).
     func whoami(_ call: Call) -> HTTPResponse {

@@ -181,8 +181,9 @@ public final class FlagServerApp: Sendable {
         service.telemetry.flushNow()
     }
 
-    /// Answers one request: resolves its route, checks the caller against the route's `Access`, then runs the
-    /// handler on the calling (loop) thread or on the store queue, as the route's entry says.
+    /// Answers one request: resolves its route, checks the caller against the route's `Access` (and a session's
+    /// person's own token where the route asks for it), then runs the handler on the calling (loop) thread or on
+    /// the store queue, as the route's entry says.
     public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
@@ -210,6 +211,7 @@ public final class FlagServerApp: Sendable {
                 let generation = tokens.generation.load(ordering: .acquiring)
                 let principal = try authorize(
                     request, endpoint.spec.access, parameters, memo: &memo, generation: generation)
+                if endpoint.spec.reauthenticatesSessions { try confirmPerson(request, principal) }
                 call = Call(
                     exchange: exchange, parameters: parameters, principal: principal, memo: memo,
                     generation: generation)

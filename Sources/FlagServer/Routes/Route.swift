@@ -96,8 +96,8 @@ public enum Route: String, CaseIterable, Sendable {
         case .startSession: .viewer { app, call in try app.startSession(call) }
         case .endSession: .viewer { app, call in try app.endSession(call) }
         case .listTokens: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.listTokens(call) }
-        case .createToken: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.createToken(call) }
-        case .revokeToken: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.revokeToken(call) }
+        case .createToken: .credentials(.unlimited(.admin)) { app, call in try app.createToken(call) }
+        case .revokeToken: .credentials(.unlimited(.admin)) { app, call in try app.revokeToken(call) }
         case .audit: .viewer { app, call in try app.auditResponse(call, set: nil) }
         case .listSets: .viewer { app, call in try app.listSets(call) }
         case .createSet: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.createSet(call) }
@@ -147,8 +147,8 @@ public enum Route: String, CaseIterable, Sendable {
         case .deleteCohort: .editor { app, call in try app.deleteItem(call, .cohort(call.name)) }
 
         case .listKeys: .admin { app, call in try app.listKeys(call) }
-        case .createKey: .admin { app, call in try app.createKey(call) }
-        case .revokeKey: .admin { app, call in try app.revokeKey(call) }
+        case .createKey: .credentials(.role(.admin)) { app, call in try app.createKey(call) }
+        case .revokeKey: .credentials(.role(.admin)) { app, call in try app.revokeKey(call) }
         }
     }
 
@@ -171,6 +171,10 @@ public enum Route: String, CaseIterable, Sendable {
     public var isMutation: Bool {
         method != "GET" && self != .evaluate && self != .ofrepBulk && self != .ofrepFlag && self != .telemetry
     }
+
+    /// Whether a dashboard session must also send its person's own token (`Flagstaff-Confirm-Token`): the routes
+    /// that make or revoke tokens and SDK keys, so that a stolen session cannot turn itself into lasting access.
+    public var reauthenticatesSessions: Bool { spec.reauthenticatesSessions }
 
     /// The least role a token of the admin API needs for the route; `nil` for the routes of clients and anyone.
     public var role: AdminRole? {
@@ -223,7 +227,8 @@ enum Executor: Sendable {
     case telemetry
 }
 
-/// One route's entry in the table: its access, executor, `HEAD` handling and handler.
+/// One route's entry in the table: its access, executor, `HEAD` handling, whether a session must confirm it with
+/// its person's own token, and handler.
 struct RouteSpec: Sendable {
     /// Answers a call; returns nil when the handler answers later itself (long-poll, stream).
     typealias Handler = @Sendable (FlagServerApp, Call) throws -> HTTPResponse?
@@ -231,12 +236,18 @@ struct RouteSpec: Sendable {
     let access: Access
     let executor: Executor
     let answersHead: Bool
+    /// Checked with the access, before the handler runs (`FlagServerApp.confirmPerson`).
+    let reauthenticatesSessions: Bool
     let handler: Handler
 
-    init(_ access: Access, on executor: Executor, head: Bool = false, _ handler: @escaping Handler) {
+    init(
+        _ access: Access, on executor: Executor, head: Bool = false, reauthenticatesSessions: Bool = false,
+        _ handler: @escaping Handler
+    ) {
         self.access = access
         self.executor = executor
         self.answersHead = head
+        self.reauthenticatesSessions = reauthenticatesSessions
         self.handler = handler
     }
 
@@ -253,5 +264,11 @@ struct RouteSpec: Sendable {
     /// A route of the admin API for admins, answered on the store queue.
     static func admin(_ handler: @escaping Handler) -> RouteSpec {
         RouteSpec(.role(.admin), on: .store, handler)
+    }
+
+    /// A route that makes or revokes a token or an SDK key, answered on the store queue: a dashboard session must
+    /// confirm it with its person's own token.
+    static func credentials(_ access: Access, _ handler: @escaping Handler) -> RouteSpec {
+        RouteSpec(access, on: .store, reauthenticatesSessions: true, handler)
     }
 }

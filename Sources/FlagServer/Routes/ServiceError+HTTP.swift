@@ -5,7 +5,8 @@ extension ServiceError {
         switch code {
         case .badRequest: 400
         case .unauthorized: 401
-        case .forbidden: 403
+        // 403, not 401: the session itself is good, and a 401 would sign the dashboard out.
+        case .forbidden, .reauthenticationRequired, .reauthenticationFailed: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .conflict, .alreadyExists: 409
@@ -23,6 +24,8 @@ extension ServiceError {
         case .badRequest: "bad_request"
         case .unauthorized: "unauthorized"
         case .forbidden: "forbidden"
+        case .reauthenticationRequired: "reauthentication_required"
+        case .reauthenticationFailed: "reauthentication_failed"
         case .notFound: "not_found"
         case .methodNotAllowed: "method_not_allowed"
         case .conflict: "conflict"

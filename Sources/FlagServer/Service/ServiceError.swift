@@ -7,6 +7,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         case badRequest
         case unauthorized
         case forbidden
+        case reauthenticationRequired
+        case reauthenticationFailed
         case notFound
         case methodNotAllowed
         case conflict(current: Int, lostRace: Bool)
@@ -43,6 +45,16 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
 
     /// The token is valid but may not do this.
     public static func forbidden(_ message: String) -> ServiceError { ServiceError(.forbidden, message) }
+
+    /// A dashboard session asked for a change that needs its person's own token as well, and sent none.
+    public static func reauthenticationRequired(_ message: String) -> ServiceError {
+        ServiceError(.reauthenticationRequired, message)
+    }
+
+    /// A dashboard session sent a token that is not the one it was made from.
+    public static func reauthenticationFailed(_ message: String) -> ServiceError {
+        ServiceError(.reauthenticationFailed, message)
+    }
 
     /// No such set, version, flag, cohort, key or route.
     public static func notFound(_ message: String, path: String? = nil) -> ServiceError {
