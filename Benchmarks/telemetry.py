@@ -78,8 +78,8 @@ OPERATORS = ["eq", "neq", "in", "not_in", "contains", "starts_with", "ends_with"
              "not_exists", "in_cohort"]
 # What an app evaluating the demo set might count in a minute: flag → variant ("" for none) → reason → count.
 COUNTS = {"new-checkout": {"": {"TARGETING_MATCH": 12, "DEFAULT": 40}}, "checkout-button": {"green": {"SPLIT": 9},
-          "blue": {"SPLIT": 8}}, "payments-enabled": {"": {"STATIC": 52}}, "ios-widgets": {"": {"DEFAULT": 3}},
-          "home-layout": {"grid": {"SPLIT": 20}}, "api-rate-limit": {"": {"STATIC": 1}},
+          "orange": {"SPLIT": 8}}, "payments-enabled": {"": {"STATIC": 52}}, "ios-widgets": {"": {"DEFAULT": 3}},
+          "home-layout": {"large-screens": {"TARGETING_MATCH": 20}}, "api-rate-limit": {"": {"STATIC": 1}},
           "dark-mode": {"": {"TARGETING_MATCH": 5}}}
 
 

@@ -10,17 +10,19 @@ enum VariantName {
 
 extension Flag {
     /// Every variant an evaluation of this flag can report: `kill`, `expired`, `override`, `rollout` and `default`,
-    /// `override:COHORT` for each cohort override, each rule's name, and each split arm's name. `nil` (reported in
-    /// telemetry as `""`) is not among them: it stands for no variant (a local override, an error).
+    /// `override:COHORT` for each cohort override, the name of each rule serving a value or a rollout, and each split
+    /// arm's name (a split reports its arm, not its rule). `nil` (reported in telemetry as `""`) is not among them: it
+    /// stands for no variant (a local override, an error).
     public var reportableVariants: Set<String> {
         var names = Set(Program.FixedName.allCases.map(\.text))
         for override in overrides {
             if case .cohort(let cohort) = override.target { names.insert(VariantName.cohortOverride(cohort)) }
         }
         for rule in rules {
-            names.insert(rule.name)
             if case .split(let arms) = rule.serve {
                 for (index, arm) in arms.enumerated() { names.insert(VariantName.arm(arm, at: index)) }
+            } else {
+                names.insert(rule.name)
             }
         }
         return names

@@ -207,7 +207,7 @@ struct OnlineTelemetryTests {
             try server.ctl(["create", "idle", "--type", "bool", "--default", "false", "--kind", "ops"]).status == 0)
         let first = try Instance(server, key: key)
         let second = try Instance(server, key: key, sdk: "1.2.0", app: nil, lacking: ["semver_gte"])
-        try first.report(version: 3, counts: ["k": ["": ["STATIC": 5], "on": ["TARGETING_MATCH": 2]]])
+        try first.report(version: 3, counts: ["k": ["": ["STATIC": 5], "kill": ["DISABLED": 2]]])
         try second.report(version: 2, counts: ["k": ["": ["STATIC": 3]]])
 
         let clients = try server.json(["clients"])
@@ -230,13 +230,13 @@ struct OnlineTelemetryTests {
         let days = try #require(flags.first?["days"] as? [[String: Any]])
         #expect(days.count == 1)
         #expect(days.first?["evaluations"] as? Int == 10)
-        #expect(days.first?["variants"] as? [String: Int] == ["": 8, "on": 2])
+        #expect(days.first?["variants"] as? [String: Int] == ["": 8, "kill": 2])
         #expect(flags.first?["lastEvaluated"] is String)
         let perDay = try server.ctl(["usage", "k"])
         #expect(
             perDay.stdoutLines.first?.hasPrefix("k in t, the last 30 days (UTC): 10 evaluations, last evaluated ")
                 == true, "\(perDay)")
-        #expect(perDay.stdoutLines.contains { $0.contains(" 10 ") && $0.hasSuffix(" (none) 8, on 2") }, "\(perDay)")
+        #expect(perDay.stdoutLines.contains { $0.contains(" 10 ") && $0.hasSuffix(" (none) 8, kill 2") }, "\(perDay)")
         #expect(
             try server.ctl(["usage", "nope"]).stderrLines == [#"error: no flag "nope" in set "t" (see 'flagctl list')"#]
         )

@@ -222,7 +222,7 @@
                 func report(version: Int) -> String {
                     let report = TelemetryReport(
                         instance: id, sdk: .init(name: "FlagClient", version: "2.0.0"), version: version,
-                        counts: ["new-checkout": ["on": ["TARGETING_MATCH": 2]]])
+                        counts: ["new-checkout": ["beta-first": ["TARGETING_MATCH": 2]]])
                     return String(decoding: report.encoded(), as: UTF8.self)
                 }
                 // Replica 2 writes the id to the store within half a second; replica 0 checks it there.

@@ -97,7 +97,13 @@ struct TelemetryRouteTests {
                 headers: [("Flagstaff-Instance", "in_BBBBBBBBBBBBBBBBBBBBBB")])
             #expect(other.header("Flagstaff-Instance") != "in_BBBBBBBBBBBBBBBBBBBBBB")
 
-            harness.clock.advance(seconds: 599)
+            // Until its first report an id is provisional: a minute from its issue. Once it has reported, ten
+            // minutes from its last report.
+            let unreported = try #require(other.header("Flagstaff-Instance"))
+            #expect(try Self.post(harness, Self.report(id)).status == 204)
+            harness.clock.advance(seconds: 61)
+            #expect(try Self.post(harness, Self.report(unreported)).status == 422)
+            harness.clock.advance(seconds: 599 - 61)
             #expect(try Self.post(harness, Self.report(id)).status == 204)
             harness.clock.advance(seconds: 601)
             #expect(try Self.post(harness, Self.report(id)).status == 422)
@@ -158,11 +164,13 @@ struct TelemetryRouteTests {
         try await withHarness { harness in
             let id = try await Self.openStream(harness)
             let counts: TelemetryReport.Counts = [
-                "new-checkout": ["on": ["TARGETING_MATCH": 3], "off": ["DEFAULT": 2, "SPLIT": 1]]
+                "new-checkout": ["beta-first": ["TARGETING_MATCH": 3], "default": ["DEFAULT": 2, "SPLIT": 1]]
             ]
             #expect(try Self.post(harness, Self.report(id, counts: counts)).status == 204)
             harness.clock.advance(seconds: 86_400)
-            #expect(try Self.post(harness, Self.report(id, counts: ["new-checkout": ["on": ["X": 4]]])).status == 204)
+            #expect(
+                try Self.post(harness, Self.report(id, counts: ["new-checkout": ["beta-first": ["X": 4]]])).status
+                    == 204)
             let ofrep = try harness.send(
                 "POST", "/ofrep/v1/evaluate/flags/search-timeout-ms", token: harness.sdk,
                 body: #"{"context":{"targetingKey":"u-9"}}"#)
@@ -180,7 +188,7 @@ struct TelemetryRouteTests {
                 try [usage.json("flags[0].days[0].evaluations"), usage.json("flags[0].days[1].evaluations")] == [
                     .int(6), .int(4),
                 ])
-            #expect(try usage.json("flags[0].days[0].variants.off") == .int(3))
+            #expect(try usage.json("flags[0].days[0].variants.default") == .int(3))
             #expect(
                 try [usage.json("flags[0].days[0].day"), usage.json("flags[0].days[1].day")] == [
                     .string("2027-01-15"), .string("2027-01-16"),

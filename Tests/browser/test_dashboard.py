@@ -451,7 +451,7 @@ class DashboardTests(unittest.TestCase):
         first, second = StreamReader("tele", key), StreamReader("tele", key)
         try:
             a, b = first.instance(), second.instance()
-            report("tele", key, a, 1, {"checkout": {"": {"STATIC": 12}}, "banner": {"blue": {"SPLIT": 5}}})
+            report("tele", key, a, 1, {"checkout": {"": {"STATIC": 12}}, "banner": {"default": {"STATIC": 5}}})
             report("tele", key, b, 1, {"checkout": {"": {"STATIC": 3}}})
             with Browser() as session:
                 sign_in(session, tokens["alice"])

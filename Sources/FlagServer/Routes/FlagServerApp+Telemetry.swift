@@ -14,7 +14,13 @@ extension FlagServerApp {
     func streamInstance(_ call: Call) -> String? {
         let presented = call.request.headers[Self.instanceHeader].map { String($0.trimmingHTTPSpaces()) }
         if presented == nil, case .admin? = call.principal { return nil }
-        return service.telemetry.issue(set: call.set, presented: presented, key: call.actor, stream: true)
+        return service.telemetry.issue(
+            set: call.set, presented: presented, key: call.actor, stream: true, address: clientAddress(call))
+    }
+
+    /// The address of the client that sent `call`, without its port: what per-address limits key on.
+    func clientAddress(_ call: Call) -> String {
+        ClientTelemetry.host(of: call.request.remoteAddress)
     }
 
     /// The instance id for a poll's answer on `call`, issued as for a stream and remembered by the connection; `nil`
@@ -24,8 +30,11 @@ extension FlagServerApp {
     func pollInstance(_ call: Call) -> String? {
         if let known = call.memo?.instance, known.set == call.set { return nil }
         guard let presented = call.request.headers[Self.instanceHeader] else { return nil }
-        let id = service.telemetry.issue(
-            set: call.set, presented: String(presented.trimmingHTTPSpaces()), key: call.actor, stream: false)
+        guard
+            let id = service.telemetry.issue(
+                set: call.set, presented: String(presented.trimmingHTTPSpaces()), key: call.actor, stream: false,
+                address: clientAddress(call))
+        else { return nil }
         if let connection = call.request.connection {
             // The memo as this request left it so far (the set lookup may have replaced it), not as it began.
             let memo = ConnectionMemo.of(connection)
@@ -46,9 +55,9 @@ extension FlagServerApp {
     /// `POST /v1/sets/{set}/telemetry`: a client's report. 204 when taken; 400 naming what is wrong; 413 over the
     /// size limit; 422 for an id this server did not issue; 429 over a rate limit.
     func acceptTelemetry(_ call: Call) throws -> HTTPResponse {
-        _ = try requireState(call)
+        let state = try requireState(call)
         do {
-            try service.telemetry.admit(address: call.request.remoteAddress)
+            try service.telemetry.admit(address: clientAddress(call))
         } catch let refusal as ClientTelemetry.Refusal {
             throw ServiceError.rateLimited(refusal.message, retryAfter: refusal.retryAfter ?? 1)
         }
@@ -66,7 +75,7 @@ extension FlagServerApp {
             throw ServiceError.badRequest(error.description, path: error.field)
         }
         do {
-            try service.telemetry.accept(report, set: call.set, key: call.actor)
+            try service.telemetry.accept(report, set: call.set, key: call.actor, flags: state.compiled)
         } catch let refusal as ClientTelemetry.Refusal {
             switch refusal.reason {
             case .unknownInstance: throw ServiceError.unknownInstance(refusal.message)

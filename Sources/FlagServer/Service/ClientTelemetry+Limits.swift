@@ -4,7 +4,8 @@ import Foundation
 extension ClientTelemetry {
     /// The bounds and intervals.
     public struct Limits: Sendable {
-        /// Instances tracked per SDK key (or admin token) at once.
+        /// Instances tracked per SDK key (or admin token) at once; a new one beyond it evicts the one that reported
+        /// least recently (never-reported ids first).
         public var instancesPerKey = 20_000
         /// Instances tracked in all.
         public var instances = 100_000
@@ -18,13 +19,27 @@ extension ClientTelemetry {
         public var reportsPerKeyPerSecond = 10_000.0
         /// Reports per second per source address, and the burst.
         public var reportsPerAddressPerSecond = 1_000.0
+        /// New instance ids one client address may be issued at once, before it is held to `mintsPerSecond`.
+        public var mintBurst = 20.0
+        /// New instance ids per second per client address, once the burst is spent; beyond it an answer carries
+        /// no id.
+        public var mintsPerSecond = 1.0
+        /// Distinct flag × variant rows kept per set and hour; a new row beyond it is dropped.
+        public var rowsPerSetPerHour = 50_000
+        /// How long after its last version a flag's counts are still kept (a client may run ahead of a deletion,
+        /// or behind a change).
+        public var retiredFlagWindow: TimeInterval = 86_400
         /// Source addresses remembered by the rate limiter at once (the oldest are forgotten).
         public var addresses = 10_000
         /// Instances and counts written per transaction of a flush, so that an admin write sharing the store's
         /// connection (SQLite) waits at most one short transaction.
         public var rowsPerTransaction = 250
-        /// How long an id stays valid after its connection closed, and an instance listed after its last report.
+        /// How long an id that reported stays valid after its connection closed, and an instance listed after its
+        /// last report.
         public var expiry: TimeInterval = 600
+        /// How long an id that has not reported yet stays valid, from its issue (or its stream's close): until its
+        /// first report it is provisional and counts nowhere.
+        public var provisionalExpiry: TimeInterval = 60
         /// How recent a report must be for its instance to count as active (propagation, the gate).
         public var activeWindow: TimeInterval = 300
         /// Days of counts kept.
@@ -42,7 +57,17 @@ extension ClientTelemetry {
         case rateLimitedKey = "rate_limited_key"
         case rateLimitedAddress = "rate_limited_address"
         case instanceCap = "instance_cap"
+        /// An instance evicted to make room for a new one at the per-key cap.
+        case instanceEvicted = "instance_evicted"
+        /// A poll or stream answered without an id: its address is over the minting rate.
+        case mintRateLimited = "mint_rate_limited"
         case flagCap = "flag_cap"
+        /// A count of a flag the set does not have (nor had in the last day).
+        case unknownFlag = "unknown_flag"
+        /// A count of a variant its flag cannot report.
+        case unknownVariant = "unknown_variant"
+        /// A count beyond `rowsPerSetPerHour`.
+        case rowCap = "row_cap"
         case flushFailed = "flush_failed"
     }
 }

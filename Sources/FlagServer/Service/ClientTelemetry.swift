@@ -6,10 +6,12 @@ import Synchronization
 /// What the clients report (docs/telemetry.md): the instance ids this server issues, the reports it accepts, and
 /// the counts it aggregates and flushes to the store.
 ///
-/// A shipped SDK key is public, so everything here is bounded: instances per key and in all, flag keys per set
-/// between flushes, and reports per instance, per key and per source address. What a bound drops is counted in
-/// `dropped` for `/metrics`. Reports are taken on a queue of their own and written by a flush every
-/// `flushInterval`, never on the store queue that admin writes (a kill) wait on.
+/// A shipped SDK key is public, so everything here is bounded and costs the sender: new ids per client address,
+/// instances per key (the least recently reporting evicted first) and in all, flag keys per set between flushes,
+/// rows per set and hour, and reports per instance, per key and per source address. An id counts nowhere until
+/// its first report, and counts are kept only for flags and variants the set has (docs/telemetry.md, "Threat
+/// model"). What a bound drops is counted in `dropped` for `/metrics`. Reports are taken on a queue of their own
+/// and written by a flush every `flushInterval`, never on the store queue that admin writes (a kill) wait on.
 public final class ClientTelemetry: Sendable {
     let store: any FlagStore
     let clock: ServerClock
@@ -17,7 +19,10 @@ public final class ClientTelemetry: Sendable {
     let log: @Sendable (String) -> Void
     /// Reports and flushes run here, one at a time.
     let queue = DispatchQueue(label: "flagserver.telemetry")
-    private let state = Locked(State())
+    let state: Locked<State>
+    /// What counts are kept of, per set. A lock of its own: versions are published on the write path, which must not
+    /// wait for a report being taken.
+    let vocabularies = Locked([String: TelemetryVocabulary]())
     private let reader: InstanceReader
     private let dropCounts = Locked([DropReason: Int]())
     /// Reports accepted, for `/metrics`.
@@ -33,41 +38,60 @@ public final class ClientTelemetry: Sendable {
         self.limits = limits
         self.log = log
         self.reader = InstanceReader(store: store, clock: clock, expiry: limits.expiry)
+        self.state = Locked(
+            State(
+                addressBuckets: AddressBuckets(
+                    capacity: limits.reportsPerAddressPerSecond, perSecond: limits.reportsPerAddressPerSecond,
+                    limit: limits.addresses),
+                mintBuckets: AddressBuckets(
+                    capacity: limits.mintBurst, perSecond: limits.mintsPerSecond, limit: limits.addresses)))
     }
 
     // MARK: - State
 
-    private struct InstanceKey: Hashable {
+    struct InstanceKey: Hashable {
         var set: String
         var id: String
     }
 
-    private struct PendingKey: Hashable {
+    struct PendingKey: Hashable {
         var set: String
         var hour: Int
     }
 
+    /// A row of counts in the store, within a set and hour.
+    struct UsageRow: Hashable {
+        var flag: String
+        var variant: String
+    }
+
     /// An instance this server issued or took a report of.
-    private struct Local {
+    struct Local {
         var stored: StoredInstance
-        /// The key (token name) it was issued to, for the per-key cap.
+        /// The key (token name) it was issued to: for the per-key cap, and a report must come with it.
         var key: String
         /// Streams of this server it is bound to now.
         var openStreams = 0
-        /// When a connection of this server last held it.
+        /// When a connection of this server last held it, or issued it.
         var lastHeld: Date
-        /// Whether it has reported.
+        /// Whether it has reported: until then it is provisional.
         var reported: Bool
         var bucket: TokenBucket
     }
 
-    private struct State {
+    struct State {
         var instances: [InstanceKey: Local] = [:]
         var perKey: [String: Int] = [:]
+        /// Ids issued and not reported yet, per key, oldest first: the first to evict at the key's cap. Entries
+        /// that reported or left meanwhile are skipped when met.
+        var provisional: [String: IssueQueue] = [:]
         var keyBuckets: [String: TokenBucket] = [:]
-        var addressBuckets: [String: TokenBucket] = [:]
+        var addressBuckets: AddressBuckets
+        var mintBuckets: AddressBuckets
         /// Counts since the last flush, by the hour they were taken in: set and hour → flag → variant → count.
         var pending: [PendingKey: [String: [String: Int]]] = [:]
+        /// The flag × variant rows each set has had counts of this hour, for `rowsPerSetPerHour`.
+        var rows: [PendingKey: Set<UsageRow>] = [:]
         var dirty: Set<InstanceKey> = []
         /// Ids replaced by a new one (a client reconnected to a server that did not know its id): written without
         /// their report by the next flush, so that the old id does not linger as an active, lagging instance.
@@ -81,63 +105,6 @@ public final class ClientTelemetry: Sendable {
         var gaugeRefreshed = Date.distantPast
     }
 
-    // MARK: - Issuing ids
-
-    /// The id for a connection of `key` to `set`: the one the client `presented` when this server knows it (so an
-    /// id survives reconnects), else a new one. `stream` binds it to the connection until `streamClosed`.
-    func issue(set: String, presented: String?, key: String, stream: Bool) -> String {
-        let now = clock.now()
-        return state.withLock { state in
-            if let presented, let known = state.instances[InstanceKey(set: set, id: presented)],
-                isValid(known, now: now)
-            {
-                let instanceKey = InstanceKey(set: set, id: presented)
-                state.instances[instanceKey]?.lastHeld = now
-                if stream { state.instances[instanceKey]?.openStreams += 1 }
-                return presented
-            }
-            guard state.instances.count < limits.instances, state.perKey[key, default: 0] < limits.instancesPerKey
-            else {
-                // Over a cap the connection still gets an id, so the client works, but nothing of it is kept: its
-                // reports are refused as unknown.
-                count(.instanceCap)
-                return Self.newID()
-            }
-            let id = Self.newID()
-            let stored = StoredInstance(set: set, id: id, firstSeen: now, lastSeen: now, report: nil, applied: [:])
-            state.instances[InstanceKey(set: set, id: id)] = Local(
-                stored: stored, key: key, openStreams: stream ? 1 : 0, lastHeld: now, reported: false,
-                bucket: TokenBucket(capacity: limits.reportBurst, perSecond: 1 / limits.reportInterval, now: now))
-            state.perKey[key, default: 0] += 1
-            state.dirty.insert(InstanceKey(set: set, id: id))
-            if let presented, Self.isWellFormed(presented) {
-                // Written by the next flush without a report, which takes the old id out of every server's
-                // instances (they read the row as new, and an instance without a report is no instance).
-                state.replaced.append(
-                    StoredInstance(set: set, id: presented, firstSeen: now, lastSeen: now, report: nil, applied: [:]))
-            }
-            return id
-        }
-    }
-
-    /// A stream bound to the id has closed: the id stays valid `expiry` longer.
-    func streamClosed(set: String, id: String) {
-        let now = clock.now()
-        state.withLock { state in
-            let key = InstanceKey(set: set, id: id)
-            guard state.instances[key] != nil else { return }
-            state.instances[key]?.openStreams -= 1
-            state.instances[key]?.lastHeld = now
-        }
-    }
-
-    /// Whether an instance's id is still worth a report: bound to a connection held now or within `expiry`, or
-    /// reported within `expiry`.
-    private func isValid(_ local: Local, now: Date) -> Bool {
-        local.openStreams > 0 || now.timeIntervalSince(local.lastHeld) <= limits.expiry
-            || now.timeIntervalSince(local.stored.lastSeen) <= limits.expiry
-    }
-
     // MARK: - Reports
 
     /// Why a report was refused, with what to tell the client.
@@ -148,40 +115,32 @@ public final class ClientTelemetry: Sendable {
         var retryAfter: Int?
     }
 
-    /// Spends one report of `address`'s budget, before its body is even decoded: the one check a flood from a few
-    /// sources meets first, and the cheapest.
+    /// Spends one report of `address`'s budget (the client's address, without a port), before its body is even
+    /// decoded: the one check a flood from a few sources meets first, and the cheapest.
     func admit(address: String) throws {
         let now = clock.now()
-        let host = Self.host(of: address)
         try state.withLock { state in
-            if state.addressBuckets[host] == nil, state.addressBuckets.count >= limits.addresses {
-                state.addressBuckets = state.addressBuckets.filter { !$0.value.isFull(now: now) }
-                if state.addressBuckets.count >= limits.addresses { state.addressBuckets = [:] }
-            }
-            var bucket =
-                state.addressBuckets[host]
-                ?? TokenBucket(
-                    capacity: limits.reportsPerAddressPerSecond, perSecond: limits.reportsPerAddressPerSecond, now: now)
-            guard bucket.take(now: now) else {
+            guard state.addressBuckets.take(address, now: now) else {
                 throw refuse(.rateLimitedAddress, "this address sent more than its reports per second", retryAfter: 1)
             }
-            state.addressBuckets[host] = bucket
         }
     }
 
-    /// Takes a report of `set` from `key` (its source admitted already): checks its instance, then the instance's
-    /// and the key's budgets, keeps its state, and adds its counts to the next flush. The key's budget is spent
-    /// only by reports of real instances, so made-up ids cannot use it up. Runs on `queue` (it may ask the store
-    /// about an id issued by another server sharing it).
-    func accept(_ report: TelemetryReport, set: String, key: String) throws {
+    /// Takes a report of `set` from `key` (its source admitted already): checks its instance (issued to `key`),
+    /// then the instance's and the key's budgets, keeps its state, and adds to the next flush the counts of what
+    /// `flags` (the set's current version) has or had in the last day. The key's budget is spent only by reports of
+    /// real instances, so made-up ids cannot use it up. Runs on `queue` (it may ask the store about an id issued by
+    /// another server sharing it).
+    func accept(_ report: TelemetryReport, set: String, key: String, flags: CompiledFlagSet) throws {
         let now = clock.now()
         let instanceKey = InstanceKey(set: set, id: report.instance)
         if state.withLock({ $0.instances[instanceKey] == nil }) { try adopt(instanceKey, key: key, now: now) }
+        let counts = kept(report.counts, set: set, flags: flags, now: now)
         try state.withLock { state in
-            guard var local = state.instances[instanceKey], isValid(local, now: now) else {
+            guard var local = state.instances[instanceKey], isValid(local, now: now), local.key == key else {
                 throw refuse(
                     .unknownInstance,
-                    "instance \"\(report.instance)\" was not issued to a connection of this server in the last "
+                    "instance \"\(report.instance)\" was not issued to a connection with this key in the last "
                         + "\(Int(limits.expiry / 60)) minutes: reconnect the stream (or poll) for a new id")
             }
             guard local.bucket.take(now: now) else {
@@ -206,6 +165,7 @@ public final class ClientTelemetry: Sendable {
             local.stored.report = kept.encoded()
             local.stored.lastSeen = now
             local.reported = true
+            local.lastHeld = max(local.lastHeld, now)
             if let version = report.version, local.stored.applied[version] == nil,
                 version > (local.stored.applied.keys.max() ?? 0)
             {
@@ -218,7 +178,7 @@ public final class ClientTelemetry: Sendable {
             }
             state.instances[instanceKey] = local
             state.dirty.insert(instanceKey)
-            add(report.counts, set: set, at: now, into: &state)
+            add(counts, set: set, at: now, into: &state)
             let evaluations = report.counts.values.reduce(0) { total, variants in
                 variants.values.reduce(total) { total, reasons in reasons.values.reduce(total, +) }
             }
@@ -237,24 +197,51 @@ public final class ClientTelemetry: Sendable {
             // The store may be down: the report is refused, and the client keeps its counts for the next try.
             throw refuse(.unknownInstance, "instance \"\(instanceKey.id)\" could not be checked now: \(error)")
         }
-        guard let stored else { return }
+        // Issued to another key: as if unknown (an id written before servers kept its key is taken with any).
+        guard let stored, stored.key == nil || stored.key == key else { return }
         state.withLock { state in
-            guard state.instances[instanceKey] == nil, state.instances.count < limits.instances,
-                state.perKey[key, default: 0] < limits.instancesPerKey
-            else { return }
+            guard state.instances[instanceKey] == nil, makeRoom(for: key, now: now, in: &state) else { return }
+            let lastHeld = stored.report == nil ? stored.firstSeen : stored.lastSeen
             state.instances[instanceKey] = Local(
-                stored: stored, key: key, lastHeld: .distantPast, reported: stored.report != nil,
+                stored: stored, key: key, lastHeld: lastHeld, reported: stored.report != nil,
                 bucket: TokenBucket(capacity: limits.reportBurst, perSecond: 1 / limits.reportInterval, now: now))
             state.perKey[key, default: 0] += 1
+            if stored.report == nil { state.provisional[key, default: IssueQueue()].append(instanceKey) }
         }
     }
 
+    /// The counts of `counts` that are kept: of flags `flags` has, or had within `retiredFlagWindow`, and variants
+    /// such a flag can report. The others are counted as dropped.
+    private func kept(
+        _ counts: TelemetryReport.Counts, set: String, flags: CompiledFlagSet, now: Date
+    ) -> TelemetryReport.Counts {
+        guard !counts.isEmpty else { return counts }
+        var kept: TelemetryReport.Counts = [:]
+        var dropped: [DropReason: Int] = [:]
+        vocabularies.withLock { vocabularies in
+            var vocabulary = vocabularies.removeValue(forKey: set) ?? TelemetryVocabulary()
+            defer { vocabularies[set] = vocabulary }
+            for (flag, variants) in counts {
+                for (variant, reasons) in variants {
+                    switch vocabulary.check(flag: flag, variant: variant, in: flags, now: now) {
+                    case .kept: kept[flag, default: [:]][variant] = reasons
+                    case .unknownFlag: dropped[.unknownFlag, default: 0] += 1
+                    case .unknownVariant: dropped[.unknownVariant, default: 0] += 1
+                    }
+                }
+            }
+        }
+        if !dropped.isEmpty { dropCounts.withLock { $0.merge(dropped, uniquingKeysWith: +) } }
+        return kept
+    }
+
     /// Adds counts of `set` taken at `time` to the next flush, dropping flag keys beyond `flagsPerSet` (per set
-    /// and hour).
+    /// between flushes) and rows beyond `rowsPerSetPerHour`.
     private func add(_ counts: TelemetryReport.Counts, set: String, at time: Date, into state: inout State) {
         guard !counts.isEmpty else { return }
         let key = PendingKey(set: set, hour: Self.hour(of: time))
         var pending = state.pending.removeValue(forKey: key) ?? [:]
+        var rows = state.rows.removeValue(forKey: key) ?? []
         for (flag, variants) in counts {
             if pending[flag] == nil && pending.count >= limits.flagsPerSet {
                 count(.flagCap)
@@ -262,10 +249,20 @@ public final class ClientTelemetry: Sendable {
             }
             for (variant, reasons) in variants {
                 let total = reasons.values.reduce(0, +)
-                if total > 0 { pending[flag, default: [:]][variant, default: 0] += total }
+                guard total > 0 else { continue }
+                let row = UsageRow(flag: flag, variant: variant)
+                if !rows.contains(row) {
+                    guard rows.count < limits.rowsPerSetPerHour else {
+                        count(.rowCap)
+                        continue
+                    }
+                    rows.insert(row)
+                }
+                pending[flag, default: [:]][variant, default: 0] += total
             }
         }
         state.pending[key] = pending
+        state.rows[key] = rows
     }
 
     /// Counts evaluations the server made itself (OFREP, the admin API's evaluate): `flag` → `variant` → count.
@@ -314,11 +311,12 @@ public final class ClientTelemetry: Sendable {
                 }
             }
             state.pending = [:]
+            let hour = Self.hour(of: now)
+            state.rows = state.rows.filter { $0.key.hour >= hour }
             for (key, local) in state.instances where !isValid(local, now: now) {
-                state.instances[key] = nil
-                state.perKey[local.key, default: 1] -= 1
-                if state.perKey[local.key] == 0 { state.perKey[local.key] = nil }
+                forget(key, in: &state)
             }
+            trimProvisional(now: now, in: &state)
             return batch
         }
         // One short transaction at a time: an admin write sharing the store's connection waits for one, not all.

@@ -31,7 +31,7 @@ extension FlagService {
         let patch =
             state.isSigned && changes.version == current.version + 1
             ? try storeCall { try store.signedBody(set: set, version: changes.version, .patch) } : nil
-        publish(SetUpdate(state: state, base: current.version, changed: change, signedPatch: patch))
+        publish(SetUpdate(state: state, base: current.version, changed: change, signedPatch: patch), replacing: current)
         signSoon(state)
         return true
     }

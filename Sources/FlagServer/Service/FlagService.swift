@@ -253,7 +253,9 @@ public final class FlagService: Sendable {
             throw ServiceError.storage(error)
         }
         let served = signedPatch == nil ? state : state.signing(with: documentSigner)
-        publish(SetUpdate(state: served, base: current.version, changed: change, signedPatch: signedPatch))
+        publish(
+            SetUpdate(state: served, base: current.version, changed: change, signedPatch: signedPatch),
+            replacing: current)
         signSoon(served)
         counters.writes.add(1, ordering: .relaxed)
         var result = WriteResult(state: served, createdVersion: true, previous: current, changed: change.keys.sorted())
@@ -261,8 +263,9 @@ public final class FlagService: Sendable {
         return result
     }
 
-    /// Publishes a version that is in the store to this server's subscribers, and notes the fan-out.
-    func publish(_ update: SetUpdate) {
+    /// Publishes a version that is in the store to this server's subscribers, and notes the fan-out. The flags it
+    /// changed or removed in `previous` stay countable by telemetry for a day (clients apply versions late).
+    func publish(_ update: SetUpdate, replacing previous: SetState) {
         let committed = clock.now()
         let started = ContinuousClock.now
         let streams = registry.publish(update)
@@ -270,6 +273,8 @@ public final class FlagService: Sendable {
         fanouts.record(
             set: update.state.name, version: update.state.version,
             Fanout(committedAt: committed, streams: streams, milliseconds: elapsed.timeInterval * 1000))
+        let replaced = Array(update.patch.flags.keys) + Array(update.patch.removedFlags)
+        telemetry.retire(set: update.state.name, flags: replaced.compactMap { previous.compiled.flag($0) })
     }
 
     /// Compiles and checks a whole set, encoding only the items that differ from `previous`.

@@ -42,3 +42,30 @@ struct TokenBucket: Sendable {
                 >= capacity
     }
 }
+
+/// A token bucket per source address, for rate limits keyed on who sends. It remembers at most `limit` addresses:
+/// when full it forgets those whose bucket is full again (they are as new), and if none is, all of them, so that a
+/// flood from many addresses costs a bounded amount of memory and at worst a fresh budget.
+struct AddressBuckets: Sendable {
+    let capacity: Double
+    let perSecond: Double
+    let limit: Int
+    private var buckets: [String: TokenBucket] = [:]
+
+    init(capacity: Double, perSecond: Double, limit: Int) {
+        self.capacity = capacity
+        self.perSecond = perSecond
+        self.limit = limit
+    }
+
+    /// Takes one token of `address`'s bucket, if there is one.
+    mutating func take(_ address: String, now: Date) -> Bool {
+        if buckets[address] == nil, buckets.count >= limit {
+            buckets = buckets.filter { !$0.value.isFull(now: now) }
+            if buckets.count >= limit { buckets = [:] }
+        }
+        var bucket = buckets[address] ?? TokenBucket(capacity: capacity, perSecond: perSecond, now: now)
+        defer { buckets[address] = bucket }
+        return bucket.take(now: now)
+    }
+}
