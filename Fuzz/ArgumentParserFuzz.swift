@@ -10,7 +10,11 @@
 //   line (whole arguments or the part after `=`), the positionals fit the declaration; global options not typed
 //   come from the environment;
 // - a run's canonical command line (the command's words, `--name=value` for every value and flag, `--`, the
-//   positionals) parses to the same run.
+//   positionals) parses to the same run;
+// - what flagctl writes of a usage error or of help, through its Console, holds no control character but the line
+//   breaks that end lines, and an error's every diagnostic is one line, whatever the arguments quoted in it.
+
+import FlagCore
 
 @testable import FlagCLI
 
@@ -41,13 +45,18 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         check(error.exitCode == .usage, "the parser failed with exit code \(error.exitCode): \(error)")
         check(error.diagnostic.count == 3 && error.message.count > 0, "a usage error without its lines: \(error)")
+        checkWritten(lines: error.diagnostic.count) { console in
+            for line in error.diagnostic { console.printError(line) }
+        }
         return 0
     }
     switch invocation {
     case .help(let configuration):
         check(helpTyped, "help without -h or --help: \(arguments)")
         if let configuration { check(named(configuration, in: arguments), "help for an untyped command") }
-        _ = Help.text(for: configuration, commands: FlagCTL.commands)
+        checkWritten(lines: nil) { console in
+            console.printText(Help.text(for: configuration, commands: FlagCTL.commands))
+        }
     case .run(let command, let parsed, let globals):
         check(!helpTyped, "a run although help was asked for: \(arguments)")
         checkRun(command, parsed, globals, arguments: arguments, environment: environment)
@@ -58,6 +67,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+/// Writes through a Console and checks what came out: no control character a terminal would obey, and `lines`
+/// lines when given.
+private func checkWritten(lines: Int?, _ write: (Console) -> Void) {
+    var written: [UInt8] = []
+    let console = Console(writeOutput: { written += $0 }, writeError: { written += $0 })
+    write(console)
+    console.flush()
+    let text = String(decoding: written, as: UTF8.self)
+    check(
+        text.unicodeScalars.allSatisfy { !$0.isControlCharacter || $0 == "\n" },
+        "a control character written: \(text.escapingControlCharacters())")
+    if let lines {
+        check(written.count { $0 == UInt8(ascii: "\n") } == lines, "not \(lines) lines: \(text)")
+    }
 }
 
 /// Whether the command's words were typed, in order.

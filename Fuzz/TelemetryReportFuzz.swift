@@ -5,8 +5,9 @@
 // - no crash, no sanitizer report, whatever the bytes;
 // - a refusal names a member, unless the body as a whole is wrong (not JSON, not an object, too large); a body
 //   that is not JSON is refused, and a refusal of the whole as "not valid JSON" is one that JSONReader agrees with;
-// - an accepted report keeps every limit, and equals a reference reading of the same bytes through JSONReader's
-//   tree (so no member is read into the wrong place, and nothing is made up or lost);
+// - an accepted report keeps every limit, holds no control character (C0, DEL, C1) in any string or name, and
+//   equals a reference reading of the same bytes through JSONReader's tree (so no member is read into the wrong
+//   place, and nothing is made up or lost); a report whose reference reading holds one is refused;
 // - an accepted report's encoding reads back equal and is a fixed point, and holds only the documented members;
 // - what small limits accept, the defaults accept too, as the same report.
 
@@ -45,7 +46,21 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if case .success(let report) = decoded {
         checkAccepted(report, limits: TelemetryReport.Limits(), tree: tree)
     }
+    if case .success(let value) = tree, let read = reference(value), hasControlCharacter(read) {
+        check(decoded.isFailure, "a report with a control character was accepted: \(read)")
+    }
     return 0
+}
+
+/// Whether any string or name of `report` has a control character, which flagctl and the dashboard would show.
+private func hasControlCharacter(_ report: TelemetryReport) -> Bool {
+    var strings = [report.instance, report.sdk.name, report.sdk.version] + report.capabilities.operators
+    if let app = report.app { strings += [app.name, app.version] }
+    for (flag, variants) in report.counts {
+        strings.append(flag)
+        for (variant, reasons) in variants { strings += [variant] + reasons.keys }
+    }
+    return strings.contains { $0.firstControlCharacter != nil }
 }
 
 /// A refusal names its member, or is about the whole body; bytes that are not JSON are always refused.
@@ -58,7 +73,10 @@ private func checkRefusal(
     guard case .failure(let error) = result, error.field == nil else { return }
     let notJSON = error.message.hasPrefix("is not valid JSON: ")
     let tooLarge = error.message.hasPrefix("is ") && error.message.contains(" bytes, over the limit of ")
-    let whole = notJSON || tooLarge || error.message.hasPrefix("must be a JSON object, found ")
+    // A member name of the report itself with a control character is refused at the report, as a name in `counts`
+    // is refused at its object: the path would carry the character.
+    let controlName = error.message.hasPrefix("has a name with the control character U+")
+    let whole = notJSON || tooLarge || controlName || error.message.hasPrefix("must be a JSON object, found ")
     check(whole, "a refusal names no member: \(error)")
     if notJSON {
         check(tree.isFailure, "refused as not JSON, but JSONReader reads it: \(error)")
@@ -77,6 +95,7 @@ private func checkAccepted(
     }
     check(report.version.map { $0 >= 1 } ?? true, "version below 1")
     check(report.capabilities.schema >= 1, "schema below 1")
+    check(!hasControlCharacter(report), "an accepted report holds a control character")
     check(report.capabilities.operators.count <= limits.maxOperators, "too many operators")
     check(report.capabilities.operators.allSatisfy(fits), "an operator outside the string limit")
     check(report.counts.count <= limits.maxFlags, "too many flags")

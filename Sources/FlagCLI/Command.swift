@@ -116,7 +116,7 @@ public enum FlagCTL {
         do throws(CLIError) {
             switch try ArgumentParser(commands: commands).parse(arguments, environment: environment) {
             case .help(let configuration):
-                console.print(Help.text(for: configuration, commands: commands))
+                console.printText(Help.text(for: configuration, commands: commands))
                 return ExitCode.success.rawValue
             case .run(let type, let arguments, let globals):
                 let command = try type.init(parsing: arguments)

@@ -1,3 +1,5 @@
+import FlagCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -8,6 +10,11 @@
 ///
 /// Output is buffered (an `eval --units-file` of a million units is a million lines) and flushed before anything
 /// is written to standard error, so that the two keep their order on a terminal. Used from one thread.
+///
+/// Every line passes through `escapingControlCharacters`, so no control character from a server or a file reaches
+/// the terminal: flag descriptions, audit reasons and telemetry names are written by anyone with an editor token or a
+/// shipped SDK key, and an ESC among them could rewrite the screen or set the window title. A line is one line: a
+/// line break inside it is shown as `\n`. Only `printText`, for flagctl's own text of several lines, keeps them.
 public final class Console {
     private let writeOutput: ([UInt8]) -> Void
     private let writeError: ([UInt8]) -> Void
@@ -40,7 +47,7 @@ public final class Console {
     public func status(_ line: String) {
         guard isTerminal else { return }
         clearStatus()
-        buffer.append(contentsOf: line.utf8)
+        buffer.append(contentsOf: line.escapingControlCharacters().utf8)
         showsStatus = true
         flush()
     }
@@ -52,19 +59,31 @@ public final class Console {
         showsStatus = false
     }
 
-    /// Writes a line (a newline is added) to standard output.
+    /// Writes a line (a newline is added) to standard output, its control characters escaped, line breaks included.
     public func print(_ line: String) {
+        append(line.escapingControlCharacters())
+    }
+
+    /// Writes flagctl's own text of several lines (help, an exported document, a generated Swift file) to standard
+    /// output, a newline added: its line breaks are kept, every other control character is escaped. Text that quotes a
+    /// server or a file goes line by line through `print`, so that a line break in a value cannot start a line.
+    public func printText(_ text: String) {
+        append(text.escapingControlCharacters(keepingLineBreaks: true))
+    }
+
+    private func append(_ text: String) {
         clearStatus()
-        buffer.append(contentsOf: line.utf8)
+        buffer.append(contentsOf: text.utf8)
         buffer.append(UInt8(ascii: "\n"))
         if buffer.count >= Self.bufferLimit { flush() }
     }
 
-    /// Writes a line (a newline is added) to standard error, after everything printed so far.
+    /// Writes a line (a newline is added) to standard error, after everything printed so far, its control characters
+    /// escaped, line breaks included: an error quoting a server's message stays one line.
     public func printError(_ line: String) {
         clearStatus()
         flush()
-        writeError(Array(line.utf8) + [UInt8(ascii: "\n")])
+        writeError(Array(line.escapingControlCharacters().utf8) + [UInt8(ascii: "\n")])
     }
 
     /// Writes buffered output.

@@ -16,11 +16,11 @@ public struct HelpCommand: Command {
     /// Prints the help screen; an unknown command is a usage error.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         guard !words.isEmpty else {
-            context.console.print(Help.text(for: nil, commands: context.commands))
+            context.console.printText(Help.text(for: nil, commands: context.commands))
             return .success
         }
         for command in context.commands where command.configuration.words == words {
-            context.console.print(Help.text(for: command.configuration, commands: context.commands))
+            context.console.printText(Help.text(for: command.configuration, commands: context.commands))
             return .success
         }
         let known = context.commands.map { $0.configuration.name }.joined(separator: ", ")

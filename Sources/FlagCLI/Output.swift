@@ -5,6 +5,9 @@ import FlagCore
 /// When the natural width is too wide, the widest columns are narrowed (their cells cut with `…`) until the table
 /// fits; no column is narrowed below its header or 8 characters.
 ///
+/// A cell holds one line of text: its control characters, line breaks included, are escaped when it is added
+/// (`escapingControlCharacters`), so that the widths measure what the terminal shows and a value cannot break a row.
+///
 /// ```
 /// UNIT  VALUE  REASON           VARIANT
 /// u-1   true   TARGETING_MATCH  beta-first
@@ -17,12 +20,12 @@ public struct Table: Sendable {
 
     /// Creates an empty table with these columns.
     public init(header: [String]) {
-        self.header = header
+        self.header = header.map { $0.escapingControlCharacters() }
     }
 
     /// Adds a row; missing cells are empty, extra cells dropped.
     public mutating func append(_ row: [String]) {
-        rows.append((0..<header.count).map { $0 < row.count ? row[$0] : "" })
+        rows.append((0..<header.count).map { $0 < row.count ? row[$0].escapingControlCharacters() : "" })
     }
 
     /// The column widths after fitting into `width` characters.

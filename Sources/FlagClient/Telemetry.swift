@@ -43,12 +43,17 @@ extension FlagClient {
 }
 
 extension TelemetryReport.Software {
-    /// Itself when the server would take it (a name and a version of 1 to 256 bytes each), else `nil`: a report
-    /// with an app it refuses would be refused whole, and its counts lost.
+    /// Itself as the server would take it, else `nil`: control characters, which the server refuses, escaped as
+    /// flagctl shows them (`\e`, `\u0007`), then a name and a version of 1 to 256 bytes each. A report with an app
+    /// the server refuses would be refused whole, and its counts lost.
     var reportable: TelemetryReport.Software? {
+        let escaped = TelemetryReport.Software(
+            name: name.escapingControlCharacters(), version: version.escapingControlCharacters())
         let bound = TelemetryReport.Limits().maxStringBytes
-        guard (1...bound).contains(name.utf8.count), (1...bound).contains(version.utf8.count) else { return nil }
-        return self
+        guard (1...bound).contains(escaped.name.utf8.count), (1...bound).contains(escaped.version.utf8.count) else {
+            return nil
+        }
+        return escaped
     }
 }
 

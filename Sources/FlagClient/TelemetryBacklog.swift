@@ -9,6 +9,11 @@ import FlagCore
 /// always a report
 /// the server takes, and at most `maxCells` flag × variant × reason cells in all, which keeps the memory at a few
 /// megabytes. I/O-free: the reporter owns one and tests drive it directly.
+///
+/// The server refuses control characters in a report, but a variant is a rule's name, which an editor may have
+/// written with one, and a flag key is the app's own: such a name is kept with its control characters escaped as
+/// flagctl shows them (`beta\e`), so that the flag's evaluations still count (`stale` reads a flag nobody
+/// evaluates as unused) and the report is not refused whole.
 struct TelemetryBacklog: Sendable, Equatable {
     /// How much is kept.
     struct Bounds: Sendable, Equatable {
@@ -47,7 +52,9 @@ struct TelemetryBacklog: Sendable, Equatable {
         for (flag, variants) in newer {
             for (variant, reasons) in variants {
                 for (reason, count) in reasons where count > 0 {
-                    add(count, flag: flag, variant: variant, reason: reason)
+                    add(
+                        count, flag: flag.escapingControlCharacters(), variant: variant.escapingControlCharacters(),
+                        reason: reason.escapingControlCharacters())
                 }
             }
         }

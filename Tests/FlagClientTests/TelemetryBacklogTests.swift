@@ -46,6 +46,25 @@ import Testing
         #expect(backlog.dropped == 0)
     }
 
+    /// The server refuses a report with a control character in a name; a rule's name (the variant) may have one,
+    /// and the app's flag keys are its own: such names are kept escaped, so the counts still reach the server.
+    @Test func namesWithControlCharactersAreKeptEscapedAndTheReportIsTaken() throws {
+        var backlog = TelemetryBacklog()
+        backlog.merge(["checkout": ["beta\u{1B}]0;pwned\u{7}": ["TARGETING_MATCH": 2], "on": ["SPLIT": 1]]])
+        backlog.merge([
+            "k\u{9B}2J": ["": ["DEFAULT": 3]], "checkout": ["beta\u{1B}]0;pwned\u{7}": ["TARGETING_MATCH": 1]],
+        ])
+        #expect(
+            backlog.counts == [
+                "checkout": [#"beta\e]0;pwned\u0007"#: ["TARGETING_MATCH": 3], "on": ["SPLIT": 1]],
+                #"k\u009b2J"#: ["": ["DEFAULT": 3]],
+            ])
+        #expect(backlog.dropped == 0)
+        let report = TelemetryReport(instance: "in_1", sdk: FlagClient.sdk)
+        let sent = try TelemetryReport.decode(backlog.body(for: report, maxBytes: 256 * 1024).bytes)
+        #expect(sent.counts == backlog.counts)
+    }
+
     @Test func removingSentFlagsFreesTheirCells() {
         var backlog = TelemetryBacklog(bounds: Self.small)
         backlog.merge(["a": ["x": ["R1": 1, "R2": 1]], "b": ["": ["R1": 1]]])

@@ -69,5 +69,9 @@ import Testing
             FlagClient.app(
                 infoDictionary: ["CFBundleName": String(repeating: "x", count: 300), "CFBundleShortVersionString": "1"])
                 == nil)
+        // The server refuses control characters: they are sent escaped, as flagctl shows them.
+        #expect(
+            FlagClient.app(infoDictionary: ["CFBundleName": "Sh\u{1B}op", "CFBundleShortVersionString": "5\u{9B}"])
+                == TelemetryReport.Software(name: #"Sh\eop"#, version: #"5\u009b"#))
     }
 }

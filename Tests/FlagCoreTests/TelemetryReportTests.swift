@@ -69,9 +69,10 @@ struct TelemetryReportTests {
 
     @Test func namesAndStringsSurviveEscapingAndNonASCII() throws {
         let report = TelemetryReport(
-            instance: "in_\"\\/\u{1}", sdk: .init(name: "Flag\nClient", version: "2.0.0-β"),
+            instance: "in_\"\\/", sdk: .init(name: "Flag Client", version: "2.0.0-β"),
+            app: .init(name: "Shöp\u{A0}😀", version: "שלום"),
             capabilities: ClientCapabilities(schema: 1, operators: ["eq"]),
-            counts: ["flag.with-dots": ["é\u{0}": ["R": 0]], "😀": [:]])
+            counts: ["flag.with-dots": ["é": ["R": 0]], "😀": [:]])
         #expect(try TelemetryReport.decode(report.encoded()) == report)
     }
 
@@ -292,6 +293,71 @@ struct TelemetryReportTests {
     @Test func theVariantOfAFlagWithoutVariantsIsTheEmptyName() throws {
         let report = try TelemetryReport.decode(Self.body(#""counts":{"f":{"":{"STATIC":3}}}"#))
         #expect(report.counts == ["f": ["": ["STATIC": 3]]])
+    }
+
+    // MARK: - Control characters
+
+    /// A report's strings reach admins' terminals and the dashboard: a control character in any of them is refused,
+    /// naming the member and the character, whether JSON escaped it (C0 must be), or sent it raw (DEL and C1 may be).
+    @Test(arguments: [
+        (#"{"instance":"in_\u001b]0;x",\#(sdk),\#(capabilities)}"#, "instance", "U+001B", 4),
+        (#"{"instance":"in_1","sdk":{"name":"Flag\nClient","version":"2"},\#(capabilities)}"#, "sdk.name", "U+000A", 5),
+        (#"{"instance":"in_1","sdk":{"name":"F","version":"2\u0000"},\#(capabilities)}"#, "sdk.version", "U+0000", 2),
+        (#"{\#(required),"app":{"name":"Sh\u001bop","version":"5"}}"#, "app.name", "U+001B", 3),
+        (#"{\#(required),"app":{"name":"Shop","version":"5\#u{9B}2J"}}"#, "app.version", "U+009B", 2),
+        (#"{\#(required),"app":{"name":"\t","version":"5"}}"#, "app.name", "U+0009", 1),
+        (
+            #"{"instance":"in_1",\#(sdk),"capabilities":{"schema":1,"operators":["eq","in\#u{7F}"]}}"#,
+            "capabilities.operators[1]", "U+007F", 3
+        ),
+    ])
+    func aStringWithAControlCharacterIsRefusedNamingTheMember(
+        _ json: String, _ field: String, _ character: String, _ position: Int
+    ) {
+        let error = Self.refusal(Array(json.utf8))
+        let message = "contains the control character \(character) at position \(position); send printable text"
+        #expect(error == WireFormatError(format: "telemetry report", field: field, message: message))
+    }
+
+    /// A name with one is refused at the object it names a member of, as a name over 256 bytes is: the path never
+    /// carries the character itself. Unknown members too: the reader names them in its errors.
+    @Test(arguments: [
+        (#""counts":{"k\u001b[2J":{}}"#, "counts", "U+001B", 2),
+        (#""counts":{"k":{"beta\#u{9B}":{}}}"#, "counts.k", "U+009B", 5),
+        (#""counts":{"k":{"on":{"\u0007":1}}}"#, "counts.k.on", "U+0007", 1),
+        (#""app":{"name":"Shop","version":"5","x\ry":1}"#, "app", "U+000D", 2),
+    ])
+    func aMemberNameWithAControlCharacterIsRefusedAtItsObject(
+        _ members: String, _ field: String, _ character: String, _ position: Int
+    ) {
+        let error = Self.refusal(Self.body(members))
+        let message = "has a name with the control character \(character) at position \(position); send printable text"
+        #expect(error == WireFormatError(format: "telemetry report", field: field, message: message))
+    }
+
+    @Test func anUnknownMemberOfTheReportWithAControlCharacterInItsNameIsRefusedAsAWhole() {
+        let error = Self.refusal(Self.body(#""fu\u0085ture":1"#))
+        #expect(
+            error?.description
+                == "the telemetry report has a name with the control character U+0085 at position 3; send printable text"
+        )
+    }
+
+    @Test func theDocumentedMessageForAControlCharacter() {
+        let error = Self.refusal(Self.body(#""app":{"name":"Sh\u001bop","version":"5.3.0"}"#))
+        #expect(
+            error?.description
+                == #"the telemetry report's "app.name" contains the control character U+001B at position 3; "#
+                + "send printable text")
+    }
+
+    /// What a report's writer puts in, its reader refuses: a client must leave control characters out (FlagClient
+    /// escapes them, see `TelemetryBacklog`).
+    @Test func aReportEncodedWithAControlCharacterDoesNotReadBack() {
+        let report = TelemetryReport(
+            instance: "in_1", sdk: .init(name: "FlagClient", version: "2.0.0"),
+            counts: ["k": ["beta\u{1B}]0;pwned\u{7}": ["TARGETING_MATCH": 1]]])
+        #expect(Self.refusal(report.encoded())?.field == "counts.k")
     }
 
     // MARK: - Too many

@@ -148,6 +148,35 @@ struct TelemetryRouteTests {
         }
     }
 
+    /// A shipped SDK key is public: a control character in a report's string (an ESC that would rewrite an admin's
+    /// terminal in `flagctl clients`) is refused with 400 naming the member, and nothing of the report is kept.
+    @Test func aReportWithAControlCharacterIsRefusedNamingTheMember() async throws {
+        try await withHarness { harness in
+            let id = try await Self.openStream(harness)
+            let cases: [(String, String, String)] = [
+                (#""app":{"name":"Sh\u001bop","version":"5.3.0"}"#, "app.name", "U+001B at position 3"),
+                (#""app":{"name":"Shop","version":"\#u{9B}2J"}"#, "app.version", "U+009B at position 1"),
+                (
+                    #""counts":{"k":{"beta\u001b]0;pwned\u0007":{"TARGETING_MATCH":1}}}"#, "counts.k",
+                    "U+001B at position 5"
+                ),
+            ]
+            for (members, path, named) in cases {
+                let body =
+                    #"{"instance":"\#(id)","sdk":{"name":"FlagClient","version":"2.0.0"},"#
+                    + #""capabilities":{"schema":1,"operators":[]},\#(members)}"#
+                let answer = try Self.post(harness, body)
+                #expect(answer.status == 400, "\(members)")
+                #expect(try answer.json("error.path") == .string(path))
+                let message = try answer.json("error.message")?.stringValue ?? ""
+                #expect(message.contains("\"\(path)\" "), "\(message)")
+                #expect(message.hasSuffix("the control character \(named); send printable text"), "\(message)")
+            }
+            let clients = try harness.send("GET", "/v1/admin/sets/ios-prod/clients")
+            #expect(try clients.json("instances") == .array([]))
+        }
+    }
+
     @Test func anInstanceThatReportsTooOftenIsToldToWait() async throws {
         try await withHarness { harness in
             let id = try await Self.openStream(harness)

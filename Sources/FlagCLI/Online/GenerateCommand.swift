@@ -77,7 +77,8 @@ public struct GenerateCommand: Command {
         let text = file.text
         if let check { return try self.check(check, against: file, text: text, context) }
         guard let output else {
-            context.console.print(String(text.dropLast()))
+            // Its own lines: SwiftFlagFile writes every value from the set as an escaped literal or comment text.
+            context.console.printText(String(text.dropLast()))
             return .success
         }
         let existing = FileManager.default.fileExists(atPath: output) ? try FileInput.contents(of: output) : nil

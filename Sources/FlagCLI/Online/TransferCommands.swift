@@ -43,7 +43,8 @@ public struct ExportCommand: Command {
         var writer = JSONWriter(pretty: true)
         writer.value(document)
         guard let file else {
-            context.console.print(String(decoding: writer.bytes, as: UTF8.self))
+            // Pretty JSON's line breaks are its own: JSON escapes those inside strings.
+            context.console.printText(String(decoding: writer.bytes, as: UTF8.self))
             return .success
         }
         do {

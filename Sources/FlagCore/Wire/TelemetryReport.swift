@@ -140,24 +140,36 @@ public struct TelemetryReport: Sendable, Hashable {
     // MARK: - Decoding
 
     /// Reads a report strictly: `instance`, `sdk` and `capabilities` (with `schema` and `operators`) are required,
-    /// every member present must have its shape, a name given twice in one object is refused, and every part is
-    /// bounded by `limits`. Unknown members are ignored (a newer SDK may send more). `appliedAt` is floored to the
-    /// whole second, as `encoded()` writes it.
+    /// every member present must have its shape, a name given twice in one object is refused, a string or a member
+    /// name with a control character (C0, DEL, C1) is refused, and every part is bounded by `limits`. Unknown
+    /// members are ignored (a newer SDK may send more). `appliedAt` is floored to the whole second, as `encoded()`
+    /// writes it.
     /// - Throws: `WireFormatError` naming the first bad member, or the limit a report is over.
     public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(WireFormatError) -> TelemetryReport {
         let fields = Self.fields
         guard bytes.count <= limits.maxBytes else {
             throw fields.error(nil, "is \(bytes.count) bytes, over the limit of \(limits.maxBytes)")
         }
-        // Reads the members of the object at `field` (`nil`: the report itself). A name given twice is refused:
-        // readers that keep the first and readers that keep the last would see different reports, and a second
-        // `counts` would slip past `maxFlags`. Bad JSON inside a member (nesting past the reader's depth limit, a
+        // What a report names reaches people (`flagctl clients` and `usage`, the dashboard), and a shipped SDK key
+        // is public: a control character, such as an ESC that rewrites an admin's terminal, is refused where it
+        // enters. `what` leads the message: "contains", or "has a name with" for a member name.
+        func printable(_ value: String, _ field: String?, _ what: String) throws {
+            guard let (character, position) = value.firstControlCharacter else { return }
+            throw fields.error(
+                field,
+                "\(what) the control character \(character.codePointNotation) at position \(position); send printable text"
+            )
+        }
+        // Reads the members of the object at `field` (`nil`: the report itself). A name with a control character is
+        // refused, even an unknown member's. A name given twice is refused: readers that keep the first and readers
+        // that keep the last would see different reports, and a second `counts` would slip past `maxFlags`. Bad JSON inside a member (nesting past the reader's depth limit, a
         // number out of range) is reported at that member.
         func object(
             _ reader: inout JSONReader, _ field: String?, _ body: (inout JSONReader, String, String) throws -> Void
         ) throws {
             var seen: Set<String> = []
             try reader.readObject { reader, name in
+                try printable(name, field, "has a name with")
                 let path = field.map { "\($0).\(name)" } ?? name
                 guard seen.insert(name).inserted else { throw fields.error(path, "is given twice") }
                 do {
@@ -172,6 +184,7 @@ public struct TelemetryReport: Sendable, Hashable {
             guard !value.isEmpty, value.utf8.count <= limits.maxStringBytes else {
                 throw fields.error(field, "must have 1 to \(limits.maxStringBytes) bytes, found \(value.utf8.count)")
             }
+            try printable(value, field, "contains")
             return value
         }
         // An integer in `range`, which `bound` names; a fraction, an exponent or a number past Int64 is refused
