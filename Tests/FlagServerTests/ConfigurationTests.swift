@@ -21,6 +21,21 @@ struct ConfigurationTests {
         #expect(configuration.http.headerReadTimeout == .seconds(10))
         #expect(configuration.http.idleTimeout == .seconds(60))
         #expect(configuration.http.minBodyBytesPerSecond == 1024)
+        #expect(configuration.http.maxConnectionsPerAddress == 512)
+    }
+
+    @Test func theCapPerAddressIsReadAndZeroTurnsItOff() throws {
+        let capped = try ServerConfiguration.parse(
+            Array(#"{"limits":{"maxConnectionsPerAddress":64}}"#.utf8), source: "test.json")
+        #expect(capped.http.maxConnectionsPerAddress == 64)
+        let off = try ServerConfiguration.parse(
+            Array(#"{"limits":{"maxConnectionsPerAddress":0}}"#.utf8), source: "test.json")
+        #expect(off.http.maxConnectionsPerAddress == 0)
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(
+                Array(#"{"limits":{"maxConnectionsPerAddress":-1}}"#.utf8), source: "test.json")
+        }
+        #expect(error.message == "test.json: limits.maxConnectionsPerAddress must be a whole number of at least 0")
     }
 
     @Test func everyCheckedInSeedSetIsValid() throws {

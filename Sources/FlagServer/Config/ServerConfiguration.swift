@@ -49,6 +49,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var minBodyBytesPerSecond = 1024
     /// Open connections before new ones get a 503.
     public var maxConnections = 10_000
+    /// Open connections per client address before new ones get a 503; 0 turns the cap off
+    /// (`HTTPServerConfiguration.maxConnectionsPerAddress`).
+    public var maxConnectionsPerAddress = 512
     /// Event-loop threads; 0 uses one per core.
     public var loopCount = 0
     /// The longest long-poll, in seconds.
@@ -77,6 +80,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             headerReadTimeout: .seconds(headerReadTimeoutSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
             maxConnections: maxConnections)
         http.minBodyBytesPerSecond = minBodyBytesPerSecond
+        http.maxConnectionsPerAddress = maxConnectionsPerAddress
         http.renderRejection = FlagServerApp.renderRejection
         return http
     }
@@ -89,6 +93,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         case .maxHeaderBytes: "limits.maxHeaderBytes"
         case .maxHeaderCount: "limits.maxHeaderCount"
         case .maxConnections: "limits.maxConnections"
+        case .maxConnectionsPerAddress: "limits.maxConnectionsPerAddress"
         case .maxRequestLineBytes, .maxChunkLineBytes: nil
         }
     }
@@ -156,6 +161,8 @@ public struct ServerConfiguration: Sendable, Equatable {
                     case "minBodyBytesPerSecond":
                         configuration.minBodyBytesPerSecond = try int(path, value, minimum: 1)
                     case "maxConnections": configuration.maxConnections = try int(path, value, minimum: 1)
+                    case "maxConnectionsPerAddress":
+                        configuration.maxConnectionsPerAddress = try int(path, value, minimum: 0)
                     case "loopCount": configuration.loopCount = try int(path, value, minimum: 0)
                     case "longPollMaxSeconds": configuration.longPollMaxSeconds = try int(path, value, minimum: 0)
                     case "heartbeatSeconds": configuration.heartbeatSeconds = try int(path, value, minimum: 1)
