@@ -48,7 +48,7 @@ extension FlagServerApp {
     func acceptTelemetry(_ call: Call) throws -> HTTPResponse {
         _ = try requireState(call)
         do {
-            try service.telemetry.admit(address: call.request.remoteAddress)
+            try service.telemetry.admit(address: call.request.clientAddress)
         } catch let refusal as ClientTelemetry.Refusal {
             throw ServiceError.rateLimited(refusal.message, retryAfter: refusal.retryAfter ?? 1)
         }
