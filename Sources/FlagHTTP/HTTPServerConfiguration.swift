@@ -66,8 +66,8 @@ public struct HTTPServerConfiguration: Sendable {
     ///   trusted, the left-most is the client; without the header (or with only empty elements), the peer is;
     /// - an entry may carry a port (`192.0.2.1:5000`, `[2001:db8::1]:5000`), which is dropped. An entry that is not
     ///   an IP address (`unknown`, a name, an obfuscated identifier) ends the walk: the client is then the trusted
-    ///   proxy that wrote it, the entry to its right (or the peer). So the answer is always an address that some
-    ///   trusted proxy saw as its TCP peer, never a text of the client's choosing.
+    ///   proxy that wrote it, the entry to its right (or the peer). So the answer is always an address that this
+    ///   server or a trusted proxy saw as a TCP peer, never a text of the client's choosing.
     public var trustedProxies: [CIDR] = []
     /// Response bytes a connection may have waiting for a slow reader before it is closed.
     public var maxPendingOutputBytes: Int
