@@ -105,7 +105,8 @@ class Servers:
         with open(config, "w") as file:
             json.dump({"dataDirectory": os.path.join(work, "data"),
                        "seedDirectory": os.path.join(ROOT, "config", "flagsets"),
-                       "limits": {"maxConnections": max_connections}}, file)
+                       # Every benchmark client is on loopback: no cap per address.
+                       "limits": {"maxConnections": max_connections, "maxConnectionsPerAddress": 0}}, file)
         self.server_log = open(os.path.join(work, "flagserver.log"), "w")
         self.server = subprocess.Popen(
             [os.path.join(bin_dir, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}"],

@@ -65,7 +65,9 @@ class Server:
         with open(config, "w") as file:
             json.dump({"dataDirectory": os.path.join(self.work, "data"),
                        "seedDirectory": os.path.join(ROOT, "config", "flagsets"),
-                       "limits": {"maxBodyBytes": 64 << 20, "maxConnections": 4000}}, file)
+                       # Every benchmark client is on loopback: no cap per address.
+                       "limits": {"maxBodyBytes": 64 << 20, "maxConnections": 4000,
+                                  "maxConnectionsPerAddress": 0}}, file)
         self.log = open(os.path.join(self.work, "flagserver.log"), "w")
         self.process = subprocess.Popen(
             [os.path.join(bin_dir, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}"],

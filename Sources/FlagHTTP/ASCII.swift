@@ -13,6 +13,8 @@ enum ASCII {
     static let question: UInt8 = 0x3F
     static let slash: UInt8 = 0x2F
     static let zero: UInt8 = 0x30
+    static let leftBracket: UInt8 = 0x5B
+    static let rightBracket: UInt8 = 0x5D
 
     /// `tchar` of RFC 9110 §5.6.2: the bytes allowed in methods and field names.
     @inline(__always)
@@ -60,6 +62,12 @@ enum ASCII {
     @inline(__always)
     static func isTargetByte(_ byte: UInt8) -> Bool {
         byte > 0x20 && byte < 0x7F
+    }
+
+    /// A decimal digit.
+    @inline(__always)
+    static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= 0x30 && byte <= 0x39
     }
 
     /// Optional whitespace (OWS) of RFC 9110: SP or HTAB.

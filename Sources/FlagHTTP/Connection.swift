@@ -24,12 +24,13 @@ final class Connection {
     /// On the loop's list of connections to flush at the end of this iteration.
     var isDirty = false
 
-    init(loop: EventLoop, fd: Int32, id: ConnectionID, remoteAddress: String) {
+    init(loop: EventLoop, fd: Int32, id: ConnectionID, origin: RequestOrigin, countedAddress: IPAddress?) {
         self.loop = loop
         self.fd = fd
         self.id = id
         machine = ConnectionStateMachine(
-            configuration: loop.shared.connectionConfiguration, remoteAddress: remoteAddress, now: loop.now)
+            configuration: loop.shared.connectionConfiguration, origin: origin, countedAddress: countedAddress,
+            now: loop.now)
     }
 
     /// The epoll events that stand for `interest`; the peer's half-close is always watched.
@@ -100,21 +101,32 @@ final class Connection {
             // Consumed: the request moves out of the action instead of being copied and the action destroyed.
             switch consume action {
             case .dispatch(let request, let sequence):
-                let responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
-                machine.attach(responder, to: sequence)
-                loop.requestCount.add(1, ordering: .relaxed)
-                loop.shared.handler(request, responder)
+                dispatch(request, sequence: sequence)
+            case .attribute(let request, let client):
+                if loop.shared.moveConnection(from: machine.countedAddress, to: client) {
+                    dispatch(request, sequence: machine.attributed(request, to: client))
+                } else {
+                    reject(machine.refuseOverAddressCap(request))
+                }
             case .reject(let rejection):
-                loop.shared.metrics.count(rejection.code)
-                let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
-                let response = loop.shared.configuration.renderRejection(rejection)
-                let encoded = HTTPResponseEncoder.encode(response, context, date: loop.dateCache.line)
-                machine.queueRejection([encoded.head] + (encoded.body.map { [$0] } ?? []))
-                loop.markDirty(self)
+                reject(rejection)
             case .flush:
                 loop.markDirty(self)
             }
         }
+    }
+
+    @inline(__always)
+    private func dispatch(_ request: HTTPRequest, sequence: Int) {
+        let responder = HTTPResponder(target: .connection(loop, id), sequence: sequence)
+        machine.attach(responder, to: sequence)
+        loop.requestCount.add(1, ordering: .relaxed)
+        loop.shared.handler(request, responder)
+    }
+
+    private func reject(_ rejection: HTTPRejection) {
+        machine.queueRejection(loop.refusal(rejection))
+        loop.markDirty(self)
     }
 
     private func apply(_ interest: ConnectionStateMachine.Interest?) {

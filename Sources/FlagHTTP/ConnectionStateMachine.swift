@@ -21,6 +21,8 @@ struct ConnectionStateMachine {
         var lingerTimeout: Int64
         /// Nanoseconds a request body may take per byte beyond the header read timeout.
         var bodyNanosecondsPerByte: Int64
+        /// Open connections per client address (`HTTPServerConfiguration.maxConnectionsPerAddress`); 0: not counted.
+        var maxConnectionsPerAddress = 0
 
         /// When a request that started at `requestStart` and has `bodyBytes` of its body so far must be complete:
         /// the header read timeout plus the time the minimum body rate allows for those bytes (saturating).
@@ -90,6 +92,10 @@ struct ConnectionStateMachine {
     enum RequestAction {
         /// Hand the request to the handler as request `sequence` (after `attach(_:to:)`).
         case dispatch(HTTPRequest, sequence: Int)
+        /// A trusted proxy's request for `client`, whom the connection is not counted for: count the connection for
+        /// `client` instead if it has room, then `attributed(_:to:)` (dispatch) or `refuseOverAddressCap(_:)`
+        /// (reject).
+        case attribute(HTTPRequest, to: IPAddress)
         /// Count the rejection and give its encoded response to `queueRejection(_:)`.
         case reject(HTTPRejection)
         /// Output was queued: flush the connection.
@@ -165,15 +171,25 @@ struct ConnectionStateMachine {
     private var lingeredBytes = 0
     /// Set by a rejection: the client may still be sending, so closing lingers to let the error response arrive.
     private var lingerOnClose = false
-    private let remoteAddress: String
+    /// Whom the requests come from, given to the parser with the first bytes.
+    private let origin: RequestOrigin
+    /// The client address the connection is counted for against `maxConnectionsPerAddress`: the peer's from accept
+    /// when the peer is not a trusted proxy, else that of the latest request's client; nil while none (a proxy's
+    /// connection before its first request, or no cap). The socket code uncounts it when the connection closes.
+    private(set) var countedAddress: IPAddress?
+    /// Whether each request's client is counted: the peer is a trusted proxy and the cap is on.
+    private let countsForwardedClients: Bool
     /// Bytes just read while the parser held none: parsed where they lie, and what is left of them is copied into
     /// the parser when `nextRequestAction()` answers nil. Valid only during that pull loop.
     private var direct: UnsafeRawBufferPointer?
     private var directOffset = 0
 
-    init(configuration: Configuration, remoteAddress: String, now: Int64) {
+    /// A connection from `origin`, counted for `countedAddress` already when its peer is not a trusted proxy.
+    init(configuration: Configuration, origin: RequestOrigin, countedAddress: IPAddress?, now: Int64) {
         self.configuration = configuration
-        self.remoteAddress = remoteAddress
+        self.origin = origin
+        self.countedAddress = countedAddress
+        countsForwardedClients = origin.proxies != nil && configuration.maxConnectionsPerAddress > 0
         parser = HTTPRequestParser(limits: configuration.parserLimits)
         headStart = now
         lastReadProgress = now
@@ -198,7 +214,7 @@ struct ConnectionStateMachine {
         if parser.isIdle { headStart = now }
         if parser.connection == nil {
             // Created with the first bytes, so a connection that never sends any costs nothing for it.
-            parser.remoteAddress = remoteAddress
+            parser.origin = origin
             parser.connection = HTTPConnectionContext()
         }
         parser.receivedAt = now
@@ -230,15 +246,10 @@ struct ConnectionStateMachine {
             guard let event else { break }
             switch event {
             case .request(let request):
-                let sequence = nextSequence
-                nextSequence += 1
-                outstanding.append(
-                    Outstanding(
-                        sequence: sequence, responder: nil, keepAlive: request.keepAlive,
-                        isHeadRequest: request.method == "HEAD", version: request.version, state: .waiting))
-                if !request.keepAlive { input = .discarding }
-                hasServedRequest = true
-                return .dispatch(request, sequence: sequence)
+                if countsForwardedClients, let client = request.storage.client, client != countedAddress {
+                    return .attribute(request, to: client)
+                }
+                return .dispatch(request, sequence: admit(request))
             case .continueExpected:
                 if outstanding.isEmpty && output.isEmpty {
                     output.append(Self.continueResponse)
@@ -257,6 +268,38 @@ struct ConnectionStateMachine {
             }
         }
         return nil
+    }
+
+    /// Takes `request` into the line of requests in flight; its sequence number.
+    @inline(__always)
+    private mutating func admit(_ request: HTTPRequest) -> Int {
+        let sequence = nextSequence
+        nextSequence += 1
+        outstanding.append(
+            Outstanding(
+                sequence: sequence, responder: nil, keepAlive: request.keepAlive,
+                isHeadRequest: request.method == "HEAD", version: request.version, state: .waiting))
+        if !request.keepAlive { input = .discarding }
+        hasServedRequest = true
+        return sequence
+    }
+
+    /// After `.attribute`: the connection now counts for `client`, and `request` is admitted; its sequence number,
+    /// to dispatch it with.
+    mutating func attributed(_ request: HTTPRequest, to client: IPAddress) -> Int {
+        countedAddress = client
+        return admit(request)
+    }
+
+    /// After `.attribute`: the request's client has `maxConnectionsPerAddress` connections open already. No more
+    /// requests are read; the rejection is to be rendered and given to `queueRejection(_:)`, after which the
+    /// connection closes, counted until then for the client it was counted for.
+    mutating func refuseOverAddressCap(_ request: HTTPRequest) -> HTTPRejection {
+        input = .discarding
+        lingerOnClose = true
+        var rejection = HTTPRejection.overCapacityPerAddress(configuration.maxConnectionsPerAddress)
+        rejection.path = request.path
+        return rejection
     }
 
     /// The responder handed to the handler for request `sequence`, told if the connection closes first.

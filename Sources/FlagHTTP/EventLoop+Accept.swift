@@ -1,7 +1,7 @@
 import CSystem
 import Glibc
 
-/// Accepting connections: the cap, the slot table and the listener's pause when descriptors run out.
+/// Accepting connections: the caps, the slot table and the listener's pause when descriptors run out.
 extension EventLoop {
     func acceptConnections() {
         // Bounded per event so that a connection storm cannot starve the connections already open.
@@ -30,15 +30,32 @@ extension EventLoop {
             let open = shared.metrics.openConnections.add(1, ordering: .relaxed).newValue
             guard open <= shared.configuration.maxConnections, drainDeadline == nil else {
                 shared.metrics.openConnections.subtract(1, ordering: .relaxed)
-                refuseOverCapacity(fd)
+                refuse(fd, .overCapacity())
                 continue
             }
+            var origin = RequestOrigin(remoteAddress: Socket.describe(address))
+            var counted: IPAddress?
+            if let peer = IPAddress(address) {
+                origin.peer = peer
+                origin.peerText = peer.description
+                if let proxies = shared.trustedProxies, proxies.contains(peer) {
+                    // Counted per client once its requests say who that is (`ConnectionStateMachine.attribute`).
+                    origin.proxies = proxies
+                } else if let table = shared.connectionsPerAddress {
+                    guard table.withLock({ $0.open(peer) }) else {
+                        shared.metrics.openConnections.subtract(1, ordering: .relaxed)
+                        refuse(fd, .overCapacityPerAddress(shared.connectionConfiguration.maxConnectionsPerAddress))
+                        continue
+                    }
+                    counted = peer
+                }
+            }
             Socket.setNoDelay(fd)
-            register(fd: fd, remoteAddress: Socket.describe(address))
+            register(fd: fd, origin: origin, countedAddress: counted)
         }
     }
 
-    private func register(fd: Int32, remoteAddress: String) {
+    private func register(fd: Int32, origin: RequestOrigin, countedAddress: IPAddress?) {
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -48,11 +65,12 @@ extension EventLoop {
             generations.append(0)
         }
         let id = ConnectionID(slot: UInt32(slot), generation: generations[slot])
-        let connection = Connection(loop: self, fd: fd, id: id, remoteAddress: remoteAddress)
+        let connection = Connection(loop: self, fd: fd, id: id, origin: origin, countedAddress: countedAddress)
         var event = csystem_epoll_event(Connection.epollEvents(connection.machine.interest), id.token)
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
             close(fd)
             shared.metrics.openConnections.subtract(1, ordering: .relaxed)
+            uncount(countedAddress)
             freeSlots.append(slot)
             return
         }
@@ -68,19 +86,33 @@ extension EventLoop {
         freeSlots.append(slot)
         liveConnections -= 1
         shared.metrics.openConnections.subtract(1, ordering: .relaxed)
+        uncount(connection.machine.countedAddress)
     }
 
-    /// The 503 for a connection over the cap, written once without waiting, then the socket is closed.
-    private func refuseOverCapacity(_ fd: Int32) {
-        shared.metrics.count("connection_limit")
-        var response = shared.configuration.renderRejection(.overCapacity())
-        response.headers.replaceOrAdd(name: "Retry-After", value: "1")
-        let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
-        let encoded = HTTPResponseEncoder.encode(response, context, date: dateCache.line)
-        let bytes = encoded.head + (encoded.body ?? [])
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+    private func uncount(_ address: IPAddress?) {
+        guard let address, let table = shared.connectionsPerAddress else { return }
+        table.withLock { $0.close(address) }
+    }
+
+    /// The answer to a refused connection (over a cap), written once without waiting, then the socket is closed.
+    private func refuse(_ fd: Int32, _ rejection: HTTPRejection) {
+        let bytes = refusal(rejection).flatMap { $0 }
+        _ = bytes.withUnsafeBytes {
+            send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        }
         shutdown(fd, Int32(SHUT_WR))
         close(fd)
+    }
+
+    /// The encoded response to `rejection`, as the application renders it, with `Connection: close` (and
+    /// `Retry-After` when the refusal is for load); the rejection is counted.
+    func refusal(_ rejection: HTTPRejection) -> [[UInt8]] {
+        shared.metrics.count(rejection.metricsReason)
+        var response = shared.configuration.renderRejection(rejection)
+        if rejection.isRetryable { response.headers.replaceOrAdd(name: "Retry-After", value: "1") }
+        let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
+        let encoded = HTTPResponseEncoder.encode(response, context, date: dateCache.line)
+        return [encoded.head] + (encoded.body.map { [$0] } ?? [])
     }
 
     private func pauseListener() {

@@ -28,6 +28,12 @@ final class ServerShared: Sendable {
     let metrics = MetricsStorage()
     /// What every connection's state machine is given: the limits and timeouts in bytes and nanoseconds.
     let connectionConfiguration: ConnectionStateMachine.Configuration
+    /// `configuration.trustedProxies`; nil when there are none, so that a peer is checked against nothing.
+    let trustedProxies: TrustedProxies?
+    /// Open connections per client address, for every loop; nil when `maxConnectionsPerAddress` is 0. Taken once
+    /// when a connection is accepted and once when it closes, and on a trusted proxy's connection when a request
+    /// names another client than the one before; never on another request.
+    let connectionsPerAddress: Locked<ConnectionsPerAddress>?
     /// How often a loop scans its connections for expired deadlines: a quarter of the shortest timeout,
     /// between 5 ms and 250 ms. Deadlines are therefore enforced within one tick: a 10 s header timeout closes a
     /// slowloris socket by 10.25 s (with 1 s ticks it was 11 s); a scan of 10,000 slots 4 times a second is cheap.
@@ -38,13 +44,26 @@ final class ServerShared: Sendable {
         self.handler = handler
         let headerTimeout = max(1, configuration.headerReadTimeout.nanoseconds)
         let idleTimeout = max(1, configuration.idleTimeout.nanoseconds)
+        let maxConnectionsPerAddress = max(0, configuration.maxConnectionsPerAddress)
         connectionConfiguration = ConnectionStateMachine.Configuration(
             parserLimits: configuration.limits, maxPipelinedRequests: configuration.maxPipelinedRequests,
             outputHighWater: 256 * 1024, maxPendingOutputBytes: configuration.maxPendingOutputBytes,
             headerTimeout: headerTimeout, idleTimeout: idleTimeout,
             lingerTimeout: max(0, configuration.lingerTimeout.nanoseconds),
-            bodyNanosecondsPerByte: 1_000_000_000 / Int64(max(1, configuration.minBodyBytesPerSecond)))
+            bodyNanosecondsPerByte: 1_000_000_000 / Int64(max(1, configuration.minBodyBytesPerSecond)),
+            maxConnectionsPerAddress: maxConnectionsPerAddress)
+        trustedProxies = configuration.trustedProxies.isEmpty ? nil : TrustedProxies(configuration.trustedProxies)
+        connectionsPerAddress =
+            maxConnectionsPerAddress > 0 ? Locked(ConnectionsPerAddress(limit: maxConnectionsPerAddress)) : nil
         tick = min(250_000_000, max(5_000_000, min(headerTimeout, idleTimeout) / 4))
+    }
+}
+
+extension ServerShared {
+    /// Counts a connection counted for `old` (nil: for no one) for `new` instead, if `new` has room; true without a
+    /// count when there is no cap.
+    func moveConnection(from old: IPAddress?, to new: IPAddress) -> Bool {
+        connectionsPerAddress?.withLock { $0.move(from: old, to: new) } ?? true
     }
 }
 

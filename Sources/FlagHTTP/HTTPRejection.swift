@@ -68,6 +68,28 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
         HTTPRejection(.overloaded, "too many open connections; retry later", limit: .maxConnections)
     }
 
+    /// A connection whose client address has `limit` connections open already (`maxConnectionsPerAddress`): 503.
+    static func overCapacityPerAddress(_ limit: Int) -> HTTPRejection {
+        HTTPRejection(
+            .overloaded, "too many open connections from one address (at most \(limit)); retry later",
+            limit: .maxConnectionsPerAddress)
+    }
+
+    /// The reason `HTTPServerMetrics.rejections` counts this rejection under: the error code, or for a connection
+    /// cap the cap's own reason, since both answer `overloaded`.
+    var metricsReason: String {
+        switch limit {
+        case .maxConnections?: "connection_limit"
+        case .maxConnectionsPerAddress?: "connection_limit_per_address"
+        default: code
+        }
+    }
+
+    /// Whether the client is refused for load that passes, and so is told when to try again (`Retry-After`).
+    var isRetryable: Bool {
+        limit == .maxConnections || limit == .maxConnectionsPerAddress
+    }
+
     /// The rejection classes; the raw value is the error code on the wire.
     enum Kind: String {
         case badRequest = "bad_request"
@@ -107,6 +129,8 @@ public enum HTTPLimit: String, Sendable, CaseIterable {
     case maxChunkLineBytes
     /// `HTTPServerConfiguration.maxConnections`: open connections.
     case maxConnections
+    /// `HTTPServerConfiguration.maxConnectionsPerAddress`: open connections per client address.
+    case maxConnectionsPerAddress
 }
 
 /// Renders what the engine answers before a route is known (given in `HTTPServerConfiguration.renderRejection`).

@@ -44,13 +44,16 @@ public struct HTTPRequest: Sendable {
         @usableFromInline let version: HTTPVersion
         @usableFromInline let keepAlive: Bool
         @usableFromInline let remoteAddress: String
+        @usableFromInline let clientAddress: String
+        /// `clientAddress` as an address, for the engine's count of connections per client.
+        let client: IPAddress?
         @usableFromInline let connection: HTTPConnectionContext?
         @usableFromInline let receivedAt: Int64
 
         init(
             method: String, target: String, rawPath: String, path: String, rawQuery: String?, headers: HTTPHeaders,
-            body: [UInt8], version: HTTPVersion, keepAlive: Bool, remoteAddress: String,
-            connection: HTTPConnectionContext?, receivedAt: Int64
+            body: [UInt8], version: HTTPVersion, keepAlive: Bool, remoteAddress: String, clientAddress: String,
+            client: IPAddress?, connection: HTTPConnectionContext?, receivedAt: Int64
         ) {
             self.method = method
             self.target = target
@@ -62,6 +65,8 @@ public struct HTTPRequest: Sendable {
             self.version = version
             self.keepAlive = keepAlive
             self.remoteAddress = remoteAddress
+            self.clientAddress = clientAddress
+            self.client = client
             self.connection = connection
             self.receivedAt = receivedAt
         }
@@ -89,6 +94,10 @@ public struct HTTPRequest: Sendable {
     @inlinable public var keepAlive: Bool { storage.keepAlive }
     /// The peer's address, e.g. `127.0.0.1:53142` or `[::1]:53142`; empty when not from a socket.
     @inlinable public var remoteAddress: String { storage.remoteAddress }
+    /// The client's IP address without port, e.g. `192.0.2.1` or `2001:db8::1`: the peer's, or, when the peer is a
+    /// trusted proxy (`HTTPServerConfiguration.trustedProxies`), the client its `X-Forwarded-For` names. What to
+    /// key rate limits on and to log. Empty when not from a socket.
+    @inlinable public var clientAddress: String { storage.clientAddress }
     /// The connection the request arrived on, shared by every request on it; nil when not from a socket.
     @inlinable public var connection: HTTPConnectionContext? { storage.connection }
     /// When the engine read the request's last bytes (`CLOCK_MONOTONIC` nanoseconds); 0 when not from a socket.
@@ -98,7 +107,8 @@ public struct HTTPRequest: Sendable {
     /// Now, on the clock `receivedAt` is read from (`CLOCK_MONOTONIC` nanoseconds).
     public static func monotonicNow() -> Int64 { Socket.monotonicNanoseconds() }
 
-    /// A request from its parts; `path` and `rawQuery` are derived from `target`.
+    /// A request from its parts; `path` and `rawQuery` are derived from `target`, and `clientAddress`, unless
+    /// given, from `remoteAddress` without its port (as from a peer that is not a trusted proxy).
     public init(
         method: String,
         target: String,
@@ -107,26 +117,29 @@ public struct HTTPRequest: Sendable {
         version: HTTPVersion = .http1_1,
         keepAlive: Bool = true,
         remoteAddress: String = "",
+        clientAddress: String? = nil,
         connection: HTTPConnectionContext? = nil
     ) {
         let parts = HTTPTarget.split(target)
+        let clientAddress = clientAddress ?? String(RequestOrigin.host(of: remoteAddress))
         storage = Storage(
             method: method, target: target, rawPath: parts.rawPath,
             path: HTTPTarget.decodedPath(parts.rawPath)?.path ?? parts.rawPath,
             rawQuery: parts.rawQuery, headers: headers, body: body, version: version, keepAlive: keepAlive,
-            remoteAddress: remoteAddress, connection: connection, receivedAt: 0)
+            remoteAddress: remoteAddress, clientAddress: clientAddress, client: IPAddress(clientAddress),
+            connection: connection, receivedAt: 0)
     }
 
     /// Memberwise construction for the parser, which has already split and decoded the target.
     init(
         method: String, target: String, rawPath: String, path: String, rawQuery: String?,
         headers: HTTPHeaders, body: [UInt8], version: HTTPVersion, keepAlive: Bool, remoteAddress: String,
-        connection: HTTPConnectionContext?, receivedAt: Int64
+        clientAddress: String, client: IPAddress?, connection: HTTPConnectionContext?, receivedAt: Int64
     ) {
         storage = Storage(
             method: method, target: target, rawPath: rawPath, path: path, rawQuery: rawQuery, headers: headers,
-            body: body, version: version, keepAlive: keepAlive, remoteAddress: remoteAddress, connection: connection,
-            receivedAt: receivedAt)
+            body: body, version: version, keepAlive: keepAlive, remoteAddress: remoteAddress,
+            clientAddress: clientAddress, client: client, connection: connection, receivedAt: receivedAt)
     }
 
     /// The decoded value of the first query parameter with this name (`+` decodes to a space), or nil.

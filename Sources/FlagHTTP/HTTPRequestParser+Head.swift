@@ -60,13 +60,15 @@ struct PartialHead {
     }
 
     func makeRequest(
-        body: [UInt8], remoteAddress: String, connection: HTTPConnectionContext?, receivedAt: Int64
+        body: [UInt8], remoteAddress: String, client: IPAddress?, clientAddress: String,
+        connection: HTTPConnectionContext?, receivedAt: Int64
     ) -> HTTPRequest {
         let keepAlive = !connectionClose && (version == .http1_1 || connectionKeepAlive)
         return HTTPRequest(
             method: method, target: target, rawPath: rawPath, path: path, rawQuery: rawQuery,
             headers: HTTPHeaders(raw: fields), body: body, version: version, keepAlive: keepAlive,
-            remoteAddress: remoteAddress, connection: connection, receivedAt: receivedAt)
+            remoteAddress: remoteAddress, clientAddress: clientAddress, client: client, connection: connection,
+            receivedAt: receivedAt)
     }
 }
 

@@ -44,8 +44,11 @@ public struct HTTPRequestParser: Sendable {
     var trailerBytes = 0
     var trailerCount = 0
     /// Given to every request this parser makes (the engine sets them; the request is not copied to add them).
-    var remoteAddress = ""
+    var origin = RequestOrigin()
     var connection: HTTPConnectionContext?
+    /// The client last read from a trusted proxy's `X-Forwarded-For`, with its text: one proxy connection mostly
+    /// carries requests of one client in a row, which then need no new `String`.
+    private var lastForwarded: (address: IPAddress, text: String)?
     /// When the bytes last appended were read (monotonic nanoseconds), for `HTTPRequest.receivedAt`.
     var receivedAt: Int64 = 0
 
@@ -218,14 +221,35 @@ public struct HTTPRequestParser: Sendable {
 
     /// Emits the request built so far and resets for the next one.
     mutating func completeRequest() -> HTTPParserEvent {
-        let request = head.makeRequest(
-            body: body, remoteAddress: remoteAddress, connection: connection, receivedAt: receivedAt)
+        let request: HTTPRequest
+        if let proxies = origin.proxies, let peer = origin.peer {
+            let client = forwardedClient(proxies, peer: peer)
+            request = head.makeRequest(
+                body: body, remoteAddress: origin.remoteAddress, client: client.address, clientAddress: client.text,
+                connection: connection, receivedAt: receivedAt)
+        } else {
+            request = head.makeRequest(
+                body: body, remoteAddress: origin.remoteAddress, client: origin.peer, clientAddress: origin.peerText,
+                connection: connection, receivedAt: receivedAt)
+        }
         head = PartialHead()
         body = []
         trailerBytes = 0
         trailerCount = 0
         state = .requestLine
         return .request(request)
+    }
+
+    /// The client of the request being completed, which came from `peer`, a trusted proxy.
+    private mutating func forwardedClient(
+        _ proxies: TrustedProxies, peer: IPAddress
+    ) -> (address: IPAddress, text: String) {
+        let address = proxies.forwardedClient(peer: peer, headers: HTTPHeaders(raw: head.fields))
+        if address == peer { return (peer, origin.peerText) }
+        if let lastForwarded, lastForwarded.address == address { return lastForwarded }
+        let client = (address: address, text: address.description)
+        lastForwarded = client
+        return client
     }
 
     /// The limit passed by a request line of which `length` bytes (up to its LF, if any) have arrived, judged as

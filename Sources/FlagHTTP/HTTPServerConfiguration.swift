@@ -45,6 +45,30 @@ public struct HTTPServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// Open connections across all loops; a connection beyond it is answered 503 and closed.
     public var maxConnections: Int
+    /// Open connections per client address (`HTTPRequest.clientAddress`); one beyond it is answered 503 and closed.
+    /// 0 turns the cap off. The default is generous: a mobile carrier puts many phones behind one address.
+    ///
+    /// A connection from a peer that is not a trusted proxy counts for the peer from accept to close. A trusted
+    /// proxy's connection counts for no one until its first request, then for the client of its latest request
+    /// (moved when a request names another client); a request that would take its client over the cap is answered
+    /// 503 and the connection closed.
+    public var maxConnectionsPerAddress = 512
+    /// Networks of the proxies in front of the server (load balancers, nginx) whose `X-Forwarded-For` names the
+    /// client: the client address of a request for logs, rate limits and `maxConnectionsPerAddress`. Empty (the
+    /// default) trusts no one, and the header is never read.
+    ///
+    /// The client address of a request is:
+    /// - the peer's address, when the peer is in none of these networks; its `X-Forwarded-For` is ignored;
+    /// - when the peer is trusted: every `X-Forwarded-For` field, in order, read as one comma-separated list, is
+    ///   walked from the right, skipping the entries in these networks; the first entry that is not is the client.
+    ///   Each proxy appends the address it received the request from, so only the right-most entries were written
+    ///   by proxies you trust; whatever is to their left may have been sent by the client. If every entry is
+    ///   trusted, the left-most is the client; without the header (or with only empty elements), the peer is;
+    /// - an entry may carry a port (`192.0.2.1:5000`, `[2001:db8::1]:5000`), which is dropped. An entry that is not
+    ///   an IP address (`unknown`, a name, an obfuscated identifier) ends the walk: the client is then the trusted
+    ///   proxy that wrote it, the entry to its right (or the peer). So the answer is always an address that this
+    ///   server or a trusted proxy saw as a TCP peer, never a text of the client's choosing.
+    public var trustedProxies: [CIDR] = []
     /// Response bytes a connection may have waiting for a slow reader before it is closed.
     public var maxPendingOutputBytes: Int
     /// Requests a connection may have outstanding (read but not yet answered) before the engine stops reading it.
@@ -58,7 +82,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// sending one body byte per `idleTimeout` holds a connection open indefinitely (slowloris on the body).
     public var minBodyBytesPerSecond = 1024
     /// What the engine answers for a request it refuses before a route is known (malformed, over a limit) and for a
-    /// connection over `maxConnections`. The default is the rejection's own generic JSON error; an application
+    /// connection over `maxConnections` or `maxConnectionsPerAddress`. The default is the rejection's own generic JSON error; an application
     /// gives its own to answer in the shape of the route the request was for, or to name its setting behind a limit.
     public var renderRejection: HTTPRejectionRenderer = { $0.response }
 

@@ -13,8 +13,8 @@ public struct HTTPServerMetrics: Sendable, Equatable {
     public var requests: Int
     /// Requests or connections the engine refused or cut off, by reason: the parser's error codes
     /// (`bad_request`, `payload_too_large`, `uri_too_long`, `header_fields_too_large`, `not_implemented`,
-    /// `http_version_not_supported`), `connection_limit`, `header_timeout`, `body_timeout`, `idle_timeout`,
-    /// `slow_reader` and `accept_failed`.
+    /// `http_version_not_supported`), `connection_limit`, `connection_limit_per_address`, `header_timeout`,
+    /// `body_timeout`, `idle_timeout`, `slow_reader` and `accept_failed`.
     public var rejections: [String: Int]
 }
 

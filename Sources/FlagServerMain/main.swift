@@ -80,6 +80,10 @@ if let tokenFile = bootstrap.adminTokenFile {
 }
 let base = "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)"
 log("listening on \(base)")
+if !configuration.trustedProxies.isEmpty {
+    let networks = configuration.trustedProxies.map(\.description).joined(separator: ", ")
+    log("client addresses from the X-Forwarded-For of peers in \(networks)")
+}
 if bootstrap.app.servesDashboard {
     log("dashboard: \(base)/ui/ (sign in with a token; put TLS in front of flagserver beyond this machine)")
 }

@@ -10,14 +10,15 @@ struct ConnectionStateMachineTests {
 
     static func configuration(
         maxPipelinedRequests: Int = 64, outputHighWater: Int = 256 * 1024, maxPendingOutputBytes: Int = 8 << 20,
-        lingerTimeout: Int64 = 2 * second, maxBodyBytes: Int = 1 << 20
+        lingerTimeout: Int64 = 2 * second, maxBodyBytes: Int = 1 << 20, maxConnectionsPerAddress: Int = 0
     ) -> ConnectionStateMachine.Configuration {
         var limits = HTTPParserLimits()
         limits.maxBodyBytes = maxBodyBytes
         return ConnectionStateMachine.Configuration(
             parserLimits: limits, maxPipelinedRequests: maxPipelinedRequests, outputHighWater: outputHighWater,
             maxPendingOutputBytes: maxPendingOutputBytes, headerTimeout: 10 * second, idleTimeout: 60 * second,
-            lingerTimeout: lingerTimeout, bodyNanosecondsPerByte: second / 1000)
+            lingerTimeout: lingerTimeout, bodyNanosecondsPerByte: second / 1000,
+            maxConnectionsPerAddress: maxConnectionsPerAddress)
     }
 
     /// What the socket code would have been told to do, in order, written as short words.
@@ -31,9 +32,16 @@ struct ConnectionStateMachineTests {
         var dispatched: [(sequence: Int, request: HTTPRequest)] = []
         var rejections: [HTTPRejection] = []
         var flushRequested = false
+        /// The count of connections per client address, as the socket code keeps it for `.attribute`.
+        var counts: ConnectionsPerAddress
 
-        init(_ configuration: ConnectionStateMachine.Configuration = configuration()) {
-            machine = ConnectionStateMachine(configuration: configuration, remoteAddress: "127.0.0.1", now: 0)
+        init(
+            _ configuration: ConnectionStateMachine.Configuration = configuration(),
+            origin: RequestOrigin = RequestOrigin(remoteAddress: "127.0.0.1:50000"), countedAddress: IPAddress? = nil
+        ) {
+            machine = ConnectionStateMachine(
+                configuration: configuration, origin: origin, countedAddress: countedAddress, now: 0)
+            counts = ConnectionsPerAddress(limit: max(1, configuration.maxConnectionsPerAddress))
         }
 
         var text: String { String(decoding: written, as: UTF8.self) }
@@ -57,17 +65,27 @@ struct ConnectionStateMachineTests {
                 switch action {
                 case .dispatch(let request, let sequence):
                     dispatched.append((sequence, request))
+                case .attribute(let request, let client):
+                    if counts.move(from: machine.countedAddress, to: client) {
+                        dispatched.append((machine.attributed(request, to: client), request))
+                    } else {
+                        reject(machine.refuseOverAddressCap(request))
+                    }
                 case .reject(let rejection):
-                    rejections.append(rejection)
-                    let response = HTTPResponse(status: rejection.status, body: Array("rejected".utf8))
-                    let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
-                    let encoded = HTTPResponseEncoder.encode(response, context, date: [])
-                    machine.queueRejection([encoded.head] + (encoded.body.map { [$0] } ?? []))
-                    flushRequested = true
+                    reject(rejection)
                 case .flush:
                     flushRequested = true
                 }
             }
+        }
+
+        private mutating func reject(_ rejection: HTTPRejection) {
+            rejections.append(rejection)
+            let response = HTTPResponse(status: rejection.status, body: Array("rejected".utf8))
+            let context = HTTPResponseEncoder.Context(isHeadRequest: false, version: .http1_1, close: true)
+            let encoded = HTTPResponseEncoder.encode(response, context, date: [])
+            machine.queueRejection([encoded.head] + (encoded.body.map { [$0] } ?? []))
+            flushRequested = true
         }
 
         /// A response with `body` for request `sequence`.

@@ -306,10 +306,4 @@ struct ClientTelemetryTests {
         #expect(try first.instances(set: "s", within: 300).isEmpty)
         #expect(try second.instances(set: "s", within: 300).map(\.stored.id) == [])
     }
-
-    @Test func hostsAreReadWithoutTheirPort() {
-        #expect(ClientTelemetry.host(of: "127.0.0.1:53142") == "127.0.0.1")
-        #expect(ClientTelemetry.host(of: "[::1]:53142") == "::1")
-        #expect(ClientTelemetry.host(of: "") == "")
-    }
 }

@@ -1,4 +1,5 @@
 import FlagCore
+import FlagHTTP
 import FlagTestSupport
 import Foundation
 import Testing
@@ -21,6 +22,21 @@ struct ConfigurationTests {
         #expect(configuration.http.headerReadTimeout == .seconds(10))
         #expect(configuration.http.idleTimeout == .seconds(60))
         #expect(configuration.http.minBodyBytesPerSecond == 1024)
+        #expect(configuration.http.maxConnectionsPerAddress == 512)
+    }
+
+    @Test func theCapPerAddressIsReadAndZeroTurnsItOff() throws {
+        let capped = try ServerConfiguration.parse(
+            Array(#"{"limits":{"maxConnectionsPerAddress":64}}"#.utf8), source: "test.json")
+        #expect(capped.http.maxConnectionsPerAddress == 64)
+        let off = try ServerConfiguration.parse(
+            Array(#"{"limits":{"maxConnectionsPerAddress":0}}"#.utf8), source: "test.json")
+        #expect(off.http.maxConnectionsPerAddress == 0)
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(
+                Array(#"{"limits":{"maxConnectionsPerAddress":-1}}"#.utf8), source: "test.json")
+        }
+        #expect(error.message == "test.json: limits.maxConnectionsPerAddress must be a whole number of at least 0")
     }
 
     @Test func everyCheckedInSeedSetIsValid() throws {
@@ -63,6 +79,48 @@ struct ConfigurationTests {
         #expect(configuration.dataDirectory == "/tmp/d")
     }
 
+    @Test func trustedProxiesAreReadFromTheFileAndTheFlagsReplaceThem() throws {
+        let text = #"{"trustedProxies":["10.0.0.0/8"," 2001:db8::/32","192.0.2.7"]}"#
+        let file = try ServerConfiguration.parse(Array(text.utf8), source: "test.json")
+        let expected = try ["10.0.0.0/8", "2001:db8::/32", "192.0.2.7/32"].map { try CIDR($0) }
+        #expect(file.trustedProxies == expected)
+        #expect(file.http.trustedProxies == expected)
+        #expect(
+            try ServerConfiguration.parse(Array(#"{"trustedProxies":null}"#.utf8), source: "f").trustedProxies == [])
+        #expect(ServerConfiguration().http.trustedProxies.isEmpty, "trusts no one by default")
+
+        let options = try CommandLineOptions.parse(["--trusted-proxy", "127.0.0.1", "--trusted-proxy=::1"])
+        #expect(options.trustedProxies == [try CIDR("127.0.0.1"), try CIDR("::1")])
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("flagserver.json").path
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            let flagged = try CommandLineOptions.parse(["--config", path, "--trusted-proxy", "127.0.0.1"])
+            #expect(try flagged.configuration { _ in true }.trustedProxies == [try CIDR("127.0.0.1")])
+            let unflagged = try CommandLineOptions.parse(["--config", path])
+            #expect(try unflagged.configuration { _ in true }.trustedProxies == expected)
+        }
+    }
+
+    @Test(arguments: [
+        (
+            #"{"trustedProxies":"10.0.0.0/8"}"#,
+            #"test.json: trustedProxies must be a list of networks, such as ["10.0.0.0/8", "2001:db8::/32"]"#
+        ),
+        (#"{"trustedProxies":[8]}"#, #"test.json: trustedProxies[0] must be a string such as "10.0.0.0/8""#),
+        (
+            #"{"trustedProxies":["10.0.0.0/8","10.0.0.0/40"]}"#,
+            #"test.json: trustedProxies[1]: "10.0.0.0/40" has a bad prefix length: write a whole number from 0 to 32 "#
+                + #"after the "/""#
+        ),
+    ])
+    func badTrustedProxiesNameTheEntryAndWhatToWrite(text: String, message: String) {
+        #expect {
+            try ServerConfiguration.parse(Array(text.utf8), source: "test.json")
+        } throws: { error in
+            (error as? ConfigurationError)?.message == message
+        }
+    }
+
     @Test func thePostgresStringComesFromTheFlagThenTheEnvironmentThenTheFile() throws {
         let file = try ServerConfiguration.parse(Array(#"{"postgres":"postgresql://file/db"}"#.utf8), source: "f.json")
         #expect(file.postgres == "postgresql://file/db")
@@ -88,6 +146,17 @@ struct ConfigurationTests {
         (["--listen", "localhost"], "--listen: expected HOST:PORT such as 127.0.0.1:8080, got \"localhost\""),
         (["--listen", "h:99999"], "--listen: expected HOST:PORT with a port from 0 to 65535, got \"h:99999\""),
         (["--data", "--config"], "--data needs a value"),
+        (["--trusted-proxy"], "--trusted-proxy needs a value"),
+        (
+            ["--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "10.1.2.3/16"],
+            "--trusted-proxy: \"10.1.2.3/16\" has address bits set beyond its prefix length: write the network "
+                + "10.1.0.0/16, or 10.1.2.3/32 for the one address"
+        ),
+        (
+            ["--trusted-proxy=nginx"],
+            "--trusted-proxy: \"nginx\" is not a network: write an IPv4 or IPv6 address with an optional prefix "
+                + "length, such as 10.0.0.0/8, 2001:db8::/32 or 192.0.2.7"
+        ),
     ])
     func badArgumentsSayWhatIsWrong(arguments: [String], message: String) {
         #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(arguments) }

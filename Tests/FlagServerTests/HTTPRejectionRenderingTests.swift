@@ -28,6 +28,7 @@ struct HTTPRejectionRenderingTests {
             case .maxHeaderBytes: http.limits.maxHeaderBytes
             case .maxHeaderCount: http.limits.maxHeaderCount
             case .maxConnections: http.maxConnections
+            case .maxConnectionsPerAddress: http.maxConnectionsPerAddress
             case .maxRequestLineBytes: http.limits.maxRequestLineBytes
             case .maxChunkLineBytes: http.limits.maxChunkLineBytes
             }

@@ -1,5 +1,7 @@
-/// `flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO]`: what the command line asked
-/// for.
+import FlagHTTP
+
+/// `flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO] [--trusted-proxy CIDR]...`:
+/// what the command line asked for.
 public struct CommandLineOptions: Sendable, Equatable {
     /// The configuration file; `nil` uses `config/flagserver.json` when it exists, else the defaults.
     public var configPath: String?
@@ -11,13 +13,15 @@ public struct CommandLineOptions: Sendable, Equatable {
     public var postgres: String?
     /// The key-encryption key file, beating the file's `signingKeyFile`.
     public var signingKeyFile: String?
+    /// The networks of `--trusted-proxy`, in order; when any is given they replace the file's `trustedProxies`.
+    public var trustedProxies: [CIDR] = []
     /// `--help` was given.
     public var help = false
 
     /// The usage text.
     public static let usage = """
         usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO]
-                          [--signing-key-file FILE]
+                          [--signing-key-file FILE] [--trusted-proxy CIDR]...
 
           --config FILE        configuration file (default: config/flagserver.json if it exists)
           --listen HOST:PORT   address to listen on (default 127.0.0.1:8080)
@@ -28,6 +32,10 @@ public struct CommandLineOptions: Sendable, Equatable {
           --signing-key-file FILE
                                the key-encryption key that seals the sets' signing keys (base64 of 32 bytes,
                                mode 600); default DIR/signing-key with SQLite, made on first start
+          --trusted-proxy CIDR a network of the load balancers or proxies in front (10.0.0.0/8, 192.0.2.7,
+                               2001:db8::/32), whose X-Forwarded-For then names the client for rate limits,
+                               connection caps and logs; repeat it for several; replaces the file's
+                               trustedProxies (default: trust no one)
           -h, --help           show this help
 
         FLAGSERVER_ADMIN_TOKEN, when set, is accepted as an admin token.
@@ -67,6 +75,8 @@ public struct CommandLineOptions: Sendable, Equatable {
             case "--data": options.dataDirectory = try value()
             case "--postgres": options.postgres = try value()
             case "--signing-key-file": options.signingKeyFile = try value()
+            case "--trusted-proxy":
+                options.trustedProxies.append(try ServerConfiguration.network(try value(), source: "--trusted-proxy"))
             case "-h", "--help": options.help = true
             default: throw ConfigurationError("unknown argument \"\(argument)\"")
             }
@@ -93,6 +103,7 @@ public struct CommandLineOptions: Sendable, Equatable {
         if let postgres = environment[Self.postgresEnvironment], !postgres.isEmpty { configuration.postgres = postgres }
         if let postgres { configuration.postgres = postgres }
         if let signingKeyFile { configuration.signingKeyFile = signingKeyFile }
+        if !trustedProxies.isEmpty { configuration.trustedProxies = trustedProxies }
         return configuration
     }
 }

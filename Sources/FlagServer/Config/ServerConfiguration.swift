@@ -49,6 +49,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var minBodyBytesPerSecond = 1024
     /// Open connections before new ones get a 503.
     public var maxConnections = 10_000
+    /// Open connections per client address before new ones get a 503; 0 turns the cap off
+    /// (`HTTPServerConfiguration.maxConnectionsPerAddress`).
+    public var maxConnectionsPerAddress = 512
+    /// The networks of the proxies in front of the server, whose `X-Forwarded-For` names the client
+    /// (`HTTPServerConfiguration.trustedProxies`); empty trusts no one.
+    public var trustedProxies: [CIDR] = []
     /// Event-loop threads; 0 uses one per core.
     public var loopCount = 0
     /// The longest long-poll, in seconds.
@@ -77,6 +83,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             headerReadTimeout: .seconds(headerReadTimeoutSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
             maxConnections: maxConnections)
         http.minBodyBytesPerSecond = minBodyBytesPerSecond
+        http.maxConnectionsPerAddress = maxConnectionsPerAddress
+        http.trustedProxies = trustedProxies
         http.renderRejection = FlagServerApp.renderRejection
         return http
     }
@@ -89,6 +97,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         case .maxHeaderBytes: "limits.maxHeaderBytes"
         case .maxHeaderCount: "limits.maxHeaderCount"
         case .maxConnections: "limits.maxConnections"
+        case .maxConnectionsPerAddress: "limits.maxConnectionsPerAddress"
         case .maxRequestLineBytes, .maxChunkLineBytes: nil
         }
     }
@@ -140,6 +149,7 @@ public struct ServerConfiguration: Sendable, Equatable {
                 configuration.seedDirectory = value == .null ? nil : try string(name, value)
             case "adminTokenEnvironment": configuration.adminTokenEnvironment = try string(name, value)
             case "signingKeyFile": configuration.signingKeyFile = value == .null ? nil : try string(name, value)
+            case "trustedProxies": configuration.trustedProxies = try trustedProxies(value, source: source)
             case "limits":
                 guard case .object(let limits) = value else {
                     throw ConfigurationError("\(source): limits must be an object")
@@ -156,6 +166,8 @@ public struct ServerConfiguration: Sendable, Equatable {
                     case "minBodyBytesPerSecond":
                         configuration.minBodyBytesPerSecond = try int(path, value, minimum: 1)
                     case "maxConnections": configuration.maxConnections = try int(path, value, minimum: 1)
+                    case "maxConnectionsPerAddress":
+                        configuration.maxConnectionsPerAddress = try int(path, value, minimum: 0)
                     case "loopCount": configuration.loopCount = try int(path, value, minimum: 0)
                     case "longPollMaxSeconds": configuration.longPollMaxSeconds = try int(path, value, minimum: 0)
                     case "heartbeatSeconds": configuration.heartbeatSeconds = try int(path, value, minimum: 1)
@@ -167,6 +179,30 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
         }
         return configuration
+    }
+
+    /// The networks of `trustedProxies`: a list of CIDR strings (`null` is none).
+    private static func trustedProxies(_ value: JSONValue, source: String) throws -> [CIDR] {
+        if value == .null { return [] }
+        guard case .array(let items) = value else {
+            throw ConfigurationError(
+                "\(source): trustedProxies must be a list of networks, such as [\"10.0.0.0/8\", \"2001:db8::/32\"]")
+        }
+        return try items.enumerated().map { index, item in
+            guard case .string(let text) = item else {
+                throw ConfigurationError("\(source): trustedProxies[\(index)] must be a string such as \"10.0.0.0/8\"")
+            }
+            return try network(text, source: "\(source): trustedProxies[\(index)]")
+        }
+    }
+
+    /// One trusted network; `source` names where it was written in the error.
+    static func network(_ text: String, source: String) throws -> CIDR {
+        do {
+            return try CIDR(text)
+        } catch {
+            throw ConfigurationError("\(source): \(error.message)")
+        }
     }
 
     /// Sets host and port from `HOST:PORT` (`[::1]:8080` for IPv6).

@@ -15,12 +15,7 @@ extension FlagServerApp {
         let presented = call.request.headers[Self.instanceHeader].map { String($0.trimmingHTTPSpaces()) }
         if presented == nil, case .admin? = call.principal { return nil }
         return service.telemetry.issue(
-            set: call.set, presented: presented, key: call.actor, stream: true, address: clientAddress(call))
-    }
-
-    /// The address of the client that sent `call`, without its port: what per-address limits key on.
-    func clientAddress(_ call: Call) -> String {
-        ClientTelemetry.host(of: call.request.remoteAddress)
+            set: call.set, presented: presented, key: call.actor, stream: true, address: call.request.clientAddress)
     }
 
     /// The instance id for a poll's answer on `call`, issued as for a stream and remembered by the connection; `nil`
@@ -33,7 +28,7 @@ extension FlagServerApp {
         guard
             let id = service.telemetry.issue(
                 set: call.set, presented: String(presented.trimmingHTTPSpaces()), key: call.actor, stream: false,
-                address: clientAddress(call))
+                address: call.request.clientAddress)
         else { return nil }
         if let connection = call.request.connection {
             // The memo as this request left it so far (the set lookup may have replaced it), not as it began.
@@ -57,7 +52,7 @@ extension FlagServerApp {
     func acceptTelemetry(_ call: Call) throws -> HTTPResponse {
         let state = try requireState(call)
         do {
-            try service.telemetry.admit(address: clientAddress(call))
+            try service.telemetry.admit(address: call.request.clientAddress)
         } catch let refusal as ClientTelemetry.Refusal {
             throw ServiceError.rateLimited(refusal.message, retryAfter: refusal.retryAfter ?? 1)
         }

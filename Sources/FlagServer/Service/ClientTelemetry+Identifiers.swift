@@ -1,6 +1,6 @@
 import Foundation
 
-/// The instance ids `ClientTelemetry` issues, and the source addresses its rate limiter keys on.
+/// The instance ids `ClientTelemetry` issues.
 extension ClientTelemetry {
     /// `in_` and 22 characters of base64url: 128 random bits.
     static func newID() -> String {
@@ -22,16 +22,5 @@ extension ClientTelemetry {
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
                     || byte == UInt8(ascii: "_")
             }
-    }
-
-    /// The address without its port: `127.0.0.1:53142` → `127.0.0.1`, `[::1]:53142` → `::1`.
-    static func host(of address: String) -> String {
-        if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
-            return String(address[address.index(after: address.startIndex)..<end])
-        }
-        if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
-            return String(address[..<colon])
-        }
-        return address
     }
 }
