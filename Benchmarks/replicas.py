@@ -302,9 +302,11 @@ class Replica(writes.Server):
         with open(config, "w") as file:
             json.dump({"dataDirectory": os.path.join(self.work, "data"),
                        "seedDirectory": os.path.join(ROOT, "config", "flagsets"),
-                       # nginx and every benchmark client are on loopback: no cap per address.
+                       # nginx and every benchmark client are on loopback: no cap per address, and every stream
+                       # gets its instance id as before the limit on new ids per address.
                        "limits": {"maxBodyBytes": 64 << 20, "maxConnections": MAX_STREAMS_PER_PROCESS + 1000,
-                                  "maxConnectionsPerAddress": 0}}, file)
+                                  "maxConnectionsPerAddress": 0},
+                       "telemetry": {"instanceMintBurst": 1_000_000}}, file)
         environment = {key: value for key, value in os.environ.items()
                        if key not in ("FLAGSERVER_POSTGRES", "FLAGSERVER_ADMIN_TOKEN")}
         environment["FLAGSERVER_ADMIN_TOKEN"] = run.admin

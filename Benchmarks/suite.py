@@ -105,8 +105,10 @@ class Servers:
         with open(config, "w") as file:
             json.dump({"dataDirectory": os.path.join(work, "data"),
                        "seedDirectory": os.path.join(ROOT, "config", "flagsets"),
-                       # Every benchmark client is on loopback: no cap per address.
-                       "limits": {"maxConnections": max_connections, "maxConnectionsPerAddress": 0}}, file)
+                       # Every benchmark client is on loopback: no cap per address, and every stream gets its
+                       # instance id as before the limit on new ids per address.
+                       "limits": {"maxConnections": max_connections, "maxConnectionsPerAddress": 0},
+                       "telemetry": {"instanceMintBurst": 1_000_000}}, file)
         self.server_log = open(os.path.join(work, "flagserver.log"), "w")
         self.server = subprocess.Popen(
             [os.path.join(bin_dir, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}"],

@@ -65,9 +65,11 @@ class Server:
         with open(config, "w") as file:
             json.dump({"dataDirectory": os.path.join(self.work, "data"),
                        "seedDirectory": os.path.join(ROOT, "config", "flagsets"),
-                       # Every benchmark client is on loopback: no cap per address.
+                       # Every benchmark client is on loopback: no cap per address, and every stream gets its
+                       # instance id as before the limit on new ids per address.
                        "limits": {"maxBodyBytes": 64 << 20, "maxConnections": 4000,
-                                  "maxConnectionsPerAddress": 0}}, file)
+                                  "maxConnectionsPerAddress": 0},
+                       "telemetry": {"instanceMintBurst": 1_000_000}}, file)
         self.log = open(os.path.join(self.work, "flagserver.log"), "w")
         self.process = subprocess.Popen(
             [os.path.join(bin_dir, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}"],

@@ -79,6 +79,31 @@ struct ConfigurationTests {
         #expect(configuration.dataDirectory == "/tmp/d")
     }
 
+    /// Issue 26: the rate of new telemetry ids per client address.
+    @Test func theRateOfNewInstanceIdsIsReadFromTheFile() throws {
+        let defaults = ServerConfiguration().telemetry
+        #expect(defaults.mintBurst == 20 && defaults.mintsPerSecond == 1)
+        let text = #"{"telemetry":{"instanceMintBurst":50,"instanceMintsPerSecond":0.5}}"#
+        let read = try ServerConfiguration.parse(Array(text.utf8), source: "f").telemetry
+        #expect(read.mintBurst == 50 && read.mintsPerSecond == 0.5)
+        for (bad, message) in [
+            (
+                #"{"telemetry":{"instanceMintBurst":0}}"#,
+                "f: telemetry.instanceMintBurst must be a whole number of at least 1"
+            ),
+            (
+                #"{"telemetry":{"instanceMintsPerSecond":-1}}"#,
+                "f: telemetry.instanceMintsPerSecond must be a number above 0"
+            ),
+            (#"{"telemetry":[]}"#, "f: telemetry must be an object"),
+        ] {
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration.parse(Array(bad.utf8), source: "f")
+            }
+            #expect(error?.message == message)
+        }
+    }
+
     @Test func trustedProxiesAreReadFromTheFileAndTheFlagsReplaceThem() throws {
         let text = #"{"trustedProxies":["10.0.0.0/8"," 2001:db8::/32","192.0.2.7"]}"#
         let file = try ServerConfiguration.parse(Array(text.utf8), source: "test.json")

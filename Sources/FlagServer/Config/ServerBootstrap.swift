@@ -56,7 +56,8 @@ public struct ServerBootstrap: Sendable {
         let keyEncryptionKey = try Self.keyEncryptionKey(configuration, environment: environment, log: log)
         let (service, tokens, seeded, written) = try store.exclusively {
             let service = try FlagService(
-                store: store, clock: clock, keyEncryptionKey: keyEncryptionKey, log: log)
+                store: store, clock: clock, keyEncryptionKey: keyEncryptionKey,
+                telemetryLimits: configuration.telemetry, log: log)
             var seeded: [String] = []
             if service.states().isEmpty, let seeds = configuration.seedDirectory {
                 seeded = try Self.seed(service, from: seeds)

@@ -63,6 +63,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var heartbeatSeconds = 15
     /// Seconds a shutdown waits for in-flight requests.
     public var shutdownGraceSeconds = 10
+    /// New telemetry instance ids one client address may get at once (docs/telemetry.md).
+    public var instanceMintBurst = 20
+    /// New telemetry instance ids per second per client address once the burst is spent.
+    public var instanceMintsPerSecond = 1.0
 
     /// The defaults.
     public init() {}
@@ -107,6 +111,14 @@ public struct ServerConfiguration: Sendable, Equatable {
         FlagServerApp.Settings(longPollMaxSeconds: longPollMaxSeconds, heartbeatInterval: .seconds(heartbeatSeconds))
     }
 
+    /// Client telemetry's bounds: the defaults, with the ones the file sets.
+    public var telemetry: ClientTelemetry.Limits {
+        var limits = ClientTelemetry.Limits()
+        limits.mintBurst = Double(instanceMintBurst)
+        limits.mintsPerSecond = instanceMintsPerSecond
+        return limits
+    }
+
     /// Reads a configuration file: unknown fields are ignored, a field of the wrong type is an error naming it.
     public static func load(path: String) throws -> ServerConfiguration {
         let bytes: [UInt8]
@@ -140,6 +152,18 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             return int
         }
+        func positive(_ name: String, _ value: JSONValue) throws -> Double {
+            let number: Double? =
+                switch value {
+                case .int(let number): Double(number)
+                case .double(let number): number
+                default: nil
+                }
+            guard let number, number > 0, number.isFinite else {
+                throw ConfigurationError("\(source): \(name) must be a number above 0")
+            }
+            return number
+        }
         for (name, value) in object {
             switch name {
             case "listen": try configuration.setListen(try string(name, value), source: "\(source): listen")
@@ -150,6 +174,18 @@ public struct ServerConfiguration: Sendable, Equatable {
             case "adminTokenEnvironment": configuration.adminTokenEnvironment = try string(name, value)
             case "signingKeyFile": configuration.signingKeyFile = value == .null ? nil : try string(name, value)
             case "trustedProxies": configuration.trustedProxies = try trustedProxies(value, source: source)
+            case "telemetry":
+                guard case .object(let telemetry) = value else {
+                    throw ConfigurationError("\(source): telemetry must be an object")
+                }
+                for (setting, value) in telemetry {
+                    let path = "telemetry.\(setting)"
+                    switch setting {
+                    case "instanceMintBurst": configuration.instanceMintBurst = try int(path, value, minimum: 1)
+                    case "instanceMintsPerSecond": configuration.instanceMintsPerSecond = try positive(path, value)
+                    default: continue
+                    }
+                }
             case "limits":
                 guard case .object(let limits) = value else {
                     throw ConfigurationError("\(source): limits must be an object")

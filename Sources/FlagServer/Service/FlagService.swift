@@ -39,14 +39,14 @@ public final class FlagService: Sendable {
     ///   - log: where to write operational messages (one line each); never given a token.
     public init(
         store: any FlagStore, clock: ServerClock, keyEncryptionKey: KeyEncryptionKey? = nil,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        telemetryLimits: ClientTelemetry.Limits = .init(), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.store = store
         self.clock = clock
         self.keyEncryptionKey = keyEncryptionKey
         self.documentSigner = DocumentSigner(store: store, keyEncryptionKey: keyEncryptionKey, log: log)
         self.log = log
-        self.telemetry = ClientTelemetry(store: store, clock: clock, log: log)
+        self.telemetry = ClientTelemetry(store: store, clock: clock, limits: telemetryLimits, log: log)
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
             let state = try Self.state(of: snapshot)
