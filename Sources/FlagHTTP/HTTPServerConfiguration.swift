@@ -82,8 +82,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// sending one body byte per `idleTimeout` holds a connection open indefinitely (slowloris on the body).
     public var minBodyBytesPerSecond = 1024
     /// What the engine answers for a request it refuses before a route is known (malformed, over a limit) and for a
-    /// connection over `maxConnections` or `maxConnectionsPerAddress`. The default is the rejection's own generic JSON error; an application
-    /// gives its own to answer in the shape of the route the request was for, or to name its setting behind a limit.
+    /// connection over `maxConnections` or `maxConnectionsPerAddress`. The default is the rejection's own generic
+    /// JSON error; an application gives its own to answer in the shape of the route the request was for, or to name
+    /// its setting behind a limit.
     public var renderRejection: HTTPRejectionRenderer = { $0.response }
 
     /// A configuration with the spec's defaults (10 s header timeout, 60 s idle, 10,000 connections, 8 MiB output).

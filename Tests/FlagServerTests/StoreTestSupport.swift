@@ -121,6 +121,10 @@ enum StoreKind: String, CaseIterable, Sendable {
 
         func recordTokenUses(_ uses: [String: Date]) throws { try store.recordTokenUses(uses) }
 
+        func deleteSessions(endedBefore before: Date) throws -> Int {
+            try store.deleteSessions(endedBefore: before)
+        }
+
         func changes(set: String, since base: Int) throws -> SetChanges { try store.changes(set: set, since: base) }
 
         func tokenRevision() throws -> Int { try store.tokenRevision() }

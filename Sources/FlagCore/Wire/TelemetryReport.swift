@@ -162,8 +162,9 @@ public struct TelemetryReport: Sendable, Hashable {
         }
         // Reads the members of the object at `field` (`nil`: the report itself). A name with a control character is
         // refused, even an unknown member's. A name given twice is refused: readers that keep the first and readers
-        // that keep the last would see different reports, and a second `counts` would slip past `maxFlags`. Bad JSON inside a member (nesting past the reader's depth limit, a
-        // number out of range) is reported at that member.
+        // that keep the last would see different reports, and a second `counts` would slip past `maxFlags`. Bad
+        // JSON inside a member (nesting past the reader's depth limit, a number out of range) is reported at that
+        // member.
         func object(
             _ reader: inout JSONReader, _ field: String?, _ body: (inout JSONReader, String, String) throws -> Void
         ) throws {
