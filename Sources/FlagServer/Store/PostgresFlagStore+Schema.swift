@@ -204,8 +204,8 @@
             """
 
         // As SQLite's migration 5 (issue 26): the key an instance id was issued to, and a token revision the
-        // database moves on every token added, revoked or deleted (statement triggers: one step per statement is
-        // enough, since a replica only asks whether it moved).
+        // database moves on every token added, revoked or deleted (row triggers: a statement that changes no row,
+        // such as revoking a revoked token, moves nothing).
         static let schemaV4 = """
             ALTER TABLE client_instance ADD COLUMN key_name text COLLATE "C";
 
@@ -220,7 +220,7 @@
                 RETURN NULL;
             END $$;
             CREATE TRIGGER token_revision_on_change AFTER INSERT OR DELETE OR UPDATE OF revoked_at ON token
-                FOR EACH STATEMENT EXECUTE FUNCTION token_revision_step();
+                FOR EACH ROW EXECUTE FUNCTION token_revision_step();
             """
     }
 #endif
