@@ -23,7 +23,7 @@ public final class ClientTelemetry: Sendable {
     /// What counts are kept of, per set. A lock of its own: versions are published on the write path, which must not
     /// wait for a report being taken.
     let vocabularies = Locked([String: TelemetryVocabulary]())
-    private let reader: InstanceReader
+    let reader: InstanceReader
     private let dropCounts = Locked([DropReason: Int]())
     /// Reports accepted, for `/metrics`.
     let accepted = Atomic<Int>(0)
@@ -362,67 +362,5 @@ public final class ClientTelemetry: Sendable {
     /// Whole hours since 1970 (UTC).
     static func hour(of date: Date) -> Int {
         Int((date.timeIntervalSince1970 / 3600).rounded(.down))
-    }
-
-    // MARK: - Reading
-
-    /// A reported instance, as the admin routes show it.
-    struct Instance {
-        let stored: StoredInstance
-        let report: TelemetryReport
-    }
-
-    /// Flushes from a thread other than `queue`'s (the gate, a shutdown), so that what this server took is in the
-    /// store when it returns.
-    func flushNow() {
-        queue.sync { flush() }
-    }
-
-    /// The set's instances that reported within `within` seconds, on any server sharing the store
-    /// (`InstanceReader`). Flush first (`flush` on `queue`, `flushNow` elsewhere) for this server's latest reports to
-    /// be in the answer.
-    func instances(set: String, within: TimeInterval) throws -> [Instance] {
-        try reader.instances(set: set, within: within)
-    }
-
-    /// Connections to `set` this server holds whose client has not reported: SDKs from before telemetry, or
-    /// telemetry turned off.
-    func silentConnections(set: String) -> Int {
-        state.withLock { state in
-            state.instances.reduce(0) { count, entry in
-                count + (entry.key.set == set && entry.value.openStreams > 0 && !entry.value.reported ? 1 : 0)
-            }
-        }
-    }
-
-    /// Instances tracked by this server now, for `/metrics`.
-    var trackedInstances: Int { state.withLock { $0.instances.count } }
-
-    /// Evaluations reported per set since the server started, for `/metrics`.
-    var evaluations: [String: Int] { state.withLock { $0.evaluations } }
-
-    /// Active instances per set and applied version, for `/metrics`'s `flagserver_clients`.
-    var clientsByVersion: [String: [Int?: Int]] { state.withLock { $0.clientsByVersion } }
-
-    /// Reads the active instances of `sets` from the store for `clientsByVersion`, at most every 10 s (the store
-    /// is shared, so every server shows the same figures). Runs on `queue`, after a flush.
-    func refreshClientGauge(sets: [String]) {
-        let now = clock.now()
-        guard state.withLock({ now.timeIntervalSince($0.gaugeRefreshed) >= 10 }) else { return }
-        var gauge: [String: [Int?: Int]] = [:]
-        do {
-            for set in sets {
-                for instance in try instances(set: set, within: limits.activeWindow) {
-                    gauge[set, default: [:]][instance.report.version, default: 0] += 1
-                }
-            }
-        } catch {
-            log("reading client instances for /metrics failed: \(error)")
-            return
-        }
-        state.withLock { state in
-            state.clientsByVersion = gauge
-            state.gaugeRefreshed = now
-        }
     }
 }
