@@ -135,14 +135,23 @@ public final class ClientTelemetry: Sendable {
         let now = clock.now()
         let instanceKey = InstanceKey(set: set, id: report.instance)
         if state.withLock({ $0.instances[instanceKey] == nil }) { try adopt(instanceKey, key: key, now: now) }
+        let known = { (state: State) -> Local? in
+            guard let local = state.instances[instanceKey], self.isValid(local, now: now), local.key == key else {
+                return nil
+            }
+            return local
+        }
+        let unknown = {
+            self.refuse(
+                .unknownInstance,
+                "instance \"\(report.instance)\" was not issued to a connection with this key in the last "
+                    + "\(Int(self.limits.expiry / 60)) minutes: reconnect the stream (or poll) for a new id")
+        }
+        // A made-up id is refused before its counts cost anything.
+        guard state.withLock({ known($0) }) != nil else { throw unknown() }
         let counts = kept(report.counts, set: set, flags: flags, now: now)
         try state.withLock { state in
-            guard var local = state.instances[instanceKey], isValid(local, now: now), local.key == key else {
-                throw refuse(
-                    .unknownInstance,
-                    "instance \"\(report.instance)\" was not issued to a connection with this key in the last "
-                        + "\(Int(limits.expiry / 60)) minutes: reconnect the stream (or poll) for a new id")
-            }
+            guard var local = known(state) else { throw unknown() }
             guard local.bucket.take(now: now) else {
                 let wait = Int(local.bucket.secondsUntilNext(now: now).rounded(.up))
                 state.instances[instanceKey] = local
