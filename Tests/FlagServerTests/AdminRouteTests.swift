@@ -163,7 +163,7 @@ struct AdminRouteTests {
             let created = try harness.send("PUT", "/v1/admin/sets/new-set", body: #"{"document":\#(document)}"#)
             #expect(created.status == 201)
             let export = try harness.send("GET", "/v1/admin/sets/new-set")
-            #expect(export.body == harness.app.service.state("new-set")?.document)
+            #expect(export.body == (try? harness.app.service.servedDocument("new-set"))?.bytes)
         }
     }
 

@@ -22,7 +22,7 @@ struct AppLiveTests {
                 #expect(document.status == 200)
                 #expect(document.header("ETag") == "\"1\"")
                 #expect(document.header("Date") != nil)
-                #expect(document.body == harness.app.service.state("ios-prod")?.document)
+                #expect(document.body == (try? harness.app.service.servedDocument("ios-prod"))?.bytes)
                 let notModified = try reader.send(
                     "GET", "/v1/sets/ios-prod", token: harness.sdk, headers: [("If-None-Match", "\"1\"")])
                 #expect(notModified.status == 304)
@@ -45,7 +45,7 @@ struct AppLiveTests {
                 #expect(woken.status == 200)
                 #expect(woken.header("ETag") == "\"2\"")
                 let state = try #require(harness.app.service.state("ios-prod"))
-                #expect(woken.body == state.document)
+                #expect(woken.body == (try harness.app.service.servedDocument("ios-prod")).bytes)
                 let patch = SetUpdate(
                     state: state, base: 1, changed: [.flag("new-checkout"): state.items[.flag("new-checkout")]]
                 ).patchEvent

@@ -66,15 +66,16 @@ struct ServingFastPathTests {
 
     @Test func eachVersionServesItsOwnPreparedAnswers() async throws {
         try await withHarness { harness in
-            let first = harness.app.answers.answers(for: try #require(harness.app.service.state("ios-prod")))
-            #expect(first.document.headers["ETag"] == "\"1\"")
-            #expect(first.document.body == first.state.document)
+            let (state, served) = try harness.app.service.servedVersion("ios-prod")
+            let first = harness.app.answers.answers(for: state, served: served)
+            #expect(first.document?.headers["ETag"] == "\"1\"")
+            #expect(first.document?.body == served.bytes)
             #expect(first.notModified.status == 304 && first.notModified.body.isEmpty)
-            #expect(harness.app.answers.answers(for: first.state) === first)
+            #expect(harness.app.answers.answers(for: state, served: served) === first)
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             let second = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
             #expect(second.header("ETag") == "\"2\"")
-            #expect(second.body == harness.app.service.state("ios-prod")?.document)
+            #expect(second.body == (try harness.app.service.servedDocument("ios-prod")).bytes)
         }
     }
 

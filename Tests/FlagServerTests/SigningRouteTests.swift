@@ -121,18 +121,19 @@ struct SigningRouteTests {
         try await withHarness { harness in
             let store = harness.app.service.store
             let stream = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk)
+            let text = { String(decoding: stream.streamBody, as: UTF8.self) }
+            #expect(await eventually { text().contains("event: put") })
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             // The patch is signed and stored with the version, and is what the stream got.
             let patch = try #require(try store.signedBody(set: "ios-prod", version: 2, .patch))
-            let text = { String(decoding: stream.streamBody, as: UTF8.self) }
             #expect(await eventually { text().contains("event: patch") })
             #expect(
                 text().contains(
                     "signature: \(patch.signature)\ndata: " + String(decoding: patch.bytes, as: UTF8.self) + "\n\n"))
-            // The document is signed right after, off the write's path, and stored.
-            #expect(await eventually { (try? store.signedBody(set: "ios-prod", version: 2, .document)) != nil })
-            let document = try #require(try store.signedBody(set: "ios-prod", version: 2, .document))
+            // The document is not made by the write: it is signed when first asked for, and stored.
+            #expect(try store.signedBody(set: "ios-prod", version: 2, .document) == nil)
             let served = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
+            let document = try #require(try store.signedBody(set: "ios-prod", version: 2, .document))
             #expect(document.bytes == served.body)
             #expect(document.signature == served.header("Flagstaff-Signature"))
 
@@ -239,14 +240,14 @@ struct SigningRouteTests {
             let store = try SQLiteFlagStore(path: unsigned.databasePath)
             let service = try FlagService(
                 store: store, clock: unsigned.clock.clock, keyEncryptionKey: try KeyEncryptionKey.generate())
-            #expect(service.state("ios-prod")?.documentSignature == nil)
+            #expect((try? service.servedDocument("ios-prod"))?.signature == nil)
             let key = try service.rotateSigningKey(
                 "ios-prod", note: ChangeNote(actor: "root", action: "signing-key.rotate"))
             #expect(key.state == .active)
-            let state = try #require(service.state("ios-prod"))
-            let signature = try Signature(headerValue: try #require(state.documentSignature))
+            let served = try service.servedDocument("ios-prod")
+            let signature = try Signature(headerValue: try #require(served.signature))
             try key.key.verify(
-                signature, for: SignedMessage(set: "ios-prod", version: 2, baseVersion: nil, body: state.document))
+                signature, for: SignedMessage(set: "ios-prod", version: 2, baseVersion: nil, body: served.bytes))
             // A version written before the set was signed is signed too, when first asked for.
             let old = try service.signedDocument("ios-prod", version: 1)
             try key.key.verify(
@@ -261,8 +262,8 @@ struct SigningRouteTests {
             let store = try SQLiteFlagStore(path: harness.databasePath)
             let service = try FlagService(
                 store: store, clock: harness.clock.clock, keyEncryptionKey: try KeyEncryptionKey.generate())
-            #expect(service.state("ios-prod")?.document == served.body)
-            #expect(service.state("ios-prod")?.documentSignature == served.header("Flagstaff-Signature"))
+            #expect((try? service.servedDocument("ios-prod"))?.bytes == served.body)
+            #expect((try? service.servedDocument("ios-prod"))?.signature == served.header("Flagstaff-Signature"))
             let refused = try #require(throws: ServiceError.self) {
                 try service.mutateFlag("ios-prod", "new-checkout", note: ChangeNote(actor: "a", action: "flag.kill")) {
                     $0.killed = true
@@ -295,10 +296,10 @@ struct SigningRouteTests {
             let patchData = "data: " + String(decoding: patch.bytes, as: UTF8.self) + "\n\n"
             #expect(text().contains("signature: \(patch.signature)\n" + patchData))
             // Both servers serve the one document kept in the store, whichever made it.
-            let served = try #require(two.service.state("ios-prod")?.servedDocument)
+            let served = try two.service.servedDocument("ios-prod")
             let document = try #require(try store.signedBody(set: "ios-prod", version: 2, .document))
             #expect(served.bytes == document.bytes && served.signature == document.signature)
-            #expect(harness.app.service.state("ios-prod")?.documentSignature == document.signature)
+            #expect((try? harness.app.service.servedDocument("ios-prod"))?.signature == document.signature)
 
             // Two versions behind: no stored patch spans them, so the stream gets the signed document as a put.
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/restore", body: "{}")

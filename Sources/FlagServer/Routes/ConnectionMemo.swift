@@ -104,12 +104,16 @@ extension FlagServerApp {
         return state
     }
 
-    /// The prepared answers of the current state of the call's `{set}`; 404 when there is no such set.
+    /// The prepared answers of the current state of the call's `{set}` (without the 200 while its document is not
+    /// made yet); 404 when there is no such set.
     func requireAnswers(_ call: Call) throws -> VersionAnswers {
         let epoch = service.registry.epoch.load(ordering: .acquiring)
         let remembered = rememberedSet(call, epoch: epoch)
         if let known = remembered?.answers { return known }
-        let current = answers.answers(for: try remembered?.state ?? service.requireState(call.set))
+        guard let (state, served) = service.registry.record(call.set) else {
+            throw ServiceError.notFound("no flag set \"\(call.set)\"")
+        }
+        let current = answers.answers(for: state, served: served)
         remember(current.state, answers: current, for: call, epoch: epoch)
         return current
     }

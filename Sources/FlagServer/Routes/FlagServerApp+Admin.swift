@@ -6,7 +6,8 @@ import Foundation
 extension FlagServerApp {
     /// `GET /v1/admin/sets/{set}`: the set's current document.
     func exportSet(_ call: Call) throws -> HTTPResponse {
-        try requireAnswers(call).document
+        let (state, served) = try service.servedVersion(call.set)
+        return VersionAnswers.document(of: state, served)
     }
 
     /// `POST …/rollback`: a new version whose content is that of `version`.

@@ -33,7 +33,10 @@ extension FlagServerApp {
         let state = current.state
         let instance = pollInstance(call)
         guard Self.ifNoneMatch(request.headers, names: state.version) else {
-            return Self.issuing(instance, current.document)
+            if let document = current.document { return Self.issuing(instance, document) }
+            // No document made yet for this version: the documents executor makes it and answers.
+            answerWithDocument(call.exchange, set: call.set) { Self.issuing(instance, $0) }
+            return nil
         }
         var wait = 0
         if let text = request.query("wait") {
@@ -45,6 +48,30 @@ extension FlagServerApp {
         if wait == 0 { return Self.issuing(instance, current.notModified) }
         longPoll(call, known: state.version, wait: wait, instance: instance)
         return nil
+    }
+
+    /// Answers `exchange` with the 200 of the current version of `set`, passed through `shape`, from the documents
+    /// executor once the document is made there (at once if it was made already).
+    func answerWithDocument(
+        _ exchange: Exchange, set: String, _ shape: @escaping @Sendable (HTTPResponse) -> HTTPResponse
+    ) {
+        documentAnswer(set) { [self] result in
+            switch result {
+            case .success(let document): exchange.respond(shape(document))
+            case .failure(let error): exchange.respond(errorResponse(error, exchange))
+            }
+        }
+    }
+
+    /// Calls `body` on the documents executor with the 200 of the current version of `set`.
+    func documentAnswer(_ set: String, _ body: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
+        let answers = self.answers
+        service.withServedDocument(set) { result in
+            body(
+                result.map { state, served in
+                    answers.answers(for: state, served: served).document ?? VersionAnswers.document(of: state, served)
+                })
+        }
     }
 
     /// Waits for a version newer than `known`; every path that answers goes through one `Exchange.respond`.
@@ -84,27 +111,43 @@ extension FlagServerApp {
         let deadline = deadlines.add(after: .seconds(wait)) { [service] in
             registry.unsubscribe(set, subscriptionID.load(ordering: .acquiring))
             finish(
-                service.state(set).map { answers.answers(for: $0).notModified } ?? Self.notModifiedHead(version: known))
+                service.state(set).map { Self.notModifiedHead(version: $0.version) }
+                    ?? Self.notModifiedHead(version: known))
         }
         deadlineID.store(deadline, ordering: .releasing)
-        let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
+        // The 200 of the version that woke the poll, from the documents executor: never made on a loop thread, nor
+        // inside the write that published the version (which holds the registry's lock while it tells everyone).
+        let wake: @Sendable () -> Void = { [self] in
+            documentAnswer(set) { result in
+                switch result {
+                case .success(let document): finish(document)
+                case .failure(let error): finish(self.errorResponse(error, exchange))
+                }
+            }
+        }
+        // Set when a newer version is there already and the poll is answered without subscribing.
+        let answered = Atomic<Bool>(false)
+        let id = registry.subscribe(set) { state, served -> SetRegistry.Callback? in
             if done.load(ordering: .acquiring) { return nil }
             if state.version != known {
-                finish(answers.answers(for: state).document)
+                answered.store(true, ordering: .relaxed)
+                if let served {
+                    finish(answers.answers(for: state, served: served).document)
+                } else {
+                    wake()
+                }
                 return nil
             }
             return { signal in
                 switch signal {
-                case .update(let update):
+                case .update:
                     if let expiresAt, clock.now() >= expiresAt {
                         finish(Self.tokenEnded)
                         return false
                     }
-                    // The callback runs inside the write that published the version: the document, which may not
-                    // be assembled yet, is made off that path, after every stream has its patch.
-                    DispatchQueue.global().async { finish(answers.answers(for: update.state).document) }
+                    wake()
                     return false
-                case .heartbeat:
+                case .served, .heartbeat:
                     return !done.load(ordering: .acquiring)
                 case .shutdown:
                     finish(Self.notModifiedHead(version: known))
@@ -113,7 +156,9 @@ extension FlagServerApp {
             }
         }
         guard let id else {
-            finish(JSONResponse.error(.unavailable("the server is shutting down")))
+            if !answered.load(ordering: .relaxed) {
+                finish(JSONResponse.error(.unavailable("the server is shutting down")))
+            }
             return
         }
         subscriptionID.store(id, ordering: .releasing)
@@ -177,13 +222,24 @@ extension FlagServerApp {
         if closed.load(ordering: .acquiring) { stopWatching() }
         let expiresAt = call.principal?.expiresAt
         let clock = self.clock
-        let id = registry.subscribe(set) { state -> SetRegistry.Callback? in
-            if lastEventID != state.version {
-                stream.write(SetStreamEvent.put.head(id: String(state.version), signature: state.documentSignature))
-                stream.write(state.document)
-                stream.write(SetStreamEvent.end)
-            } else {
+        let service = self.service
+        // Set while the stream waits for the document of the current version, which the documents executor makes
+        // and announces (`.served`): it is put then, and versions published meanwhile are in it. Read and written
+        // by the registry's callbacks only, which its lock runs one at a time.
+        let awaitingPut = Atomic<Bool>(false)
+        let put: @Sendable (SetState, ServedDocument) -> Void = { state, served in
+            stream.write(SetStreamEvent.put.head(id: String(state.version), signature: served.signature))
+            stream.write(served.bytes)
+            stream.write(SetStreamEvent.end)
+        }
+        let id = registry.subscribe(set) { state, served -> SetRegistry.Callback? in
+            if lastEventID == state.version {
                 stream.write(SetStreamEvent.current)
+            } else if let served {
+                put(state, served)
+            } else {
+                awaitingPut.store(true, ordering: .relaxed)
+                service.withServedDocument(set) { _ in }
             }
             return { signal in
                 switch signal {
@@ -191,8 +247,12 @@ extension FlagServerApp {
                     // The expiry's deadline may fire a moment late: no version made after it goes out.
                     if let expiresAt, clock.now() >= expiresAt {
                         stream.finish()
-                    } else {
+                    } else if !awaitingPut.load(ordering: .relaxed) {
                         stream.write(update.patchEvent)
+                    }
+                case .served(let state, let served):
+                    if awaitingPut.exchange(false, ordering: .relaxed) {
+                        if let expiresAt, clock.now() >= expiresAt { stream.finish() } else { put(state, served) }
                     }
                 case .heartbeat: stream.write(SetStreamEvent.heartbeat)
                 case .shutdown: stream.finish()

@@ -15,9 +15,7 @@ extension FlagService {
     func catchUpHoldingWriteLock(_ set: String) throws -> Bool {
         guard let current = registry.state(set) else {
             let snapshot = try storeCall { try store.snapshot(set: set, version: nil) }
-            let state = try storeCall { try servingState(try Self.state(of: snapshot)) }
-            registry.install(state)
-            signSoon(state)
+            registry.install(try storeCall { try servingState(try Self.state(of: snapshot)) })
             return true
         }
         let changes = try storeCall { try store.changes(set: set, since: current.version) }
@@ -31,8 +29,12 @@ extension FlagService {
         let patch =
             state.isSigned && changes.version == current.version + 1
             ? try storeCall { try store.signedBody(set: set, version: changes.version, .patch) } : nil
-        publish(SetUpdate(state: state, base: current.version, changed: change, signedPatch: patch), replacing: current)
-        signSoon(state)
+        // Without a signed patch a signed version goes out as a put of its signed document: made here, on the
+        // documents executor, before it is published.
+        let put = state.isSigned && patch == nil ? documents.sync { makeServed(state) } : nil
+        publish(
+            SetUpdate(state: state, base: current.version, changed: change, signedPatch: patch, put: put),
+            replacing: current, served: put)
         return true
     }
 

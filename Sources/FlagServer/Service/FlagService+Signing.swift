@@ -2,6 +2,18 @@ import FlagCore
 import FlagSigning
 import Foundation
 
+/// A set's active signing key as writes and the documents executor use it: unsealed once, when the set's keys are
+/// loaded or change (here, or on another server sharing the store: `refreshSigningKeys`), so that a write reads and
+/// unseals nothing.
+enum ActiveSigningKey: Sendable {
+    /// The set is not signed.
+    case none
+    case key(PrivateSigningKey)
+    /// The set is signed, and this server cannot open its key (it has no key-encryption key, or another one):
+    /// writes answer this error, and documents are served as stored.
+    case unusable(ServiceError)
+}
+
 /// A set's signing key as the API lists it (`GET /v1/sets/{set}/signing-keys`): never its private half.
 public struct PublishedSigningKey: Sendable, Hashable {
     /// The public key.
@@ -16,7 +28,7 @@ public struct PublishedSigningKey: Sendable, Hashable {
 ///
 /// A set is signed once it has an active key. A version written after that stores its signed patch in the same
 /// transaction as the version (the cost of the change). Its whole document is signed once, by the first server that
-/// needs it (the writer, right after it has published the patch), and stored; every server then serves the stored
+/// needs it (on its documents executor, when a client first asks), and stored; every server then serves the stored
 /// bytes. The private keys are stored sealed with the key-encryption key, which only a server given one holds: a
 /// server without it serves what is stored but cannot write a signed set.
 extension FlagService {
@@ -45,6 +57,7 @@ extension FlagService {
             keys.append(stored)
             let resigned = stored.state == .active ? try resign(current, with: privateKey) : nil
             try saveSigningKeys(set, keys, resigned: resigned, note: note, subject: stored.id, at: now)
+            if stored.state == .active { activeKeys.withLock { $0[set] = .key(privateKey) } }
             return try PublishedSigningKey(
                 key: SigningKey(publicKey: stored.publicKey), state: stored.state, createdAt: now)
         }
@@ -71,6 +84,7 @@ extension FlagService {
             let privateKey = try DocumentSigner.unseal(keys[index], set: set, with: keyEncryptionKey)
             let resigned = try resign(current, with: privateKey)
             try saveSigningKeys(set, keys, resigned: resigned, note: note, subject: id, at: clock.wholeSecond())
+            activeKeys.withLock { $0[set] = .key(privateKey) }
         }
     }
 
@@ -97,59 +111,84 @@ extension FlagService {
     /// for the version, else (for a signed set) the version's document signed now and stored, else unsigned.
     public func signedDocument(_ set: String, version: Int) throws -> (document: [UInt8], signature: String?) {
         if let current = state(set), current.version == version {
-            let served = current.servedDocument
+            let served = try servedDocument(set)
             return (served.bytes, served.signature)
         }
         let assembled = try document(set, version: version)
-        let signed = documentSigner.signedDocument(set: set, version: version, assembled: assembled)
+        let key = activeKey(set)
+        let signed = documents.sync {
+            documentSigner.signedDocument(set: set, version: version, assembled: assembled, key: key)
+        }
         return (signed?.bytes ?? assembled, signed?.signature)
     }
 
     // MARK: Writing signed versions
 
-    /// The signing key of a set being created, when this server signs new sets.
-    func signingKeyForNewSet(_ state: SetState) throws -> StoredSigningKey? {
-        guard let keyEncryptionKey else { return nil }
+    /// The signing key of a set being created (stored and unsealed), when this server signs new sets.
+    func signingKeyForNewSet(_ state: SetState) throws -> (StoredSigningKey?, PrivateSigningKey?) {
+        guard let keyEncryptionKey else { return (nil, nil) }
         return try Self.newSigningKey(
-            set: state.name, state: .active, at: state.updatedAt ?? clock.now(), keyEncryptionKey: keyEncryptionKey
-        ).0
+            set: state.name, state: .active, at: state.updatedAt ?? clock.now(), keyEncryptionKey: keyEncryptionKey)
+    }
+
+    /// The set's active signing key as last loaded.
+    func activeKey(_ set: String) -> ActiveSigningKey {
+        activeKeys.withLock { $0[set] } ?? .none
+    }
+
+    /// Loads the set's keys from the store and keeps its active key, unsealed; returns whether the set is signed.
+    @discardableResult
+    func loadSigningKey(_ set: String) throws -> Bool {
+        let keys = try storeCall { try store.signingKeys(set: set) }
+        let active: ActiveSigningKey
+        if let stored = keys.first(where: { $0.state == .active }) {
+            do {
+                active = .key(try DocumentSigner.unseal(stored, set: set, with: try requireKeyEncryptionKey(set)))
+            } catch let error as ServiceError {
+                active = .unusable(error)
+            }
+        } else {
+            active = .none
+        }
+        activeKeys.withLock { $0[set] = active }
+        if case .none = active { return false }
+        return true
+    }
+
+    /// Loads every set's keys again: another server sharing the store may have rotated, activated or retired one
+    /// (`ReplicaSync.check`, once a second).
+    public func refreshSigningKeys() throws {
+        // Under the write lock: a local rotation between this read and its keeping must not be undone by it.
+        try writeLock.withLock { _ in
+            for state in states() { try loadSigningKey(state.name) }
+        }
     }
 
     /// The signed patch of `state`, made from `base` by `change`, when the set has an active key; `nil` for a set that
     /// is not signed.
     func signedPatch(of state: SetState, change: [ItemKey: [UInt8]?], base: Int) throws -> SignedBody? {
-        let keys = try storeCall { try store.signingKeys(set: state.name) }
-        guard let active = keys.first(where: { $0.state == .active }) else { return nil }
-        let privateKey = try DocumentSigner.unseal(
-            active, set: state.name, with: try requireKeyEncryptionKey(state.name))
+        let privateKey: PrivateSigningKey
+        switch activeKey(state.name) {
+        case .none: return nil
+        case .unusable(let error): throw error
+        case .key(let key): privateKey = key
+        }
         let patch = SetPatch(version: state.version, base: base, changed: change).encoded()
         let signature = try DocumentSigner.sign(
             SignedMessage(set: state.name, version: state.version, baseVersion: base, body: patch), with: privateKey)
         return SignedBody(bytes: patch, signature: signature)
     }
 
-    /// `state` as this server serves it: signing its document when the set has an active key in the store.
+    /// `state` as this server serves it: signed when the set has an active key in the store (which is loaded).
     func servingState(_ state: SetState) throws -> SetState {
-        let keys = try store.signingKeys(set: state.name)
-        return keys.contains { $0.state == .active } ? state.signing(with: documentSigner) : state
-    }
-
-    /// Makes the document of a new version of a signed set off the caller's path, right after its patch went out,
-    /// so that the first client to ask seldom waits for it. A version already replaced by a newer one by then is
-    /// skipped: a burst of writes signs its last document, and older ones are signed if someone asks for them.
-    func signSoon(_ state: SetState) {
-        guard state.isSigned else { return }
-        signingQueue.async { [registry] in
-            guard registry.state(state.name) === state else { return }
-            _ = state.servedDocument
-        }
+        state.signed(try loadSigningKey(state.name))
     }
 
     // MARK: Helpers
 
     /// The current version's document signed again with `key`: the same bytes as served, a new signature.
     private func resign(_ state: SetState, with key: PrivateSigningKey) throws -> (version: Int, document: SignedBody) {
-        let document = state.document
+        let document = try servedDocument(state.name).bytes
         let signature = try DocumentSigner.sign(
             SignedMessage(set: state.name, version: state.version, baseVersion: nil, body: document), with: key)
         return (state.version, SignedBody(bytes: document, signature: signature))
@@ -168,7 +207,11 @@ extension FlagService {
             actor: note.actor, action: note.action, reason: note.reason, subject: subject, time: time)
         try storeCall { try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit) }
         if let resigned, let current = state(set), current.version == resigned.version {
-            registry.install(current.signing(with: documentSigner).signed(resigned.document))
+            let signed = current.signed(true)
+            if signed !== current { registry.install(signed) }
+            registry.install(
+                ServedDocument(bytes: resigned.document.bytes, signature: resigned.document.signature), for: signed,
+                replacing: true)
         }
     }
 
@@ -195,29 +238,28 @@ extension FlagService {
 
 /// Makes the signed document of a version of a signed set, or finds the one stored: the first server that needs a
 /// version's document signs it with the set's active key and stores it, and every server serves the stored bytes.
-/// Called at most once per version and server (`SetState.servedDocument` keeps the result).
+/// Called on the documents executor, at most once per version and server (the registry keeps the result).
 final class DocumentSigner: Sendable {
     private let store: any FlagStore
-    private let keyEncryptionKey: KeyEncryptionKey?
     private let log: @Sendable (String) -> Void
 
-    init(store: any FlagStore, keyEncryptionKey: KeyEncryptionKey?, log: @escaping @Sendable (String) -> Void) {
+    init(store: any FlagStore, log: @escaping @Sendable (String) -> Void) {
         self.store = store
-        self.keyEncryptionKey = keyEncryptionKey
         self.log = log
     }
 
-    /// The version's signed document: the one stored, else `assembled` signed now and kept (or the one another
-    /// server kept meanwhile). `nil`, logged, when it can be neither read nor made: the version is then served
-    /// unsigned by this server, and verifying clients refuse it until the next version.
-    func signedDocument(set: String, version: Int, assembled: [UInt8]) -> SignedBody? {
+    /// The version's signed document: the one stored, else `assembled` signed now with `key` (the set's active key)
+    /// and kept (or the one another server kept meanwhile). `nil`, logged, when it can be neither read nor made: the
+    /// version is then served unsigned by this server, and verifying clients refuse it until the next version.
+    func signedDocument(set: String, version: Int, assembled: [UInt8], key active: ActiveSigningKey) -> SignedBody? {
         do {
             if let stored = try store.signedBody(set: set, version: version, .document) { return stored }
-            guard let active = try store.signingKeys(set: set).first(where: { $0.state == .active }) else {
-                return nil
+            let key: PrivateSigningKey
+            switch active {
+            case .none: return nil
+            case .unusable(let error): throw error
+            case .key(let unsealed): key = unsealed
             }
-            guard let keyEncryptionKey else { throw Self.noKeyEncryptionKey(set) }
-            let key = try Self.unseal(active, set: set, with: keyEncryptionKey)
             let signature = try Self.sign(
                 SignedMessage(set: set, version: version, baseVersion: nil, body: assembled), with: key)
             return try store.keepSignedDocument(

@@ -15,7 +15,7 @@ public struct ItemDiff: Sendable {
 extension FlagService {
     /// The document of any stored version, assembled from its items' stored bytes (no decoding).
     public func document(_ set: String, version: Int) throws -> [UInt8] {
-        if let current = state(set), current.version == version { return current.document }
+        if let current = state(set), current.version == version { return try servedDocument(set).bytes }
         let snapshot = try storeCall { try store.snapshot(set: set, version: version) }
         var flags: [String: [UInt8]] = [:]
         var cohorts: [String: [UInt8]] = [:]

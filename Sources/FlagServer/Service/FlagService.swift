@@ -29,8 +29,11 @@ public final class FlagService: Sendable {
     let keyEncryptionKey: KeyEncryptionKey?
     /// Makes, or finds stored, the signed documents of signed sets.
     let documentSigner: DocumentSigner
-    /// Where the document of a signed set's new version is signed right after the version is published.
-    let signingQueue = DispatchQueue(label: "flagstaff.signing")
+    /// Each set's active signing key, unsealed once when the keys are loaded or change (`FlagService+Signing`).
+    let activeKeys = Locked<[String: ActiveSigningKey]>([:])
+    /// The documents executor: where a version's whole document is assembled, and signed for a signed set, when it
+    /// is first asked for (`FlagService+Documents`). One at a time, so that a document is made once.
+    let documents = DispatchQueue(label: "flagserver.documents")
 
     /// Loads every set's current version from the store.
     ///
@@ -44,22 +47,20 @@ public final class FlagService: Sendable {
         self.store = store
         self.clock = clock
         self.keyEncryptionKey = keyEncryptionKey
-        self.documentSigner = DocumentSigner(store: store, keyEncryptionKey: keyEncryptionKey, log: log)
+        self.documentSigner = DocumentSigner(store: store, log: log)
         self.log = log
         self.telemetry = ClientTelemetry(store: store, clock: clock, limits: telemetryLimits, log: log)
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
             let state = try Self.state(of: snapshot)
             // A digest stored before issue 15 is the SHA-256 of the whole document.
-            if state.digest.bytes != snapshot.digest && SHA256.hash(state.document) != snapshot.digest {
+            if state.digest.bytes != snapshot.digest && SHA256.hash(state.assembledDocument()) != snapshot.digest {
                 log("flag set \(summary.name) v\(snapshot.version): its items differ from their stored digest")
             }
             if !state.compiled.problems.isEmpty {
                 log("flag set \(summary.name) v\(snapshot.version): \(state.compiled.problems.count) stored problem(s)")
             }
-            let served = try servingState(state)
-            registry.install(served)
-            signSoon(served)
+            registry.install(try servingState(state))
         }
     }
 
@@ -97,6 +98,7 @@ public final class FlagService: Sendable {
             var names: Set<String> = []
             var states: [SetState] = []
             var creations: [SetCreation] = []
+            var newKeys: [String: PrivateSigningKey] = [:]
             for (name, document, note) in sets {
                 if registry.state(name) != nil || !names.insert(name).inserted {
                     throw ServiceError.alreadyExists("flag set \"\(name)\" already exists")
@@ -110,8 +112,9 @@ public final class FlagService: Sendable {
                 let audit = AuditRecord(
                     actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
                     time: set.updatedAt ?? clock.now())
-                let signingKey = try signingKeyForNewSet(state)
-                states.append(signingKey == nil ? state : state.signing(with: documentSigner))
+                let (signingKey, privateKey) = try signingKeyForNewSet(state)
+                states.append(state.signed(signingKey != nil))
+                if let privateKey { newKeys[name] = privateKey }
                 creations.append(
                     SetCreation(
                         name: name, change: VersionChange(items: state.items.mapValues { .some($0) }),
@@ -122,10 +125,10 @@ public final class FlagService: Sendable {
             } catch {
                 throw ServiceError.storage(error)
             }
-            for state in states {
-                registry.install(state)
-                signSoon(state)
+            activeKeys.withLock { keys in
+                for state in states { keys[state.name] = newKeys[state.name].map { .key($0) } ?? ActiveSigningKey.none }
             }
+            for state in states { registry.install(state) }
             counters.writes.add(sets.count, ordering: .relaxed)
             return states
         }
@@ -252,23 +255,23 @@ public final class FlagService: Sendable {
         } catch {
             throw ServiceError.storage(error)
         }
-        let served = signedPatch == nil ? state : state.signing(with: documentSigner)
+        let served = state.signed(signedPatch != nil)
         publish(
             SetUpdate(state: served, base: current.version, changed: change, signedPatch: signedPatch),
             replacing: current)
-        signSoon(served)
         counters.writes.add(1, ordering: .relaxed)
         var result = WriteResult(state: served, createdVersion: true, previous: current, changed: change.keys.sorted())
         result.warnings = warnings
         return result
     }
 
-    /// Publishes a version that is in the store to this server's subscribers, and notes the fan-out. The flags it
-    /// changed or removed in `previous` stay countable by telemetry for a day (clients apply versions late).
-    func publish(_ update: SetUpdate, replacing previous: SetState) {
+    /// Publishes a version that is in the store to this server's subscribers (with its document, when the caller had
+    /// to make it already), and notes the fan-out. The flags it changed or removed in `previous` stay countable by
+    /// telemetry for a day (clients apply versions late).
+    func publish(_ update: SetUpdate, replacing previous: SetState, served: ServedDocument? = nil) {
         let committed = clock.now()
         let started = ContinuousClock.now
-        let streams = registry.publish(update)
+        let streams = registry.publish(update, served: served)
         let elapsed = ContinuousClock.now - started
         fanouts.record(
             set: update.state.name, version: update.state.version,

@@ -62,6 +62,7 @@ public final class ReplicaSync: Sendable {
     public func check() {
         attempt("checking the stored versions") {
             try tokens.reload()
+            try service.refreshSigningKeys()
             let stored = try service.store.sets()
             var lag: [String: Int] = [:]
             for summary in stored { lag[summary.name] = summary.version - (service.state(summary.name)?.version ?? 0) }

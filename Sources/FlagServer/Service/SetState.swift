@@ -1,5 +1,4 @@
 import FlagCore
-import FlagLock
 import Foundation
 
 /// Where the server's logic gets the time from: the system clock in production, a fixed one in tests.
@@ -22,12 +21,13 @@ public struct ServerClock: Sendable {
     }
 }
 
-/// One version of a set as served: compiled for evaluation, and each flag's and cohort's canonical bytes as stored.
-/// Immutable and shared by every reader.
+/// One version of a set: compiled for evaluation, and each flag's and cohort's canonical bytes as stored. Plain,
+/// immutable data shared by every reader; reading it never does I/O.
 ///
 /// The next version shares with this one everything its change leaves alone (`KeyedMap`), so making it costs the
-/// change, not the set. The whole document, which only a client's first fetch needs, is assembled once, on first
-/// use, and kept.
+/// change, not the set. The whole document, which only a client's first fetch needs, is not part of the state: the
+/// service's documents executor assembles (and for a signed set signs) it when it is first asked for, and installs
+/// it beside the state in the set's registry entry (`FlagService+Documents`).
 public final class SetState: Sendable {
     /// The set compiled for evaluation, with its model.
     public let compiled: CompiledFlagSet
@@ -37,45 +37,35 @@ public final class SetState: Sendable {
     let cohortBytes: KeyedMap<[UInt8]>
     /// The digest of the items, stored with the version.
     let digest: ItemsDigest
-    /// For a version of a signed set: what makes (or finds stored) its signed document (docs/signing.md).
-    private let signer: DocumentSigner?
-    /// The document as served, made on first use and kept.
-    private let served: Locked<ServedDocument?>
+    /// Whether the set had an active signing key when this version was made: its document is then served signed
+    /// (docs/signing.md).
+    let isSigned: Bool
 
     /// The state of a whole set: `compiled` and every item's bytes (a set created, imported, rolled back or loaded).
-    init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]]) {
+    init(compiled: CompiledFlagSet, items: [ItemKey: [UInt8]], isSigned: Bool = false) {
         self.compiled = compiled
         flagBytes = KeyedMap(items.lazy.filter { $0.key.kind == .flag }.map { ($0.key.key, $0.value) })
         cohortBytes = KeyedMap(items.lazy.filter { $0.key.kind == .cohort }.map { ($0.key.key, $0.value) })
         digest = ItemsDigest(items.lazy.map { (key: $0.key, value: $0.value) })
-        signer = nil
-        served = Locked(nil)
+        self.isSigned = isSigned
     }
 
     private init(
         compiled: CompiledFlagSet, flagBytes: KeyedMap<[UInt8]>, cohortBytes: KeyedMap<[UInt8]>, digest: ItemsDigest,
-        signer: DocumentSigner? = nil, served: ServedDocument? = nil
+        isSigned: Bool
     ) {
         self.compiled = compiled
         self.flagBytes = flagBytes
         self.cohortBytes = cohortBytes
         self.digest = digest
-        self.signer = signer
-        self.served = Locked(served)
+        self.isSigned = isSigned
     }
 
-    /// This version of a signed set: its document is signed with the set's active key when first needed, or taken
-    /// as stored when a server signed it already.
-    func signing(with signer: DocumentSigner) -> SetState {
-        SetState(compiled: compiled, flagBytes: flagBytes, cohortBytes: cohortBytes, digest: digest, signer: signer)
-    }
-
-    /// This version served as `document`, signed with `signature` (the current version signed again by a newly
-    /// active key).
-    func signed(_ document: SignedBody) -> SetState {
-        SetState(
-            compiled: compiled, flagBytes: flagBytes, cohortBytes: cohortBytes, digest: digest, signer: signer,
-            served: ServedDocument(bytes: document.bytes, signature: document.signature))
+    /// This version, of a set that is signed (or not).
+    func signed(_ isSigned: Bool) -> SetState {
+        guard isSigned != self.isSigned else { return self }
+        return SetState(
+            compiled: compiled, flagBytes: flagBytes, cohortBytes: cohortBytes, digest: digest, isSigned: isSigned)
     }
 
     /// The next version: `compiled`, updated from this version's, with the items of `change` written (new bytes) or
@@ -90,7 +80,8 @@ public final class SetState: Sendable {
             case .cohort: cohorts[item.key] = bytes
             }
         }
-        return SetState(compiled: compiled, flagBytes: flags, cohortBytes: cohorts, digest: digest)
+        return SetState(
+            compiled: compiled, flagBytes: flags, cohortBytes: cohorts, digest: digest, isSigned: isSigned)
     }
 
     /// The set's name.
@@ -121,37 +112,14 @@ public final class SetState: Sendable {
         return items
     }
 
-    /// The document of this version as served: assembled from the items' bytes on first use, and for a signed set
-    /// signed, or the signed bytes some server stored for the version (which every server serves as they are).
-    /// Kept once made. A request that needs it while another makes it waits for that one.
-    var servedDocument: ServedDocument {
-        served.withLock { served in
-            if let served { return served }
-            let assembled = FlagSet.assemble(
-                schema: compiled.schema, name: name, version: version, updatedAt: updatedAt,
-                cohorts: Dictionary(uniqueKeysWithValues: cohortBytes.entries.map { ($0.key, $0.value) }),
-                flags: Dictionary(uniqueKeysWithValues: flagBytes.entries.map { ($0.key, $0.value) }))
-            let made =
-                signer?.signedDocument(set: name, version: version, assembled: assembled).map {
-                    ServedDocument(bytes: $0.bytes, signature: $0.signature)
-                } ?? ServedDocument(bytes: assembled, signature: nil)
-            served = made
-            return made
-        }
-    }
-
-    /// The document of this version as served (`servedDocument`).
-    public var document: [UInt8] { servedDocument.bytes }
-
-    /// The `Flagstaff-Signature` value over `document`, for a version of a signed set.
-    public var documentSignature: String? { servedDocument.signature }
-
-    /// Whether this is a version of a signed set.
-    var isSigned: Bool { signer != nil || served.withLock { $0?.signature != nil } }
-
-    /// Whether `document` was made yet: an unsigned set's write never makes it (tests check that).
-    var isDocumentAssembled: Bool {
-        served.withLock { $0 != nil }
+    /// The document of this version assembled from its items' bytes: O(set), and not necessarily what is served (a
+    /// signed set serves the bytes the first server stored). Only the documents executor and the start-up check
+    /// call it.
+    func assembledDocument() -> [UInt8] {
+        FlagSet.assemble(
+            schema: compiled.schema, name: name, version: version, updatedAt: updatedAt,
+            cohorts: Dictionary(uniqueKeysWithValues: cohortBytes.entries.map { ($0.key, $0.value) }),
+            flags: Dictionary(uniqueKeysWithValues: flagBytes.entries.map { ($0.key, $0.value) }))
     }
 
     /// What differs from `old` to `new`: new bytes for added or changed items, `nil` for removed ones.
@@ -172,12 +140,18 @@ public final class SetState: Sendable {
     }
 }
 
-/// A version's document as served, and its signature when the set is signed.
-struct ServedDocument: Sendable {
+/// A version's document as served, and its signature when the set is signed. A class, so that the answers made of
+/// it can tell it from another document of the same version (the current one signed again by a newly active key).
+public final class ServedDocument: Sendable {
     /// The bytes served.
-    let bytes: [UInt8]
+    public let bytes: [UInt8]
     /// The `Flagstaff-Signature` value over `bytes`.
-    let signature: String?
+    public let signature: String?
+
+    init(bytes: [UInt8], signature: String?) {
+        self.bytes = bytes
+        self.signature = signature
+    }
 }
 
 /// A new version of a set as subscribers see it: the new state and what changed, encoded once for everyone.
@@ -193,17 +167,19 @@ public struct SetUpdate: Sendable {
     /// The update to `state` from `base`; `changed` maps each changed item to its new bytes, or `nil` if removed.
     ///
     /// A signed version's event is its signed patch, `signedPatch`. A signed version without one (a server that
-    /// caught up on several versions at once, whose patch nobody signed) is sent as a `put` of the signed document
-    /// instead: a verifying client must not be sent an unsigned patch it would refuse.
-    init(state: SetState, base: Int, changed: [ItemKey: [UInt8]?], signedPatch: SignedBody? = nil) {
+    /// caught up on several versions at once, whose patch nobody signed) is sent as a `put` of its signed document,
+    /// `put`, instead: a verifying client must not be sent an unsigned patch it would refuse.
+    init(
+        state: SetState, base: Int, changed: [ItemKey: [UInt8]?], signedPatch: SignedBody? = nil,
+        put: ServedDocument? = nil
+    ) {
         self.state = state
         self.patch = SetPatch(version: state.version, base: base, changed: changed)
         let id = String(state.version)
         if let signedPatch {
             patchEvent = SetStreamEvent.patch.frame(id: id, signature: signedPatch.signature, data: signedPatch.bytes)
-        } else if state.isSigned {
-            let served = state.servedDocument
-            patchEvent = SetStreamEvent.put.frame(id: id, signature: served.signature, data: served.bytes)
+        } else if let put {
+            patchEvent = SetStreamEvent.put.frame(id: id, signature: put.signature, data: put.bytes)
         } else {
             patchEvent = SetStreamEvent.patch.frame(id: id, data: patch.encoded())
         }
