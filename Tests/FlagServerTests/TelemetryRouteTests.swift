@@ -308,6 +308,25 @@ struct TelemetryRouteTests {
         }
     }
 
+    /// The gate reads this server's reports from memory: a write does not wait for the telemetry queue, however
+    /// long that is busy, and still sees a report taken a moment ago (not flushed to the store yet).
+    @Test func theGateNeitherWaitsForTheTelemetryQueueNorMissesAReportNotFlushed() async throws {
+        try await withHarness { harness in
+            let old = try await Self.openStream(harness)
+            var operators = ClientCapabilities.current.operators
+            operators.remove("semver_gte")
+            #expect(try Self.post(harness, Self.report(old, sdk: "1.2.0", operators: operators)).status == 204)
+            #expect(try harness.app.service.store.instances(set: "ios-prod", seenSince: .distantPast).isEmpty)
+            let release = DispatchSemaphore(value: 0)
+            harness.app.service.telemetry.queue.async { release.wait() }
+            defer { release.signal() }
+            let refused = try harness.send(
+                "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/rules", body: Self.semverRule)
+            #expect(refused.status == 422)
+            #expect(try refused.json("error.code") == .string("incompatible_clients"))
+        }
+    }
+
     @Test func theSetsSettingWarnsOrTurnsTheGateOff() async throws {
         try await withHarness { harness in
             #expect(

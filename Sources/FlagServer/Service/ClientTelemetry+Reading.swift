@@ -9,8 +9,8 @@ extension ClientTelemetry {
         let report: TelemetryReport
     }
 
-    /// Flushes from a thread other than `queue`'s (the gate, a shutdown), so that what this server took is in the
-    /// store when it returns.
+    /// Flushes from a thread other than `queue`'s (a shutdown), so that what this server took is in the store when it
+    /// returns.
     func flushNow() {
         queue.sync { flush() }
     }
@@ -20,6 +20,28 @@ extension ClientTelemetry {
     /// be in the answer.
     func instances(set: String, within: TimeInterval) throws -> [Instance] {
         try reader.instances(set: set, within: within)
+    }
+
+    /// The set's instances active now (reported within `activeWindow`), for the compatibility gate: every server's, as
+    /// flushed to the store, with this server's own reports taken since, read from memory. It never waits for
+    /// `queue`, so a write on the store queue does not queue behind reports.
+    func activeInstances(set: String) throws -> [Instance] {
+        let now = clock.now()
+        var active: [String: Instance] = [:]
+        for instance in try reader.instances(set: set, within: limits.activeWindow) {
+            active[instance.stored.id] = instance
+        }
+        let local = state.withLock { state in
+            state.instances.filter { $0.key.set == set && $0.value.reported }.map(\.value.stored)
+        }
+        for stored in local where now.timeIntervalSince(stored.lastSeen) <= limits.activeWindow {
+            guard (active[stored.id]?.stored.lastSeen ?? .distantPast) < stored.lastSeen, let bytes = stored.report
+            else { continue }
+            // The report's own encoding, made by `accept` from a report it decoded: it decodes.
+            guard let report = try? TelemetryReport.decode(bytes) else { continue }
+            active[stored.id] = Instance(stored: stored, report: report)
+        }
+        return active.values.sorted { $0.stored.id < $1.stored.id }
     }
 
     /// Connections to `set` this server holds whose client has not reported: SDKs from before telemetry, or

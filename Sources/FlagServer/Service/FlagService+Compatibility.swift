@@ -16,8 +16,7 @@ extension FlagService {
         guard !constructs.isEmpty else { return (note, []) }
         let mode = try storeCall { try store.settings(set: next.name) }.compatibility
         guard mode != .off else { return (note, []) }
-        telemetry.flushNow()
-        let active = try telemetry.instances(set: next.name, within: telemetry.limits.activeWindow)
+        let active = try telemetry.activeInstances(set: next.name)
         guard
             let findings = IncompatibleClients(
                 constructs: constructs, active: active.map(\.report), set: next.name)
