@@ -20,6 +20,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
     // so exactly one thread at a time touches the SQLite handle and its statements. That is also why the handle is
     // opened with SQLITE_OPEN_NOMUTEX: SQLite's own mutex would only repeat this lock. `path` and `configuration`
     // are immutable.
+    // Recursive, not a `Locked`: a read or write called from inside another on the same thread must reach the
+    // `isAccessing` check and throw `misuse`, not deadlock on a lock its own thread holds.
     private let lock = NSRecursiveLock()
     private var connection: SQLiteConnection?
     private var isAccessing = false

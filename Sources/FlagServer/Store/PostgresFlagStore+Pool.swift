@@ -19,6 +19,7 @@
             // @unchecked Sendable is safe: `idle` and `lent` are read and written only while `condition` is locked,
             // and a connection is used by one thread at a time: it is in `idle` (touched by nobody), or lent to the
             // one caller that took it until that caller gives it back.
+            // A condition, not a `Locked`: a caller beyond the limit sleeps until a connection comes back.
             private let condition = NSCondition()
             private var idle: [PostgresConnection] = []
             private var lent = 0
