@@ -13,7 +13,7 @@ struct Compiler {
     /// Cohorts that cannot be evaluated (their own problem, a cycle, or a broken cohort they use), with why.
     var brokenCohorts: [Int: String]
     /// For a cohort broken because it uses a broken one: the cohort whose own fault it is. Messages name that root
-    /// instead of nesting every link, which made them grow with the chain (quadratic memory: 24 GB for 50,000).
+    /// instead of nesting every link, which made them grow with the chain (memory quadratic in its length).
     var brokenRoots: [Int: Int] = [:]
     /// Why the flag being compiled cannot be evaluated, when a cohort it uses is broken.
     var flagBreakage: String?

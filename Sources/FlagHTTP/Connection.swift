@@ -17,7 +17,7 @@ final class Connection {
     let id: ConnectionID
     /// All the protocol state, so an event is one access to one property.
     // The one field of the engine whose exclusivity is not checked at run time: every event is an access to it, and
-    // the runtime's tracking cost a twelfth of a keep-alive request (BENCHMARKS.md, issue 14). It belongs to the loop
+    // the runtime's tracking costs a measurable share of a keep-alive request (BENCHMARKS.md). It belongs to the loop
     // thread, and no method hands an `inout` reference to it to code that reaches it again (the handler, called
     // between two machine events, reaches the machine through `deliver` only after the pull loop's access ended).
     @exclusivity(unchecked) var machine: ConnectionStateMachine

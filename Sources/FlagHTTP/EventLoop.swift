@@ -35,8 +35,8 @@ final class ServerShared: Sendable {
     /// names another client than the one before; never on another request.
     let connectionsPerAddress: Locked<ConnectionsPerAddress>?
     /// How often a loop scans its connections for expired deadlines: a quarter of the shortest timeout,
-    /// between 5 ms and 250 ms. Deadlines are therefore enforced within one tick: a 10 s header timeout closes a
-    /// slowloris socket by 10.25 s (with 1 s ticks it was 11 s); a scan of 10,000 slots 4 times a second is cheap.
+    /// between 5 ms and 250 ms. Deadlines are therefore enforced within one tick: a header timeout closes a
+    /// slowloris socket at most a quarter of that timeout late, and a scan of every slot a few times a second is cheap.
     let tick: Int64
 
     init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {

@@ -118,7 +118,7 @@ struct OutputQueue {
 
 extension Array {
     /// `removeAll(keepingCapacity: true)` for the per-request paths: that one goes through the generic
-    /// `replaceSubrange`, some 400 instructions for a two-element array in the serving profile; `popLast` is a
+    /// `replaceSubrange`, hundreds of instructions even for a two-element array in the serving profile; `popLast` is a
     /// count decrement and the element's release.
     @inline(__always)
     mutating func emptyKeepingCapacity() {

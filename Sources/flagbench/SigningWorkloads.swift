@@ -4,7 +4,7 @@ import FlagSQLite
 import FlagSigning
 import Foundation
 
-/// Issue 19's figures: verifying the benchmark's 1,000-flag document and a one-flag patch, and a client's launch
+/// Signing's figures: verifying the benchmark's 1,000-flag document and a one-flag patch, and a client's launch
 /// from its cache with and without trusted keys, in the same run (the ratio is the figure to compare).
 func benchmarkSignedClient() {
     guard let key = try? PrivateSigningKey(seed: Array(repeating: 7, count: 32)),

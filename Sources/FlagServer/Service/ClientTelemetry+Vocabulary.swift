@@ -1,7 +1,7 @@
 import FlagCore
 import Foundation
 
-/// What client telemetry keeps counts of (issue 26): flags of the set, now or in its versions of the last day, and
+/// What client telemetry keeps counts of: flags of the set, now or in its versions of the last day, and
 /// only the variants such a flag can report. A holder of the public SDK key could otherwise store counts for any
 /// name, kept 90 days.
 struct TelemetryVocabulary: Sendable {

@@ -53,7 +53,7 @@ public final class FlagService: Sendable {
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
             let state = try Self.state(of: snapshot)
-            // A digest stored before issue 15 is the SHA-256 of the whole document.
+            // A digest stored by a release before the items digest is the SHA-256 of the whole document.
             if state.digest.bytes != snapshot.digest && SHA256.hash(state.assembledDocument()) != snapshot.digest {
                 log("flag set \(summary.name) v\(snapshot.version): its items differ from their stored digest")
             }

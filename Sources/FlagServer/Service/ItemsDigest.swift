@@ -4,7 +4,7 @@ import FlagCore
 /// modulo 2^256, of each item's SHA-256 over its kind, key and canonical bytes.
 ///
 /// A sum changes by exactly the hashes of the items a write adds and removes, so the next version's digest costs
-/// the change and not the set; and it does not depend on the order of the items. Until issue 15 the digest was the
+/// the change and not the set; and it does not depend on the order of the items. Earlier releases stored the
 /// SHA-256 of the whole document, which a write had to assemble; `FlagService` still accepts such a stored digest.
 struct ItemsDigest: Sendable, Equatable {
     /// The sum's four 64-bit words, least significant first.

@@ -14,7 +14,7 @@
     ///
     /// A thread of its own rather than the event loop: a notification is followed at once by a query for the
     /// changed items, which must not run on a loop thread, so the loop would only hand it over (BENCHMARKS.md,
-    /// "Issue 17", measures the whole path).
+    /// "Replicas", measures the whole path).
     final class PostgresChangeListener: Sendable {
         private let info: PostgresConnectionInfo
         private let sync: ReplicaSync

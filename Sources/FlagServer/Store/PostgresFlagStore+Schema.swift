@@ -203,7 +203,7 @@
             );
             """
 
-        // As SQLite's migration 5 (issue 26): the key an instance id was issued to, and a token revision the
+        // As SQLite's migration 5: the key an instance id was issued to, and a token revision the
         // database moves on every token added, revoked or deleted (row triggers: a statement that changes no row,
         // such as revoking a revoked token, moves nothing).
         static let schemaV4 = """

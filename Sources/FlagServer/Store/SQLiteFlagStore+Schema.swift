@@ -171,7 +171,7 @@ extension SQLiteFlagStore {
         );
         """
 
-    // Issue 26. The SDK key (or admin token) an instance id was issued to, so that a report with another is refused
+    // The SDK key (or admin token) an instance id was issued to, so that a report with another is refused
     // on every server sharing the store (NULL for ids issued before). And the revision of the tokens: ended dashboard
     // sessions are deleted after a week, so counting rows no longer only grows; the database itself moves a counter
     // on every token added, revoked or deleted, whichever release of the server did it.
