@@ -105,21 +105,28 @@ let package = Package(
         .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
         .executableTarget(name: "flagdemo", dependencies: ["FlagClient", "FlagCore"]),
-        // What the test targets share: temporary directories, polling with a timeout, a raw socket client, one
-        // request API over the app in process or a live server, and live servers (in process or the built binary).
-        // A regular target so that every test target can depend on it; no product, nothing ships it.
+        // What every test target may share, without the server: temporary directories, polling with a timeout, raw
+        // socket clients, HTTP parsing helpers, child processes, a tampering proxy and a PostgreSQL test database.
+        // Regular targets so that test targets can depend on them; no product, nothing ships them.
+        .target(
+            name: "FlagTestBasics", dependencies: ["FlagHTTP", "FlagCore", "FlagPostgres"],
+            path: "Tests/FlagTestBasics"),
+        // What the server's, the client's and flagctl's tests share on top: one request API over the app in process
+        // or a live server, live servers (in process or the built binary), and a signing set server.
         .target(
             name: "FlagTestSupport",
-            dependencies: ["FlagServer", "FlagHTTP", "FlagCore", "FlagPostgres", "FlagSigning", "FlagLock"],
+            dependencies: [
+                "FlagTestBasics", "FlagServer", "FlagHTTP", "FlagCore", "FlagPostgres", "FlagSigning", "FlagLock",
+            ],
             path: "Tests/FlagTestSupport"
         ),
         .testTarget(
             name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
-        .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestSupport"]),
+        .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestBasics"]),
         .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
         .testTarget(name: "FlagSigningTests", dependencies: ["FlagSigning", "FlagCore"]),
-        .testTarget(name: "FlagPostgresTests", dependencies: ["FlagPostgres", "FlagTestSupport"]),
-        .testTarget(name: "FlagHTTPTests", dependencies: ["FlagHTTP", "FlagLock", "FlagTestSupport"]),
+        .testTarget(name: "FlagPostgresTests", dependencies: ["FlagPostgres", "FlagTestBasics"]),
+        .testTarget(name: "FlagHTTPTests", dependencies: ["FlagHTTP", "FlagLock", "FlagTestBasics"]),
         .testTarget(
             name: "FlagServerTests",
             dependencies: [

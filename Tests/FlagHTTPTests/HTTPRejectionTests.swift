@@ -1,5 +1,5 @@
 import FlagHTTP
-import FlagTestSupport
+import FlagTestBasics
 import Foundation
 import Testing
 

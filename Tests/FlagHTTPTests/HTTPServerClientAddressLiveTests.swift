@@ -1,4 +1,4 @@
-import FlagTestSupport
+import FlagTestBasics
 import Testing
 
 @testable import FlagHTTP

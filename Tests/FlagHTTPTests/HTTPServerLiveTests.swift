@@ -1,5 +1,5 @@
 import Dispatch
-import FlagTestSupport
+import FlagTestBasics
 import Glibc
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
 import Dispatch
 import FlagLock
-import FlagTestSupport
+import FlagTestBasics
 import Glibc
 import Synchronization
 import Testing

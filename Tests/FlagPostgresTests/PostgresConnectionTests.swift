@@ -1,6 +1,6 @@
 #if Postgres
     import FlagPostgres
-    import FlagTestSupport
+    import FlagTestBasics
     import Foundation
     import Testing
 

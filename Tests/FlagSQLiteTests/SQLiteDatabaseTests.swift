@@ -1,5 +1,5 @@
 import FlagSQLite
-import FlagTestSupport
+import FlagTestBasics
 import Foundation
 import Testing
 

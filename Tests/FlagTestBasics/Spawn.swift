@@ -14,6 +14,11 @@ import Foundation
 public enum Spawn {
     public struct Failed: Error, CustomStringConvertible {
         public let description: String
+
+        /// A failure described by `description`.
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Starts `executable arguments` in `directory` with exactly `environment`, stdin from /dev/null, stdout into

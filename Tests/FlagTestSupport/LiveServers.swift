@@ -7,79 +7,22 @@ import Synchronization
     import Glibc
 #endif
 
-/// The real HTTP engine on 127.0.0.1 and a port of its own, in the test's process, serving a handler or a whole
-/// `FlagServerApp` (whose timers and `/metrics` counters then run too). `stop()` ends it as SIGTERM would.
-public final class LiveHTTPServer: Sendable {
-    /// The engine.
-    public let server: HTTPServer
-    /// The port it listens on.
-    public let port: Int
-    private let app: FlagServerApp?
-    private let stopped = Atomic(false)
-
-    /// Two loops on port 0 unless `configure` says otherwise.
-    public static func configuration(
-        _ configure: (inout HTTPServerConfiguration) -> Void
-    ) -> HTTPServerConfiguration {
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 2)
-        configure(&configuration)
-        return configuration
-    }
-
-    /// Starts the engine with `handler`.
-    public convenience init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) throws {
-        try self.init(configuration: configuration, handler: handler, app: nil)
-    }
-
+extension LiveHTTPServer {
     /// Starts the engine in front of `app`, and the app's heartbeats and metrics with it; what the engine refuses
     /// before a route is rendered as flagserver renders it.
     public convenience init(configuration: HTTPServerConfiguration, app: FlagServerApp) throws {
         var configuration = configuration
         configuration.renderRejection = FlagServerApp.renderRejection
-        try self.init(configuration: configuration, handler: app.handler, app: app)
-    }
-
-    private init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler, app: FlagServerApp?) throws {
-        server = HTTPServer(configuration: configuration, handler: handler)
-        port = try server.start()
-        self.app = app
-        app?.start(server: server)
+        let beside = LiveApplication(
+            start: { app.start(server: $0) }, beforeShutdown: { app.shutdown() },
+            afterShutdown: { app.finishStoreWork() })
+        try self.init(configuration: configuration, handler: app.handler, application: beside)
     }
 
     /// A new connection to the server, for requests through the one request API.
     public func client() throws -> LiveClient {
         try LiveClient(port: port)
     }
-
-    /// Stops as on SIGTERM: streams end, in-flight requests get `deadline` to finish, the port is closed, the app's
-    /// store work is done. Only the first call acts.
-    public func stop(deadline: Duration = .seconds(2)) {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        app?.shutdown()
-        server.shutdown(deadline: deadline)
-        app?.finishStoreWork()
-    }
-}
-
-/// Starts an engine with `handler` for one test (two loops on port 0 unless `configure` says otherwise) and
-/// stops it afterwards.
-public func withServer(
-    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, handler: @escaping HTTPHandler,
-    _ body: (HTTPServer, Int) throws -> Void
-) throws {
-    let live = try LiveHTTPServer(configuration: LiveHTTPServer.configuration(configure), handler: handler)
-    defer { live.stop() }
-    try body(live.server, live.port)
-}
-
-/// `withServer` for async tests.
-public func withServer(
-    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, handler: @escaping HTTPHandler,
-    _ body: (HTTPServer, Int) async throws -> Void
-) async throws {
-    let live = try LiveHTTPServer(configuration: LiveHTTPServer.configuration(configure), handler: handler)
-    defer { live.stop() }
-    try await body(live.server, live.port)
 }
 
 /// The built `flagserver` binary as a child process listening on 127.0.0.1 and a port of its own, with stdout and
