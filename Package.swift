@@ -41,7 +41,7 @@ let package = Package(
             name: "FlagPostgres", dependencies: [.target(name: "CPostgres", condition: .when(traits: ["Postgres"]))]),
         // OpenSSL's libcrypto (libssl-dev on Debian), for FlagSigning on Linux; Apple platforms use CryptoKit.
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
-        // Signed flag sets (issue 19): Ed25519 keys and signatures, the signed message and signature header formats,
+        // Signed flag sets: Ed25519 keys and signatures, the signed message and signature header formats,
         // and private keys sealed with AES-256-GCM. No cryptography of its own: libcrypto on Linux, CryptoKit on
         // Apple platforms.
         .target(
@@ -66,7 +66,7 @@ let package = Package(
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
         .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer", "FlagHTTP"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
-        // With trusted keys it verifies what it activates (issue 19), through FlagSigning.
+        // With trusted keys it verifies what it activates, through FlagSigning.
         .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "FlagSigning"]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),

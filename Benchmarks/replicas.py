@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 17: three flagservers on one PostgreSQL database behind nginx. Prints one JSON object (a summary on stderr):
+"""Three flagservers on one PostgreSQL database behind nginx. Prints one JSON object (a summary on stderr):
 
   1. kill → streams through nginx: N SSE streams (1,000) opened through nginx to an upstream of replicas 2 and 3
      (`least_conn`, so they are spread over both); each round kills or restores a flag through nginx's admin

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 18: what client telemetry costs the server, and what it buys. Prints Markdown tables for BENCHMARKS.md.
+"""What client telemetry costs the server, and what it buys. Prints Markdown tables for BENCHMARKS.md.
 
   1. Ingestion. N SSE streams of the demo set (1,000) are opened with an SDK key; the `Flagstaff-Instance` header
      of each stream's answer names an instance. Every instance posts one report per round (2 rounds) to
@@ -20,13 +20,13 @@
   4. Over the limits: 3 more reports per instance at once; the answers, the refusals by reason from /metrics, and
      the server's CPU time per report, accepted or refused.
 
-With --before DIR, first: serving is not slower. A flagserver of an earlier commit (issue 18 used the one before
-it; issue 19 the one before signing) and one of --bin run side by side and are measured in alternation (ABAB,
+With --before DIR, first: serving is not slower. A flagserver of an earlier commit (the one before telemetry, or
+the one before signing) and one of --bin run side by side and are measured in alternation (ABAB,
 --runs rounds): 304 polls with wrk -t2 -c64 -d10s (suite.wrk, as Benchmarks/run), the same with a
-`Flagstaff-Instance: new` header (a poller asking for an id; ignored before issue 18), 200s of the whole document,
-and a kill of `new-checkout` → N streams (sse_load.kill: kernel receive times, then a restore). Each figure is the
-median over the rounds with its range; after/before is the median of the rounds' ratios. The server's CPU time per
-request (from /proc) is steadier than req/s on a shared machine.
+`Flagstaff-Instance: new` header (a poller asking for an id; ignored by a server without telemetry), 200s of the whole
+document, and a kill of `new-checkout` → N streams (sse_load.kill: kernel receive times, then a restore). Each figure
+is the median over the rounds with its range; after/before is the median of the rounds' ratios. The server's CPU time
+per request (from /proc) is steadier than req/s on a shared machine.
 
   telemetry.py --bin DIR [--before DIR] [--quick] [--port-base 18600] [--streams N] [--runs N]
 
@@ -615,7 +615,7 @@ def server_dir(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="the flagserver to measure, or its directory")
-    parser.add_argument("--before", help="the flagserver before issue 18 (or its directory): serving compared")
+    parser.add_argument("--before", help="an earlier flagserver (or its directory): serving compared")
     parser.add_argument("--quick", action="store_true", help="a smoke check in seconds (CI), not figures")
     parser.add_argument("--port-base", type=int, default=18600)
     parser.add_argument("--streams", type=int, help="streams, hence instances (default 1,000; 100 with --quick)")

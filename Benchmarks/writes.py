@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What an admin write costs the server, by the size of the set (issue 15): kills on sets of 10, 1,000 and 10,000
+"""What an admin write costs the server, by the size of the set: kills on sets of 10, 1,000 and 10,000
 flags with rules and without, a change to a cohort that 100 of 10,000 flags use, and a kill reaching 1,000 SSE
 streams on the 10,000-flag set and on the demo set.
 

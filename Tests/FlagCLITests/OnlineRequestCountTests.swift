@@ -2,7 +2,7 @@ import FlagTestSupport
 import Foundation
 import Testing
 
-/// A mutating command sends one request (issue 15): it never fetches the flag for its type, nor the set to see
+/// A mutating command sends one request: it never fetches the flag for its type, nor the set to see
 /// whether a flag exists. The server reads typed text (`valueText`) and refuses to replace on `create`.
 @Suite("flagctl: one request per mutating command", .enabled(if: LiveServer.binary != nil))
 struct OnlineRequestCountTests {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `flagctl signing-key show|rotate|activate|retire`, `export --signed` and `verify`, against a real flagserver on
-/// its embedded default, which makes its key-encryption key on first start and signs every new set (issue 19).
+/// its embedded default, which makes its key-encryption key on first start and signs every new set.
 @Suite("flagctl: signed flag sets")
 struct OnlineSigningTests {
     /// The set's keys as `signing-key show --json` prints them: id → (public key, state).

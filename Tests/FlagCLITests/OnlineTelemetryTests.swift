@@ -3,8 +3,8 @@ import FlagTestSupport
 import Foundation
 import Testing
 
-/// Issue 18 against a live flagserver: `--wait` with and without instances, a timeout naming the lagging one, the
-/// compatibility gate and `--force`, `lint --against`, and what `clients`, `usage` and `stale --unused-days` show.
+/// Client telemetry against a live flagserver: `--wait` with and without instances, a timeout naming the lagging one,
+/// the compatibility gate and `--force`, `lint --against`, and what `clients`, `usage` and `stale --unused-days` show.
 ///
 /// The instances are played by the test: each holds a stream open (which is how the server issues its id, in the
 /// `Flagstaff-Instance` header) and posts reports as a FlagClient would.

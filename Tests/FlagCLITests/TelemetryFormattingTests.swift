@@ -92,22 +92,22 @@ struct TelemetryFormattingTests {
             (
                 #"{"set":"demo","instances":[{"id":"in_a","sdk":"FlagClient 2.0.0","capabilities":{"schema":1,"operators":[]}}]}"#,
                 #"the server's answer to GET /c cannot be read: "instances[0].sdk.name" is not a string (null); "#
-                    + "is it a flagserver with telemetry (issue 18)?"
+                    + "is it a flagserver with client telemetry?"
             ),
             (
                 #"{"set":"demo","instances":[{"id":"in_a","sdk":{"name":"F","version":"1"}}]}"#,
                 #"the server's answer to GET /c cannot be read: "instances[0].capabilities.schema" is not a number "#
-                    + "(null); is it a flagserver with telemetry (issue 18)?"
+                    + "(null); is it a flagserver with client telemetry?"
             ),
             (
                 #"{"set":"demo","instances":{}}"#,
                 #"the server's answer to GET /c cannot be read: "instances" is not an array ({}); "#
-                    + "is it a flagserver with telemetry (issue 18)?"
+                    + "is it a flagserver with client telemetry?"
             ),
             (
                 #"{"set":"demo","instances":[],"silent":-1}"#,
                 #"the server's answer to GET /c cannot be read: "silent" is not a count (-1); "#
-                    + "is it a flagserver with telemetry (issue 18)?"
+                    + "is it a flagserver with client telemetry?"
             ),
         ])
     func badClientsAnswers(_ body: String, _ message: String) throws {

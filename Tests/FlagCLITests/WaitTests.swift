@@ -4,7 +4,7 @@ import Testing
 
 @testable import FlagCLI
 
-/// `--wait PERCENT` and `--wait-timeout DURATION` (issue 18 §4): what they accept, what they refuse and why, and how
+/// `--wait PERCENT` and `--wait-timeout DURATION`: what they accept, what they refuse and why, and how
 /// a wait polls, ends and reads, from canned answers of the propagation route and a fake clock.
 @Suite("flagctl --wait")
 struct WaitTests {

@@ -12,7 +12,7 @@ import Testing
 let flagctlBinary = BuiltProducts.executable("flagctl")
 
 extension EndToEndTests {
-    /// Confirmed changes end to end (issue 18): three `flagdemo` processes embed FlagClient and report to a live
+    /// Confirmed changes end to end: three `flagdemo` processes embed FlagClient and report to a live
     /// server; `flagctl kill --wait 100%` returns once all three report the kill, and with one process stopped
     /// (SIGSTOP) `--wait 100%` times out with exit 4, naming that instance.
     @Test(.enabled(if: flagdemoBinary != nil && flagctlBinary != nil))

@@ -6,7 +6,7 @@ import Testing
 @testable import FlagClient
 
 extension EndToEndTests {
-    /// Issue 26: revoking the SDK key ends the client's open stream at once; the client reconnects, is refused with
+    /// Revoking the SDK key ends the client's open stream at once; the client reconnects, is refused with
     /// 401, stops, and keeps serving its last good set. A kill written after the revocation never reaches it.
     @Test func aRevokedKeyEndsTheStreamAndTheClientKeepsItsLastGoodSet() async throws {
         try await Self.withFixture { fixture in

@@ -6,7 +6,7 @@ import Testing
 
 @testable import FlagClient
 
-/// A verifying FlagClient against the real FlagServer, which signs every set it creates (issue 19): a man in the
+/// A verifying FlagClient against the real FlagServer, which signs every set it creates: a man in the
 /// middle changing a value, a key rotated while the client is connected, another set's key, and a server restored
 /// from an older backup. Serialized: one test stops its server and starts it again on the same port.
 @Suite("Signed flag sets against a live FlagServer", .serialized)

@@ -5,7 +5,7 @@ import Foundation
 
 @testable import FlagClient
 
-/// Keys, documents and clients for the signed-set tests (issue 19).
+/// Keys, documents and clients for the signed-set tests.
 enum Signed {
     /// A private key made from 32 copies of `byte`: fixed, so that a failure reproduces.
     static func key(_ byte: UInt8) throws -> PrivateSigningKey {

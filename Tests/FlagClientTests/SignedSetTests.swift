@@ -9,7 +9,7 @@ import Testing
 @testable import FlagClient
 
 /// A client with trusted keys activates only what a trusted key signed for its set, never an older version, and
-/// starts only from a cache and a bootstrap document that verify (issue 19). Against `SigningSetServer`, which
+/// starts only from a cache and a bootstrap document that verify. Against `SigningSetServer`, which
 /// serves the wire contract of docs/signing.md on real sockets; the client uses its real URLSession transport.
 @Suite("Signed flag sets", .serialized)
 struct SignedSetTests {
@@ -184,7 +184,7 @@ struct SignedSetTests {
     }
 
     /// With no trusted key nothing is verified: an unsigned server is followed, and the cache holds the patched set
-    /// re-encoded, as before issue 19.
+    /// re-encoded, as before sets were signed.
     @Test func withoutTrustedKeysNothingIsVerified() async throws {
         try await withTemporaryDirectory { directory in
             let key = try Signed.key(1)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import FlagCore
 
-/// `Flag.reportableVariants` is what the server keeps client telemetry of (issue 26): every variant an evaluation
+/// `Flag.reportableVariants` is what the server keeps client telemetry of: every variant an evaluation
 /// reports must be in it, or a real client's counts would be dropped.
 @Suite("the variants a flag can report")
 struct ReportableVariantsTests {

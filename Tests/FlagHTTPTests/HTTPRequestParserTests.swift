@@ -25,7 +25,7 @@ struct HTTPRequestParserTests {
         #expect(request.body.isEmpty)
     }
 
-    /// Issue 26: the path is split into segments before it is decoded, so an encoded slash never separates two.
+    /// The path is split into segments before it is decoded, so an encoded slash never separates two.
     @Test func anEncodedSlashIsNeverASeparator() throws {
         let refused = try #require(parse("GET /v1%2Fadmin%2Fwhoami HTTP/1.1\r\nHost: h\r\n\r\n").rejection)
         #expect(refused.status == 400)

@@ -79,7 +79,7 @@ struct ConfigurationTests {
         #expect(configuration.dataDirectory == "/tmp/d")
     }
 
-    /// Issue 26: the rate of new telemetry ids per client address.
+    /// The rate of new telemetry ids per client address.
     @Test func theRateOfNewInstanceIdsIsReadFromTheFile() throws {
         let defaults = ServerConfiguration().telemetry
         #expect(defaults.mintBurst == 20 && defaults.mintsPerSecond == 1)

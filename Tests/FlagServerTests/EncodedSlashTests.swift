@@ -4,7 +4,7 @@ import Testing
 
 @testable import FlagServer
 
-/// Issue 26, item 6: an encoded slash is not a path separator. `GET /v1%2Fadmin%2Fwhoami` once reached the admin
+/// An encoded slash is not a path separator. `GET /v1%2Fadmin%2Fwhoami` once reached the admin
 /// route, which a proxy rule written for `/v1/admin/` would not expect.
 @Suite("an encoded slash is not a path separator")
 struct EncodedSlashTests {

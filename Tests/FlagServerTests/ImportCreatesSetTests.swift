@@ -5,7 +5,7 @@ import Testing
 
 @testable import FlagServer
 
-/// Issue 26, item 5: `PUT /v1/admin/sets/{set}` on a set that does not exist creates it, so it needs what
+/// `PUT /v1/admin/sets/{set}` on a set that does not exist creates it, so it needs what
 /// `POST /v1/admin/sets` needs. An editor could create sets this way.
 @Suite("importing a set that does not exist needs the right to create sets")
 struct ImportCreatesSetTests {

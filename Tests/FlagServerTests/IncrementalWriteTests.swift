@@ -6,7 +6,7 @@ import Testing
 @testable import FlagCore
 @testable import FlagServer
 
-/// Writes cost what they change (issue 15): a write compiles and stores the items it touches, shares the rest with
+/// Writes cost what they change: a write compiles and stores the items it touches, shares the rest with
 /// the version before, never assembles the whole document, and still refuses anything that would break the set.
 @Suite("Writes that cost what they change")
 struct IncrementalWriteTests {
@@ -85,7 +85,7 @@ struct IncrementalWriteTests {
     }
 
     /// The digest stored with a version is checked at load: the items' digest, or a whole document's SHA-256 as
-    /// stored before issue 15; anything else is reported once.
+    /// stored by a release before the items digest; anything else is reported once.
     @Test func theStoredDigestIsCheckedWhenTheSetIsLoaded() throws {
         let items: [ItemKey: [UInt8]] = [
             .flag("a"): Array(#"{"type":"bool","default":true}"#.utf8), .cohort("c"): Array(#"{"include":["u"]}"#.utf8),

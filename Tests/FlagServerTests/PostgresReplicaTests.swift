@@ -11,7 +11,7 @@
         import Glibc
     #endif
 
-    /// flagserver processes on one PostgreSQL database (issue 17), each with a data directory of its own, started
+    /// flagserver processes on one PostgreSQL database, each with a data directory of its own, started
     /// from the repository root so that the first start seeds config/flagsets.
     final class Replicas: Sendable {
         /// The database of the test cluster they share, dropped with them; `nil` on a `PrivateCluster`'s database.
@@ -281,7 +281,7 @@
                     "accepted after \(accepted), refused after \(refused)")
             }
 
-            /// Issue 26: a stream on another replica ends once the revocation reaches it, and a version written after
+            /// A stream on another replica ends once the revocation reaches it, and a version written after
             /// the revocation never reaches it (the replica applies the store's notifications in commit order).
             @Test func revokingAKeyThroughOneReplicaEndsItsStreamOnAnother() throws {
                 let replicas = try Replicas(count: 3)

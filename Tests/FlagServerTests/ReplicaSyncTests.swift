@@ -5,7 +5,7 @@ import Testing
 
 @testable import FlagServer
 
-/// Servers sharing one store (issue 17), here two apps on one SQLite file: what one writes, the other loads as the
+/// Servers sharing one store, here two apps on one SQLite file: what one writes, the other loads as the
 /// items that changed and publishes as a local write would; a write made on a stale version lands on top or is a
 /// 409; tokens made or revoked on one count on the other. The PostgreSQL suites run the same over the network.
 @Suite("Servers sharing a store")

@@ -6,7 +6,7 @@ import Testing
 @testable import FlagHTTP
 @testable import FlagServer
 
-/// The serving fast path (issue 6): token checks remembered per connection, conditional requests read byte by
+/// The serving fast path: token checks remembered per connection, conditional requests read byte by
 /// byte, and responses encoded once per version — each must answer exactly as the slow path did.
 @Suite("Serving fast path: per-connection auth, If-None-Match, prepared responses")
 struct ServingFastPathTests {

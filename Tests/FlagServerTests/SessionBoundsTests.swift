@@ -5,7 +5,7 @@ import Testing
 
 @testable import FlagServer
 
-/// Issue 26, item 10: dashboard sessions are bounded, so that signing in over and over cannot grow the server's
+/// Dashboard sessions are bounded, so that signing in over and over cannot grow the server's
 /// memory and store without end.
 @Suite("dashboard sessions are bounded")
 struct SessionBoundsTests {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import FlagServer
 
-/// Signed flag sets on the server (issue 19, docs/signing.md): every document, old version, long-poll answer, `put`
+/// Signed flag sets on the server (docs/signing.md): every document, old version, long-poll answer, `put`
 /// and `patch` carries a signature a client checks with the set's published key; the bytes are signed once per
 /// version and stored; keys rotate in two steps, each audited.
 @Suite("Signed flag sets: the server")

@@ -6,7 +6,7 @@ import Testing
 
 @testable import FlagServer
 
-/// What a start refuses or warns about (issue 26, items 12 and 13).
+/// What a start refuses or warns about.
 @Suite("checks at start")
 struct StartChecksTests {
     private func configuration(_ directory: URL) -> ServerConfiguration {

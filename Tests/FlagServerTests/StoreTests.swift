@@ -368,7 +368,7 @@ struct StoreTests {
         }
     }
 
-    /// Issue 26: sessions that ended a week ago are deleted with their set limits, their audit records stay, and the
+    /// Sessions that ended a week ago are deleted with their set limits, their audit records stay, and the
     /// token revision moves (counting rows would not only grow any more).
     @Test(arguments: StoreKind.allCases)
     func endedSessionsAreDeletedAndTheRevisionStillOnlyGrows(kind: StoreKind) throws {

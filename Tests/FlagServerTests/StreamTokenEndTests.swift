@@ -6,7 +6,7 @@ import Testing
 @testable import FlagServer
 
 /// SPEC §4: a token that stops being valid is refused from that moment on, and the streams and long-polls it opened
-/// end (issue 26, item 1). Over real sockets: the revocation comes through the admin API on another connection.
+/// end. Over real sockets: the revocation comes through the admin API on another connection.
 @Suite("streams and long-polls end with their token")
 struct StreamTokenEndTests {
     /// A stream opened with `token`, its `put` read.

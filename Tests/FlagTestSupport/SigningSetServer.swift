@@ -4,7 +4,7 @@ import FlagLock
 import FlagSigning
 import Foundation
 
-/// A server of one signed flag set for clients that verify (issue 19), on the real HTTP engine and a port of its own:
+/// A server of one signed flag set for clients that verify, on the real HTTP engine and a port of its own:
 /// the wire contract of docs/signing.md, written from that page rather than taken from FlagServer, so that a client
 /// is tested against the contract.
 ///

@@ -1,4 +1,4 @@
-"""Issue 26 against a live flagserver, over real sockets: the holes a review found stay closed.
+"""The holes a security review found stay closed: checked against a live flagserver, over real sockets.
 
   1  a stream or long-poll ends when its token stops being valid (an SDK key revoked, a session signed out, the
      person's token behind a session revoked, a token reaching its expiry), within a second, and nothing written

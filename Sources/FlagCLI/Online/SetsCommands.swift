@@ -126,7 +126,7 @@ public struct SetsSettingsCommand: Command {
         guard let mode = answer.json["compatibility"].string else {
             throw .failure(
                 "the server's answer to \(compatibility == nil ? "GET" : "PUT") \(path) has no \"compatibility\"; "
-                    + "is it a flagserver with telemetry (issue 18)?")
+                    + "is it a flagserver with client telemetry?")
         }
         let effect = Self.compatibilityModes.first { $0.name == mode }?.effect ?? "a mode this flagctl does not know"
         let lead = compatibility == nil ? "\(name):" : "set \(name):"

@@ -11,7 +11,7 @@ struct TelemetryAnswers {
     func bad(_ member: String, _ problem: String) -> CLIError {
         .failure(
             "the server's answer to \(route) cannot be read: \"\(member)\" \(problem); "
-                + "is it a flagserver with telemetry (issue 18)?")
+                + "is it a flagserver with client telemetry?")
     }
 
     /// A count: a whole number of 0 or more.
