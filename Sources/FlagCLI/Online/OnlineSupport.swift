@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -165,7 +166,7 @@ extension AdminClient {
     static func versionNote(_ answer: Answer) throws(CLIError) -> String {
         let result: MutationResult
         do {
-            result = try MutationResult.decode(answer.body)
+            result = try MutationResult.decode(answer: answer.body)
         } catch {
             throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
         }

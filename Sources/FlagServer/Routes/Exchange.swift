@@ -71,10 +71,15 @@ enum JSONResponse {
     ) -> HTTPResponse {
         var writer = JSONWriter(reservingCapacity: capacity)
         build(&writer)
+        return make(status: status, headers: headers, body: writer.bytes)
+    }
+
+    /// A JSON response of `body`, with the headers every JSON answer has: its type, and no caching.
+    static func make(status: Int, headers: HTTPHeaders, body: [UInt8]) -> HTTPResponse {
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: "application/json; charset=utf-8")
         headers.replaceOrAdd(name: "Cache-Control", value: "no-store")
-        return HTTPResponse(status: status, headers: headers, body: writer.bytes)
+        return HTTPResponse(status: status, headers: headers, body: body)
     }
 
     /// A JSON object response whose members `build` writes.

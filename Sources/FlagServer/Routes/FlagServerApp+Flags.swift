@@ -116,7 +116,7 @@ extension FlagServerApp {
         let result = try service.mutateFlag(set, key, ifMatch: try input.ifMatch(), note: note) { flag in
             try change(&flag, input)
         }
-        return mutationResponse(result, item: .flag(key))
+        return try mutationResponse(result, item: .flag(key))
     }
 
     /// `PUT …/flags/{key}`: creates or replaces a flag; a new flag's expiry defaults to its kind's lifetime.
@@ -146,7 +146,7 @@ extension FlagServerApp {
             case .cohort: return SetEdit(cohorts: [item.key: nil])
             }
         }
-        return mutationResponse(result)
+        return try mutationResponse(result)
     }
 
     /// `POST …/flags/{key}/promote`: `{"from", "withCohorts"?}`. The flag's configuration in set `from` becomes
@@ -190,7 +190,7 @@ extension FlagServerApp {
             }
             return SetEdit(flags: [key: flag], cohorts: missing.mapValues { $0 })
         }
-        return mutationResponse(result, item: .flag(key))
+        return try mutationResponse(result, item: .flag(key))
     }
 
     /// `GET …/flags?kind=…&expired=true`.

@@ -105,7 +105,7 @@ extension FlagServerApp {
             }
             return edit
         }
-        return mutationResponse(result, status: existed ? 200 : 201, item: item)
+        return try mutationResponse(result, status: existed ? 200 : 201, item: item)
     }
 
     /// `DELETE …/keys/{name}`: revoked at once, from the key's next request on.
