@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -141,7 +142,8 @@ public struct AdminClient {
         return (status, Array(box.data ?? Data()), box.headers)
     }
 
-    /// The message for an error answer: what the server said plus what to do about it.
+    /// The message for an error answer: what the server said plus what to do about it. What the error is about is
+    /// read from its `subject`, never from the message, whose words may change.
     ///
     /// The error is `{"error":{"code","message",…}}` (SPEC §4); a flat `{"error":CODE,"message":…}` is read too, as
     /// docs/telemetry.md shows the compatibility gate's refusal that way.
@@ -170,9 +172,9 @@ public struct AdminClient {
                 return problem["path"].string.map { "\($0): \(text)" } ?? text
             }
             return .failure(listed.isEmpty ? message : "rejected, nothing changed: " + listed.joined(separator: "; "))
-        case 404 where message.hasPrefix("no flag set"):
+        case 404 where error["subject"].string == ErrorSubject.set.rawValue:
             return .failure("\(message) (see 'flagctl sets list')")
-        case 404 where message.hasPrefix("no flag "):
+        case 404 where error["subject"].string == ErrorSubject.flag.rawValue:
             return .failure("\(message) (see 'flagctl list')")
         default:
             return .failure(message)

@@ -109,8 +109,8 @@ enum JSONResponse {
         }
     }
 
-    /// The error body of SPEC §4: `{"error":{"code","message","path"}}`, plus `problems` for a 422 and
-    /// `currentVersion` for a 409.
+    /// The error body of SPEC §4: `{"error":{"code","message","path"}}`, plus `subject` when the error is about a
+    /// thing (FlagAPI's `ErrorSubject`), `problems` for a 422 and `currentVersion` for a 409.
     static func error(_ error: ServiceError) -> HTTPResponse {
         var headers: HTTPHeaders = [:]
         if let current = error.currentVersion { headers.add(name: "ETag", value: "\"\(current)\"") }
@@ -126,6 +126,7 @@ enum JSONResponse {
             writer.string(error.message)
             writer.key("path")
             if let path = error.path { writer.string(path) } else { writer.null() }
+            writer.member("subject", error.subject?.rawValue)
             if let current = error.currentVersion {
                 writer.key("currentVersion")
                 writer.int(current)

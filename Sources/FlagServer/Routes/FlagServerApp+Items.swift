@@ -101,7 +101,8 @@ extension FlagServerApp {
         let result = try service.mutate(call.set, ifMatch: try input.ifMatch(), note: note) { current in
             if createOnly, current.bytes(of: item) != nil {
                 throw ServiceError.alreadyExists(
-                    "\(item.kind.rawValue) \"\(item.key)\" already exists in set \"\(call.set)\" (If-None-Match: *)")
+                    "\(item.kind.rawValue) \"\(item.key)\" already exists in set \"\(call.set)\" (If-None-Match: *)",
+                    subject: item.kind == .flag ? .flag : .cohort)
             }
             return edit
         }
