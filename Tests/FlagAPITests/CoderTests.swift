@@ -156,5 +156,6 @@ struct EndpointTests {
         #expect(table.endpoints["document"]?.role == nil)
         let decoded = try EndpointTable.decode(answer: table.encodedAnswer())
         #expect(decoded == table)
+        #expect(try table.encodedAnswer() == WireEncoder.encode(table))
     }
 }

@@ -1,3 +1,5 @@
+import FlagCore
+
 /// `GET /healthz`: whether the server serves flags, and whether its store answers.
 public struct Health: APIAnswer, Codable, Hashable {
     /// `ok`, or `degraded` while the store cannot be reached (reads go on from memory).
@@ -25,6 +27,21 @@ public struct EndpointTable: APIAnswer, Codable, Hashable {
         var entries: [String: EndpointEntry] = [:]
         for endpoint in endpoints { entries[endpoint.name] = EndpointEntry(endpoint) }
         self.endpoints = entries
+    }
+
+    /// The table's canonical JSON, written without the encoder: a table of strings and booleans cannot fail to
+    /// write, so that the server serves it without a failure path.
+    public func encodedAnswer() -> [UInt8] {
+        var members: [String: JSONValue] = [:]
+        for (name, entry) in endpoints {
+            var entryMembers: [String: JSONValue] = [
+                "method": .string(entry.method), "template": .string(entry.template),
+                "wholeServer": .bool(entry.wholeServer), "confirmsPerson": .bool(entry.confirmsPerson),
+            ]
+            if let role = entry.role { entryMembers["role"] = .string(role) }
+            members[name] = .object(entryMembers)
+        }
+        return JSONValue.object(["endpoints": .object(members)]).canonicalBytes
     }
 }
 
