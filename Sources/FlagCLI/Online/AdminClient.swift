@@ -92,6 +92,15 @@ public struct AdminClient {
             request.httpBody = Data(body.canonicalBytes)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        return try answer(
+            to: request, method: method, path: path, ifMatch: ifMatch, createOnly: createOnly, typed: typed)
+    }
+
+    /// Sends `request` and reads its answer; a non-2xx answer becomes the `CLIError` for it.
+    private func answer(
+        to request: URLRequest, method: String, path: String, ifMatch: Int?, createOnly: String?,
+        typed: [String: String]
+    ) throws(CLIError) -> Answer {
         let (status, bytes, headers) = try exchange(request)
         let json: JSONValue
         if bytes.isEmpty {
@@ -111,6 +120,46 @@ public struct AdminClient {
         }
         guard (200..<300).contains(status) else { throw Self.error(status: status, json: json, ifMatch: ifMatch) }
         return Answer(status: status, json: json, body: bytes, headers: headers)
+    }
+
+    /// Sends `endpoint` with its path `parameters` and `request` (FlagAPI's contract: the path, the query or body and
+    /// the answer's type are the endpoint's), and reads the answer as the endpoint's answer type. A non-2xx answer
+    /// is the `CLIError` for it, as `send` makes it; `createOnly` and `typed` are `send`'s.
+    /// - Returns: the typed answer, and the exchange it came in (status, headers, body) for `--wait` and `--json`.
+    public func send<Request, Reply>(
+        _ endpoint: Endpoint<Request, Reply>, _ parameters: PathParameters, _ request: Request, ifMatch: Int? = nil,
+        createOnly: String? = nil, typed: [String: String] = [:]
+    ) throws(CLIError) -> (Reply, Answer) {
+        let call: APICall
+        do {
+            call = try endpoint.call(parameters, request, ifMatch: ifMatch, createOnly: createOnly != nil)
+        } catch {
+            throw .failure("cannot make the request \(endpoint.info.label): \(error)")
+        }
+        let answer = try send(call, ifMatch: ifMatch, createOnly: createOnly, typed: typed)
+        do {
+            return (try endpoint.answer(answer.body), answer)
+        } catch {
+            throw .failure(
+                "\(server) answered \(endpoint.info.label) with what this flagctl cannot read: \(error); "
+                    + "is it a flagserver of this version?")
+        }
+    }
+
+    /// Sends a request made by an endpoint.
+    private func send(
+        _ call: APICall, ifMatch: Int?, createOnly: String?, typed: [String: String]
+    ) throws(CLIError) -> Answer {
+        guard let url = URL(string: server + call.target) else {
+            throw .failure("cannot make a URL of '\(server)\(call.target)'")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = call.method
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        for (name, value) in call.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if !call.body.isEmpty { request.httpBody = Data(call.body) }
+        return try answer(
+            to: request, method: call.method, path: call.target, ifMatch: ifMatch, createOnly: createOnly, typed: typed)
     }
 
     /// Runs the request to completion on URLSession's queue, waiting here.

@@ -1,10 +1,11 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
 /// The commands that POST one action to a flag and report it: kill, restore, archive.
 protocol FlagActionCommand: Command {
-    /// The action route after the flag's path, e.g. `kill`.
-    static var route: String { get }
+    /// The action's endpoint, e.g. `API.kill`.
+    static var endpoint: Endpoint<ChangeRequest, MutationResult> { get }
     /// The past tense for the report, e.g. `killed`.
     static var done: String { get }
     var key: String { get }
@@ -29,11 +30,10 @@ extension FlagActionCommand {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/" + Self.route, query: mutation.query(), body: mutation.body(),
-            ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["\(Self.done) \(key) \(try AdminClient.versionNote(answer))"]
+        let (result, answer) = try client.send(
+            Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: set, client: client, context) {
+            ["\(Self.done) \(key) \(AdminClient.versionNote(result))"]
         }
     }
 }
@@ -44,7 +44,7 @@ public struct KillCommand: FlagActionCommand {
     public static let configuration = actionConfiguration(
         "kill", abstract: "Serve the kill value to everyone, at once.",
         example: "flagctl kill new-checkout --reason 'payment errors'")
-    static let route = "kill"
+    static let endpoint = API.kill
     static let done = "killed"
     let key: String
     let mutation: Mutation
@@ -56,7 +56,7 @@ public struct RestoreCommand: FlagActionCommand {
     public static let configuration = actionConfiguration(
         "restore", abstract: "Undo a kill: the flag evaluates normally again.",
         example: "flagctl restore new-checkout --reason 'fixed'")
-    static let route = "restore"
+    static let endpoint = API.restore
     static let done = "restored"
     let key: String
     let mutation: Mutation
@@ -67,7 +67,7 @@ public struct ArchiveCommand: FlagActionCommand {
     /// `archive KEY`
     public static let configuration = actionConfiguration(
         "archive", abstract: "Archive a flag: clients no longer get it.", example: "flagctl archive old-banner")
-    static let route = "archive"
+    static let endpoint = API.archive
     static let done = "archived"
     let key: String
     let mutation: Mutation

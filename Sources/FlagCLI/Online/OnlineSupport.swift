@@ -41,6 +41,11 @@ struct Mutation {
         force = arguments.flag("force")
     }
 
+    /// The request of an action that only says why: `--reason`, and `allowIncompatible` for `--force`.
+    var changeRequest: ChangeRequest {
+        ChangeRequest(reason: reason, allowIncompatible: force ? true : nil)
+    }
+
     /// `items` with `allowIncompatible=true` for `--force`: the query of a write that has a body.
     func query(_ items: [(String, String)] = []) -> [(String, String)] {
         items + (force ? [("allowIncompatible", "true")] : [])
@@ -170,7 +175,12 @@ extension AdminClient {
         } catch {
             throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
         }
-        return result.changed ? "(version \(result.version))" : "(unchanged, still version \(result.version))"
+        return versionNote(result)
+    }
+
+    /// `(version 43)` or `(unchanged, still version 42)`.
+    static func versionNote(_ result: MutationResult) -> String {
+        result.changed ? "(version \(result.version))" : "(unchanged, still version \(result.version))"
     }
 }
 
