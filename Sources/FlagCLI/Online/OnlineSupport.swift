@@ -145,7 +145,12 @@ enum Shown {
 
     /// `2026-12-01 09:00 UTC (in 5 days)`, or `-` for none.
     static func when(_ value: JSONValue, now: Date) -> String {
-        guard let date = value.date else { return "-" }
+        when(value.date, now: now)
+    }
+
+    /// `2026-12-01 09:00 UTC (in 5 days)`, or `-` without a date.
+    static func when(_ date: Date?, now: Date) -> String {
+        guard let date else { return "-" }
         return "\(Shown.date(date)) (\(relative(date, now: now)))"
     }
 

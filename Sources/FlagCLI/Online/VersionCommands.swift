@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -31,20 +32,17 @@ public struct HistoryCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var query: [(String, String)] = []
-        if let key { query.append(("key", key)) }
-        if let limit { query.append(("limit", String(limit))) }
-        let answer = try client.send("GET", client.setPath(set) + "/history", query: query)
+        let (history, answer) = try client.send(
+            API.history, PathParameters(set: set), HistoryQuery(key: key, limit: limit))
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
         var table = Table(header: ["VERSION", "TIME", "ACTOR", "ACTION", "SUBJECT", "REASON"])
-        for version in answer.json["versions"].array ?? [] {
+        for version in history.versions {
             table.append([
-                version["version"].compactText, version["createdAt"].date.map(Shown.date) ?? "?",
-                version["actor"].string ?? "-", version["action"].string ?? "-", version["subject"].string ?? "-",
-                version["reason"].string ?? "",
+                String(version.version), Shown.date(version.createdAt), version.actor, version.action,
+                version.subject ?? "-", version.reason ?? "",
             ])
         }
         context.printTable(table)
