@@ -183,6 +183,15 @@ extension AdminClient {
         return versionNote(result)
     }
 
+    /// A member the contract keeps as raw JSON (a flag, a cohort), parsed; `what` names it in the error.
+    static func parsed(_ raw: RawJSON, _ what: String) throws(CLIError) -> JSONValue {
+        do {
+            return try raw.parsed()
+        } catch {
+            throw .failure("the server's \(what) cannot be read: \(error); is it a flagserver of this version?")
+        }
+    }
+
     /// `(version 43)` or `(unchanged, still version 42)`.
     static func versionNote(_ result: MutationResult) -> String {
         result.changed ? "(version \(result.version))" : "(unchanged, still version \(result.version))"
