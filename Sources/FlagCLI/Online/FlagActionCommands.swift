@@ -98,12 +98,13 @@ public struct SetDefaultCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/default", query: mutation.query(),
-            body: mutation.body(["valueText": .string(text)]), ifMatch: mutation.ifMatch,
+        let request = DefaultRequest(valueText: text, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.setDefault, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
             typed: ["valueText": "--default for \(key)"])
         return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["\(key) defaults to \(answer.json["flag"]["default"].compactText) \(try AdminClient.versionNote(answer))"]
+            let flag = try AdminClient.flag(of: result)
+            return ["\(key) defaults to \(flag["default"].compactText) \(AdminClient.versionNote(result))"]
         }
     }
 }
@@ -143,15 +144,16 @@ public struct ExpireCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var members = ["keepText": JSONValue.string(keep)]
-        if let at { members["at"] = .string(ISO8601.format(at)) }
-        let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/expire", query: mutation.query(), body: mutation.body(members),
-            ifMatch: mutation.ifMatch, typed: ["keepText": "--keep for \(key)"])
+        let request = ExpireRequest(
+            keepText: keep, at: at, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.expire, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
+            typed: ["keepText": "--keep for \(key)"])
         return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            [
-                "\(key) expires \(Shown.when(answer.json["flag"]["expiresAt"], now: context.now())), then serves "
-                    + "\(answer.json["flag"]["expiredValue"].compactText) \(try AdminClient.versionNote(answer))"
+            let flag = try AdminClient.flag(of: result)
+            return [
+                "\(key) expires \(Shown.when(flag["expiresAt"], now: context.now())), then serves "
+                    + "\(flag["expiredValue"].compactText) \(AdminClient.versionNote(result))"
             ]
         }
     }

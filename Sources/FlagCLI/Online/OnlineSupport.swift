@@ -43,8 +43,11 @@ struct Mutation {
 
     /// The request of an action that only says why: `--reason`, and `allowIncompatible` for `--force`.
     var changeRequest: ChangeRequest {
-        ChangeRequest(reason: reason, allowIncompatible: force ? true : nil)
+        ChangeRequest(reason: reason, allowIncompatible: forced)
     }
+
+    /// A request's `allowIncompatible`: `true` for `--force`, else left out.
+    var forced: Bool? { force ? true : nil }
 
     /// `items` with `allowIncompatible=true` for `--force`: the query of a write that has a body.
     func query(_ items: [(String, String)] = []) -> [(String, String)] {
@@ -190,6 +193,14 @@ extension AdminClient {
         } catch {
             throw .failure("the server's \(what) cannot be read: \(error); is it a flagserver of this version?")
         }
+    }
+
+    /// The flag a flag route wrote, from its mutation response.
+    static func flag(of result: MutationResult) throws(CLIError) -> JSONValue {
+        guard case .flag(let key, let json)? = result.item else {
+            throw .failure("the server's answer names no flag; is it a flagserver of this version?")
+        }
+        return try parsed(RawJSON(bytes: json), "flag \"\(key)\"")
     }
 
     /// `(version 43)` or `(unchanged, still version 42)`.

@@ -142,11 +142,11 @@ public struct RollbackCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.setPath(set) + "/rollback", query: mutation.query(),
-            body: mutation.body(["version": .int(Int64(version))]), ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["rolled \(set) back to version \(version) \(try AdminClient.versionNote(answer))"]
+        let request = RollbackRequest(version: version, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.rollback, PathParameters(set: set), request, ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: set, client: client, context) {
+            ["rolled \(set) back to version \(version) \(AdminClient.versionNote(result))"]
         }
     }
 }
