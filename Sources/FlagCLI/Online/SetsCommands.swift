@@ -51,11 +51,10 @@ public struct SetsCreateCommand: Command {
     /// Creates the set.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        let answer = try client.send(
-            "POST", "/v1/admin/sets", query: mutation.query(), body: mutation.body(["name": .string(name)]),
-            ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: name, client: client, context) { () throws(CLIError) in
-            ["created set \(name) \(try AdminClient.versionNote(answer))"]
+        let request = CreateSetRequest(name: name, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(API.createSet, PathParameters(), request, ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: name, client: client, context) {
+            ["created set \(name) \(AdminClient.versionNote(result))"]
         }
     }
 }
