@@ -165,6 +165,7 @@ public struct AdminClient {
     /// Runs the request to completion on URLSession's queue, waiting here.
     private func exchange(_ request: URLRequest) throws(CLIError) -> (Int, [UInt8], [String: String]) {
         let box = ExchangeBox()
+        // A semaphore, not a `Locked`: flagctl is synchronous, and URLSession completes on a queue of its own.
         let done = DispatchSemaphore(value: 0)
         let task = session.dataTask(with: request) { data, response, error in
             box.data = data
