@@ -129,6 +129,15 @@ extension FlagCache {
         }
     }
 
+    /// Closes the database for `FlagClient.shutdown`: the file is released now, not when the last task lets go of
+    /// the client, so that a client opened next on the same directory does not wait out this connection's closing
+    /// checkpoint. Later reads and writes throw, and their callers log it.
+    func close() {
+        recovery.lock()
+        defer { recovery.unlock() }
+        close(database)
+    }
+
     private func close(_ database: SQLiteDatabase) {
         do {
             try database.close()

@@ -83,9 +83,9 @@ public final class FlagClient: Sendable {
         core.finishSubscribers()
     }
 
-    /// Stops refreshing and reporting (the values in use stay; counts not yet reported are not sent) and waits for
-    /// the persisted sessions' pending writes, so that a client created next on the same cache directory resumes
-    /// them; `deinit` stops refreshing and reporting too.
+    /// Stops refreshing and reporting (the values in use stay; counts not yet reported are not sent), waits for
+    /// the persisted sessions' pending writes and closes the cache, so that a client created next on the same cache
+    /// directory resumes them at once; `deinit` stops refreshing and reporting too. Nothing is cached after it.
     public func shutdown() {
         tasks.withLock { tasks in
             for task in tasks { task.cancel() }
@@ -93,6 +93,7 @@ public final class FlagClient: Sendable {
         }
         core.finishSubscribers()
         core.flushPersistence()
+        core.cache?.close()
     }
 
     /// Where the values come from right now.

@@ -104,6 +104,25 @@ import Testing
         }
     }
 
+    /// `shutdown` closes the cache while the client is still referenced: the last connection's close checkpoints
+    /// and removes the `-wal` file, and the next client on the directory reads the set at once.
+    @Test func shutdownReleasesTheCacheFile() async throws {
+        try withTemporaryDirectory { directory in
+            let client = try makeClient(directory: directory, transport: ScriptedTransport(), refresh: .off) {
+                $0.bootstrap = Docs.bytes(version: 2, Docs.flag("new-checkout", true))
+            }
+            let wal = directory.appendingPathComponent(FlagCache.fileName + "-wal").path
+            #expect(FileManager.default.fileExists(atPath: wal))
+            client.shutdown()
+            #expect(!FileManager.default.fileExists(atPath: wal))
+            #expect(client.session(unitID: "u").value(.newCheckout))
+            let next = try makeClient(directory: directory, transport: ScriptedTransport(), refresh: .off)
+            defer { next.shutdown() }
+            #expect(next.state == .cached(version: 2))
+            withExtendedLifetime(client) {}
+        }
+    }
+
     @Test func lazyCachedSetEvaluatesLikeTheCompiledSet() async throws {
         let set = try FlagSet.decode(Array(Self.targetedSet.utf8))
         let bytes = set.encoded()
