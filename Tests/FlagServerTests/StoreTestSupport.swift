@@ -12,14 +12,15 @@ import Foundation
 /// The stores: every contract test runs against each, so the protocol says nothing only one of them does.
 enum StoreKind: String, CaseIterable, Sendable {
     case sqliteFile
-    case inMemory
+    /// SQLite in memory (`:memory:`), which the tests that want a fast store use.
+    case sqliteMemory
     /// A database of its own on the test cluster (`Tests/postgres/with-postgres`).
     case postgres
 
     /// The stores that can be tested here: PostgreSQL only when a test cluster is configured (the PostgreSQL suite
     /// says how once when it is not).
     static var allCases: [StoreKind] {
-        PostgresTestDatabase.isConfigured ? [.sqliteFile, .inMemory, .postgres] : [.sqliteFile, .inMemory]
+        PostgresTestDatabase.isConfigured ? [.sqliteFile, .sqliteMemory, .postgres] : [.sqliteFile, .sqliteMemory]
     }
 
     /// Runs `body` with a new, empty store of this kind, then removes what the store leaves behind: its directory,
@@ -33,7 +34,7 @@ enum StoreKind: String, CaseIterable, Sendable {
     func make(in directory: URL) throws -> any FlagStore {
         switch self {
         case .sqliteFile: return try SQLiteFlagStore(path: directory.appendingPathComponent("flags.sqlite").path)
-        case .inMemory: return InMemoryFlagStore()
+        case .sqliteMemory: return try SQLiteFlagStore.inMemory()
         case .postgres: return try PostgresTestStore()
         }
     }
