@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "FlagCore", targets: ["FlagCore"]),
+        .library(name: "FlagAPI", targets: ["FlagAPI"]),
         .library(name: "FlagSQLite", targets: ["FlagSQLite"]),
         .library(name: "FlagHTTP", targets: ["FlagHTTP"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
@@ -25,6 +26,10 @@ let package = Package(
     targets: [
         // The core: model, wire format, validation, evaluation, bucketing. Foundation only, no I/O.
         .target(name: "FlagCore"),
+        // The admin API as data: one `Endpoint` per route (method, template, least role, request and answer types),
+        // the request and answer shapes, and the coder that writes and reads them with FlagCore's JSON. The server,
+        // flagctl and the dashboard (through `/ui/endpoints.json`) all use it, so a path or a member is written once.
+        .target(name: "FlagAPI", dependencies: ["FlagCore"]),
         // The system SQLite (libsqlite3-dev on Debian); Apple platforms use their own `SQLite3` module.
         .systemLibrary(
             name: "CSQLite",
@@ -61,7 +66,7 @@ let package = Package(
         // module's resources, beside the executable, so that every build serves it (the Docker image copies them).
         .target(
             name: "FlagServer",
-            dependencies: ["FlagCore", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagSigning"],
+            dependencies: ["FlagCore", "FlagAPI", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagSigning"],
             resources: [.copy("Dashboard")]),
         // `flagserver`: the command line and the composition root; everything else is in FlagServer. Not named
         // `flagserver` so that it cannot clash with `FlagServer` on a case-insensitive file system.
@@ -73,7 +78,7 @@ let package = Package(
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
         // the process. The tests depend on the executables so that they are built, and run them.
-        .target(name: "FlagCLI", dependencies: ["FlagCore", "FlagSigning"]),
+        .target(name: "FlagCLI", dependencies: ["FlagCore", "FlagAPI", "FlagSigning"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCLI"]),
         // `swift package generate-flags`: `flagctl generate swift` from a flag-set file checked into the app's package
         // (docs/codegen.md). Command plugins are built only when run, so they cost `swift build` nothing. A command
@@ -123,6 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FlagCoreTests", dependencies: ["FlagCore"], resources: [.copy("Vectors"), .copy("JSONSuite")]),
+        .testTarget(name: "FlagAPITests", dependencies: ["FlagAPI", "FlagCore"]),
         .testTarget(name: "FlagSQLiteTests", dependencies: ["FlagSQLite", "FlagTestBasics"]),
         .testTarget(name: "FlagLockTests", dependencies: ["FlagLock"]),
         .testTarget(name: "FlagSigningTests", dependencies: ["FlagSigning", "FlagCore"]),
@@ -131,8 +137,8 @@ let package = Package(
         .testTarget(
             name: "FlagServerTests",
             dependencies: [
-                "FlagServer", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagCore", "FlagServerMain",
-                "FlagSigning", "FlagTestSupport",
+                "FlagServer", "FlagAPI", "FlagHTTP", "FlagLock", "FlagSQLite", "FlagPostgres", "FlagCore",
+                "FlagServerMain", "FlagSigning", "FlagTestSupport",
             ],
             resources: [.copy("Abuse")]),
         .testTarget(
@@ -147,7 +153,8 @@ let package = Package(
         .testTarget(
             name: "FlagCLITests",
             dependencies: [
-                "FlagCLI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport", "FlagClient", "FlagCore",
+                "FlagCLI", "FlagAPI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport", "FlagClient",
+                "FlagCore",
             ]),
     ],
     swiftLanguageModes: [.v6]

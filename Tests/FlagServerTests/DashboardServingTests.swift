@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagTestSupport
 import Foundation
@@ -46,6 +47,25 @@ struct DashboardServingTests {
             for forbidden in ["innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "new Function", "localStorage"] {
                 #expect(!code.contains(forbidden), "\(name) uses \(forbidden)")
             }
+        }
+    }
+
+    /// The endpoint table the dashboard builds its paths and permissions from is FlagAPI's, and the node tests'
+    /// fixture is the same bytes: `curl -s localhost:8080/ui/endpoints.json > Tests/dashboard/endpoints.json`
+    /// after an endpoint changes.
+    @Test func theEndpointTableIsServedAndTheNodeTestsFixtureIsCurrent() async throws {
+        try await withHarness { harness in
+            let response = try harness.send("GET", "/ui/endpoints.json", token: nil)
+            #expect(response.status == 200)
+            #expect(response.header("Content-Type") == "application/json")
+            #expect(response.header("Content-Security-Policy") == DashboardFiles.contentSecurityPolicy)
+            #expect(response.body == EndpointTable(API.all).encodedAnswer())
+            let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("dashboard/endpoints.json")
+            let bytes = try Array(Data(contentsOf: fixture))
+            #expect(
+                bytes.last == UInt8(ascii: "\n") && Array(bytes.dropLast()) == response.body,
+                "Tests/dashboard/endpoints.json is not the served table: write it again from /ui/endpoints.json")
         }
     }
 

@@ -28,7 +28,7 @@ struct RouterTests {
             case .route(let endpoint, let parameters) = router.match(
                 method: String(route.method), path: Self.concrete(route))
         else {
-            Issue.record("\(route.rawValue) does not resolve")
+            Issue.record("\(route.label) does not resolve")
             return
         }
         #expect(endpoint.route == route)
@@ -90,9 +90,9 @@ struct RouterTests {
         for route in Route.allCases where route.method == "GET" {
             let match = router.match(method: "HEAD", path: Self.concrete(route))
             switch match {
-            case .route(let endpoint, _): #expect(route.answersHead && endpoint.route == route, "\(route.rawValue)")
-            case .wrongMethod: #expect(!route.answersHead, "\(route.rawValue)")
-            case .notFound: Issue.record("\(route.rawValue) not found")
+            case .route(let endpoint, _): #expect(route.answersHead && endpoint.route == route, "\(route.label)")
+            case .wrongMethod: #expect(!route.answersHead, "\(route.label)")
+            case .notFound: Issue.record("\(route.label) not found")
             }
         }
     }
@@ -136,8 +136,8 @@ struct RouterTests {
             let kill = "/v1/admin/sets/ios-prod/flags/new-checkout/kill"
             #expect(try harness.send("POST", kill, token: nil).status == 401)
             #expect(try harness.send("POST", kill, token: harness.sdk).status == 403)
-            #expect(harness.app.metrics.requests(route: Route.kill.rawValue, status: 401) == 1)
-            #expect(harness.app.metrics.requests(route: Route.kill.rawValue, status: 403) == 1)
+            #expect(harness.app.metrics.requests(route: Route.kill.label, status: 401) == 1)
+            #expect(harness.app.metrics.requests(route: Route.kill.label, status: 403) == 1)
             #expect(harness.app.metrics.requests(route: "unmatched", status: 401) == 0)
             #expect(try harness.send("GET", "/v1/admin/nothing-here").status == 404)
             #expect(harness.app.metrics.requests(route: "unmatched", status: 404) == 1)

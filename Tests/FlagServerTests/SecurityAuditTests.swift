@@ -10,7 +10,7 @@ struct SecurityAuditTests {
     @Test func theSamplesNameAnActionExactlyForTheMutations() throws {
         for route in Route.allCases {
             let sample = try RouteSample.of(route)
-            #expect((sample.action != nil) == route.isMutation, "\(route.rawValue)")
+            #expect((sample.action != nil) == route.isMutation, "\(route.label)")
         }
         #expect(Route.allCases.filter(\.isMutation).count == 34)
     }
@@ -39,19 +39,19 @@ struct SecurityAuditTests {
             for listing in set == nil ? [global] : [global, scoped] {
                 let records = try #require(try listing.json("records"))
                 guard case .array(let items) = records, case .object(let newest)? = items.first else {
-                    Issue.record("no audit records after \(route.rawValue)")
+                    Issue.record("no audit records after \(route.label)")
                     continue
                 }
-                #expect(newest["actor"] == .string("root"), "\(route.rawValue)")
-                #expect(newest["reason"] == .string(reason), "\(route.rawValue)")
-                #expect(newest["action"] == sample.action.map(JSONValue.string), "\(route.rawValue)")
+                #expect(newest["actor"] == .string("root"), "\(route.label)")
+                #expect(newest["reason"] == .string(reason), "\(route.label)")
+                #expect(newest["action"] == sample.action.map(JSONValue.string), "\(route.label)")
                 // Keys, signing keys and settings make no version.
                 let versionless: [Route] = [
                     .createKey, .revokeKey, .putSettings, .rotateSigningKey, .activateSigningKey, .retireSigningKey,
                 ]
                 if let set, !versionless.contains(route) {
                     let version = harness.app.service.state(set)?.version
-                    #expect(newest["version"] == version.map { JSONValue.int(Int64($0)) }, "\(route.rawValue)")
+                    #expect(newest["version"] == version.map { JSONValue.int(Int64($0)) }, "\(route.label)")
                 }
             }
             #expect(try harness.app.service.audit(set, limit: 1000).count == before + 1, "one record per write")

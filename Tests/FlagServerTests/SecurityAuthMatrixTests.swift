@@ -148,23 +148,23 @@ struct SecurityAuthMatrixTests {
     }
 
     @Test func everyRouteHasASample() {
-        let missing = Route.allCases.filter { RouteSample.all[$0] == nil }.map(\.rawValue)
+        let missing = Route.allCases.filter { RouteSample.all[$0] == nil }.map(\.label)
         #expect(missing == [], "routes without an auth-matrix entry")
     }
 
     /// The route table asks a session for its person's own token exactly on the routes the contract names.
     @Test func theRoutesThatReauthenticateSessionsAreTheContractsOnes() throws {
         for route in Route.allCases {
-            #expect(route.reauthenticatesSessions == (try RouteSample.of(route)).reauthenticates, "\(route.rawValue)")
+            #expect(route.reauthenticatesSessions == (try RouteSample.of(route)).reauthenticates, "\(route.label)")
         }
     }
 
     @Test func routeTemplatesAreWellFormed() {
         for route in Route.allCases {
-            #expect(["GET", "PUT", "POST", "DELETE"].contains(route.method), "\(route.rawValue)")
-            #expect(route.template.hasPrefix("/"), "\(route.rawValue)")
+            #expect(["GET", "PUT", "POST", "DELETE"].contains(route.method), "\(route.label)")
+            #expect(route.template.hasPrefix("/"), "\(route.label)")
         }
-        #expect(Set(Route.allCases.map(\.rawValue)).count == Route.allCases.count)
+        #expect(Set(Route.allCases.map(\.label)).count == Route.allCases.count)
     }
 
     /// The refused callers on one harness, which must leave the store as it was; then each caller that may call
@@ -172,7 +172,7 @@ struct SecurityAuthMatrixTests {
     @Test(arguments: Route.allCases)
     func theMatrix(_ route: Route) async throws {
         let sample = try RouteSample.of(route)
-        let label = route.rawValue
+        let label = route.label
         try await withHarness { harness in
             defer { harness.app.shutdown() }
             let keys = try Keys(harness)

@@ -191,7 +191,7 @@ struct RouteSample: Sendable {
     /// The sample of `route`, or a failure naming the route that has none.
     static func of(_ route: Route) throws -> RouteSample {
         guard let sample = all[route] else {
-            throw TestClientError(description: "no security sample for \(route.rawValue): add one to RouteSample.all")
+            throw TestClientError(description: "no security sample for \(route.label): add one to RouteSample.all")
         }
         return sample
     }

@@ -94,8 +94,10 @@ struct SigningRouteTests {
         try await withHarness { harness in
             let keys = try keys(harness)
             let stream = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk)
-            _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             let text = { String(decoding: stream.streamBody, as: UTF8.self) }
+            // A kill that lands before the stream is open shows in its put, and no patch follows.
+            #expect(await eventually { text().contains("event: put") })
+            _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             #expect(await eventually { text().contains("event: patch") })
             let events = text().components(separatedBy: "\n\n").filter { !$0.isEmpty }
             #expect(events.count == 2)

@@ -275,12 +275,17 @@ struct TelemetryRouteTests {
     static let semverRule =
         #"{"rule":{"name":"new-app","conditions":[{"attribute":"appVersion","op":"semver_gte","values":["5.0.0"]}],"value":true}}"#
 
+    /// A stream's instance reports as FlagClient 1.2.0, whose evaluator lacks `semver_gte`.
+    static func reportAClientWithoutSemver(_ harness: AppHarness) async throws {
+        let old = try await openStream(harness)
+        var operators = ClientCapabilities.current.operators
+        operators.remove("semver_gte")
+        #expect(try post(harness, report(old, sdk: "1.2.0", operators: operators)).status == 204)
+    }
+
     @Test func theGateRefusesAnOperatorThatActiveClientsLack() async throws {
         try await withHarness { harness in
-            let old = try await Self.openStream(harness)
-            var operators = ClientCapabilities.current.operators
-            operators.remove("semver_gte")
-            #expect(try Self.post(harness, Self.report(old, sdk: "1.2.0", operators: operators)).status == 204)
+            try await Self.reportAClientWithoutSemver(harness)
             let current = try await Self.openStream(harness)
             #expect(try Self.post(harness, Self.report(current)).status == 204)
 
@@ -312,10 +317,7 @@ struct TelemetryRouteTests {
     /// long that is busy, and still sees a report taken a moment ago (not flushed to the store yet).
     @Test func theGateNeitherWaitsForTheTelemetryQueueNorMissesAReportNotFlushed() async throws {
         try await withHarness { harness in
-            let old = try await Self.openStream(harness)
-            var operators = ClientCapabilities.current.operators
-            operators.remove("semver_gte")
-            #expect(try Self.post(harness, Self.report(old, sdk: "1.2.0", operators: operators)).status == 204)
+            try await Self.reportAClientWithoutSemver(harness)
             #expect(try harness.app.service.store.instances(set: "ios-prod", seenSince: .distantPast).isEmpty)
             let release = DispatchSemaphore(value: 0)
             harness.app.service.telemetry.queue.async { release.wait() }

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorInfo, errorLines, etagVersion, incompatibilityLines, networkErrorInfo } from '../../Sources/FlagServer/Dashboard/errors.js';
-import { permissions } from '../../Sources/FlagServer/Dashboard/roles.js';
 import { isPlainHTTPRemote } from '../../Sources/FlagServer/Dashboard/origin.js';
 
 test('a 422 keeps every problem with its JSON path', () => {
@@ -58,13 +57,6 @@ test('ETag versions', () => {
     assert.equal(etagVersion('W/"7"'), 7);
     assert.equal(etagVersion('43'), null);
     assert.equal(etagVersion(null), null);
-});
-
-test('roles offer only what they allow', () => {
-    assert.deepEqual(permissions('viewer'), { flagActions: false, cohortActions: false, rollback: false, promote: false, keys: false, tokens: false });
-    assert.deepEqual(permissions('editor'), { flagActions: true, cohortActions: true, rollback: true, promote: true, keys: false, tokens: false });
-    assert.deepEqual(permissions('admin'), { flagActions: true, cohortActions: true, rollback: true, promote: true, keys: true, tokens: true });
-    assert.deepEqual(permissions('owner'), permissions('viewer'));
 });
 
 test('plain HTTP warns except on this machine', () => {

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { CONFIRM_HEADER, confirmHeaders, isReauthenticationRefusal } from '../../Sources/FlagServer/Dashboard/reauth.js';
 
@@ -12,6 +13,8 @@ register(`data:text/javascript,${encodeURIComponent(`
         return next(specifier, context);
     }`)}`);
 const { createApi } = await import(`${dashboard}api.js`);
+const { createEndpoints } = await import(`${dashboard}endpoints.js`);
+const endpoints = createEndpoints(JSON.parse(readFileSync(new URL('endpoints.json', import.meta.url), 'utf8')));
 
 test('the own token goes in Flagstaff-Confirm-Token, trimmed, and nothing goes without one', () => {
     assert.equal(CONFIRM_HEADER, 'Flagstaff-Confirm-Token');
@@ -48,14 +51,18 @@ function fakeApi(status, body) {
         },
         tokens: { get: () => session, set: (token) => { session = token; }, clear: () => { session = null; } },
         onUnauthorized: (error) => unauthorized.push(error),
+        endpoints,
     });
     return { api, sent, unauthorized, session: () => session };
 }
 
 test('the API module sends the own token in its header, beside the session token, in that request only', async () => {
     const { api, sent } = fakeApi(201, { name: 'web', token: 'fss_new' });
-    await api.request('POST', '/v1/admin/sets/demo/keys', { body: { name: 'web' }, ownToken: 'fsa_person' });
-    await api.request('GET', '/v1/admin/sets/demo/keys');
+    await api.call('createKey', { set: 'demo' }, { body: { name: 'web' }, ownToken: 'fsa_person' });
+    await api.get('listKeys', { set: 'demo' });
+    assert.equal(sent[0].url, '/v1/admin/sets/demo/keys');
+    assert.equal(sent[0].init.method, 'POST');
+    assert.equal(sent[1].init.method, 'GET');
     assert.equal(sent[0].init.headers['Flagstaff-Confirm-Token'], 'fsa_person');
     assert.equal(sent[0].init.headers.Authorization, 'Bearer fsa_session');
     assert.equal(sent[1].init.headers['Flagstaff-Confirm-Token'], undefined);
@@ -68,7 +75,7 @@ test('a refused own token is a 403 that keeps the session and does not sign out'
         code: 'reauthentication_failed', message: 'the token in Flagstaff-Confirm-Token is not the one this session was made from',
     } });
     await assert.rejects(
-        api.request('DELETE', '/v1/admin/tokens/bob', { ownToken: 'fsa_wrong' }),
+        api.call('revokeToken', { name: 'bob' }, { ownToken: 'fsa_wrong' }),
         (error) => error.status === 403 && error.code === 'reauthentication_failed' && isReauthenticationRefusal(error),
     );
     assert.equal(session(), 'fsa_session');

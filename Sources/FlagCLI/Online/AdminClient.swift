@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -91,6 +92,15 @@ public struct AdminClient {
             request.httpBody = Data(body.canonicalBytes)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        return try answer(
+            to: request, method: method, path: path, ifMatch: ifMatch, createOnly: createOnly, typed: typed)
+    }
+
+    /// Sends `request` and reads its answer; a non-2xx answer becomes the `CLIError` for it.
+    private func answer(
+        to request: URLRequest, method: String, path: String, ifMatch: Int?, createOnly: String?,
+        typed: [String: String]
+    ) throws(CLIError) -> Answer {
         let (status, bytes, headers) = try exchange(request)
         let json: JSONValue
         if bytes.isEmpty {
@@ -112,9 +122,50 @@ public struct AdminClient {
         return Answer(status: status, json: json, body: bytes, headers: headers)
     }
 
+    /// Sends `endpoint` with its path `parameters` and `request` (FlagAPI's contract: the path, the query or body and
+    /// the answer's type are the endpoint's), and reads the answer as the endpoint's answer type. A non-2xx answer
+    /// is the `CLIError` for it, as `send` makes it; `createOnly` and `typed` are `send`'s.
+    /// - Returns: the typed answer, and the exchange it came in (status, headers, body) for `--wait` and `--json`.
+    public func send<Request, Reply>(
+        _ endpoint: Endpoint<Request, Reply>, _ parameters: PathParameters, _ request: Request, ifMatch: Int? = nil,
+        createOnly: String? = nil, typed: [String: String] = [:]
+    ) throws(CLIError) -> (Reply, Answer) {
+        let call: APICall
+        do {
+            call = try endpoint.call(parameters, request, ifMatch: ifMatch, createOnly: createOnly != nil)
+        } catch {
+            throw .failure("cannot make the request \(endpoint.info.label): \(error)")
+        }
+        let answer = try send(call, ifMatch: ifMatch, createOnly: createOnly, typed: typed)
+        do {
+            return (try endpoint.answer(answer.body), answer)
+        } catch {
+            throw .failure(
+                "\(server) answered \(endpoint.info.label) with what this flagctl cannot read: \(error); "
+                    + "is it a flagserver of this version?")
+        }
+    }
+
+    /// Sends a request made by an endpoint.
+    private func send(
+        _ call: APICall, ifMatch: Int?, createOnly: String?, typed: [String: String]
+    ) throws(CLIError) -> Answer {
+        guard let url = URL(string: server + call.target) else {
+            throw .failure("cannot make a URL of '\(server)\(call.target)'")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = call.method
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        for (name, value) in call.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if !call.body.isEmpty { request.httpBody = Data(call.body) }
+        return try answer(
+            to: request, method: call.method, path: call.target, ifMatch: ifMatch, createOnly: createOnly, typed: typed)
+    }
+
     /// Runs the request to completion on URLSession's queue, waiting here.
     private func exchange(_ request: URLRequest) throws(CLIError) -> (Int, [UInt8], [String: String]) {
         let box = ExchangeBox()
+        // A semaphore, not a `Locked`: flagctl is synchronous, and URLSession completes on a queue of its own.
         let done = DispatchSemaphore(value: 0)
         let task = session.dataTask(with: request) { data, response, error in
             box.data = data
@@ -141,7 +192,8 @@ public struct AdminClient {
         return (status, Array(box.data ?? Data()), box.headers)
     }
 
-    /// The message for an error answer: what the server said plus what to do about it.
+    /// The message for an error answer: what the server said plus what to do about it. What the error is about is
+    /// read from its `subject`, never from the message, whose words may change.
     ///
     /// The error is `{"error":{"code","message",…}}` (SPEC §4); a flat `{"error":CODE,"message":…}` is read too, as
     /// docs/telemetry.md shows the compatibility gate's refusal that way.
@@ -170,9 +222,9 @@ public struct AdminClient {
                 return problem["path"].string.map { "\($0): \(text)" } ?? text
             }
             return .failure(listed.isEmpty ? message : "rejected, nothing changed: " + listed.joined(separator: "; "))
-        case 404 where message.hasPrefix("no flag set"):
+        case 404 where error["subject"].string == ErrorSubject.set.rawValue:
             return .failure("\(message) (see 'flagctl sets list')")
-        case 404 where message.hasPrefix("no flag "):
+        case 404 where error["subject"].string == ErrorSubject.flag.rawValue:
             return .failure("\(message) (see 'flagctl list')")
         default:
             return .failure(message)

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -64,12 +65,13 @@ public struct CohortListCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send("GET", client.setPath(set) + "/cohorts")
+        let (list, answer) = try client.send(API.listCohorts, PathParameters(set: set), NoRequest())
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
-        let cohorts = answer.json["cohorts"].object ?? [:]
+        var cohorts: [String: JSONValue] = [:]
+        for (name, cohort) in list.cohorts { cohorts[name] = try AdminClient.parsed(cohort, "cohort \"\(name)\"") }
         var table = Table(header: ["NAME", "UNITS", "CONDITIONS", "DESCRIPTION"])
         for name in cohorts.keys.sorted() {
             let cohort = cohorts[name] ?? .null
@@ -101,12 +103,12 @@ public struct CohortShowCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send("GET", client.setPath(set) + "/cohorts/\(segment(name))")
+        let (read, answer) = try client.send(API.getCohort, PathParameters(set: set, name: name), NoRequest())
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
-        let cohort = answer.json["cohort"]
+        let cohort = try AdminClient.parsed(read.cohort, "cohort \"\(name)\"")
         context.console.print("name:        \(name)")
         if let description = cohort["description"].string { context.console.print("description: \(description)") }
         let ids = { (list: JSONValue) in (list.array ?? []).compactMap(\.string).joined(separator: ", ") }

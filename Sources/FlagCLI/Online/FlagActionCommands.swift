@@ -1,10 +1,11 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
 /// The commands that POST one action to a flag and report it: kill, restore, archive.
 protocol FlagActionCommand: Command {
-    /// The action route after the flag's path, e.g. `kill`.
-    static var route: String { get }
+    /// The action's endpoint, e.g. `API.kill`.
+    static var endpoint: Endpoint<ChangeRequest, MutationResult> { get }
     /// The past tense for the report, e.g. `killed`.
     static var done: String { get }
     var key: String { get }
@@ -29,11 +30,10 @@ extension FlagActionCommand {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/" + Self.route, query: mutation.query(), body: mutation.body(),
-            ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["\(Self.done) \(key) \(try AdminClient.versionNote(answer))"]
+        let (result, answer) = try client.send(
+            Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: set, client: client, context) {
+            ["\(Self.done) \(key) \(AdminClient.versionNote(result))"]
         }
     }
 }
@@ -44,7 +44,7 @@ public struct KillCommand: FlagActionCommand {
     public static let configuration = actionConfiguration(
         "kill", abstract: "Serve the kill value to everyone, at once.",
         example: "flagctl kill new-checkout --reason 'payment errors'")
-    static let route = "kill"
+    static let endpoint = API.kill
     static let done = "killed"
     let key: String
     let mutation: Mutation
@@ -56,7 +56,7 @@ public struct RestoreCommand: FlagActionCommand {
     public static let configuration = actionConfiguration(
         "restore", abstract: "Undo a kill: the flag evaluates normally again.",
         example: "flagctl restore new-checkout --reason 'fixed'")
-    static let route = "restore"
+    static let endpoint = API.restore
     static let done = "restored"
     let key: String
     let mutation: Mutation
@@ -67,7 +67,7 @@ public struct ArchiveCommand: FlagActionCommand {
     /// `archive KEY`
     public static let configuration = actionConfiguration(
         "archive", abstract: "Archive a flag: clients no longer get it.", example: "flagctl archive old-banner")
-    static let route = "archive"
+    static let endpoint = API.archive
     static let done = "archived"
     let key: String
     let mutation: Mutation
@@ -98,12 +98,13 @@ public struct SetDefaultCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/default", query: mutation.query(),
-            body: mutation.body(["valueText": .string(text)]), ifMatch: mutation.ifMatch,
+        let request = DefaultRequest(valueText: text, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.setDefault, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
             typed: ["valueText": "--default for \(key)"])
         return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["\(key) defaults to \(answer.json["flag"]["default"].compactText) \(try AdminClient.versionNote(answer))"]
+            let flag = try AdminClient.flag(of: result)
+            return ["\(key) defaults to \(flag["default"].compactText) \(AdminClient.versionNote(result))"]
         }
     }
 }
@@ -143,15 +144,16 @@ public struct ExpireCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var members = ["keepText": JSONValue.string(keep)]
-        if let at { members["at"] = .string(ISO8601.format(at)) }
-        let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/expire", query: mutation.query(), body: mutation.body(members),
-            ifMatch: mutation.ifMatch, typed: ["keepText": "--keep for \(key)"])
+        let request = ExpireRequest(
+            keepText: keep, at: at, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.expire, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
+            typed: ["keepText": "--keep for \(key)"])
         return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            [
-                "\(key) expires \(Shown.when(answer.json["flag"]["expiresAt"], now: context.now())), then serves "
-                    + "\(answer.json["flag"]["expiredValue"].compactText) \(try AdminClient.versionNote(answer))"
+            let flag = try AdminClient.flag(of: result)
+            return [
+                "\(key) expires \(Shown.when(flag["expiresAt"], now: context.now())), then serves "
+                    + "\(flag["expiredValue"].compactText) \(AdminClient.versionNote(result))"
             ]
         }
     }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -27,15 +28,14 @@ public struct ListCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var query: [(String, String)] = []
-        if let kind { query.append(("kind", kind.name)) }
-        if expired { query.append(("expired", "true")) }
-        let answer = try client.send("GET", client.setPath(set) + "/flags", query: query)
+        let query = FlagListQuery(kind: kind?.name, expired: expired ? true : nil)
+        let (list, answer) = try client.send(API.listFlags, PathParameters(set: set), query)
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
-        let flags = answer.json["flags"].object ?? [:]
+        var flags: [String: JSONValue] = [:]
+        for (key, flag) in list.flags { flags[key] = try AdminClient.parsed(flag, "flag \"\(key)\"") }
         var table = Table(header: ["KEY", "TYPE", "KIND", "DEFAULT", "STATE", "EXPIRES"])
         let now = context.now()
         for key in flags.keys.sorted() {
@@ -68,12 +68,13 @@ public struct GetCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send("GET", client.flagPath(set, key))
+        let (read, answer) = try client.send(API.getFlag, PathParameters(set: set, key: key), NoRequest())
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
-        for line in FlagState.describe(key, answer.json["flag"], now: context.now()) { context.console.print(line) }
+        let flag = try AdminClient.parsed(read.flag, "flag \"\(key)\"")
+        for line in FlagState.describe(key, flag, now: context.now()) { context.console.print(line) }
         return .success
     }
 }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// `flagctl keys create NAME`: a new SDK key for the set, printed this once.
@@ -21,13 +22,13 @@ public struct KeysCreateCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.setPath(set) + "/keys", body: mutation.body(["name": .string(name)]))
+        let (created, answer) = try client.send(
+            API.createKey, PathParameters(set: set), CreateKeyRequest(name: name, reason: mutation.reason))
         guard !context.globals.json else {
             context.console.print(answer.json.compactText)
             return .success
         }
-        context.console.print(answer.json["token"].string ?? "?")
+        context.console.print(created.token)
         context.console.printError("created SDK key \(name) for \(set); it is shown only this once, store it now")
         return .success
     }
@@ -47,17 +48,14 @@ public struct KeysListCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send("GET", client.setPath(set) + "/keys")
+        let (list, answer) = try client.send(API.listKeys, PathParameters(set: set), NoRequest())
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
         var table = Table(header: ["NAME", "CREATED", "REVOKED"])
-        for key in answer.json["keys"].array ?? [] {
-            table.append([
-                key["name"].string ?? "?", key["createdAt"].date.map(Shown.date) ?? "?",
-                key["revokedAt"].date.map(Shown.date) ?? "-",
-            ])
+        for key in list.keys {
+            table.append([key.name, Shown.date(key.createdAt), key.revokedAt.map(Shown.date) ?? "-"])
         }
         context.printTable(table)
         return .success
@@ -85,8 +83,8 @@ public struct KeysRevokeCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "DELETE", client.setPath(set) + "/keys/\(segment(name))", query: mutation.deleteQuery())
+        let (_, answer) = try client.send(
+            API.revokeKey, PathParameters(set: set, name: name), ChangeRequest(reason: mutation.reason))
         context.report(answer, "revoked SDK key \(name)")
         return .success
     }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -39,6 +40,14 @@ struct Mutation {
         wait = try WaitRequest.parse(arguments)
         force = arguments.flag("force")
     }
+
+    /// The request of an action that only says why: `--reason`, and `allowIncompatible` for `--force`.
+    var changeRequest: ChangeRequest {
+        ChangeRequest(reason: reason, allowIncompatible: forced)
+    }
+
+    /// A request's `allowIncompatible`: `true` for `--force`, else left out.
+    var forced: Bool? { force ? true : nil }
 
     /// `items` with `allowIncompatible=true` for `--force`: the query of a write that has a body.
     func query(_ items: [(String, String)] = []) -> [(String, String)] {
@@ -139,7 +148,12 @@ enum Shown {
 
     /// `2026-12-01 09:00 UTC (in 5 days)`, or `-` for none.
     static func when(_ value: JSONValue, now: Date) -> String {
-        guard let date = value.date else { return "-" }
+        when(value.date, now: now)
+    }
+
+    /// `2026-12-01 09:00 UTC (in 5 days)`, or `-` without a date.
+    static func when(_ date: Date?, now: Date) -> String {
+        guard let date else { return "-" }
         return "\(Shown.date(date)) (\(relative(date, now: now)))"
     }
 
@@ -165,11 +179,33 @@ extension AdminClient {
     static func versionNote(_ answer: Answer) throws(CLIError) -> String {
         let result: MutationResult
         do {
-            result = try MutationResult.decode(answer.body)
+            result = try MutationResult.decode(answer: answer.body)
         } catch {
             throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
         }
-        return result.changed ? "(version \(result.version))" : "(unchanged, still version \(result.version))"
+        return versionNote(result)
+    }
+
+    /// A member the contract keeps as raw JSON (a flag, a cohort), parsed; `what` names it in the error.
+    static func parsed(_ raw: RawJSON, _ what: String) throws(CLIError) -> JSONValue {
+        do {
+            return try raw.parsed()
+        } catch {
+            throw .failure("the server's \(what) cannot be read: \(error); is it a flagserver of this version?")
+        }
+    }
+
+    /// The flag a flag route wrote, from its mutation response.
+    static func flag(of result: MutationResult) throws(CLIError) -> JSONValue {
+        guard case .flag(let key, let json)? = result.item else {
+            throw .failure("the server's answer names no flag; is it a flagserver of this version?")
+        }
+        return try parsed(RawJSON(bytes: json), "flag \"\(key)\"")
+    }
+
+    /// `(version 43)` or `(unchanged, still version 42)`.
+    static func versionNote(_ result: MutationResult) -> String {
+        result.changed ? "(version \(result.version))" : "(unchanged, still version \(result.version))"
     }
 }
 

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// `flagctl sets list`: every flag set on the server with its version.
@@ -13,16 +14,16 @@ public struct SetsListCommand: Command {
     /// `NAME  VERSION  FLAGS  COHORTS  UPDATED`
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        let answer = try client.send("GET", "/v1/admin/sets")
+        let (list, answer) = try client.send(API.listSets, PathParameters(), NoRequest())
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
         var table = Table(header: ["NAME", "VERSION", "FLAGS", "COHORTS", "UPDATED"])
-        for set in answer.json["sets"].array ?? [] {
+        for set in list.sets {
             table.append([
-                set["name"].string ?? "?", set["version"].compactText, set["flags"].compactText,
-                set["cohorts"].compactText, Shown.when(set["updatedAt"], now: context.now()),
+                set.name, String(set.version), String(set.flags), String(set.cohorts),
+                Shown.when(set.updatedAt, now: context.now()),
             ])
         }
         context.printTable(table)
@@ -50,11 +51,10 @@ public struct SetsCreateCommand: Command {
     /// Creates the set.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        let answer = try client.send(
-            "POST", "/v1/admin/sets", query: mutation.query(), body: mutation.body(["name": .string(name)]),
-            ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: name, client: client, context) { () throws(CLIError) in
-            ["created set \(name) \(try AdminClient.versionNote(answer))"]
+        let request = CreateSetRequest(name: name, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(API.createSet, PathParameters(), request, ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: name, client: client, context) {
+            ["created set \(name) \(AdminClient.versionNote(result))"]
         }
     }
 }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// `flagctl tokens create NAME --role ROLE [--sets a,b] [--expires 90d]`: a named token of the admin API for a person
@@ -45,18 +46,16 @@ public struct TokensCreateCommand: Command {
     /// POSTs and prints the token.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        var body: [String: JSONValue] = ["name": .string(name), "role": .string(role)]
-        if let sets { body["sets"] = .array(sets.map { .string($0) }) }
-        if let expires { body["expires"] = .string(DurationText.format(expires)) }
-        if let reason { body["reason"] = .string(reason) }
-        let answer = try client.send("POST", "/v1/admin/tokens", body: .object(body))
+        let request = CreateTokenRequest(
+            name: name, role: role, sets: sets, expires: expires.map(DurationText.format), reason: reason)
+        let (created, answer) = try client.send(API.createToken, PathParameters(), request)
         guard !context.globals.json else {
             context.console.print(answer.json.compactText)
             return .success
         }
-        context.console.print(answer.json["token"].string ?? "?")
+        context.console.print(created.token)
         let scope = sets.map { " on \($0.joined(separator: ", "))" } ?? ""
-        let end = answer.json["expiresAt"].date.map { ", until \(Shown.date($0))" } ?? ""
+        let end = created.info.expiresAt.map { ", until \(Shown.date($0))" } ?? ""
         context.console.printError(
             "created token \(name) (\(role)\(scope)\(end)); it is shown only this once, hand it over now")
         return .success
@@ -76,29 +75,27 @@ public struct TokensListCommand: Command {
     /// `NAME  ROLE  SETS  CREATED  EXPIRES  LAST USED`; a session shows whose it is, a revoked token `revoked`.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        let answer = try client.send("GET", "/v1/admin/tokens")
+        let (list, answer) = try client.send(API.listTokens, PathParameters(), NoRequest())
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
         let now = context.now()
         var table = Table(header: ["NAME", "ROLE", "SETS", "CREATED", "EXPIRES", "LAST USED"])
-        for token in answer.json["tokens"].array ?? [] {
-            var name = token["name"].string ?? "?"
-            if let person = token["sessionOf"].string { name += " (session of \(person))" }
+        for token in list.tokens {
+            var name = token.name
+            if let person = token.sessionOf { name += " (session of \(person))" }
             let expires: String
-            if let revoked = token["revokedAt"].date {
+            if let revoked = token.revokedAt {
                 expires = "revoked \(Shown.date(revoked))"
-            } else if let end = token["expiresAt"].date {
+            } else if let end = token.expiresAt {
                 expires = end <= now ? "expired \(Shown.date(end))" : Shown.date(end)
             } else {
                 expires = "-"
             }
             table.append([
-                name, token["role"].string ?? "?",
-                token["sets"].array.map { $0.compactMap(\.string).joined(separator: ",") } ?? "all",
-                token["createdAt"].date.map(Shown.date) ?? "?", expires,
-                token["lastUsedAt"].date.map { Shown.relative($0, now: now) } ?? "never",
+                name, token.role, token.sets.map { $0.joined(separator: ",") } ?? "all", Shown.date(token.createdAt),
+                expires, token.lastUsedAt.map { Shown.relative($0, now: now) } ?? "never",
             ])
         }
         context.printTable(table)
@@ -127,8 +124,7 @@ public struct TokensRevokeCommand: Command {
     /// DELETEs the token.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        let answer = try client.send(
-            "DELETE", "/v1/admin/tokens/\(segment(name))", query: reason.map { [("reason", $0)] } ?? [])
+        let (_, answer) = try client.send(API.revokeToken, PathParameters(name: name), ChangeRequest(reason: reason))
         context.report(answer, "revoked token \(name) and its sessions")
         return .success
     }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -31,20 +32,17 @@ public struct HistoryCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var query: [(String, String)] = []
-        if let key { query.append(("key", key)) }
-        if let limit { query.append(("limit", String(limit))) }
-        let answer = try client.send("GET", client.setPath(set) + "/history", query: query)
+        let (history, answer) = try client.send(
+            API.history, PathParameters(set: set), HistoryQuery(key: key, limit: limit))
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
         var table = Table(header: ["VERSION", "TIME", "ACTOR", "ACTION", "SUBJECT", "REASON"])
-        for version in answer.json["versions"].array ?? [] {
+        for version in history.versions {
             table.append([
-                version["version"].compactText, version["createdAt"].date.map(Shown.date) ?? "?",
-                version["actor"].string ?? "-", version["action"].string ?? "-", version["subject"].string ?? "-",
-                version["reason"].string ?? "",
+                String(version.version), Shown.date(version.createdAt), version.actor, version.action,
+                version.subject ?? "-", version.reason ?? "",
             ])
         }
         context.printTable(table)
@@ -144,11 +142,11 @@ public struct RollbackCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.setPath(set) + "/rollback", query: mutation.query(),
-            body: mutation.body(["version": .int(Int64(version))]), ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["rolled \(set) back to version \(version) \(try AdminClient.versionNote(answer))"]
+        let request = RollbackRequest(version: version, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.rollback, PathParameters(set: set), request, ifMatch: mutation.ifMatch)
+        return try mutation.finish(answer, set: set, client: client, context) {
+            ["rolled \(set) back to version \(version) \(AdminClient.versionNote(result))"]
         }
     }
 }

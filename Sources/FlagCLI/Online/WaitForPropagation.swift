@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -275,7 +276,7 @@ extension Mutation {
         }
         let result: MutationResult
         do {
-            result = try MutationResult.decode(answer.body)
+            result = try MutationResult.decode(answer: answer.body)
         } catch {
             throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
         }

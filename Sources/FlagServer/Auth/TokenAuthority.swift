@@ -246,7 +246,8 @@ public final class TokenAuthority: Sendable {
             throw ServiceError.badRequest("the expiry \(ISO8601.format(expiresAt)) has passed already", path: "expires")
         }
         if try store.tokens().contains(where: { $0.name == name }) {
-            throw ServiceError.alreadyExists("a token named \"\(name)\" exists (names are never reused)")
+            throw ServiceError.alreadyExists(
+                "a token named \"\(name)\" exists (names are never reused)", subject: role.isSDKKey ? .key : .token)
         }
         let token = Self.generate(prefix: Self.prefix(of: role))
         return (token, try save(token: token, name: name, role: role, expiresAt: expiresAt, note: note))
@@ -326,7 +327,9 @@ public final class TokenAuthority: Sendable {
     public func revoke(name: String, set: String?, note: ChangeNote) throws {
         let matches = try tokens(set: set).contains { $0.name == name && $0.revokedAt == nil }
         guard matches else {
-            throw ServiceError.notFound("no active key \"\(name)\"" + (set.map { " for flag set \"\($0)\"" } ?? ""))
+            throw ServiceError.notFound(
+                "no active key \"\(name)\"" + (set.map { " for flag set \"\($0)\"" } ?? ""),
+                subject: set == nil ? .token : .key)
         }
         let now = clock.wholeSecond()
         let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
@@ -337,7 +340,9 @@ public final class TokenAuthority: Sendable {
             } catch {
                 throw ServiceError.storage(error)
             }
-            guard revoked else { throw ServiceError.notFound("no active key \"\(name)\"") }
+            guard revoked else {
+                throw ServiceError.notFound("no active key \"\(name)\"", subject: set == nil ? .token : .key)
+            }
             let gone = active.withLock { tokens in
                 let gone = tokens.values.filter { $0.name == name || $0.sessionOf == name }.map(\.name)
                 tokens = tokens.filter { $0.value.name != name && $0.value.sessionOf != name }

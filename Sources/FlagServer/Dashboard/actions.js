@@ -2,7 +2,6 @@
 // (kill and restore excepted), updates the store from the answer, and shows a 409 as the conflict panel with what
 // changed, a 422 `incompatible_clients` as a dialog that lets an editor write it anyway, other errors in the banner.
 
-import { setPath } from '/ui/api.js';
 import { messageDialog } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren } from '/ui/dom.js';
@@ -77,7 +76,7 @@ export function createActions({ api, store, live, notices, region, canForce = ()
             return;
         }
         try {
-            const answer = await api.get(`${setPath(setName)}/diff`, { from: shown, to: current });
+            const answer = await api.get('diff', { set: setName }, { from: shown, to: current });
             replaceChildren(changes, diffListElement(answer.json, {
                 leftLabel: `version ${shown} (yours)`, rightLabel: `version ${current} (now)`, testid: 'conflict-diff',
             }));
@@ -91,7 +90,7 @@ export function createActions({ api, store, live, notices, region, canForce = ()
      * shown). `ifMatch: false` only for kill and restore. `refetch: true` when the answer cannot update the store
      * alone (a promote that copies cohorts). `done(answer)` gives the toast's text.
      */
-    async function run({ method, path, body, query, ifMatch = true, refetch = false, done }) {
+    async function run({ endpoint, params, body, query, ifMatch = true, refetch = false, done }) {
         const set = store.state.set;
         if (!set) return null;
         // Written anyway after a refusal, the change still goes in at the version the person saw.
@@ -99,7 +98,7 @@ export function createActions({ api, store, live, notices, region, canForce = ()
         const send = async (allowIncompatible) => {
             const sent = allowIncompatible ? { ...query, allowIncompatible: 'true' } : query;
             try {
-                return await api.request(method, path, { body, query: sent, ifMatch: ifMatch ? shown : undefined });
+                return await api.call(endpoint, params, { body, query: sent, ifMatch: ifMatch ? shown : undefined });
             } catch (error) {
                 if (allowIncompatible || error.status !== 422 || error.code !== 'incompatible_clients') throw error;
                 notices.clearError();

@@ -1,5 +1,6 @@
 // The one client of flagserver's admin API: adds the session token, sends If-Match, and turns error answers into
-// ApiError (like flagctl's AdminClient). Any 401 clears the token and hands the error to `onUnauthorized`.
+// ApiError (like flagctl's AdminClient). Any 401 clears the token and hands the error to `onUnauthorized`. Requests
+// name an endpoint of the server's table (endpoints.js) and its path parameters; no path is written here.
 
 import { errorInfo, etagVersion, networkErrorInfo } from '/ui/errors.js';
 import { confirmHeaders } from '/ui/reauth.js';
@@ -44,21 +45,6 @@ export class ApiError extends Error {
     }
 }
 
-/** One path segment (a set, key, cohort or token name), percent-encoded. */
-export function segment(text) {
-    return encodeURIComponent(text);
-}
-
-/** `/v1/admin/sets/{set}` */
-export function setPath(set) {
-    return `/v1/admin/sets/${segment(set)}`;
-}
-
-/** `/v1/admin/sets/{set}/flags/{key}` */
-export function flagPath(set, key) {
-    return `${setPath(set)}/flags/${segment(key)}`;
-}
-
 function withQuery(path, query) {
     if (!query) return path;
     const params = new URLSearchParams();
@@ -71,9 +57,10 @@ function withQuery(path, query) {
 
 /**
  * The API client. `fetchImpl` is window.fetch, `tokens` a createTokenStore, `onUnauthorized(error)` what to do
- * when the server refuses the token (sign-in, showing the server's reason).
+ * when the server refuses the token (sign-in, showing the server's reason), `endpoints` the server's table
+ * (endpoints.js's createEndpoints).
  */
-export function createApi({ fetchImpl, tokens, onUnauthorized }) {
+export function createApi({ fetchImpl, tokens, onUnauthorized, endpoints }) {
     function headersFor(bearer, ifMatch, accept, ownToken) {
         const headers = { Accept: accept, ...confirmHeaders(ownToken) };
         const token = bearer ?? tokens.get();
@@ -135,12 +122,17 @@ export function createApi({ fetchImpl, tokens, onUnauthorized }) {
      * Opens the set's event stream (`GET /v1/sets/{set}/stream`) with the token in the header, where EventSource
      * could only put it in the URL. Answers the Response, whose body the caller reads; throws ApiError.
      */
+    /** Sends the endpoint `name` with its path parameters `params`; the options are `request`'s. */
+    function call(name, params, options = {}) {
+        return request(endpoints.method(name), endpoints.path(name, params), options);
+    }
+
     async function openStream(set, { lastEventID, signal }) {
         const headers = headersFor(undefined, undefined, 'text/event-stream');
         if (lastEventID !== undefined && lastEventID !== null) headers['Last-Event-ID'] = String(lastEventID);
         let response;
         try {
-            response = await fetchImpl(`/v1/sets/${segment(set)}/stream`, { headers, cache: 'no-store', signal });
+            response = await fetchImpl(endpoints.path('stream', { set }), { headers, cache: 'no-store', signal });
         } catch (error) {
             if (error && error.name === 'AbortError') throw error;
             throw new ApiError(networkErrorInfo());
@@ -161,12 +153,14 @@ export function createApi({ fetchImpl, tokens, onUnauthorized }) {
 
     return {
         request,
+        call,
         openStream,
-        get: (path, query, options = {}) => request('GET', path, { ...options, query }),
+        /** Reads the `GET` endpoint `name`, with `query`. */
+        get: (name, params, query, options = {}) => call(name, params, { ...options, query }),
         hasToken: () => Boolean(tokens.get()),
         /** Exchanges a personal token for a session token and keeps only the session token. */
         async signIn(personalToken) {
-            const answer = await request('POST', '/v1/admin/sessions', { bearer: personalToken, body: {} });
+            const answer = await call('startSession', {}, { bearer: personalToken, body: {} });
             const token = answer.json && answer.json.token;
             if (typeof token !== 'string' || token === '') {
                 throw new ApiError({ ...errorInfo(500, null), message: 'flagserver answered the sign-in without a session token' });
@@ -177,7 +171,7 @@ export function createApi({ fetchImpl, tokens, onUnauthorized }) {
         /** Revokes the session on the server, then forgets it here whatever the server said. */
         async signOut() {
             try {
-                if (tokens.get()) await request('DELETE', '/v1/admin/sessions/current');
+                if (tokens.get()) await call('endSession', {});
             } finally {
                 tokens.clear();
             }

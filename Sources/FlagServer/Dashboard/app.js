@@ -4,6 +4,7 @@
 import { createActions } from '/ui/actions.js';
 import { createApi, createTokenStore } from '/ui/api.js';
 import { h, replaceChildren } from '/ui/dom.js';
+import { loadEndpoints } from '/ui/endpoints.js';
 import { renderHeader } from '/ui/layout.js';
 import { createLive } from '/ui/live.js';
 import { createNotices } from '/ui/notices.js';
@@ -61,11 +62,17 @@ const SCREENS = {
 const store = createStore();
 const notices = createNotices({ banner: elements.banner, toasts: elements.toasts, warning: elements.warning });
 const tokens = createTokenStore(window.sessionStorage);
-const api = createApi({ fetchImpl: (input, init) => window.fetch(input, init), tokens, onUnauthorized: signedOut });
+const fetchImpl = (input, init) => window.fetch(input, init);
+// Every path and role comes from the server's table, so that the page cannot call a path the server does not have.
+const endpoints = await loadEndpoints(fetchImpl).catch((error) => {
+    notices.error({ message: error.message }, { keep: true });
+    throw error;
+});
+const api = createApi({ fetchImpl, tokens, onUnauthorized: signedOut, endpoints });
 const live = createLive({ api, store, notices });
 const actions = createActions({
     api, store, live, notices, region: elements.conflict,
-    canForce: () => permissions(store.state.whoami && store.state.whoami.role).flagActions,
+    canForce: () => permissions(store.state.whoami && store.state.whoami.role, endpoints).flagActions,
 });
 
 /** Where to go after signing in: the address that sent the person to sign-in. */
@@ -103,7 +110,7 @@ async function signOut() {
 }
 
 async function signedIn() {
-    const answer = await api.get('/v1/admin/whoami');
+    const answer = await api.get('whoami');
     store.setWhoami(answer.json);
     const target = returnTo && parseHash(returnTo).name !== 'signin' ? returnTo : '#/sets';
     returnTo = null;
@@ -112,7 +119,7 @@ async function signedIn() {
 
 const base = {
     api, store, live, notices, actions, navigate, signOut, signedIn,
-    perms: () => permissions(store.state.whoami && store.state.whoami.role),
+    perms: () => permissions(store.state.whoami && store.state.whoami.role, endpoints),
 };
 
 function mount(render, routeInfo) {
@@ -144,7 +151,7 @@ async function route() {
     actions.closeConflict();
     if (hasToken && !store.state.whoami) {
         try {
-            store.setWhoami((await api.get('/v1/admin/whoami')).json);
+            store.setWhoami((await api.get('whoami')).json);
         } catch (error) {
             if (error.status !== 401) notices.error(error);
             return;

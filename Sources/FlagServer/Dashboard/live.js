@@ -2,7 +2,6 @@
 // person's change (a kill) shows within a second, without a reload. fetch() reads the stream because EventSource
 // cannot send the Authorization header, and the token never goes in a URL.
 
-import { setPath } from '/ui/api.js';
 import { changeSentence } from '/ui/format.js';
 import { applyPatch, stateFromDocument } from '/ui/patch.js';
 import { reconnectDelay, SSEParser } from '/ui/sse.js';
@@ -26,8 +25,8 @@ export function createLive({ api, store, notices }) {
 
     async function fetchSet(name, signal) {
         const [flags, cohorts] = await Promise.all([
-            api.get(`${setPath(name)}/flags`, undefined, { signal }),
-            api.get(`${setPath(name)}/cohorts`, undefined, { signal }),
+            api.get('listFlags', { set: name }, undefined, { signal }),
+            api.get('listCohorts', { set: name }, undefined, { signal }),
         ]);
         // Two reads may straddle a write: claim the older version, so the stream's next patch still applies
         // (re-applying what the newer read already had is harmless).
@@ -42,7 +41,7 @@ export function createLive({ api, store, notices }) {
     async function announce(current, version) {
         if (version <= current.announced) return;
         try {
-            const answer = await api.get(`${setPath(current.name)}/history`, { limit: 1 }, { signal: current.controller.signal });
+            const answer = await api.get('history', { set: current.name }, { limit: 1 }, { signal: current.controller.signal });
             const latest = answer.json.versions && answer.json.versions[0];
             if (latest && latest.version > current.announced && session === current) {
                 current.announced = latest.version;

@@ -2,7 +2,6 @@
 // The dialog asks the propagation route every 500 ms for up to 30 s (propagation.js), and stops when every active
 // instance reports the version, when nobody is active, or when it is closed.
 
-import { setPath } from '/ui/api.js';
 import { messageDialog } from '/ui/dialog.js';
 import { h, replaceChildren } from '/ui/dom.js';
 import {
@@ -47,7 +46,7 @@ export function showPropagation(ctx, { set, key, version }) {
     view.element.classList.add('propagation');
     const controller = new AbortController();
     const poller = createPropagationPoller({
-        load: async () => (await ctx.api.get(`${setPath(set)}/versions/${version}/propagation`, undefined, { signal: controller.signal })).json,
+        load: async () => (await ctx.api.get('propagation', { set, n: version }, undefined, { signal: controller.signal })).json,
         onUpdate({ propagation, outcome, elapsedMs }) {
             view.element.dataset.outcome = outcome;
             view.element.dataset.applied = String(propagation.applied);

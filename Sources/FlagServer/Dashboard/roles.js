@@ -1,20 +1,19 @@
-// What a person may do, from the role `GET /v1/admin/whoami` names. The dashboard offers only these actions; the
-// server enforces the roles anyway (a 403 shows its message). Pure.
+// What a person may do, from the role `GET /v1/admin/whoami` names and the least role of each endpoint in the
+// server's table (endpoints.js). The dashboard offers only these actions; the server enforces the roles anyway (a 403
+// shows its message). Pure.
 
 /**
- * `{flagActions, cohortActions, rollback, promote, keys, tokens}`: `viewer` may do none of them, `editor` the flag
- * and cohort ones (rollback and promote change flags), `admin` everything, SDK keys and tokens included. A role
- * this dashboard does not know gets the least: a viewer's.
+ * `{flagActions, cohortActions, rollback, promote, keys, tokens}`, each whether `role` may call the endpoint that
+ * action sends, as `endpoints` (a createEndpoints) says. A role this dashboard does not know gets the least.
  */
-export function permissions(role) {
-    const editor = role === 'editor' || role === 'admin';
-    const admin = role === 'admin';
+export function permissions(role, endpoints) {
+    const may = (name) => endpoints.allows(name, role);
     return {
-        flagActions: editor,
-        cohortActions: editor,
-        rollback: editor,
-        promote: editor,
-        keys: admin,
-        tokens: admin,
+        flagActions: may('kill'),
+        cohortActions: may('putCohort'),
+        rollback: may('rollback'),
+        promote: may('promote'),
+        keys: may('createKey'),
+        tokens: may('createToken'),
     };
 }

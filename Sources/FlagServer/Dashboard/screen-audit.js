@@ -1,7 +1,6 @@
 // The audit log, of every set the person may see (`#/audit`) or of one (`#/sets/{set}/audit`), filtered by actor,
 // subject (a flag, cohort or key) and time. The filters live in the hash, so a filtered view can be linked.
 
-import { setPath } from '/ui/api.js';
 import { h, timeElement } from '/ui/dom.js';
 import { actionVerb } from '/ui/format.js';
 import { setHeader } from '/ui/layout.js';
@@ -58,9 +57,8 @@ export function render(ctx, route) {
             h('thead', null, h('tr', null, columns.map((name) => h('th', { scope: 'col' }, name)))),
             tbody)));
 
-    const path = setName ? `${setPath(setName)}/audit` : '/v1/admin/audit';
     const query = { limit: 200, actor: q.actor, subject: q.subject, since: q.since, until: q.until, set: setName ? undefined : q.set };
-    ctx.api.get(path, query).then((answer) => {
+    (setName ? ctx.api.get('setAudit', { set: setName }, query) : ctx.api.get('audit', {}, query)).then((answer) => {
         const records = answer.json.records || [];
         const now = Date.now();
         tbody.replaceChildren(...records.map((record) => h('tr', { class: 'audit-row', testid: 'audit-row' },

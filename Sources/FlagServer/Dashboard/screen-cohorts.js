@@ -1,7 +1,6 @@
 // Cohorts of a set: the list, and one cohort with its members, conditions and the flags that use it (the
 // server's `usedBy`).
 
-import { setPath } from '/ui/api.js';
 import { h, replaceChildren } from '/ui/dom.js';
 import { conditionText } from '/ui/format.js';
 import { setHeader } from '/ui/layout.js';
@@ -52,7 +51,7 @@ export function render(ctx, route) {
 
     async function load() {
         try {
-            const answer = await ctx.api.get(`${setPath(setName)}/cohorts`);
+            const answer = await ctx.api.get('listCohorts', { set: setName });
             const cohorts = answer.json.cohorts || {};
             const usedBy = answer.json.usedBy || {};
             const names = Object.keys(cohorts).sort();
@@ -93,7 +92,7 @@ export function renderCohort(ctx, route) {
 
     async function load() {
         try {
-            const answer = await ctx.api.get(`${setPath(setName)}/cohorts/${encodeURIComponent(route.cohort)}`);
+            const answer = await ctx.api.get('getCohort', { set: setName, name: route.cohort });
             const cohort = answer.json.cohort || {};
             const groups = Array.isArray(cohort.groups) ? cohort.groups : [];
             replaceChildren(body,

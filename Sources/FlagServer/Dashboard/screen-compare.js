@@ -1,7 +1,6 @@
 // Compare the open set with another: the flags and cohorts that differ, side by side, and promoting one flag's
 // configuration from the other set into this one.
 
-import { flagPath, setPath } from '/ui/api.js';
 import { formDialog } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren } from '/ui/dom.js';
@@ -39,7 +38,7 @@ export function render(ctx, route) {
         });
         if (!values) return;
         const answer = await ctx.actions.run({
-            method: 'POST', path: `${flagPath(setName, key)}/promote`,
+            endpoint: 'promote', params: { set: setName, key },
             body: { from: other, withCohorts: values.withCohorts, reason: values.reason || undefined },
             refetch: values.withCohorts, done: (a) => `Promoted ${key} from ${other} (version ${a.version}).`,
         });
@@ -53,7 +52,7 @@ export function render(ctx, route) {
         }
         replaceChildren(result, h('p', { class: 'loading' }, `Comparing ${setName} with ${other}…`));
         try {
-            const answer = await ctx.api.get(`${setPath(setName)}/diff`, { with: other });
+            const answer = await ctx.api.get('diff', { set: setName }, { with: other });
             const canPromote = ctx.perms().promote;
             const counted = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
             const flagCount = (answer.json.flags || []).length;
@@ -77,7 +76,7 @@ export function render(ctx, route) {
     }
 
     if (ctx.store.state.sets) fillPicker(ctx.store.state.sets);
-    ctx.api.get('/v1/admin/sets').then((answer) => {
+    ctx.api.get('listSets').then((answer) => {
         ctx.store.setSets(answer.json.sets || []);
         fillPicker(answer.json.sets || []);
     }, (error) => {

@@ -1,7 +1,6 @@
 // Evaluate a flag for a unit on the server, with the explanation flagctl's `eval --explain` prints: value, reason,
 // variant and the steps that led there.
 
-import { setPath } from '/ui/api.js';
 import { h, replaceChildren, uniqueId } from '/ui/dom.js';
 import { valueText } from '/ui/format.js';
 import { setHeader } from '/ui/layout.js';
@@ -85,7 +84,7 @@ export function render(ctx, route) {
         if (time) body.at = time;
         submit.disabled = true;
         try {
-            const answer = await ctx.api.request('POST', `${setPath(setName)}/evaluate`, { body });
+            const answer = await ctx.api.call('evaluate', { set: setName }, { body });
             ctx.notices.clearError();
             replaceChildren(output, resultElement(answer.json));
         } catch (error) {

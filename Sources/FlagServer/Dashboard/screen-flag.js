@@ -1,7 +1,6 @@
 // One flag: what it serves and to whom, in evaluation order (SPEC §2), its rollout as a chart, and the actions the
 // person's role allows. Every action asks for a reason; kill and restore require one.
 
-import { flagPath } from '/ui/api.js';
 import { rolloutChartElement } from '/ui/chart.js';
 import { formDialog } from '/ui/dialog.js';
 import { focusKey, h, replaceChildren, restoreFocus, timeElement } from '/ui/dom.js';
@@ -31,7 +30,7 @@ function valueCode(value) {
 
 /** The dialogs and requests of every flag action, for the flag `key` of the open set. */
 function flagActions(ctx, setName, key) {
-    const base = flagPath(setName, key);
+    const params = { set: setName, key };
     const flag = () => ctx.store.state.set.flags[key];
     const run = (options) => ctx.actions.run(options);
     const reasonQuery = (reason, extra = {}) => ({ ...extra, reason: reason || undefined });
@@ -44,7 +43,7 @@ function flagActions(ctx, setName, key) {
                 reason: 'required', confirmLabel: 'Kill', danger: true,
             });
             if (!values) return;
-            const answer = await run({ method: 'POST', path: `${base}/kill`, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` });
+            const answer = await run({ endpoint: 'kill', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` });
             if (answer && answer.changed !== false) await showPropagation(ctx, { set: setName, key, version: answer.version });
         },
         async restore() {
@@ -52,7 +51,7 @@ function flagActions(ctx, setName, key) {
                 title: `Restore ${key}?`, description: 'The flag serves its default and targeting again.',
                 reason: 'required', confirmLabel: 'Restore',
             });
-            if (values) await run({ method: 'POST', path: `${base}/restore`, body: { reason: values.reason }, ifMatch: false, done: (a) => `Restored ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'restore', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Restored ${key} (version ${a.version}).` });
         },
         async setDefault() {
             const f = flag();
@@ -60,7 +59,7 @@ function flagActions(ctx, setName, key) {
                 title: `Change the default of ${key}`, confirmLabel: 'Change default',
                 fields: [{ name: 'value', label: `Default value (${f.type})`, value: inputText(f.default, f.type), required: true, testid: 'value-input', hint: f.type === 'string' ? 'The text itself, without quotes.' : 'true/false, a number, or JSON, as the flag\'s type reads it.' }],
             });
-            if (values) await run({ method: 'POST', path: `${base}/default`, body: { valueText: values.value, reason: values.reason || undefined }, done: (a) => `Changed the default of ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'setDefault', params, body: { valueText: values.value, reason: values.reason || undefined }, done: (a) => `Changed the default of ${key} (version ${a.version}).` });
         },
         async addRule() {
             const f = flag();
@@ -96,11 +95,11 @@ function flagActions(ctx, setName, key) {
             }
             if (values.serve === 'rollout') rule.rollout = { percent: Number(values.percent), valueText: values.value };
             else rule.valueText = values.value;
-            await run({ method: 'POST', path: `${base}/rules`, body: { rule, reason: values.reason || undefined }, done: (a) => `Added a rule to ${key} (version ${a.version}).` });
+            await run({ endpoint: 'addRule', params, body: { rule, reason: values.reason || undefined }, done: (a) => `Added a rule to ${key} (version ${a.version}).` });
         },
         async removeRule(name) {
             const values = await formDialog({ title: `Remove rule ${name} from ${key}?`, confirmLabel: 'Remove rule', danger: true });
-            if (values) await run({ method: 'DELETE', path: `${base}/rules/${encodeURIComponent(name)}`, query: reasonQuery(values.reason), done: (a) => `Removed rule ${name} from ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'removeRule', params: { ...params, name }, query: reasonQuery(values.reason), done: (a) => `Removed rule ${name} from ${key} (version ${a.version}).` });
         },
         async addOverride() {
             const f = flag();
@@ -122,14 +121,14 @@ function flagActions(ctx, setName, key) {
             if (values.target === 'unit') body.unit = values.unit;
             else body.cohort = values.cohort;
             if (values.for) body.for = values.for;
-            await run({ method: 'POST', path: `${base}/overrides`, body, done: (a) => `Added an override to ${key} (version ${a.version}).` });
+            await run({ endpoint: 'addOverride', params, body, done: (a) => `Added an override to ${key} (version ${a.version}).` });
         },
         async removeOverride(override) {
             const who = overrideTarget(override);
             const values = await formDialog({ title: `Remove the override for ${who}?`, confirmLabel: 'Remove override', danger: true });
             if (!values) return;
             const target = typeof override.unit === 'string' ? { unit: override.unit } : { cohort: override.cohort };
-            await run({ method: 'DELETE', path: `${base}/overrides`, query: reasonQuery(values.reason, target), done: (a) => `Removed the override for ${who} (version ${a.version}).` });
+            await run({ endpoint: 'removeOverride', params, query: reasonQuery(values.reason, target), done: (a) => `Removed the override for ${who} (version ${a.version}).` });
         },
         async setRollout() {
             const f = flag();
@@ -156,19 +155,19 @@ function flagActions(ctx, setName, key) {
             } else {
                 body.percent = Number(values.percent);
             }
-            await run({ method: 'PUT', path: `${base}/rollout`, body, done: (a) => `Set the rollout of ${key} (version ${a.version}).` });
+            await run({ endpoint: 'putRollout', params, body, done: (a) => `Set the rollout of ${key} (version ${a.version}).` });
         },
         async pauseRollout() {
             const values = await formDialog({ title: `Pause the rollout of ${key}?`, description: 'The percent stays where it is now until resumed.', confirmLabel: 'Pause' });
-            if (values) await run({ method: 'POST', path: `${base}/rollout/pause`, body: { reason: values.reason || undefined }, done: (a) => `Paused the rollout of ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'pauseRollout', params, body: { reason: values.reason || undefined }, done: (a) => `Paused the rollout of ${key} (version ${a.version}).` });
         },
         async resumeRollout() {
             const values = await formDialog({ title: `Resume the rollout of ${key}?`, description: 'The remaining steps move later by the time spent paused.', confirmLabel: 'Resume' });
-            if (values) await run({ method: 'POST', path: `${base}/rollout/resume`, body: { reason: values.reason || undefined }, done: (a) => `Resumed the rollout of ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'resumeRollout', params, body: { reason: values.reason || undefined }, done: (a) => `Resumed the rollout of ${key} (version ${a.version}).` });
         },
         async removeRollout() {
             const values = await formDialog({ title: `Remove the rollout of ${key}?`, confirmLabel: 'Remove rollout', danger: true });
-            if (values) await run({ method: 'DELETE', path: `${base}/rollout`, query: reasonQuery(values.reason), done: (a) => `Removed the rollout of ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'removeRollout', params, query: reasonQuery(values.reason), done: (a) => `Removed the rollout of ${key} (version ${a.version}).` });
         },
         async expire() {
             const f = flag();
@@ -185,15 +184,15 @@ function flagActions(ctx, setName, key) {
             const body = { keepText: values.keep, reason: values.reason || undefined };
             const at = localInputToISO(values.at || '');
             if (at) body.at = at;
-            await run({ method: 'POST', path: `${base}/expire`, body, done: (a) => `Set the expiry of ${key} (version ${a.version}).` });
+            await run({ endpoint: 'expire', params, body, done: (a) => `Set the expiry of ${key} (version ${a.version}).` });
         },
         async archive() {
             const values = await formDialog({ title: `Archive ${key}?`, description: 'An archived flag is not served: clients fall back to their compiled-in default.', confirmLabel: 'Archive', danger: true });
-            if (values) await run({ method: 'POST', path: `${base}/archive`, body: { reason: values.reason || undefined }, done: (a) => `Archived ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'archive', params, body: { reason: values.reason || undefined }, done: (a) => `Archived ${key} (version ${a.version}).` });
         },
         async unarchive() {
             const values = await formDialog({ title: `Unarchive ${key}?`, confirmLabel: 'Unarchive' });
-            if (values) await run({ method: 'POST', path: `${base}/unarchive`, body: { reason: values.reason || undefined }, done: (a) => `Unarchived ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'unarchive', params, body: { reason: values.reason || undefined }, done: (a) => `Unarchived ${key} (version ${a.version}).` });
         },
     };
 }

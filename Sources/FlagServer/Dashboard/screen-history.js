@@ -1,6 +1,5 @@
 // The versions of a set: who changed what and why; pick two to see them side by side; roll back to one.
 
-import { setPath } from '/ui/api.js';
 import { formDialog } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren, timeElement } from '/ui/dom.js';
@@ -38,7 +37,7 @@ export function render(ctx, route) {
         const request = ++diffRequest;
         replaceChildren(diffHost, h('p', { class: 'loading' }, `Loading the changes from version ${from} to ${to}…`));
         try {
-            const answer = await ctx.api.get(`${setPath(setName)}/diff`, { from, to });
+            const answer = await ctx.api.get('diff', { set: setName }, { from, to });
             if (request !== diffRequest) return;
             const list = diffListElement(answer.json, { leftLabel: `version ${from}`, rightLabel: `version ${to}`, testid: 'diff' });
             list.dataset.from = String(from);
@@ -71,7 +70,7 @@ export function render(ctx, route) {
         if (!values) return;
         // The set's new version reloads this list (the store subscription below).
         await ctx.actions.run({
-            method: 'POST', path: `${setPath(setName)}/rollback`, body: { version, reason: values.reason || undefined },
+            endpoint: 'rollback', params: { set: setName }, body: { version, reason: values.reason || undefined },
             refetch: true, done: (a) => `Rolled ${setName} back to version ${version} (now version ${a.version}).`,
         });
     }
@@ -113,7 +112,7 @@ export function render(ctx, route) {
 
     async function load() {
         try {
-            const answer = await ctx.api.get(`${setPath(setName)}/history`, { limit: 100, key: key || undefined });
+            const answer = await ctx.api.get('history', { set: setName }, { limit: 100, key: key || undefined });
             versions = answer.json.versions || [];
             const now = Date.now();
             const head = ctx.store.state.set?.version ?? (versions[0] && versions[0].version);

@@ -3,7 +3,6 @@
 // Creating or revoking either asks for the person's own token first (reauthview.js): the server asks a session for
 // it, and the dashboard always acts through a session.
 
-import { setPath } from '/ui/api.js';
 import { formDialog } from '/ui/dialog.js';
 import { h, replaceChildren, timeElement } from '/ui/dom.js';
 import { setHeader } from '/ui/layout.js';
@@ -16,12 +15,12 @@ function when(iso, now) {
 }
 
 /**
- * Sends `method path` with `options` once the person has entered their own token; the answer, or null when they
- * cancelled. `prompt`: `{action, confirmLabel, danger}` (reauthview.js).
+ * Sends the endpoint `endpoint` with its path parameters `params` and `options` once the person has entered their
+ * own token; the answer, or null when they cancelled. `prompt`: `{action, confirmLabel, danger}` (reauthview.js).
  */
-function withPersonsToken(ctx, prompt, method, path, options) {
+function withPersonsToken(ctx, prompt, endpoint, params, options) {
     const person = ctx.store.state.whoami && ctx.store.state.whoami.name;
-    return withOwnToken({ ...prompt, person }, (ownToken) => ctx.api.request(method, path, { ...options, ownToken }));
+    return withOwnToken({ ...prompt, person }, (ownToken) => ctx.api.call(endpoint, params, { ...options, ownToken }));
 }
 
 function requestError(ctx, error) {
@@ -36,7 +35,7 @@ function keysSection(ctx, setName) {
 
     async function load() {
         try {
-            const answer = await ctx.api.get(`${setPath(setName)}/keys`);
+            const answer = await ctx.api.get('listKeys', { set: setName });
             const keys = answer.json.keys || [];
             const now = Date.now();
             tbody.replaceChildren(...keys.map((key) => {
@@ -65,7 +64,7 @@ function keysSection(ctx, setName) {
         if (!values) return;
         try {
             const answer = await withPersonsToken(ctx, { action: `Revoking SDK key ${name}`, confirmLabel: 'Revoke', danger: true },
-                'DELETE', `${setPath(setName)}/keys/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+                'revokeKey', { set: setName, name }, { query: { reason: values.reason || undefined } });
             if (!answer) return;
             ctx.notices.clearError();
             ctx.notices.toast(`Revoked SDK key ${name}.`);
@@ -83,7 +82,7 @@ function keysSection(ctx, setName) {
         if (!values) return;
         try {
             const answer = await withPersonsToken(ctx, { action: 'Creating an SDK key', confirmLabel: 'Create key' },
-                'POST', `${setPath(setName)}/keys`, { body: { name: values.name, reason: values.reason || undefined } });
+                'createKey', { set: setName }, { body: { name: values.name, reason: values.reason || undefined } });
             if (!answer) return;
             ctx.notices.clearError();
             replaceChildren(secretHost, secretPanel(`SDK key ${answer.json.name} for ${setName}`, answer.json.token, () => replaceChildren(secretHost)));
@@ -112,7 +111,7 @@ export function tokensSection(ctx) {
 
     async function load() {
         try {
-            const answer = await ctx.api.get('/v1/admin/tokens');
+            const answer = await ctx.api.get('listTokens');
             const tokens = answer.json.tokens || [];
             const now = Date.now();
             tbody.replaceChildren(...tokens.map((token) => {
@@ -146,7 +145,7 @@ export function tokensSection(ctx) {
         if (!values) return;
         try {
             const answer = await withPersonsToken(ctx, { action: `Revoking token ${name}`, confirmLabel: 'Revoke', danger: true },
-                'DELETE', `/v1/admin/tokens/${encodeURIComponent(name)}`, { query: { reason: values.reason || undefined } });
+                'revokeToken', { name }, { query: { reason: values.reason || undefined } });
             if (!answer) return;
             ctx.notices.clearError();
             ctx.notices.toast(`Revoked token ${name}.`);
@@ -173,7 +172,7 @@ export function tokensSection(ctx) {
         if (values.expires) body.expires = values.expires;
         try {
             const answer = await withPersonsToken(ctx, { action: 'Creating a token', confirmLabel: 'Create token' },
-                'POST', '/v1/admin/tokens', { body });
+                'createToken', {}, { body });
             if (!answer) return;
             ctx.notices.clearError();
             replaceChildren(secretHost, secretPanel(`Token ${answer.json.name} (${answer.json.role})`, answer.json.token, () => replaceChildren(secretHost)));

@@ -56,7 +56,7 @@ export function render(ctx) {
         status.hidden = sets.length > 0;
     }
 
-    ctx.api.get('/v1/admin/sets').then((answer) => {
+    ctx.api.get('listSets').then((answer) => {
         ctx.store.setSets(answer.json.sets || []);
     }, (error) => {
         status.textContent = 'Could not load the sets.';

@@ -1,7 +1,6 @@
 // How much a flag is used, from what clients report (docs/telemetry.md): when it was last evaluated and a sparkline
 // of evaluations per day, as a cell of the flags list and as a card of the flag screen.
 
-import { setPath } from '/ui/api.js';
 import { h, timeElement } from '/ui/dom.js';
 import { sparklineElement } from '/ui/spark.js';
 import { formatUTC, relativeTime } from '/ui/time.js';
@@ -12,7 +11,7 @@ export const USAGE_DAYS = 30;
 
 /** Loads the set's usage (one flag's with `key`) as usage.js's model; throws ApiError. */
 export async function loadUsage(api, set, key) {
-    const answer = await api.get(`${setPath(set)}/usage`, { key, days: USAGE_DAYS });
+    const answer = await api.get('usage', { set }, { key, days: USAGE_DAYS });
     return usageModel(answer.json, Date.now(), USAGE_DAYS);
 }
 

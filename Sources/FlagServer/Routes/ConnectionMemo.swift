@@ -111,7 +111,7 @@ extension FlagServerApp {
         let remembered = rememberedSet(call, epoch: epoch)
         if let known = remembered?.answers { return known }
         guard let (state, served) = service.registry.record(call.set) else {
-            throw ServiceError.notFound("no flag set \"\(call.set)\"")
+            throw ServiceError.notFound("no flag set \"\(call.set)\"", subject: .set)
         }
         let current = answers.answers(for: state, served: served)
         remember(current.state, answers: current, for: call, epoch: epoch)

@@ -1,9 +1,11 @@
+import FlagAPI
 import FlagHTTP
 import Foundation
 
 /// The dashboard's static files (`Sources/FlagServer/Dashboard/`, shipped as the module's resources), read once when
 /// the server starts and served under `/ui/` with the headers that keep a page of the admin API safe: a strict
-/// Content-Security-Policy (no inline script or style, no framing), `nosniff` and no referrer.
+/// Content-Security-Policy (no inline script or style, no framing), `nosniff` and no referrer. Beside them,
+/// `endpoints.json` is FlagAPI's endpoint table, from which the dashboard builds its paths and permissions.
 struct DashboardFiles: Sendable {
     /// Every response by file name; `""` is the page itself.
     private let files: [String: HTTPResponse]
@@ -32,8 +34,17 @@ struct DashboardFiles: Sendable {
             files[name] = .prepared(status: 200, headers: headers, body: Array(data))
         }
         if let page = files["index.html"] { files[""] = page }
+        var headers = Self.securityHeaders
+        headers.add(name: "Content-Type", value: "application/json")
+        files[Self.endpointTableName] = .prepared(status: 200, headers: headers, body: Self.endpointTable)
         self.files = files
     }
+
+    /// The name under `/ui/` of the endpoint table.
+    static let endpointTableName = "endpoints.json"
+
+    /// `API.all` as the dashboard reads it.
+    static var endpointTable: [UInt8] { EndpointTable(API.all).encodedAnswer() }
 
     /// The dashboard shipped with this module: SwiftPM copies it into `Flagstaff_FlagServer.resources` beside the
     /// executable (the Dockerfile copies that directory too). Looked up by hand rather than through `Bundle.module`,
@@ -63,6 +74,7 @@ struct DashboardFiles: Sendable {
         case "js", "mjs": "text/javascript; charset=utf-8"
         case "css": "text/css; charset=utf-8"
         case "svg": "image/svg+xml"
+        case "json": "application/json"
         case "png": "image/png"
         case "ico": "image/x-icon"
         default: nil

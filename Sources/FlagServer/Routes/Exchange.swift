@@ -71,10 +71,15 @@ enum JSONResponse {
     ) -> HTTPResponse {
         var writer = JSONWriter(reservingCapacity: capacity)
         build(&writer)
+        return make(status: status, headers: headers, body: writer.bytes)
+    }
+
+    /// A JSON response of `body`, with the headers every JSON answer has: its type, and no caching.
+    static func make(status: Int, headers: HTTPHeaders, body: [UInt8]) -> HTTPResponse {
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: "application/json; charset=utf-8")
         headers.replaceOrAdd(name: "Cache-Control", value: "no-store")
-        return HTTPResponse(status: status, headers: headers, body: writer.bytes)
+        return HTTPResponse(status: status, headers: headers, body: body)
     }
 
     /// A JSON object response whose members `build` writes.
@@ -104,8 +109,8 @@ enum JSONResponse {
         }
     }
 
-    /// The error body of SPEC §4: `{"error":{"code","message","path"}}`, plus `problems` for a 422 and
-    /// `currentVersion` for a 409.
+    /// The error body of SPEC §4: `{"error":{"code","message","path"}}`, plus `subject` when the error is about a
+    /// thing (FlagAPI's `ErrorSubject`), `problems` for a 422 and `currentVersion` for a 409.
     static func error(_ error: ServiceError) -> HTTPResponse {
         var headers: HTTPHeaders = [:]
         if let current = error.currentVersion { headers.add(name: "ETag", value: "\"\(current)\"") }
@@ -121,6 +126,7 @@ enum JSONResponse {
             writer.string(error.message)
             writer.key("path")
             if let path = error.path { writer.string(path) } else { writer.null() }
+            writer.member("subject", error.subject?.rawValue)
             if let current = error.currentVersion {
                 writer.key("currentVersion")
                 writer.int(current)

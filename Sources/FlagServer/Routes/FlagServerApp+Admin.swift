@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagHTTP
 import Foundation
@@ -19,15 +20,13 @@ extension FlagServerApp {
         let note = ChangeNote(
             actor: call.actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason(),
             allowIncompatible: try input.allowsIncompatible())
-        return mutationResponse(try service.rollback(call.set, to: version, ifMatch: try input.ifMatch(), note: note))
+        return try mutationResponse(
+            try service.rollback(call.set, to: version, ifMatch: try input.ifMatch(), note: note))
     }
 
     /// The mutation response (`MutationResult`), with the version's `ETag`; `item` names the flag or cohort written.
-    func mutationResponse(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) -> HTTPResponse {
-        let answer = result.answer(naming: item)
-        return JSONResponse.make(status: status, headers: ["ETag": result.state.etag], capacity: 512) {
-            answer.write(to: &$0)
-        }
+    func mutationResponse(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) throws -> HTTPResponse {
+        try JSONResponse.answer(Reply(result.answer(naming: item), status: status, version: result.state.version))
     }
 
     /// `GET /v1/admin/sets`: the sets the caller may access, each with its size, its stale flags (expired and not
@@ -63,7 +62,7 @@ extension FlagServerApp {
         let state = try service.createSet(
             name, from: document,
             note: ChangeNote(actor: call.actor, action: "set.create", subject: name, reason: try input.reason()))
-        return mutationResponse(.created(state), status: 201)
+        return try mutationResponse(.created(state), status: 201)
     }
 
     /// `PUT /v1/admin/sets/{set}`: replaces every flag and cohort with those of `document` (creating the set if
@@ -100,14 +99,13 @@ extension FlagServerApp {
         } else {
             result = try service.replace(set, with: document, ifMatch: try input.ifMatch(), note: note)
         }
-        return JSONResponse.make(
-            status: result.previous == nil ? 201 : 200, headers: ["ETag": result.state.etag], capacity: 1024
-        ) { writer in
-            result.answer().write(to: &writer, closing: false)
-            Self.writeChanges(
-                result.changed, before: result.previous?.bytes(of:), after: result.state.bytes(of:), to: &writer)
-            writer.endObject()
-        }
+        let written = result.answer()
+        let answer = ImportAnswer(
+            set: written.set, version: written.version, changed: written.changed,
+            warnings: written.warnings.isEmpty ? nil : written.warnings,
+            changes: Self.changes(result.changed, before: result.previous?.bytes(of:), after: result.state.bytes(of:)))
+        return try JSONResponse.answer(
+            Reply(answer, status: result.previous == nil ? 201 : 200, version: result.state.version))
     }
 
     private func dryRun(set: String, document: FlagSet) throws -> HTTPResponse {
@@ -118,49 +116,32 @@ extension FlagServerApp {
         let current = service.state(set)
         let after = SetState.items(of: candidate)
         let change = SetState.change(from: current?.items ?? [:], to: after)
-        return JSONResponse.object { writer in
-            writer.member("set", set)
-            writer.member("version", current?.version ?? 0)
-            writer.key("dryRun")
-            writer.bool(true)
-            for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
-                writer.key(field)
-                writer.beginObject()
-                for item in change.keys.sorted() where item.kind == kind {
-                    writer.member(
-                        item.key,
-                        current?.bytes(of: item) == nil ? "added" : (change[item] == .some(nil) ? "removed" : "changed")
-                    )
-                }
-                writer.endObject()
-            }
-            Self.writeChanges(change.keys.sorted(), before: current?.bytes(of:), after: { after[$0] }, to: &writer)
+        var fates: [ItemKind: [String: String]] = [.flag: [:], .cohort: [:]]
+        for item in change.keys {
+            fates[item.kind]?[item.key] =
+                current?.bytes(of: item) == nil ? "added" : (change[item] == .some(nil) ? "removed" : "changed")
         }
+        let answer = ImportAnswer(
+            set: set, version: current?.version ?? 0, dryRun: true, flags: fates[.flag], cohorts: fates[.cohort],
+            changes: Self.changes(change.keys.sorted(), before: current?.bytes(of:), after: { after[$0] }))
+        return try JSONResponse.answer(Reply(answer))
     }
 
-    /// `"changes": {"flags": {key: {"before", "after"}}, "cohorts": {…}}`: each changed item as it was and as it
-    /// is (`null` where it does not exist).
-    static func writeChanges(
-        _ items: [ItemKey], before: ((ItemKey) -> [UInt8]?)?, after: (ItemKey) -> [UInt8]?,
-        to writer: inout JSONWriter
-    ) {
-        writer.key("changes")
-        writer.beginObject()
-        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
-            writer.key(field)
-            writer.beginObject()
-            for item in items where item.kind == kind {
-                writer.key(item.key)
-                writer.beginObject()
-                writer.key("before")
-                if let bytes = before?(item) { writer.raw(bytes) } else { writer.null() }
-                writer.key("after")
-                if let bytes = after(item) { writer.raw(bytes) } else { writer.null() }
-                writer.endObject()
+    /// Each changed item as it was and as it is (`null` where it does not exist).
+    static func changes(
+        _ items: [ItemKey], before: ((ItemKey) -> [UInt8]?)?, after: (ItemKey) -> [UInt8]?
+    ) -> ItemChanges {
+        var flags: [String: ItemChange] = [:]
+        var cohorts: [String: ItemChange] = [:]
+        for item in items {
+            let change = ItemChange(
+                before: before?(item).map(RawJSON.init(bytes:)), after: after(item).map(RawJSON.init(bytes:)))
+            switch item.kind {
+            case .flag: flags[item.key] = change
+            case .cohort: cohorts[item.key] = change
             }
-            writer.endObject()
         }
-        writer.endObject()
+        return ItemChanges(flags: flags, cohorts: cohorts)
     }
 
     /// Reads a whole flag-set document sent inside a request; any read problem is a 422 naming its path.

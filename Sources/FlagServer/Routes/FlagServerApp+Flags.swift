@@ -53,7 +53,8 @@ extension FlagServerApp {
         return try mutateFlag(call, action: "flag.override.remove") { flag, input in
             let target = try Self.overrideTarget(input)
             guard flag.overrides.contains(where: { $0.target == target }) else {
-                throw ServiceError.notFound("flag \"\(key)\" has no such override", path: "flags.\(key).overrides")
+                throw ServiceError.notFound(
+                    "flag \"\(key)\" has no such override", path: "flags.\(key).overrides", subject: .override)
             }
             flag.overrides.removeAll { $0.target == target }
         }
@@ -76,7 +77,8 @@ extension FlagServerApp {
         let key = call.key
         return try mutateFlag(call, action: "flag.rollout.\(pause ? "pause" : "resume")") { [clock] flag, _ in
             guard let rollout = flag.rollout else {
-                throw ServiceError.notFound("flag \"\(key)\" has no rollout", path: "flags.\(key).rollout")
+                throw ServiceError.notFound(
+                    "flag \"\(key)\" has no rollout", path: "flags.\(key).rollout", subject: .rollout)
             }
             let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
             flag.rollout = pause ? rollout.paused(at: now) : rollout.resumed(at: now)
@@ -98,7 +100,8 @@ extension FlagServerApp {
         let (key, name) = (call.key, call.name)
         return try mutateFlag(call, action: "flag.rule.remove") { flag, _ in
             guard flag.rules.contains(where: { $0.name == name }) else {
-                throw ServiceError.notFound("flag \"\(key)\" has no rule \"\(name)\"", path: "flags.\(key).rules")
+                throw ServiceError.notFound(
+                    "flag \"\(key)\" has no rule \"\(name)\"", path: "flags.\(key).rules", subject: .rule)
             }
             flag.rules.removeAll { $0.name == name }
         }
@@ -116,7 +119,7 @@ extension FlagServerApp {
         let result = try service.mutateFlag(set, key, ifMatch: try input.ifMatch(), note: note) { flag in
             try change(&flag, input)
         }
-        return mutationResponse(result, item: .flag(key))
+        return try mutationResponse(result, item: .flag(key))
     }
 
     /// `PUT …/flags/{key}`: creates or replaces a flag; a new flag's expiry defaults to its kind's lifetime.
@@ -146,7 +149,7 @@ extension FlagServerApp {
             case .cohort: return SetEdit(cohorts: [item.key: nil])
             }
         }
-        return mutationResponse(result)
+        return try mutationResponse(result)
     }
 
     /// `POST …/flags/{key}/promote`: `{"from", "withCohorts"?}`. The flag's configuration in set `from` becomes
@@ -163,7 +166,7 @@ extension FlagServerApp {
         }
         let source = try service.requireState(from)
         guard let flag = source.compiled.flag(key) else {
-            throw ServiceError.notFound("no flag \"\(key)\" in set \"\(from)\"", path: "from")
+            throw ServiceError.notFound("no flag \"\(key)\" in set \"\(from)\"", path: "from", subject: .flag)
         }
         let withCohorts = try input.bool("withCohorts") ?? false
         let note = ChangeNote(
@@ -190,7 +193,7 @@ extension FlagServerApp {
             }
             return SetEdit(flags: [key: flag], cohorts: missing.mapValues { $0 })
         }
-        return mutationResponse(result, item: .flag(key))
+        return try mutationResponse(result, item: .flag(key))
     }
 
     /// `GET …/flags?kind=…&expired=true`.
@@ -217,11 +220,11 @@ extension FlagServerApp {
     }
 
     static func noFlag(_ key: String, _ set: String) -> ServiceError {
-        .notFound("no flag \"\(key)\" in set \"\(set)\"", path: "flags.\(key)")
+        .notFound("no flag \"\(key)\" in set \"\(set)\"", path: "flags.\(key)", subject: .flag)
     }
 
     static func noCohort(_ name: String, _ set: String) -> ServiceError {
-        .notFound("no cohort \"\(name)\" in set \"\(set)\"", path: "cohorts.\(name)")
+        .notFound("no cohort \"\(name)\" in set \"\(set)\"", path: "cohorts.\(name)", subject: .cohort)
     }
 
     /// The member `name`, or `nameText` read as a value of `type` (`RequestInput.value(_:of:)`); 400 without either.

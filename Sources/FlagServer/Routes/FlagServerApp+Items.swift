@@ -101,11 +101,12 @@ extension FlagServerApp {
         let result = try service.mutate(call.set, ifMatch: try input.ifMatch(), note: note) { current in
             if createOnly, current.bytes(of: item) != nil {
                 throw ServiceError.alreadyExists(
-                    "\(item.kind.rawValue) \"\(item.key)\" already exists in set \"\(call.set)\" (If-None-Match: *)")
+                    "\(item.kind.rawValue) \"\(item.key)\" already exists in set \"\(call.set)\" (If-None-Match: *)",
+                    subject: item.kind == .flag ? .flag : .cohort)
             }
             return edit
         }
-        return mutationResponse(result, status: existed ? 200 : 201, item: item)
+        return try mutationResponse(result, status: existed ? 200 : 201, item: item)
     }
 
     /// `DELETE …/keys/{name}`: revoked at once, from the key's next request on.

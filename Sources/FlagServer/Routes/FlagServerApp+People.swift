@@ -140,7 +140,8 @@ extension FlagServerApp {
         let name = call.name
         let input = try RequestInput(call.request)
         guard try tokens.tokens(set: nil).contains(where: { $0.name == name && !$0.role.isSDKKey }) else {
-            throw ServiceError.notFound("no token \"\(name)\"; SDK keys are revoked under their set's /keys")
+            throw ServiceError.notFound(
+                "no token \"\(name)\"; SDK keys are revoked under their set's /keys", subject: .token)
         }
         try tokens.revoke(
             name: name, set: nil,

@@ -131,7 +131,7 @@ extension FlagServerApp {
         let input = try RequestInput(call.request)
         let key = try input.string("key")
         if let key, state.compiled.flag(key) == nil {
-            throw ServiceError.notFound("no flag \"\(key)\" in set \"\(state.name)\"", path: "key")
+            throw ServiceError.notFound("no flag \"\(key)\" in set \"\(state.name)\"", path: "key", subject: .flag)
         }
         let days = try input.int("days") ?? 30
         let retention = service.telemetry.limits.retentionDays
@@ -210,7 +210,8 @@ extension FlagServerApp {
         let text = call.parameters.version
         guard let version = Int(text), version >= 1, version <= state.version else {
             throw ServiceError.notFound(
-                "set \"\(state.name)\" has no version \(text); its versions run from 1 to \(state.version)", path: "n")
+                "set \"\(state.name)\" has no version \(text); its versions run from 1 to \(state.version)", path: "n",
+                subject: .version)
         }
         let telemetry = service.telemetry
         let fanout = service.fanouts.fanout(set: state.name, version: version)

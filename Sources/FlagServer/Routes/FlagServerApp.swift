@@ -188,7 +188,8 @@ public final class FlagServerApp: Sendable {
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
             let exchange = Exchange(request: request, responder: responder, route: nil, metrics: metrics)
-            exchange.respond(errorResponse(ServiceError.notFound("no route \(request.path)"), exchange))
+            exchange.respond(
+                errorResponse(ServiceError.notFound("no route \(request.path)", subject: .route), exchange))
         case .wrongMethod(let endpoint, let parameters):
             // The caller is checked as the path's routes would check it, so that a caller without the right token
             // learns nothing of which methods a path has. A 405's label would carry whatever method the client

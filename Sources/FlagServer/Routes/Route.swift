@@ -1,162 +1,134 @@
+import FlagAPI
 import FlagHTTP
 
-/// Every route the server answers, by method and path template; the raw value is the `route` label of `/metrics`.
+/// FlagAPI's roles, under the name the server's API has always given them.
+public typealias AdminRole = FlagAPI.AdminRole
+/// FlagAPI's access levels, under the name the server's API has always given them.
+public typealias Access = FlagAPI.Access
+
+/// Every route the server answers: one of FlagAPI's `API` endpoints each, which holds its method, path template and
+/// access; `label` (`POST /v1/admin/sets/{set}/flags/{key}/kill`) is the `route` label of `/metrics`.
 ///
-/// This enum and `spec` below are the one table of routes: the router is compiled from the templates, the caller is
-/// checked against `Access` before any handler runs, and the security tests walk `allCases` and fail for a route
-/// that has no entry in their auth matrix. Adding a route is one case, one `spec` entry and one handler.
-public enum Route: String, CaseIterable, Sendable {
-    case health = "GET /healthz"
-    case metrics = "GET /metrics"
-    case dashboard = "GET /ui"
-    case dashboardFile = "GET /ui/{name}"
+/// This enum and `spec` below are the one table of routes: the router is compiled from the endpoints' templates,
+/// the caller is checked against their `Access` before any handler runs, and the security tests walk `allCases` and
+/// fail for a route that has no entry in their auth matrix. Adding a route is one endpoint in `API`, one case, one
+/// `spec` entry and one handler.
+public enum Route: CaseIterable, Sendable {
+    /// The service's routes: health, metrics, the dashboard.
+    case health, metrics, dashboard, dashboardFile
+    /// The routes of clients: documents, streams, OFREP, telemetry, signing keys.
+    case document, stream, oldVersion, ofrepBulk, ofrepFlag, telemetry, signingKeys
+    /// People, tokens and the audit log.
+    case whoami, startSession, endSession, listTokens, createToken, revokeToken, audit
+    /// Sets, their versions, evaluation, telemetry and settings.
+    case listSets, createSet, exportSet, importSet, history, diff, setAudit, rollback, evaluate, clients, usage
+    /// A set's telemetry answers, settings and signing keys.
+    case propagation, getSettings, putSettings, rotateSigningKey, activateSigningKey, retireSigningKey
+    /// Flags.
+    case listFlags, getFlag, putFlag, deleteFlag, kill, restore, archive, unarchive, setDefault, putDefault, expire
+    /// A flag's overrides, rollout, rules, and promotion from another set.
+    case addOverride, removeOverride, putRollout, postRollout, removeRollout, pauseRollout, resumeRollout, addRule
+    /// The rest of a flag's actions.
+    case removeRule, promote
+    /// Cohorts.
+    case listCohorts, getCohort, putCohort, deleteCohort
+    /// SDK keys.
+    case listKeys, createKey, revokeKey
 
-    case document = "GET /v1/sets/{set}"
-    case stream = "GET /v1/sets/{set}/stream"
-    case oldVersion = "GET /v1/sets/{set}/versions/{n}"
-    case ofrepBulk = "POST /ofrep/v1/evaluate/flags"
-    case ofrepFlag = "POST /ofrep/v1/evaluate/flags/{key}"
-    case telemetry = "POST /v1/sets/{set}/telemetry"
-    case signingKeys = "GET /v1/sets/{set}/signing-keys"
-
-    case whoami = "GET /v1/admin/whoami"
-    case startSession = "POST /v1/admin/sessions"
-    case endSession = "DELETE /v1/admin/sessions/current"
-    case listTokens = "GET /v1/admin/tokens"
-    case createToken = "POST /v1/admin/tokens"
-    case revokeToken = "DELETE /v1/admin/tokens/{name}"
-    case audit = "GET /v1/admin/audit"
-    case listSets = "GET /v1/admin/sets"
-    case createSet = "POST /v1/admin/sets"
-    case exportSet = "GET /v1/admin/sets/{set}"
-    case importSet = "PUT /v1/admin/sets/{set}"
-    case history = "GET /v1/admin/sets/{set}/history"
-    case diff = "GET /v1/admin/sets/{set}/diff"
-    case setAudit = "GET /v1/admin/sets/{set}/audit"
-    case rollback = "POST /v1/admin/sets/{set}/rollback"
-    case evaluate = "POST /v1/admin/sets/{set}/evaluate"
-    case clients = "GET /v1/admin/sets/{set}/clients"
-    case usage = "GET /v1/admin/sets/{set}/usage"
-    case propagation = "GET /v1/admin/sets/{set}/versions/{n}/propagation"
-    case getSettings = "GET /v1/admin/sets/{set}/settings"
-    case putSettings = "PUT /v1/admin/sets/{set}/settings"
-    case rotateSigningKey = "POST /v1/admin/sets/{set}/signing-keys"
-    case activateSigningKey = "POST /v1/admin/sets/{set}/signing-keys/{name}/activate"
-    case retireSigningKey = "POST /v1/admin/sets/{set}/signing-keys/{name}/retire"
-
-    case listFlags = "GET /v1/admin/sets/{set}/flags"
-    case getFlag = "GET /v1/admin/sets/{set}/flags/{key}"
-    case putFlag = "PUT /v1/admin/sets/{set}/flags/{key}"
-    case deleteFlag = "DELETE /v1/admin/sets/{set}/flags/{key}"
-    case kill = "POST /v1/admin/sets/{set}/flags/{key}/kill"
-    case restore = "POST /v1/admin/sets/{set}/flags/{key}/restore"
-    case archive = "POST /v1/admin/sets/{set}/flags/{key}/archive"
-    case unarchive = "POST /v1/admin/sets/{set}/flags/{key}/unarchive"
-    case setDefault = "POST /v1/admin/sets/{set}/flags/{key}/default"
-    case putDefault = "PUT /v1/admin/sets/{set}/flags/{key}/default"
-    case expire = "POST /v1/admin/sets/{set}/flags/{key}/expire"
-    case addOverride = "POST /v1/admin/sets/{set}/flags/{key}/overrides"
-    case removeOverride = "DELETE /v1/admin/sets/{set}/flags/{key}/overrides"
-    case putRollout = "PUT /v1/admin/sets/{set}/flags/{key}/rollout"
-    case postRollout = "POST /v1/admin/sets/{set}/flags/{key}/rollout"
-    case removeRollout = "DELETE /v1/admin/sets/{set}/flags/{key}/rollout"
-    case pauseRollout = "POST /v1/admin/sets/{set}/flags/{key}/rollout/pause"
-    case resumeRollout = "POST /v1/admin/sets/{set}/flags/{key}/rollout/resume"
-    case addRule = "POST /v1/admin/sets/{set}/flags/{key}/rules"
-    case removeRule = "DELETE /v1/admin/sets/{set}/flags/{key}/rules/{name}"
-    case promote = "POST /v1/admin/sets/{set}/flags/{key}/promote"
-
-    case listCohorts = "GET /v1/admin/sets/{set}/cohorts"
-    case getCohort = "GET /v1/admin/sets/{set}/cohorts/{name}"
-    case putCohort = "PUT /v1/admin/sets/{set}/cohorts/{name}"
-    case deleteCohort = "DELETE /v1/admin/sets/{set}/cohorts/{name}"
-
-    case listKeys = "GET /v1/admin/sets/{set}/keys"
-    case createKey = "POST /v1/admin/sets/{set}/keys"
-    case revokeKey = "DELETE /v1/admin/sets/{set}/keys/{name}"
-
-    /// Who may call the route, where it runs, whether it answers `HEAD`, and its handler.
+    /// The route's endpoint, where it runs, whether it answers `HEAD`, and its handler.
     var spec: RouteSpec {
         switch self {
-        case .health: RouteSpec(.anyone, on: .loop, head: true) { app, _ in app.health() }
-        case .metrics: RouteSpec(.unlimited(.admin), on: .loop) { app, _ in app.metricsResponse() }
-        case .dashboard: RouteSpec(.anyone, on: .loop, head: true) { app, call in app.dashboardFile(call, "") }
+        case .health: .raw(API.health, on: .loop, head: true) { app, _ in app.health() }
+        case .metrics: .raw(API.metrics, on: .loop) { app, _ in app.metricsResponse() }
+        case .dashboard: .raw(API.dashboard, on: .loop, head: true) { app, call in app.dashboardFile(call, "") }
         case .dashboardFile:
-            RouteSpec(.anyone, on: .loop, head: true) { app, call in app.dashboardFile(call, call.name) }
+            .raw(API.dashboardFile, on: .loop, head: true) { app, call in app.dashboardFile(call, call.name) }
 
-        case .document: RouteSpec(.setReader, on: .loop, head: true) { app, call in try app.currentDocument(call) }
-        case .stream: RouteSpec(.setReader, on: .loop) { app, call in try app.openStream(call) }
-        case .oldVersion: RouteSpec(.setReader, on: .store, head: true) { app, call in try app.oldVersion(call) }
-        case .ofrepBulk: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepBulk(call) }
-        case .ofrepFlag: RouteSpec(.anyToken, on: .loop) { app, call in try app.ofrepFlag(call) }
-        case .telemetry: RouteSpec(.setReader, on: .telemetry) { app, call in try app.acceptTelemetry(call) }
-        case .signingKeys: RouteSpec(.setReader, on: .store) { app, call in try app.signingKeysResponse(call) }
+        case .document: .raw(API.document, on: .loop, head: true) { app, call in try app.currentDocument(call) }
+        case .stream: .raw(API.stream, on: .loop) { app, call in try app.openStream(call) }
+        case .oldVersion: .raw(API.oldVersion, on: .store, head: true) { app, call in try app.oldVersion(call) }
+        case .ofrepBulk: .raw(API.ofrepBulk, on: .loop) { app, call in try app.ofrepBulk(call) }
+        case .ofrepFlag: .raw(API.ofrepFlag, on: .loop) { app, call in try app.ofrepFlag(call) }
+        case .telemetry: .raw(API.telemetry, on: .telemetry) { app, call in try app.acceptTelemetry(call) }
+        case .signingKeys: .raw(API.signingKeys) { app, call in try app.signingKeysResponse(call) }
 
-        case .whoami: RouteSpec(.role(.viewer), on: .loop) { app, call in app.whoami(call) }
-        case .startSession: .viewer { app, call in try app.startSession(call) }
-        case .endSession: .viewer { app, call in try app.endSession(call) }
-        case .listTokens: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.listTokens(call) }
-        case .createToken: .credentials(.unlimited(.admin)) { app, call in try app.createToken(call) }
-        case .revokeToken: .credentials(.unlimited(.admin)) { app, call in try app.revokeToken(call) }
-        case .audit: .viewer { app, call in try app.auditResponse(call, set: nil) }
-        case .listSets: .viewer { app, call in try app.listSets(call) }
-        case .createSet: RouteSpec(.unlimited(.admin), on: .store) { app, call in try app.createSet(call) }
-        case .exportSet: .viewer { app, call in try app.exportSet(call) }
+        case .whoami: .raw(API.whoami, on: .loop) { app, call in app.whoami(call) }
+        case .startSession: .raw(API.startSession) { app, call in try app.startSession(call) }
+        case .endSession: .raw(API.endSession) { app, call in try app.endSession(call) }
+        case .listTokens: .raw(API.listTokens) { app, call in try app.listTokens(call) }
+        case .createToken: .raw(API.createToken) { app, call in try app.createToken(call) }
+        case .revokeToken: .raw(API.revokeToken) { app, call in try app.revokeToken(call) }
+        case .audit: .raw(API.audit) { app, call in try app.auditResponse(call, set: nil) }
+        case .listSets: .raw(API.listSets) { app, call in try app.listSets(call) }
+        case .createSet: .raw(API.createSet) { app, call in try app.createSet(call) }
+        case .exportSet: .raw(API.exportSet) { app, call in try app.exportSet(call) }
         // A dry run is a viewer's; the handler asks for an editor when the import writes.
-        case .importSet: .viewer { app, call in try app.importSet(call) }
-        case .history: .viewer { app, call in try app.historyResponse(call) }
-        case .diff: .viewer { app, call in try app.diffResponse(call) }
-        case .setAudit: .viewer { app, call in try app.auditResponse(call, set: call.set) }
-        case .rollback: .editor { app, call in try app.rollback(call) }
-        case .evaluate: .viewer { app, call in try app.evaluateResponse(call) }
+        case .importSet: .raw(API.importSet) { app, call in try app.importSet(call) }
+        case .history: .raw(API.history) { app, call in try app.historyResponse(call) }
+        case .diff: .raw(API.diff) { app, call in try app.diffResponse(call) }
+        case .setAudit: .raw(API.setAudit) { app, call in try app.auditResponse(call, set: call.set) }
+        case .rollback: .raw(API.rollback) { app, call in try app.rollback(call) }
+        case .evaluate: .raw(API.evaluate) { app, call in try app.evaluateResponse(call) }
         // Telemetry's reads run on its queue, not the store's: their cost grows with the instances, and a kill must
         // not wait behind `flagctl --wait` polling them.
-        case .clients: RouteSpec(.role(.viewer), on: .telemetry) { app, call in try app.clientsResponse(call) }
-        case .usage: RouteSpec(.role(.viewer), on: .telemetry) { app, call in try app.usageResponse(call) }
-        case .propagation:
-            RouteSpec(.role(.viewer), on: .telemetry) { app, call in try app.propagationResponse(call) }
-        case .getSettings: .viewer { app, call in try app.settingsResponse(call) }
-        case .putSettings: .admin { app, call in try app.updateSettings(call) }
-        case .rotateSigningKey: .admin { app, call in try app.rotateSigningKey(call) }
-        case .activateSigningKey: .admin { app, call in try app.changeSigningKey(call, activate: true) }
-        case .retireSigningKey: .admin { app, call in try app.changeSigningKey(call, activate: false) }
+        case .clients: .raw(API.clients, on: .telemetry) { app, call in try app.clientsResponse(call) }
+        case .usage: .raw(API.usage, on: .telemetry) { app, call in try app.usageResponse(call) }
+        case .propagation: .raw(API.propagation, on: .telemetry) { app, call in try app.propagationResponse(call) }
+        case .getSettings: .raw(API.getSettings) { app, call in try app.settingsResponse(call) }
+        case .putSettings: .raw(API.putSettings) { app, call in try app.updateSettings(call) }
+        case .rotateSigningKey: .raw(API.rotateSigningKey) { app, call in try app.rotateSigningKey(call) }
+        case .activateSigningKey:
+            .raw(API.activateSigningKey) { app, call in try app.changeSigningKey(call, activate: true) }
+        case .retireSigningKey:
+            .raw(API.retireSigningKey) { app, call in try app.changeSigningKey(call, activate: false) }
 
-        case .listFlags: .viewer { app, call in try app.listFlags(call) }
-        case .getFlag: .viewer { app, call in try app.getItem(call, .flag(call.key)) }
-        case .putFlag: .editor { app, call in try app.putFlag(call) }
-        case .deleteFlag: .editor { app, call in try app.deleteItem(call, .flag(call.key)) }
-        case .kill: .editor { app, call in try app.setKilled(call, true) }
-        case .restore: .editor { app, call in try app.setKilled(call, false) }
-        case .archive: .editor { app, call in try app.setArchived(call, true) }
-        case .unarchive: .editor { app, call in try app.setArchived(call, false) }
-        case .setDefault, .putDefault: .editor { app, call in try app.setDefault(call) }
-        case .expire: .editor { app, call in try app.expire(call) }
-        case .addOverride: .editor { app, call in try app.addOverride(call) }
-        case .removeOverride: .editor { app, call in try app.removeOverride(call) }
-        case .putRollout, .postRollout: .editor { app, call in try app.setRollout(call) }
-        case .removeRollout: .editor { app, call in try app.removeRollout(call) }
-        case .pauseRollout: .editor { app, call in try app.pauseRollout(call, true) }
-        case .resumeRollout: .editor { app, call in try app.pauseRollout(call, false) }
-        case .addRule: .editor { app, call in try app.addRule(call) }
-        case .removeRule: .editor { app, call in try app.removeRule(call) }
-        case .promote: .editor { app, call in try app.promote(call) }
+        case .listFlags: .raw(API.listFlags) { app, call in try app.listFlags(call) }
+        case .getFlag: .raw(API.getFlag) { app, call in try app.getItem(call, .flag(call.key)) }
+        case .putFlag: .raw(API.putFlag) { app, call in try app.putFlag(call) }
+        case .deleteFlag: .raw(API.deleteFlag) { app, call in try app.deleteItem(call, .flag(call.key)) }
+        case .kill: .raw(API.kill) { app, call in try app.setKilled(call, true) }
+        case .restore: .raw(API.restore) { app, call in try app.setKilled(call, false) }
+        case .archive: .raw(API.archive) { app, call in try app.setArchived(call, true) }
+        case .unarchive: .raw(API.unarchive) { app, call in try app.setArchived(call, false) }
+        case .setDefault: .raw(API.setDefault) { app, call in try app.setDefault(call) }
+        case .putDefault: .raw(API.putDefault) { app, call in try app.setDefault(call) }
+        case .expire: .raw(API.expire) { app, call in try app.expire(call) }
+        case .addOverride: .raw(API.addOverride) { app, call in try app.addOverride(call) }
+        case .removeOverride: .raw(API.removeOverride) { app, call in try app.removeOverride(call) }
+        case .putRollout: .raw(API.putRollout) { app, call in try app.setRollout(call) }
+        case .postRollout: .raw(API.postRollout) { app, call in try app.setRollout(call) }
+        case .removeRollout: .raw(API.removeRollout) { app, call in try app.removeRollout(call) }
+        case .pauseRollout: .raw(API.pauseRollout) { app, call in try app.pauseRollout(call, true) }
+        case .resumeRollout: .raw(API.resumeRollout) { app, call in try app.pauseRollout(call, false) }
+        case .addRule: .raw(API.addRule) { app, call in try app.addRule(call) }
+        case .removeRule: .raw(API.removeRule) { app, call in try app.removeRule(call) }
+        case .promote: .raw(API.promote) { app, call in try app.promote(call) }
 
-        case .listCohorts: .viewer { app, call in try app.listCohorts(call) }
-        case .getCohort: .viewer { app, call in try app.getItem(call, .cohort(call.name)) }
-        case .putCohort: .editor { app, call in try app.putCohort(call) }
-        case .deleteCohort: .editor { app, call in try app.deleteItem(call, .cohort(call.name)) }
+        case .listCohorts: .raw(API.listCohorts) { app, call in try app.listCohorts(call) }
+        case .getCohort: .raw(API.getCohort) { app, call in try app.getItem(call, .cohort(call.name)) }
+        case .putCohort: .raw(API.putCohort) { app, call in try app.putCohort(call) }
+        case .deleteCohort: .raw(API.deleteCohort) { app, call in try app.deleteItem(call, .cohort(call.name)) }
 
-        case .listKeys: .admin { app, call in try app.listKeys(call) }
-        case .createKey: .credentials(.role(.admin)) { app, call in try app.createKey(call) }
-        case .revokeKey: .credentials(.role(.admin)) { app, call in try app.revokeKey(call) }
+        case .listKeys: .raw(API.listKeys) { app, call in try app.listKeys(call) }
+        case .createKey: .raw(API.createKey) { app, call in try app.createKey(call) }
+        case .revokeKey: .raw(API.revokeKey) { app, call in try app.revokeKey(call) }
         }
     }
 
+    /// Each route's endpoint, in declaration order, read once.
+    private static let endpoints = ordered.map(\.spec.endpoint)
+
+    /// The endpoint the route answers, as FlagAPI's `API` declares it.
+    public var endpoint: EndpointInfo { Self.endpoints[index] }
+
+    /// `POST /v1/admin/sets/{set}/flags/{key}/kill`: the `route` label of `/metrics`.
+    public var label: String { endpoint.label }
+
     /// The HTTP method, e.g. `GET`.
-    public var method: Substring { rawValue.prefix { $0 != " " } }
+    public var method: String { endpoint.method.rawValue }
 
     /// The path template, e.g. `/v1/sets/{set}`.
-    public var template: Substring { rawValue.drop { $0 != " " }.dropFirst() }
+    public var template: String { endpoint.template }
 
     /// Every route in declaration order, made once (`allCases` builds a new array on each call).
     static let ordered = allCases
@@ -174,31 +146,10 @@ public enum Route: String, CaseIterable, Sendable {
 
     /// Whether a dashboard session must also send its person's own token (`Flagstaff-Confirm-Token`): the routes
     /// that make or revoke tokens and SDK keys, so that a stolen session cannot turn itself into lasting access.
-    public var reauthenticatesSessions: Bool { spec.reauthenticatesSessions }
+    public var reauthenticatesSessions: Bool { endpoint.confirmsPerson }
 
     /// The least role a token of the admin API needs for the route; `nil` for the routes of clients and anyone.
-    public var role: AdminRole? {
-        switch spec.access {
-        case .role(let role), .unlimited(let role): role
-        case .anyone, .anyToken, .setReader: nil
-        }
-    }
-}
-
-/// Who may call a route. The caller is checked against it before the handler runs, so that a refusal is counted
-/// under the route's label and no handler can forget the check.
-public enum Access: Sendable, Hashable {
-    /// Anyone, without a token.
-    case anyone
-    /// Any valid token: an SDK key acts on its own set, a token of the admin API names one it may access.
-    case anyToken
-    /// An SDK key of the path's `{set}`, or a token of the admin API that may access that set.
-    case setReader
-    /// A token of the admin API with at least this role, that may access the path's `{set}` when it has one.
-    case role(AdminRole)
-    /// A token of the admin API with at least this role and no limit to sets: what concerns the whole server
-    /// (creating sets, tokens, metrics).
-    case unlimited(AdminRole)
+    public var role: AdminRole? { endpoint.access.role }
 }
 
 extension Access {
@@ -227,48 +178,27 @@ enum Executor: Sendable {
     case telemetry
 }
 
-/// One route's entry in the table: its access, executor, `HEAD` handling, whether a session must confirm it with
-/// its person's own token, and handler.
+/// One route's entry in the table: its endpoint (access, and whether a session must confirm it with its person's own
+/// token), executor, `HEAD` handling and handler.
 struct RouteSpec: Sendable {
     /// Answers a call; returns nil when the handler answers later itself (long-poll, stream).
     typealias Handler = @Sendable (FlagServerApp, Call) throws -> HTTPResponse?
 
-    let access: Access
+    let endpoint: EndpointInfo
     let executor: Executor
     let answersHead: Bool
-    /// Checked with the access, before the handler runs (`FlagServerApp.confirmPerson`).
-    let reauthenticatesSessions: Bool
     let handler: Handler
 
-    init(
-        _ access: Access, on executor: Executor, head: Bool = false, reauthenticatesSessions: Bool = false,
+    /// Who may call the route: checked before the handler runs (`FlagServerApp.authorize`).
+    var access: Access { endpoint.access }
+    /// Checked with the access, before the handler runs (`FlagServerApp.confirmPerson`).
+    var reauthenticatesSessions: Bool { endpoint.confirmsPerson }
+
+    /// A route whose handler writes its own response: documents, streams, OFREP, the dashboard's files.
+    static func raw<Request, Answer>(
+        _ endpoint: Endpoint<Request, Answer>, on executor: Executor = .store, head: Bool = false,
         _ handler: @escaping Handler
-    ) {
-        self.access = access
-        self.executor = executor
-        self.answersHead = head
-        self.reauthenticatesSessions = reauthenticatesSessions
-        self.handler = handler
-    }
-
-    /// A route of the admin API for viewers and up, answered on the store queue.
-    static func viewer(_ handler: @escaping Handler) -> RouteSpec {
-        RouteSpec(.role(.viewer), on: .store, handler)
-    }
-
-    /// A route of the admin API for editors and admins, answered on the store queue.
-    static func editor(_ handler: @escaping Handler) -> RouteSpec {
-        RouteSpec(.role(.editor), on: .store, handler)
-    }
-
-    /// A route of the admin API for admins, answered on the store queue.
-    static func admin(_ handler: @escaping Handler) -> RouteSpec {
-        RouteSpec(.role(.admin), on: .store, handler)
-    }
-
-    /// A route that makes or revokes a token or an SDK key, answered on the store queue: a dashboard session must
-    /// confirm it with its person's own token.
-    static func credentials(_ access: Access, _ handler: @escaping Handler) -> RouteSpec {
-        RouteSpec(access, on: .store, reauthenticatesSessions: true, handler)
+    ) -> RouteSpec {
+        RouteSpec(endpoint: endpoint.info, executor: executor, answersHead: head, handler: handler)
     }
 }

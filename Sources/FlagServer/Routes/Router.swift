@@ -73,7 +73,7 @@ struct Router: Sendable {
 
     /// Compiles `routes`.
     init(_ routes: [Route] = Route.allCases) {
-        self.init(templates: routes.map { ($0, $0.rawValue) })
+        self.init(templates: routes.map { ($0, $0.label) })
     }
 
     /// Compiles each route under a `METHOD /template` of its own, so that tests can compile templates that the

@@ -13,7 +13,7 @@ public final class ServerMetrics: Sendable {
         var route: Int
         var status: Int
 
-        var label: String { Route.ordered.indices.contains(route) ? Route.ordered[route].rawValue : "unmatched" }
+        var label: String { Route.ordered.indices.contains(route) ? Route.ordered[route].label : "unmatched" }
     }
 
     /// The statuses the server answers with, counted in a flat table (no hashing per request); others in
@@ -99,7 +99,7 @@ public final class ServerMetrics: Sendable {
     /// How many requests were answered with `status` on `route`.
     public func requests(route: String, status: Int) -> Int {
         let index: Int
-        if let known = Route(rawValue: route) {
+        if let known = Route.ordered.first(where: { $0.label == route }) {
             index = known.index
         } else if route == "unmatched" {
             index = -1

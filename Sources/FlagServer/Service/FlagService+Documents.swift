@@ -32,7 +32,7 @@ extension FlagService {
     private func servedOnDocuments(_ set: String) throws -> (state: SetState, served: ServedDocument) {
         while true {
             guard let (state, served) = registry.record(set) else {
-                throw ServiceError.notFound("no flag set \"\(set)\"")
+                throw ServiceError.notFound("no flag set \"\(set)\"", subject: .set)
             }
             if let served { return (state, served) }
             if let installed = registry.install(makeServed(state), for: state) { return (state, installed) }

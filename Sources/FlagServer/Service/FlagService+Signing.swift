@@ -232,7 +232,8 @@ extension FlagService {
 
     private static func noSuchKey(_ set: String, _ id: String) -> ServiceError {
         ServiceError.notFound(
-            "set \"\(set)\" has no signing key \"\(id)\"; `flagctl signing-key show` lists its keys", path: "id")
+            "set \"\(set)\" has no signing key \"\(id)\"; `flagctl signing-key show` lists its keys", path: "id",
+            subject: .signingKey)
     }
 }
 

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -39,7 +40,8 @@ extension FlagService {
     public func diff(_ set: String, from: Int, to: Int) throws -> [ItemDiff] {
         let current = try requireState(set)
         for version in [from, to] where version < 1 || version > current.version {
-            throw ServiceError.notFound("flag set \"\(set)\" has no version \(version)", path: "version")
+            throw ServiceError.notFound(
+                "flag set \"\(set)\" has no version \(version)", path: "version", subject: .version)
         }
         let old = try storeCall { try store.snapshot(set: set, version: from) }.items
         let new = try storeCall { try store.snapshot(set: set, version: to) }.items
@@ -61,7 +63,8 @@ extension FlagService {
     public func rollback(_ set: String, to version: Int, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
         let current = try requireState(set)
         guard version >= 1, version <= current.version else {
-            throw ServiceError.notFound("flag set \"\(set)\" has no version \(version)", path: "version")
+            throw ServiceError.notFound(
+                "flag set \"\(set)\" has no version \(version)", path: "version", subject: .version)
         }
         let snapshot = try storeCall { try store.snapshot(set: set, version: version) }
         let old = try storeCall { try Self.flagSet(of: snapshot) }

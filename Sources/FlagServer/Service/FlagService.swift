@@ -71,7 +71,9 @@ public final class FlagService: Sendable {
 
     /// The current state of a set, or a 404.
     public func requireState(_ set: String) throws -> SetState {
-        guard let state = registry.state(set) else { throw ServiceError.notFound("no flag set \"\(set)\"") }
+        guard let state = registry.state(set) else {
+            throw ServiceError.notFound("no flag set \"\(set)\"", subject: .set)
+        }
         return state
     }
 
@@ -101,7 +103,7 @@ public final class FlagService: Sendable {
             var newKeys: [String: PrivateSigningKey] = [:]
             for (name, document, note) in sets {
                 if registry.state(name) != nil || !names.insert(name).inserted {
-                    throw ServiceError.alreadyExists("flag set \"\(name)\" already exists")
+                    throw ServiceError.alreadyExists("flag set \"\(name)\" already exists", subject: .set)
                 }
                 var set = FlagSet(name: name)
                 set.cohorts = document.cohorts
@@ -181,7 +183,8 @@ public final class FlagService: Sendable {
     ) throws -> WriteResult {
         try mutate(set, ifMatch: ifMatch, note: note) { current in
             guard var flag = current.compiled.flag(key) else {
-                throw ServiceError.notFound("no flag \"\(key)\" in set \"\(set)\"", path: "flags.\(key)")
+                throw ServiceError.notFound(
+                    "no flag \"\(key)\" in set \"\(set)\"", path: "flags.\(key)", subject: .flag)
             }
             try change(&flag)
             return .flag(flag)

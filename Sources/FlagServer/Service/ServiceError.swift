@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// Why a request to the server's logic failed. The routes map it to an HTTP status and error code
@@ -28,11 +29,15 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The JSON path of the offending field (in the request body or the flag set), when there is one.
     public let path: String?
+    /// What the error is about (a set, a flag, a token…), so that a client tells "no such set" from "no such flag"
+    /// without reading `message`.
+    public let subject: ErrorSubject?
 
-    private init(_ code: Code, _ message: String, path: String? = nil) {
+    private init(_ code: Code, _ message: String, path: String? = nil, subject: ErrorSubject? = nil) {
         self.code = code
         self.message = message
         self.path = path
+        self.subject = subject
     }
 
     /// The request is malformed: bad JSON, a missing or mistyped field, a bad query parameter.
@@ -56,9 +61,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         ServiceError(.reauthenticationFailed, message)
     }
 
-    /// No such set, version, flag, cohort, key or route.
-    public static func notFound(_ message: String, path: String? = nil) -> ServiceError {
-        ServiceError(.notFound, message, path: path)
+    /// No such set, version, flag, cohort, key or route: `subject` says which.
+    public static func notFound(_ message: String, path: String? = nil, subject: ErrorSubject?) -> ServiceError {
+        ServiceError(.notFound, message, path: path, subject: subject)
     }
 
     /// The route exists but not with this method.
@@ -70,14 +75,16 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     public static func conflict(set: String, expected: Int, current: Int) -> ServiceError {
         ServiceError(
             .conflict(current: current, lostRace: false),
-            "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change")
+            "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change",
+            subject: .set)
     }
 
     /// A conflict found by the store: another server sharing it wrote the version this write was based on.
     static func lostRace(set: String, expected: Int, current: Int) -> ServiceError {
         ServiceError(
             .conflict(current: current, lostRace: true),
-            "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change")
+            "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change",
+            subject: .set)
     }
 
     /// Whether the store refused the write because another server wrote first.
@@ -104,7 +111,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A telemetry report names an instance id this server did not issue, or one that expired.
-    public static func unknownInstance(_ message: String) -> ServiceError { ServiceError(.unknownInstance, message) }
+    public static func unknownInstance(_ message: String) -> ServiceError {
+        ServiceError(.unknownInstance, message, subject: .instance)
+    }
 
     /// A write needs what too many active client instances cannot evaluate (the compatibility gate).
     static func incompatibleClients(_ details: IncompatibleClients) -> ServiceError {
@@ -117,8 +126,10 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// Something of that name already exists.
-    public static func alreadyExists(_ message: String) -> ServiceError { ServiceError(.alreadyExists, message) }
+    /// Something of that name already exists: `subject` says what.
+    public static func alreadyExists(_ message: String, subject: ErrorSubject?) -> ServiceError {
+        ServiceError(.alreadyExists, message, subject: subject)
+    }
 
     /// The server is shutting down or overloaded.
     public static func unavailable(_ message: String) -> ServiceError { ServiceError(.unavailable, message) }
@@ -126,8 +137,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     /// The store failed; the message carries the store's explanation.
     public static func storage(_ error: any Error) -> ServiceError {
         if let error = error as? StoreError {
-            if error.isNotFound { return .notFound(error.message) }
-            if error.isAlreadyExists { return .alreadyExists(error.message) }
+            if error.isNotFound { return .notFound(error.message, subject: error.isMissingVersion ? .version : .set) }
+            // The service checks names before it writes: what the store finds taken was taken by another server.
+            if error.isAlreadyExists { return .alreadyExists(error.message, subject: nil) }
             if error.isUnavailable { return ServiceError(.storeUnavailable, error.message) }
             return ServiceError(.storage, error.message)
         }

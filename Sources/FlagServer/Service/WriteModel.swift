@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// Who made a change and why, for the audit log.

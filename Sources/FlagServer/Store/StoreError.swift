@@ -65,6 +65,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         return false
     }
 
+    /// Whether the set exists and the version does not.
+    public var isMissingVersion: Bool {
+        if case .notFound(_, let version) = code { return version != nil }
+        return false
+    }
+
     /// Whether the write lost a race: see `currentVersion`.
     public var isConflict: Bool { currentVersion != nil }
 

@@ -142,21 +142,6 @@ public struct SetSummary: Sendable, Hashable {
     }
 }
 
-/// What a token of the admin API may do (SPEC §4), from least to most.
-public enum AdminRole: String, Sendable, Hashable, CaseIterable, Comparable {
-    /// Every read of the admin API, evaluation and a dry-run import; no writes, no keys, tokens or metrics.
-    case viewer
-    /// A viewer that also changes flags and cohorts: rules, rollouts, overrides, kills, expiry, archive, import and
-    /// rollback.
-    case editor
-    /// Everything, sets, SDK keys and tokens included.
-    case admin
-
-    public static func < (lhs: AdminRole, rhs: AdminRole) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
-    }
-}
-
 /// What a token may do.
 public enum TokenRole: Sendable, Hashable {
     /// A token of the admin API: its role, and the sets it is limited to (`nil`: every set), sorted.

@@ -1,13 +1,33 @@
+import FlagAPI
+import FlagCore
 import Foundation
 import Testing
 
-@testable import FlagCore
-
 @Suite("Mutation response wire format (docs/admin-api.md)")
 struct MutationResultTests {
-    static let flag = #"{"type":"bool","kind":"release","default":false,"killed":true}"#
+    /// A flag as the server stores it: canonical, as every nested value the decoder keeps.
+    static let flag = #"{"default":false,"killed":true,"kind":"release","type":"bool"}"#
 
-    /// Answers as the server wrote them before the format moved into the core (the bytes flagctl and scripts read).
+    /// Answers in their canonical form (members sorted), as the server writes them.
+    static let canonicalAnswers: [(String, MutationResult)] = [
+        (
+            #"{"changed":true,"flag":\#(flag),"key":"new-checkout","set":"ios-prod","version":43}"#,
+            MutationResult(
+                set: "ios-prod", version: 43, changed: true, item: .flag(key: "new-checkout", json: Array(flag.utf8)))
+        ),
+        (
+            #"{"changed":false,"cohort":{"include":["u-1"]},"name":"beta","set":"ios-prod","version":7}"#,
+            MutationResult(
+                set: "ios-prod", version: 7, changed: false,
+                item: .cohort(name: "beta", json: Array(#"{"include":["u-1"]}"#.utf8)))
+        ),
+        (
+            #"{"changed":true,"set":"web","version":1,"warnings":["3 clients lack semver_gte"]}"#,
+            MutationResult(set: "web", version: 1, changed: true, warnings: ["3 clients lack semver_gte"])
+        ),
+    ]
+
+    /// Answers as servers wrote them before the shapes moved into FlagAPI, members in the order written.
     static let serverAnswers: [(String, MutationResult)] = [
         (
             #"{"set":"ios-prod","version":43,"changed":true,"key":"new-checkout","flag":\#(flag)}"#,
@@ -23,23 +43,30 @@ struct MutationResultTests {
         (#"{"set":"web","version":1,"changed":true}"#, MutationResult(set: "web", version: 1, changed: true)),
     ]
 
-    @Test func theServersBytesDecodeAndEncodeBackUnchanged() throws {
-        for (bytes, expected) in Self.serverAnswers {
-            let decoded = try MutationResult.decode(Array(bytes.utf8))
+    @Test func theCanonicalBytesDecodeAndEncodeBackUnchanged() throws {
+        for (bytes, expected) in Self.canonicalAnswers {
+            let decoded = try MutationResult.decode(answer: Array(bytes.utf8))
             #expect(decoded == expected)
-            #expect(String(decoding: decoded.encoded(), as: UTF8.self) == bytes)
+            #expect(String(decoding: try decoded.encodedAnswer(), as: UTF8.self) == bytes)
+        }
+    }
+
+    @Test func olderServersAnswersStillDecode() throws {
+        for (bytes, expected) in Self.serverAnswers {
+            #expect(try MutationResult.decode(answer: Array(bytes.utf8)) == expected)
         }
     }
 
     @Test func encodeThenDecodeGivesTheSameResult() throws {
-        for (_, result) in Self.serverAnswers {
-            #expect(try MutationResult.decode(result.encoded()) == result)
+        for (_, result) in Self.serverAnswers + Self.canonicalAnswers {
+            #expect(try MutationResult.decode(answer: result.encodedAnswer()) == result)
         }
     }
 
     @Test func unknownMembersAreIgnored() throws {
         let bytes = #"{"dryRun":false,"set":"s","audit":{"actor":"a"},"version":2,"changed":true}"#
-        #expect(try MutationResult.decode(Array(bytes.utf8)) == MutationResult(set: "s", version: 2, changed: true))
+        #expect(
+            try MutationResult.decode(answer: Array(bytes.utf8)) == MutationResult(set: "s", version: 2, changed: true))
     }
 
     @Test(arguments: [
@@ -54,14 +81,14 @@ struct MutationResultTests {
         (#"{"set":"s","version":2,"changed":true,"name":"c"}"#, "cohort", "is missing"),
     ])
     func aMalformedAnswerNamesWhatIsWrong(_ json: String, _ field: String, _ message: String) {
-        let error = #expect(throws: WireFormatError.self) { try MutationResult.decode(Array(json.utf8)) }
+        let error = #expect(throws: WireFormatError.self) { try MutationResult.decode(answer: Array(json.utf8)) }
         #expect(error?.field == field)
         #expect(error?.message.contains(message) == true)
         #expect(error?.description.hasPrefix("the mutation response's \"\(field)\" ") == true)
     }
 
     @Test func bytesThatAreNotJSONSaySo() {
-        let error = #expect(throws: WireFormatError.self) { try MutationResult.decode(Array("<html>".utf8)) }
+        let error = #expect(throws: WireFormatError.self) { try MutationResult.decode(answer: Array("<html>".utf8)) }
         #expect(error?.field == nil)
         #expect(error?.description.hasPrefix("the mutation response is not valid JSON: line 1, column 1") == true)
     }

@@ -1,0 +1,58 @@
+import FlagAPI
+import FlagCore
+import FlagHTTP
+
+/// A handler's typed answer, with what the one adapter (`JSONResponse.answer`) needs besides it: the status and the
+/// set's version for the `ETag`.
+struct Reply<Answer: APIAnswer>: Sendable {
+    /// The answer, written by its own `encodedAnswer()`.
+    var answer: Answer
+    /// `200` unless the route created something (`201`).
+    var status = 200
+    /// The set's version the answer reflects, sent as `ETag: "{version}"`.
+    var version: Int?
+
+    init(_ answer: Answer, status: Int = 200, version: Int? = nil) {
+        self.answer = answer
+        self.status = status
+        self.version = version
+    }
+}
+
+extension RouteSpec {
+    /// A route of the admin API: the request is decoded (from the body, then the query) into the endpoint's request
+    /// type, the handler returns the endpoint's answer type, and `JSONResponse.answer` writes it.
+    static func answer<Request, Answer>(
+        _ endpoint: Endpoint<Request, Answer>, on executor: Executor = .store,
+        _ handler: @escaping @Sendable (FlagServerApp, Call, Request) throws -> Reply<Answer>
+    ) -> RouteSpec {
+        RouteSpec(endpoint: endpoint.info, executor: executor, answersHead: false) { app, call in
+            try JSONResponse.answer(handler(app, call, try call.decode(Request.self)))
+        }
+    }
+}
+
+extension Call {
+    /// The request as the endpoint's request type: the members of the JSON body, then the query parameters.
+    /// A member of the wrong type, or one missing, is a 400 that names it.
+    func decode<Request: APIRequest>(_ type: Request.Type) throws -> Request {
+        var query: [String: String] = [:]
+        for (name, value) in request.queryItems where query[name] == nil { query[name] = value }
+        do {
+            return try WireDecoder.decodeRequest(type, body: request.body, query: query)
+        } catch {
+            guard let field = error.field else { throw ServiceError.badRequest(error.description) }
+            throw ServiceError.badRequest("\"\(field)\" \(error.message)", path: field)
+        }
+    }
+}
+
+extension JSONResponse {
+    /// The one adapter from a typed answer to HTTP: the answer's JSON, its status, `ETag` for a version, and the
+    /// headers of every JSON answer.
+    static func answer<Answer>(_ reply: Reply<Answer>) throws -> HTTPResponse {
+        var headers: HTTPHeaders = [:]
+        if let version = reply.version { headers.add(name: "ETag", value: "\"\(version)\"") }
+        return make(status: reply.status, headers: headers, body: try reply.answer.encodedAnswer())
+    }
+}
