@@ -40,8 +40,9 @@ let package = Package(
         .target(name: "FlagSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
         // libpq, PostgreSQL's client library (libpq-dev on Debian), with the `Postgres` trait only.
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", providers: [.apt(["libpq-dev"])]),
-        // A small libpq wrapper for the server's PostgreSQL store: connections, statements, notifications. Empty
-        // without the `Postgres` trait, so that the plain build needs no libpq.
+        // A small libpq wrapper for the server's PostgreSQL store: connections, statements, notifications. Without
+        // the `Postgres` trait it keeps its API but links no libpq, and connecting throws `PostgresError.notBuilt`,
+        // so that the plain build needs no libpq and still type-checks the store.
         .target(
             name: "FlagPostgres", dependencies: [.target(name: "CPostgres", condition: .when(traits: ["Postgres"]))]),
         // OpenSSL's libcrypto (libssl-dev on Debian), for FlagSigning on Linux; Apple platforms use CryptoKit.

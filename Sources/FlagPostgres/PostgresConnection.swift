@@ -16,6 +16,9 @@
         /// Where the connection goes, without the password.
         public let info: PostgresConnectionInfo
 
+        /// Whether this build can connect: it was made with the `Postgres` trait, and links libpq.
+        public static let isAvailable = true
+
         /// Connects, or throws `unreachable` (no answer: try again later) or `refused` (credentials, database,
         /// connection string: waiting will not help).
         public init(_ info: PostgresConnectionInfo) throws {
@@ -76,37 +79,6 @@
                 }
                 throw PostgresError.statement(message, sqlState: state)
             }
-        }
-
-        /// Runs a query and maps each row with `transform`.
-        public func query<T>(
-            _ sql: String, _ parameters: [PostgresValue] = [], _ transform: (PostgresRow) throws -> T
-        ) throws -> [T] {
-            let result = try execute(sql, parameters)
-            return try (0..<result.count).map { try transform(result[$0]) }
-        }
-
-        /// The first row of a query mapped with `transform`, or `nil` when it has none.
-        public func queryFirst<T>(
-            _ sql: String, _ parameters: [PostgresValue] = [], _ transform: (PostgresRow) throws -> T
-        ) throws -> T? {
-            let result = try execute(sql, parameters)
-            return result.count == 0 ? nil : try transform(result[0])
-        }
-
-        /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-        public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-            try execute("BEGIN")
-            let value: T
-            do {
-                value = try body(self)
-            } catch {
-                // A rollback on a lost connection fails too; the error that matters is the first one.
-                _ = try? execute("ROLLBACK")
-                throw error
-            }
-            try execute("COMMIT")
-            return value
         }
 
         /// Reads whatever the server has sent, without blocking; throws `unreachable` when the connection is lost.
@@ -196,34 +168,5 @@
                 }
             }
         }
-    }
-
-    /// A value bound to a statement's `$n`.
-    public enum PostgresValue: Sendable, Hashable {
-        /// SQL NULL.
-        case null
-        /// Text (the server infers the type from the statement: a `$1::timestamptz` may be given as text).
-        case text(String)
-        /// An integer, sent as `int8`.
-        case int(Int64)
-        /// Bytes, sent as `bytea`.
-        case bytes([UInt8])
-
-        /// `.null` for `nil`, else `.text`.
-        public static func text(_ text: String?) -> PostgresValue { text.map { .text($0) } ?? .null }
-        /// `.null` for `nil`, else `.int`.
-        public static func int(_ value: Int?) -> PostgresValue { value.map { .int(Int64($0)) } ?? .null }
-        /// An `Int` as `int8`.
-        public static func int(_ value: Int) -> PostgresValue { .int(Int64(value)) }
-    }
-
-    /// A notification received on a channel the connection listens on.
-    public struct PostgresNotification: Sendable, Hashable {
-        /// The channel (`NOTIFY channel`).
-        public var channel: String
-        /// The payload, under 8,000 bytes.
-        public var payload: String
-        /// The server process of the session that sent it.
-        public var senderPID: Int32
     }
 #endif

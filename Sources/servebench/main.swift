@@ -33,7 +33,7 @@ let seedPath = arguments.count > 2 ? arguments[2] : "config/flagsets/demo.json"
 let server: HTTPServer
 let request: [UInt8]
 do {
-    let store = InMemoryFlagStore()
+    let store = try SQLiteFlagStore.inMemory()
     let service = try FlagService(store: store, clock: .system)
     let tokens = try TokenAuthority(store: store, clock: .system, environmentToken: nil)
     let note = ChangeNote(actor: "servebench", action: "set.create")

@@ -4,17 +4,17 @@ import Testing
 
 @testable import FlagServer
 
-/// `ClientTelemetry`'s bounds, on its own over an in-memory store: a flood of instances or of flag names cannot
+/// `ClientTelemetry`'s bounds, on its own over a SQLite store in memory: a flood of instances or of flag names cannot
 /// grow memory without bound, and what a bound drops is counted.
 @Suite("Telemetry: caps, rate limits and flushes")
 struct ClientTelemetryTests {
-    static func telemetry(_ configure: (inout ClientTelemetry.Limits) -> Void = { _ in }) -> (
-        ClientTelemetry, TestClock, InMemoryFlagStore
+    static func telemetry(_ configure: (inout ClientTelemetry.Limits) -> Void = { _ in }) throws -> (
+        ClientTelemetry, TestClock, SQLiteFlagStore
     ) {
         var limits = ClientTelemetry.Limits()
         configure(&limits)
         let clock = TestClock()
-        let store = InMemoryFlagStore()
+        let store = try SQLiteFlagStore.inMemory()
         return (ClientTelemetry(store: store, clock: clock.clock, limits: limits), clock, store)
     }
 
@@ -41,7 +41,7 @@ struct ClientTelemetryTests {
     /// At a key's cap a new id evicts the one that reported least recently, never-reported first; over the cap of
     /// all instances a new id is not kept.
     @Test func aKeysCapEvictsTheLeastRecentlyReportingAndTheWholeCapRefuses() throws {
-        let (telemetry, clock, _) = Self.telemetry {
+        let (telemetry, clock, _) = try Self.telemetry {
             $0.instancesPerKey = 3
             $0.instances = 5
         }
@@ -79,7 +79,7 @@ struct ClientTelemetryTests {
     /// An id issued to a poll is provisional until its first report, and expires a minute after its issue without
     /// one, however often it is presented again.
     @Test func anUnreportedIdExpiresAfterAMinute() throws {
-        let (telemetry, clock, _) = Self.telemetry()
+        let (telemetry, clock, _) = try Self.telemetry()
         let polled = try Self.issue(telemetry, stream: false)
         let reporting = try Self.issue(telemetry, stream: false)
         clock.advance(seconds: 40)
@@ -98,7 +98,7 @@ struct ClientTelemetryTests {
 
     /// New ids per client address: a burst, then one a second; ids presented again cost nothing.
     @Test func newIdsAreRateLimitedPerClientAddress() throws {
-        let (telemetry, clock, _) = Self.telemetry {
+        let (telemetry, clock, _) = try Self.telemetry {
             $0.mintBurst = 3
             $0.mintsPerSecond = 1
         }
@@ -116,7 +116,7 @@ struct ClientTelemetryTests {
     /// An id is bound to the key it was issued to, here and on another server sharing the store.
     @Test func anIdReportsOnlyWithItsOwnKey() throws {
         let clock = TestClock()
-        let store = InMemoryFlagStore()
+        let store = try SQLiteFlagStore.inMemory()
         let issuing = ClientTelemetry(store: store, clock: clock.clock)
         let other = ClientTelemetry(store: store, clock: clock.clock)
         let id = try Self.issue(issuing, key: "ios-app")
@@ -135,7 +135,7 @@ struct ClientTelemetryTests {
 
     /// Counts are kept only for flags the set has, or had in the last day, and variants they can report.
     @Test func countsAreKeptOnlyForWhatExists() throws {
-        let (telemetry, clock, store) = Self.telemetry()
+        let (telemetry, clock, store) = try Self.telemetry()
         let id = try Self.issue(telemetry)
         let counts: TelemetryReport.Counts = [
             "f": ["on": ["TARGETING_MATCH": 2], "default": ["DEFAULT": 1], "": ["OVERRIDE": 4], "made-up": ["X": 9]],
@@ -168,7 +168,7 @@ struct ClientTelemetryTests {
 
     /// Distinct rows per set and hour are capped, across flushes; a new hour starts afresh.
     @Test func rowsPerSetAndHourAreCapped() throws {
-        let (telemetry, clock, store) = Self.telemetry { $0.rowsPerSetPerHour = 10 }
+        let (telemetry, clock, store) = try Self.telemetry { $0.rowsPerSetPerHour = 10 }
         let id = try Self.issue(telemetry)
         func report(_ range: Range<Int>) throws {
             var counts: TelemetryReport.Counts = [:]
@@ -189,7 +189,7 @@ struct ClientTelemetryTests {
     }
 
     @Test func flagKeysPerSetAreCappedBetweenFlushes() throws {
-        let (telemetry, _, store) = Self.telemetry { $0.flagsPerSet = 100 }
+        let (telemetry, _, store) = try Self.telemetry { $0.flagsPerSet = 100 }
         let id = try Self.issue(telemetry)
         var counts: TelemetryReport.Counts = [:]
         for index in 0..<150 { counts["flag-\(index)"] = ["": ["STATIC": 1]] }
@@ -202,7 +202,7 @@ struct ClientTelemetryTests {
     }
 
     @Test func everyKeyAndAddressHasABudget() throws {
-        let (telemetry, clock, _) = Self.telemetry {
+        let (telemetry, clock, _) = try Self.telemetry {
             $0.reportsPerKeyPerSecond = 3
             $0.reportsPerAddressPerSecond = 2
         }
@@ -224,7 +224,7 @@ struct ClientTelemetryTests {
 
     /// Made-up ids are refused before the key's budget is spent: a key holder cannot starve the key's real clients.
     @Test func madeUpIdsDoNotSpendTheKeysBudget() throws {
-        let (telemetry, _, _) = Self.telemetry { $0.reportsPerKeyPerSecond = 2 }
+        let (telemetry, _, _) = try Self.telemetry { $0.reportsPerKeyPerSecond = 2 }
         for index in 0..<50 {
             #expect(throws: ClientTelemetry.Refusal.self) {
                 try telemetry.accept(
@@ -265,7 +265,7 @@ struct ClientTelemetryTests {
 
     @Test func anInstanceFromAnotherServerIsKnownThroughTheStore() throws {
         let clock = TestClock()
-        let store = InMemoryFlagStore()
+        let store = try SQLiteFlagStore.inMemory()
         let issuing = ClientTelemetry(store: store, clock: clock.clock)
         let other = ClientTelemetry(store: store, clock: clock.clock)
         let id = try Self.issue(issuing)
@@ -285,7 +285,7 @@ struct ClientTelemetryTests {
     /// Reads are incremental: a later report, and an id replaced on another server, show in the next read.
     @Test func readsFollowReportsAndReplacedIdsOnEveryServer() throws {
         let clock = TestClock()
-        let store = InMemoryFlagStore()
+        let store = try SQLiteFlagStore.inMemory()
         let first = ClientTelemetry(store: store, clock: clock.clock)
         let second = ClientTelemetry(store: store, clock: clock.clock)
         let id = try Self.issue(first)

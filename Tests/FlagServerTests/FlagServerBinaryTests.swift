@@ -1,3 +1,4 @@
+import FlagPostgres
 import FlagTestSupport
 import Foundation
 import Testing
@@ -35,11 +36,11 @@ struct FlagServerBinaryTests {
         let text = try String(contentsOf: errors, encoding: .utf8)
         #expect(ended.status == 1)
         #expect(!text.contains("s3cret-pw"))
-        #if Postgres
+        if PostgresConnection.isAvailable {
             #expect(text.contains("the PostgreSQL connection string (--postgres, FLAGSERVER_POSTGRES or \"postgres\")"))
-        #else
+        } else {
             #expect(text.contains("this flagserver was built without PostgreSQL: build it with"))
-        #endif
+        }
     }
 
     @Test func itStartsSaysWhereAndStopsOnSIGTERM() throws {

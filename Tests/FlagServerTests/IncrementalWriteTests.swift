@@ -98,7 +98,7 @@ struct IncrementalWriteTests {
                 name: "s", version: 1, updatedAt: Date(timeIntervalSince1970: 0),
                 cohorts: ["c": items[.cohort("c")]!], flags: ["a": items[.flag("a")]!]))
         for (digest, reported) in [(itemsDigest, false), (legacy, false), (SHA256.hash(document), true)] {
-            let store = InMemoryFlagStore()
+            let store = try SQLiteFlagStore.inMemory()
             try store.createSet(
                 "s", change: VersionChange(items: items.mapValues { .some($0) }), digest: digest,
                 audit: AuditRecord(actor: "t", action: "set.create", time: Date(timeIntervalSince1970: 0)))

@@ -1,10 +1,8 @@
+import FlagPostgres
 import FlagServer
 import FlagTestSupport
 import Foundation
 
-#if Postgres
-    import FlagPostgres
-#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -14,20 +12,15 @@ import Foundation
 /// The stores: every contract test runs against each, so the protocol says nothing only one of them does.
 enum StoreKind: String, CaseIterable, Sendable {
     case sqliteFile
-    case inMemory
-    #if Postgres
-        /// A database of its own on the test cluster (`Tests/postgres/with-postgres`).
-        case postgres
-    #endif
+    /// SQLite in memory (`:memory:`), which the tests that want a fast store use.
+    case sqliteMemory
+    /// A database of its own on the test cluster (`Tests/postgres/with-postgres`).
+    case postgres
 
     /// The stores that can be tested here: PostgreSQL only when a test cluster is configured (the PostgreSQL suite
     /// says how once when it is not).
     static var allCases: [StoreKind] {
-        #if Postgres
-            PostgresTestDatabase.isConfigured ? [.sqliteFile, .inMemory, .postgres] : [.sqliteFile, .inMemory]
-        #else
-            [.sqliteFile, .inMemory]
-        #endif
+        PostgresTestDatabase.isConfigured ? [.sqliteFile, .sqliteMemory, .postgres] : [.sqliteFile, .sqliteMemory]
     }
 
     /// Runs `body` with a new, empty store of this kind, then removes what the store leaves behind: its directory,
@@ -41,156 +34,152 @@ enum StoreKind: String, CaseIterable, Sendable {
     func make(in directory: URL) throws -> any FlagStore {
         switch self {
         case .sqliteFile: return try SQLiteFlagStore(path: directory.appendingPathComponent("flags.sqlite").path)
-        case .inMemory: return InMemoryFlagStore()
-        #if Postgres
-            case .postgres: return try PostgresTestStore()
-        #endif
+        case .sqliteMemory: return try SQLiteFlagStore.inMemory()
+        case .postgres: return try PostgresTestStore()
         }
     }
 }
 
-#if Postgres
-    /// Runs `body` with a database of its own on the test cluster, dropped afterwards.
-    func withPostgresDatabase<T>(_ body: (PostgresTestDatabase) throws -> T) throws -> T {
-        let database = try PostgresTestDatabase()
-        // Best effort, as a temporary directory's removal: the cluster is deleted after the run anyway.
-        defer { try? database.drop() }
-        return try body(database)
-    }
+/// Runs `body` with a database of its own on the test cluster, dropped afterwards.
+func withPostgresDatabase<T>(_ body: (PostgresTestDatabase) throws -> T) throws -> T {
+    let database = try PostgresTestDatabase()
+    // Best effort, as a temporary directory's removal: the cluster is deleted after the run anyway.
+    defer { try? database.drop() }
+    return try body(database)
+}
 
-    /// A `PostgresFlagStore` on a database of its own, dropped when the store is released: the contract tests'
-    /// PostgreSQL store.
-    final class PostgresTestStore: FlagStore {
-        let store: PostgresFlagStore
-        private let database: PostgresTestDatabase
+/// A `PostgresFlagStore` on a database of its own, dropped when the store is released: the contract tests'
+/// PostgreSQL store.
+final class PostgresTestStore: FlagStore {
+    let store: PostgresFlagStore
+    private let database: PostgresTestDatabase
 
-        init() throws {
-            database = try PostgresTestDatabase()
-            do {
-                store = try PostgresFlagStore(info: database.info)
-            } catch {
-                try? database.drop()
-                throw error
-            }
-        }
-
-        deinit {
-            // Best effort, as a temporary directory's removal: the cluster is deleted after the run anyway.
+    init() throws {
+        database = try PostgresTestDatabase()
+        do {
+            store = try PostgresFlagStore(info: database.info)
+        } catch {
             try? database.drop()
-        }
-
-        func sets() throws -> [SetSummary] { try store.sets() }
-
-        func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
-            -> VersionInfo
-        {
-            try store.createSet(name, change: change, digest: digest, audit: audit)
-        }
-
-        func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] { try store.createSets(sets) }
-
-        func append(
-            set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
-            signedPatch: SignedBody?
-        ) throws -> VersionInfo {
-            try store.append(
-                set: set, base: base, change: change, digest: digest, audit: audit, signedPatch: signedPatch)
-        }
-
-        func snapshot(set: String, version: Int?) throws -> Snapshot { try store.snapshot(set: set, version: version) }
-
-        func version(set: String, _ version: Int) throws -> VersionInfo { try store.version(set: set, version) }
-
-        func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
-            try store.history(set: set, subject: subject, limit: limit)
-        }
-
-        func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
-            try store.audit(set: set, filter: filter, limit: limit)
-        }
-
-        func recordAudit(_ record: AuditRecord, set: String?) throws { try store.recordAudit(record, set: set) }
-
-        func tokens() throws -> [StoredToken] { try store.tokens() }
-
-        func addToken(_ token: StoredToken, audit: AuditRecord) throws { try store.addToken(token, audit: audit) }
-
-        func revokeToken(name: String, at: Date, audit: AuditRecord) throws -> Bool {
-            try store.revokeToken(name: name, at: at, audit: audit)
-        }
-
-        func recordTokenUses(_ uses: [String: Date]) throws { try store.recordTokenUses(uses) }
-
-        func deleteSessions(endedBefore before: Date) throws -> Int {
-            try store.deleteSessions(endedBefore: before)
-        }
-
-        func changes(set: String, since base: Int) throws -> SetChanges { try store.changes(set: set, since: base) }
-
-        func tokenRevision() throws -> Int { try store.tokenRevision() }
-
-        func exclusively<T>(_ body: () throws -> T) throws -> T { try store.exclusively(body) }
-
-        var health: StoreHealth { store.health }
-
-        func recordTelemetry(_ batch: TelemetryBatch) throws { try store.recordTelemetry(batch) }
-
-        func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
-            try store.instances(set: set, seenSince: since)
-        }
-
-        func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
-            try store.instance(set: set, id: id, seenSince: since)
-        }
-
-        func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
-            try store.usage(set: set, flag: flag, fromHour: fromHour)
-        }
-
-        func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
-            try store.pruneTelemetry(countsBefore: countsBefore, instancesBefore: instancesBefore)
-        }
-
-        func settings(set: String) throws -> SetSettings { try store.settings(set: set) }
-
-        func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
-            try store.updateSettings(set: set, settings, audit: audit)
-        }
-
-        func signingKeys(set: String) throws -> [StoredSigningKey] { try store.signingKeys(set: set) }
-
-        func updateSigningKeys(
-            set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?,
-            audit: AuditRecord
-        ) throws {
-            try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit)
-        }
-
-        func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
-            try store.signedBody(set: set, version: version, kind)
-        }
-
-        func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
-            try store.keepSignedDocument(set: set, version: version, document)
+            throw error
         }
     }
 
-    /// Runs `body` on `count` threads that start together, and returns when all are done.
-    func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let done = DispatchGroup()
-        let start = DispatchSemaphore(value: 0)
-        for index in 0..<count {
-            done.enter()
-            Thread {
-                start.wait()
-                body(index)
-                done.leave()
-            }.start()
-        }
-        for _ in 0..<count { start.signal() }
-        done.wait()
+    deinit {
+        // Best effort, as a temporary directory's removal: the cluster is deleted after the run anyway.
+        try? database.drop()
     }
-#endif
+
+    func sets() throws -> [SetSummary] { try store.sets() }
+
+    func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+        -> VersionInfo
+    {
+        try store.createSet(name, change: change, digest: digest, audit: audit)
+    }
+
+    func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] { try store.createSets(sets) }
+
+    func append(
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
+        signedPatch: SignedBody?
+    ) throws -> VersionInfo {
+        try store.append(
+            set: set, base: base, change: change, digest: digest, audit: audit, signedPatch: signedPatch)
+    }
+
+    func snapshot(set: String, version: Int?) throws -> Snapshot { try store.snapshot(set: set, version: version) }
+
+    func version(set: String, _ version: Int) throws -> VersionInfo { try store.version(set: set, version) }
+
+    func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
+        try store.history(set: set, subject: subject, limit: limit)
+    }
+
+    func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
+        try store.audit(set: set, filter: filter, limit: limit)
+    }
+
+    func recordAudit(_ record: AuditRecord, set: String?) throws { try store.recordAudit(record, set: set) }
+
+    func tokens() throws -> [StoredToken] { try store.tokens() }
+
+    func addToken(_ token: StoredToken, audit: AuditRecord) throws { try store.addToken(token, audit: audit) }
+
+    func revokeToken(name: String, at: Date, audit: AuditRecord) throws -> Bool {
+        try store.revokeToken(name: name, at: at, audit: audit)
+    }
+
+    func recordTokenUses(_ uses: [String: Date]) throws { try store.recordTokenUses(uses) }
+
+    func deleteSessions(endedBefore before: Date) throws -> Int {
+        try store.deleteSessions(endedBefore: before)
+    }
+
+    func changes(set: String, since base: Int) throws -> SetChanges { try store.changes(set: set, since: base) }
+
+    func tokenRevision() throws -> Int { try store.tokenRevision() }
+
+    func exclusively<T>(_ body: () throws -> T) throws -> T { try store.exclusively(body) }
+
+    var health: StoreHealth { store.health }
+
+    func recordTelemetry(_ batch: TelemetryBatch) throws { try store.recordTelemetry(batch) }
+
+    func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
+        try store.instances(set: set, seenSince: since)
+    }
+
+    func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
+        try store.instance(set: set, id: id, seenSince: since)
+    }
+
+    func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
+        try store.usage(set: set, flag: flag, fromHour: fromHour)
+    }
+
+    func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
+        try store.pruneTelemetry(countsBefore: countsBefore, instancesBefore: instancesBefore)
+    }
+
+    func settings(set: String) throws -> SetSettings { try store.settings(set: set) }
+
+    func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
+        try store.updateSettings(set: set, settings, audit: audit)
+    }
+
+    func signingKeys(set: String) throws -> [StoredSigningKey] { try store.signingKeys(set: set) }
+
+    func updateSigningKeys(
+        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?,
+        audit: AuditRecord
+    ) throws {
+        try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit)
+    }
+
+    func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
+        try store.signedBody(set: set, version: version, kind)
+    }
+
+    func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
+        try store.keepSignedDocument(set: set, version: version, document)
+    }
+}
+
+/// Runs `body` on `count` threads that start together, and returns when all are done.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let done = DispatchGroup()
+    let start = DispatchSemaphore(value: 0)
+    for index in 0..<count {
+        done.enter()
+        Thread {
+            start.wait()
+            body(index)
+            done.leave()
+        }.start()
+    }
+    for _ in 0..<count { start.signal() }
+    done.wait()
+}
 
 /// Fixed times, one per step, so that stored times compare exactly.
 func time(_ step: Int) -> Date {

@@ -1,8 +1,5 @@
+import FlagPostgres
 import Foundation
-
-#if Postgres
-    import FlagPostgres
-#endif
 
 /// The PostgreSQL store of a server: waiting for the database, and listening for the other servers' changes.
 extension ServerBootstrap {
@@ -14,47 +11,41 @@ extension ServerBootstrap {
     static func openPostgres(
         _ conninfo: String, log: @escaping @Sendable (String) -> Void
     ) throws -> (store: any FlagStore, description: String) {
-        #if Postgres
-            let info: PostgresConnectionInfo
+        let info: PostgresConnectionInfo
+        do {
+            info = try PostgresConnectionInfo(conninfo)
+        } catch let error as PostgresError where error.isNotBuilt {
+            throw ConfigurationError(error.message)
+        } catch {
+            throw ConfigurationError(
+                "the PostgreSQL connection string (--postgres, FLAGSERVER_POSTGRES or "
+                    + "\"postgres\") is unusable: \(error)")
+        }
+        var delay = connectBackoff.first
+        var lastSaid = Date.distantPast
+        while true {
             do {
-                info = try PostgresConnectionInfo(conninfo)
-            } catch {
-                throw ConfigurationError(
-                    "the PostgreSQL connection string (--postgres, FLAGSERVER_POSTGRES or "
-                        + "\"postgres\") is unusable: \(error)")
-            }
-            var delay = connectBackoff.first
-            var lastSaid = Date.distantPast
-            while true {
-                do {
-                    let store = try PostgresFlagStore(info: info)
-                    return (store, info.redacted)
-                } catch let error as StoreError where error.isUnavailable {
-                    if Date().timeIntervalSince(lastSaid) >= 1 {
-                        log("waiting for \(info.redacted): \(error.message)")
-                        lastSaid = Date()
-                    }
-                    Thread.sleep(forTimeInterval: delay)
-                    delay = min(delay * 2, connectBackoff.limit)
-                } catch {
-                    throw ConfigurationError("\(error)")
+                let store = try PostgresFlagStore(info: info)
+                return (store, info.redacted)
+            } catch let error as StoreError where error.isUnavailable {
+                if Date().timeIntervalSince(lastSaid) >= 1 {
+                    log("waiting for \(info.redacted): \(error.message)")
+                    lastSaid = Date()
                 }
+                Thread.sleep(forTimeInterval: delay)
+                delay = min(delay * 2, connectBackoff.limit)
+            } catch {
+                throw ConfigurationError("\(error)")
             }
-        #else
-            throw ConfigurationError(withoutPostgres)
-        #endif
+        }
     }
 
     /// Starts listening for the changes other servers make, once the sets and tokens are loaded.
     static func listen(
         _ conninfo: String, service: FlagService, tokens: TokenAuthority, log: @escaping @Sendable (String) -> Void
     ) throws -> ReplicaSync {
-        #if Postgres
-            let sync = ReplicaSync(service: service, tokens: tokens, log: log)
-            PostgresChangeListener.start(info: try PostgresConnectionInfo(conninfo), sync: sync, log: log)
-            return sync
-        #else
-            throw ConfigurationError(withoutPostgres)
-        #endif
+        let sync = ReplicaSync(service: service, tokens: tokens, log: log)
+        PostgresChangeListener.start(info: try PostgresConnectionInfo(conninfo), sync: sync, log: log)
+        return sync
     }
 }

@@ -86,11 +86,6 @@ public struct ServerBootstrap: Sendable {
     /// so it must be as hard to guess as the 256-bit tokens the server makes.
     public static let minimumEnvironmentTokenLength = 32
 
-    /// What a flagserver built without the `Postgres` trait says when asked for PostgreSQL.
-    static let withoutPostgres =
-        "this flagserver was built without PostgreSQL: build it with `swift build -c release --traits Postgres` "
-        + "(needs libpq-dev), or leave out --postgres, FLAGSERVER_POSTGRES and \"postgres\" to keep the SQLite store"
-
     /// Imports every `*.json` document of `directory` (a missing directory imports nothing), in name order, in one
     /// transaction: a crash during the import leaves an empty store, which the next start seeds again. A set is
     /// named by its `set` field or else by its file name.
