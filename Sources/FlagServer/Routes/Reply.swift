@@ -47,6 +47,18 @@ extension Call {
     }
 }
 
+extension Call {
+    /// The version named by `If-Match: "{version}"`, if the header is present (`*` names none).
+    func ifMatch() throws -> Int? {
+        guard let header = request.headers["If-Match"]?.trimmingHTTPSpaces() else { return nil }
+        if header == "*" { return nil }
+        guard let version = RequestInput.entityVersion(header) else {
+            throw ServiceError.badRequest("If-Match must be a version ETag such as \"42\" (with the quotes)")
+        }
+        return version
+    }
+}
+
 extension JSONResponse {
     /// The one adapter from a typed answer to HTTP: the answer's JSON, its status, `ETag` for a version, and the
     /// headers of every JSON answer.
