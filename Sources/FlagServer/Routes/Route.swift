@@ -50,7 +50,7 @@ public enum Route: CaseIterable, Sendable {
         case .ofrepBulk: .raw(API.ofrepBulk, on: .loop) { app, call in try app.ofrepBulk(call) }
         case .ofrepFlag: .raw(API.ofrepFlag, on: .loop) { app, call in try app.ofrepFlag(call) }
         case .telemetry: .raw(API.telemetry, on: .telemetry) { app, call in try app.acceptTelemetry(call) }
-        case .signingKeys: .raw(API.signingKeys) { app, call in try app.signingKeysResponse(call) }
+        case .signingKeys: .answer(API.signingKeys) { app, call, _ in try app.signingKeys(call) }
 
         case .whoami: .answer(API.whoami, on: .loop) { app, call, _ in try app.whoami(call) }
         case .startSession: .answer(API.startSession) { app, call, request in try app.startSession(call, request) }
@@ -71,16 +71,21 @@ public enum Route: CaseIterable, Sendable {
         case .evaluate: .answer(API.evaluate) { app, call, request in try app.evaluate(call, request) }
         // Telemetry's reads run on its queue, not the store's: their cost grows with the instances, and a kill must
         // not wait behind `flagctl --wait` polling them.
-        case .clients: .raw(API.clients, on: .telemetry) { app, call in try app.clientsResponse(call) }
-        case .usage: .raw(API.usage, on: .telemetry) { app, call in try app.usageResponse(call) }
-        case .propagation: .raw(API.propagation, on: .telemetry) { app, call in try app.propagationResponse(call) }
-        case .getSettings: .raw(API.getSettings) { app, call in try app.settingsResponse(call) }
-        case .putSettings: .raw(API.putSettings) { app, call in try app.updateSettings(call) }
-        case .rotateSigningKey: .raw(API.rotateSigningKey) { app, call in try app.rotateSigningKey(call) }
+        case .clients: .answer(API.clients, on: .telemetry) { app, call, query in try app.clients(call, query) }
+        case .usage: .answer(API.usage, on: .telemetry) { app, call, query in try app.usage(call, query) }
+        case .propagation: .answer(API.propagation, on: .telemetry) { app, call, _ in try app.propagation(call) }
+        case .getSettings: .answer(API.getSettings) { app, call, _ in try app.settings(call) }
+        case .putSettings: .answer(API.putSettings) { app, call, request in try app.updateSettings(call, request) }
+        case .rotateSigningKey:
+            .answer(API.rotateSigningKey) { app, call, request in try app.rotateSigningKey(call, request) }
         case .activateSigningKey:
-            .raw(API.activateSigningKey) { app, call in try app.changeSigningKey(call, activate: true) }
+            .answer(API.activateSigningKey) { app, call, request in
+                try app.changeSigningKey(call, request, activate: true)
+            }
         case .retireSigningKey:
-            .raw(API.retireSigningKey) { app, call in try app.changeSigningKey(call, activate: false) }
+            .answer(API.retireSigningKey) { app, call, request in
+                try app.changeSigningKey(call, request, activate: false)
+            }
 
         case .listFlags: .answer(API.listFlags) { app, call, query in try app.listFlags(call, query) }
         case .getFlag: .answer(API.getFlag) { app, call, _ in try app.getFlag(call) }
