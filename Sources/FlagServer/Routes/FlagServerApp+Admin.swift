@@ -24,10 +24,6 @@ extension FlagServerApp {
         Reply(result.answer(naming: item), status: status, version: result.state.version)
     }
 
-    func mutationResponse(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) throws -> HTTPResponse {
-        try JSONResponse.answer(mutationReply(result, status: status, item: item))
-    }
-
     /// `GET /v1/admin/sets`: the sets the caller may access, each with its size, its stale flags (expired and not
     /// archived) and who made its last change.
     func listSets(_ call: Call) throws -> Reply<SetList> {
