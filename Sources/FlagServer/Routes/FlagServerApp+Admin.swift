@@ -13,10 +13,9 @@ extension FlagServerApp {
 
     /// `POST …/rollback`: a new version whose content is that of `version`.
     func rollback(_ call: Call, _ request: RollbackRequest) throws -> Reply<MutationResult> {
-        let note = ChangeNote(
-            actor: call.actor, action: "set.rollback", subject: "v\(request.version)", reason: request.reason,
-            allowIncompatible: request.allowIncompatible ?? false)
-        return mutationReply(try service.rollback(call.set, to: request.version, ifMatch: try call.ifMatch(), note: note))
+        let note = note(call, request, "set.rollback", subject: "v\(request.version)")
+        return mutationReply(
+            try service.rollback(call.set, to: request.version, ifMatch: try call.ifMatch(), note: note))
     }
 
     /// The mutation response (`MutationResult`), with the version's `ETag`; `item` names the flag or cohort written.

@@ -111,10 +111,8 @@ extension FlagServerApp {
         _ call: Call, _ request: some MutationRequest, action: String, _ change: (inout Flag) throws -> Void
     ) throws -> Reply<MutationResult> {
         let (set, key) = (call.set, call.key)
-        let result = try service.mutateFlag(set, key, ifMatch: try call.ifMatch(), note: note(call, request, action))
-        { flag in
-            try change(&flag)
-        }
+        let written = note(call, request, action)
+        let result = try service.mutateFlag(set, key, ifMatch: try call.ifMatch(), note: written) { try change(&$0) }
         return mutationReply(result, item: .flag(key))
     }
 
@@ -239,7 +237,8 @@ extension FlagServerApp {
 
     /// `value`, or `text` read as a value of `type` (`FlagType.value(fromText:)`), so that a client such as flagctl
     /// need not fetch the flag to learn its type; 400 without either, or with both.
-    static func requireValue(_ value: RawJSON?, _ text: String?, _ name: String, of type: FlagType) throws -> JSONValue {
+    static func requireValue(_ value: RawJSON?, _ text: String?, _ name: String, of type: FlagType) throws -> JSONValue
+    {
         let textName = name + "Text"
         switch (value, text) {
         case (nil, nil):
