@@ -38,12 +38,14 @@ public enum Route: CaseIterable, Sendable {
     /// The route's endpoint, where it runs, whether it answers `HEAD`, and its handler.
     var spec: RouteSpec {
         switch self {
+        // Raw: Prometheus text, the dashboard's files, and a health answer on the loop that must answer HEAD.
         case .health: .raw(API.health, on: .loop, head: true) { app, _ in app.health() }
         case .metrics: .raw(API.metrics, on: .loop) { app, _ in app.metricsResponse() }
         case .dashboard: .raw(API.dashboard, on: .loop, head: true) { app, call in app.dashboardFile(call, "") }
         case .dashboardFile:
             .raw(API.dashboardFile, on: .loop, head: true) { app, call in app.dashboardFile(call, call.name) }
 
+        // Raw: documents with their signature, streams, long-polls, OFREP's own shapes, and telemetry's 204.
         case .document: .raw(API.document, on: .loop, head: true) { app, call in try app.currentDocument(call) }
         case .stream: .raw(API.stream, on: .loop) { app, call in try app.openStream(call) }
         case .oldVersion: .raw(API.oldVersion, on: .store, head: true) { app, call in try app.oldVersion(call) }
@@ -61,6 +63,7 @@ public enum Route: CaseIterable, Sendable {
         case .audit: .answer(API.audit) { app, call, query in try app.audit(call, set: nil, query) }
         case .listSets: .answer(API.listSets) { app, call, _ in try app.listSets(call) }
         case .createSet: .answer(API.createSet) { app, call, request in try app.createSet(call, request) }
+        // Raw: the set's document in FlagCore's format, with its ETag and signature, not the admin JSON.
         case .exportSet: .raw(API.exportSet) { app, call in try app.exportSet(call) }
         // A dry run is a viewer's; the handler asks for an editor when the import writes.
         case .importSet: .answer(API.importSet) { app, call, request in try app.importSet(call, request) }
@@ -204,7 +207,8 @@ struct RouteSpec: Sendable {
     /// Checked with the access, before the handler runs (`FlagServerApp.confirmPerson`).
     var reauthenticatesSessions: Bool { endpoint.confirmsPerson }
 
-    /// A route whose handler writes its own response: documents, streams, OFREP, the dashboard's files.
+    /// A route whose handler writes its own response: documents, streams, OFREP, telemetry reports, the dashboard's
+    /// files, health and metrics. Every answer of the admin API goes through `answer(_:on:_:)` instead.
     static func raw<Request, Answer>(
         _ endpoint: Endpoint<Request, Answer>, on executor: Executor = .store, head: Bool = false,
         _ handler: @escaping Handler
