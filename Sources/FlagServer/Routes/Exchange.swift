@@ -93,22 +93,6 @@ enum JSONResponse {
         }
     }
 
-    /// `{"name": [...]}`: one object per element, its members written by `write`.
-    static func list<Element>(
-        _ name: String, _ elements: [Element], capacity: Int, _ write: (inout JSONWriter, Element) -> Void
-    ) -> HTTPResponse {
-        object(capacity: capacity * elements.count + 32) { writer in
-            writer.key(name)
-            writer.beginArray()
-            for element in elements {
-                writer.beginObject()
-                write(&writer, element)
-                writer.endObject()
-            }
-            writer.endArray()
-        }
-    }
-
     /// The error body of SPEC §4: `{"error":{"code","message","path"}}`, plus `subject` when the error is about a
     /// thing (FlagAPI's `ErrorSubject`), `problems` for a 422 and `currentVersion` for a 409.
     static func error(_ error: ServiceError) -> HTTPResponse {
@@ -163,12 +147,5 @@ extension JSONWriter {
     mutating func member(_ name: String, _ value: Int) {
         key(name)
         int(value)
-    }
-
-    /// Writes `"name": "ISO-8601"` for an optional date.
-    mutating func member(_ name: String, _ date: Date?) {
-        guard let date else { return }
-        key(name)
-        string(ISO8601.format(date))
     }
 }

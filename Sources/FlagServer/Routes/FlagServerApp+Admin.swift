@@ -12,71 +12,62 @@ extension FlagServerApp {
     }
 
     /// `POST …/rollback`: a new version whose content is that of `version`.
-    func rollback(_ call: Call) throws -> HTTPResponse {
-        let input = try RequestInput(call.request)
-        guard let version = try input.int("version") else {
-            throw ServiceError.badRequest("\"version\" is required", path: "version")
-        }
-        let note = ChangeNote(
-            actor: call.actor, action: "set.rollback", subject: "v\(version)", reason: try input.reason(),
-            allowIncompatible: try input.allowsIncompatible())
-        return try mutationResponse(
-            try service.rollback(call.set, to: version, ifMatch: try input.ifMatch(), note: note))
+    func rollback(_ call: Call, _ request: RollbackRequest) throws -> Reply<MutationResult> {
+        let note = note(call, request, "set.rollback", subject: "v\(request.version)")
+        return mutationReply(
+            try service.rollback(call.set, to: request.version, ifMatch: try call.ifMatch(), note: note))
     }
 
     /// The mutation response (`MutationResult`), with the version's `ETag`; `item` names the flag or cohort written.
-    func mutationResponse(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) throws -> HTTPResponse {
-        try JSONResponse.answer(Reply(result.answer(naming: item), status: status, version: result.state.version))
+    func mutationReply(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) -> Reply<MutationResult> {
+        Reply(result.answer(naming: item), status: status, version: result.state.version)
     }
 
     /// `GET /v1/admin/sets`: the sets the caller may access, each with its size, its stale flags (expired and not
     /// archived) and who made its last change.
-    func listSets(_ call: Call) throws -> HTTPResponse {
+    func listSets(_ call: Call) throws -> Reply<SetList> {
         let caller = try adminCaller(call)
         let now = clock.now()
-        let states = service.states().filter { caller.mayAccess($0.name) }
-        let lastChanges = try states.map { try service.history($0.name, subject: nil, limit: 1).first }
-        return JSONResponse.list("sets", Array(zip(states, lastChanges)), capacity: 256) { writer, entry in
-            let (state, last) = entry
-            writer.member("name", state.name)
-            writer.member("version", state.version)
-            writer.member("updatedAt", state.updatedAt)
-            writer.member("flags", state.compiled.flagCount)
-            writer.member("cohorts", state.cohortCount)
-            writer.member("stale", state.compiled.readableFlags.count { $0.isStale(at: now) })
-            if let last {
-                writer.key("lastChange")
-                writer.beginObject()
-                writer.member("time", last.audit.time)
-                Self.writeAuditMembers(last.audit, to: &writer)
-                writer.member("version", last.version)
-                writer.endObject()
+        let sets = try service.states().filter { caller.mayAccess($0.name) }.map { state in
+            let last = try service.history(state.name, subject: nil, limit: 1).first.map { last in
+                LastChange(
+                    time: last.audit.time, actor: last.audit.actor, action: last.audit.action,
+                    subject: last.audit.subject, reason: last.audit.reason, version: last.version)
             }
+            guard let updatedAt = state.updatedAt else {
+                throw ServiceError.corrupt(
+                    "flag set \"\(state.name)\" v\(state.version) has no updatedAt, which every version the server "
+                        + "writes has; restore the store from a backup")
+            }
+            return FlagAPI.SetSummary(
+                name: state.name, version: state.version, updatedAt: updatedAt, flags: state.compiled.flagCount,
+                cohorts: state.cohortCount, stale: state.compiled.readableFlags.count { $0.isStale(at: now) },
+                lastChange: last)
         }
+        return Reply(SetList(sets: sets))
     }
 
-    func createSet(_ call: Call) throws -> HTTPResponse {
-        let (input, raw) = try RequestInput.reading(call.request, rawMember: "document")
-        let name = try input.requireString("name")
-        let document = try raw.map { try Self.decodeDocument(raw: $0) }
+    /// `POST /v1/admin/sets`: a new set, empty or made from `document`.
+    func createSet(_ call: Call, _ request: CreateSetRequest) throws -> Reply<MutationResult> {
+        let name = request.name
+        guard !name.isEmpty else { throw ServiceError.badRequest("\"name\" is required", path: "name") }
+        let document = try request.document.map { try Self.decodeDocument(raw: $0.bytes) }
         let state = try service.createSet(
             name, from: document,
-            note: ChangeNote(actor: call.actor, action: "set.create", subject: name, reason: try input.reason()))
-        return try mutationResponse(.created(state), status: 201)
+            note: ChangeNote(actor: call.actor, action: "set.create", subject: name, reason: request.reason))
+        return mutationReply(.created(state), status: 201)
     }
 
     /// `PUT /v1/admin/sets/{set}`: replaces every flag and cohort with those of `document` (creating the set if
     /// needed); with `dryRun` only validates. Either way the answer lists what changes, each item before and after,
     /// so that a client shows the diff without fetching the set.
-    func importSet(_ call: Call) throws -> HTTPResponse {
+    func importSet(_ call: Call, _ request: ImportRequest) throws -> Reply<ImportAnswer> {
         let set = call.set
-        let (input, raw) = try RequestInput.reading(call.request, rawMember: "document")
-        guard let raw else { throw ServiceError.badRequest("\"document\" is required", path: "document") }
-        let document = try Self.decodeDocument(raw: raw)
+        let document = try Self.decodeDocument(raw: request.document.bytes)
         let note = ChangeNote(
-            actor: call.actor, action: "set.import", subject: set, reason: try input.reason(),
-            allowIncompatible: try input.allowsIncompatible())
-        if try input.bool("dryRun") == true {
+            actor: call.actor, action: "set.import", subject: set, reason: request.reason,
+            allowIncompatible: request.allowIncompatible ?? false)
+        if request.dryRun == true {
             return try dryRun(set: set, document: document)
         }
         let caller = try adminCaller(call)
@@ -97,18 +88,17 @@ extension FlagServerApp {
             }
             result = .created(try service.createSet(set, from: document, note: note))
         } else {
-            result = try service.replace(set, with: document, ifMatch: try input.ifMatch(), note: note)
+            result = try service.replace(set, with: document, ifMatch: try call.ifMatch(), note: note)
         }
         let written = result.answer()
         let answer = ImportAnswer(
             set: written.set, version: written.version, changed: written.changed,
             warnings: written.warnings.isEmpty ? nil : written.warnings,
             changes: Self.changes(result.changed, before: result.previous?.bytes(of:), after: result.state.bytes(of:)))
-        return try JSONResponse.answer(
-            Reply(answer, status: result.previous == nil ? 201 : 200, version: result.state.version))
+        return Reply(answer, status: result.previous == nil ? 201 : 200, version: result.state.version)
     }
 
-    private func dryRun(set: String, document: FlagSet) throws -> HTTPResponse {
+    private func dryRun(set: String, document: FlagSet) throws -> Reply<ImportAnswer> {
         var candidate = document
         candidate.name = set
         let problems = CompiledFlagSet(candidate).problems
@@ -124,7 +114,7 @@ extension FlagServerApp {
         let answer = ImportAnswer(
             set: set, version: current?.version ?? 0, dryRun: true, flags: fates[.flag], cohorts: fates[.cohort],
             changes: Self.changes(change.keys.sorted(), before: current?.bytes(of:), after: { after[$0] }))
-        return try JSONResponse.answer(Reply(answer))
+        return Reply(answer)
     }
 
     /// Each changed item as it was and as it is (`null` where it does not exist).
@@ -161,150 +151,96 @@ extension FlagServerApp {
         return document
     }
 
-    private func listLimit(_ input: RequestInput) throws -> Int {
-        let limit = try input.int("limit") ?? 100
+    private func listLimit(_ asked: Int?) throws -> Int {
+        let limit = asked ?? 100
         guard limit >= 1 else { throw ServiceError.badRequest("limit must be at least 1", path: "limit") }
         return min(limit, settings.maxListLimit)
     }
 
-    func historyResponse(_ call: Call) throws -> HTTPResponse {
-        let set = call.set
-        let input = try RequestInput(call.request)
-        let versions = try service.history(set, subject: try input.string("key"), limit: try listLimit(input))
-        return JSONResponse.object(capacity: 256 * versions.count + 64) { writer in
-            writer.member("set", set)
-            writer.key("versions")
-            writer.beginArray()
-            for info in versions {
-                writer.beginObject()
-                writer.member("version", info.version)
-                writer.member("createdAt", info.createdAt)
-                Self.writeAuditMembers(info.audit, to: &writer)
-                writer.key("changed")
-                writer.beginArray()
-                for item in info.changed {
-                    writer.beginObject()
-                    writer.member("kind", item.kind.rawValue)
-                    writer.member("key", item.key)
-                    writer.endObject()
-                }
-                writer.endArray()
-                writer.endObject()
-            }
-            writer.endArray()
+    /// `GET …/history?key=&limit=`: the set's versions, newest first, each with who made it and what it changed.
+    func history(_ call: Call, _ query: HistoryQuery) throws -> Reply<History> {
+        let versions = try service.history(call.set, subject: query.key, limit: try listLimit(query.limit))
+        let entries = versions.map { info in
+            HistoryEntry(
+                version: info.version, createdAt: info.createdAt, actor: info.audit.actor, action: info.audit.action,
+                subject: info.audit.subject, reason: info.audit.reason,
+                changed: info.changed.map { ChangedItem(kind: $0.kind.rawValue, key: $0.key) })
         }
+        return Reply(History(set: call.set, versions: entries))
     }
 
     /// `GET …/diff?from=V1&to=V2`: what changed between two versions of the set; `?with=OTHER`: how the current
     /// versions of this set (`before`) and of set OTHER (`after`) differ, for comparing staging with prod.
-    func diffResponse(_ call: Call) throws -> HTTPResponse {
+    func diff(_ call: Call, _ query: DiffQuery) throws -> Reply<DiffAnswer> {
         let set = call.set
-        let input = try RequestInput(call.request)
-        if let other = try input.string("with") {
+        if let other = query.with {
             if case .admin(let caller)? = call.principal, !caller.mayAccess(other) {
                 throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(other)\"")
             }
-            let diffs = try service.diff(set, with: other)
-            return JSONResponse.object(capacity: 1024) { writer in
-                writer.member("set", set)
-                writer.member("with", other)
-                Self.writeDiffs(diffs, to: &writer)
-            }
+            let (flags, cohorts) = Self.itemDiffs(try service.diff(set, with: other))
+            return Reply(DiffAnswer(set: set, with: other, flags: flags, cohorts: cohorts))
         }
-        guard let from = try input.int("from") else {
+        guard let from = query.from else {
             throw ServiceError.badRequest("\"from\" (or \"with\") is required", path: "from")
         }
-        guard let to = try input.int("to") else { throw ServiceError.badRequest("\"to\" is required", path: "to") }
-        let diffs = try service.diff(set, from: from, to: to)
-        return JSONResponse.object(capacity: 1024) { writer in
-            writer.member("set", set)
-            writer.member("from", from)
-            writer.member("to", to)
-            Self.writeDiffs(diffs, to: &writer)
-        }
+        guard let to = query.to else { throw ServiceError.badRequest("\"to\" is required", path: "to") }
+        let (flags, cohorts) = Self.itemDiffs(try service.diff(set, from: from, to: to))
+        return Reply(DiffAnswer(set: set, from: from, to: to, flags: flags, cohorts: cohorts))
     }
 
-    /// `"flags": [{"key","before","after"}], "cohorts": [{"key","before","after"}]`.
-    static func writeDiffs(_ diffs: [ItemDiff], to writer: inout JSONWriter) {
-        for (field, kind) in [("flags", ItemKind.flag), ("cohorts", ItemKind.cohort)] {
-            writer.key(field)
-            writer.beginArray()
-            for diff in diffs where diff.item.kind == kind {
-                writer.beginObject()
-                writer.member("key", diff.item.key)
-                writer.key("before")
-                if let before = diff.before { writer.raw(before) } else { writer.null() }
-                writer.key("after")
-                if let after = diff.after { writer.raw(after) } else { writer.null() }
-                writer.endObject()
+    /// The diffs of flags and of cohorts, each item before and after (`null` where it does not exist).
+    static func itemDiffs(_ diffs: [ItemDiff]) -> (flags: [FlagAPI.ItemDiff], cohorts: [FlagAPI.ItemDiff]) {
+        func of(_ kind: ItemKind) -> [FlagAPI.ItemDiff] {
+            diffs.filter { $0.item.kind == kind }.map { diff in
+                FlagAPI.ItemDiff(
+                    key: diff.item.key, before: diff.before.map(RawJSON.init(bytes:)),
+                    after: diff.after.map(RawJSON.init(bytes:)))
             }
-            writer.endArray()
         }
+        return (of(.flag), of(.cohort))
     }
 
     /// The audit records of one set, or of every set (`?set=` may name one), newest first, filtered by `actor`,
     /// `subject` and a time range (`since`, `until`). A token limited to sets sees only their records.
-    func auditResponse(_ call: Call, set: String?) throws -> HTTPResponse {
+    func audit(_ call: Call, set: String?, _ query: AuditQuery) throws -> Reply<AuditList> {
         let caller = try adminCaller(call)
-        let input = try RequestInput(call.request)
-        let named = try set ?? input.string("set")
+        let named = set ?? query.set
         if let named, !caller.mayAccess(named) {
             throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(named)\"")
         }
         let filter = AuditFilter(
-            actor: try input.string("actor"), subject: try input.string("subject"), since: try input.date("since"),
-            until: try input.date("until"), sets: named == nil ? caller.sets : nil)
-        let records = try service.audit(named, filter: filter, limit: try listLimit(input))
-        return JSONResponse.list("records", records, capacity: 192) { writer, record in
-            writer.member("time", record.time)
-            Self.writeAuditMembers(record, to: &writer)
-            if let version = record.version { writer.member("version", version) }
-        }
-    }
-
-    static func writeAuditMembers(_ record: AuditRecord, to writer: inout JSONWriter) {
-        writer.member("actor", record.actor)
-        writer.member("action", record.action)
-        writer.member("subject", record.subject)
-        writer.member("reason", record.reason)
+            actor: query.actor, subject: query.subject, since: query.since, until: query.until,
+            sets: named == nil ? caller.sets : nil)
+        let records = try service.audit(named, filter: filter, limit: try listLimit(query.limit))
+        return Reply(
+            AuditList(
+                records: records.map {
+                    AuditEntry(
+                        time: $0.time, actor: $0.actor, action: $0.action, subject: $0.subject, reason: $0.reason,
+                        version: $0.version)
+                }))
     }
 
     /// `POST …/evaluate`: evaluates one flag for a context at the current (or a given) time, with every step.
-    func evaluateResponse(_ call: Call) throws -> HTTPResponse {
+    func evaluate(_ call: Call, _ request: EvaluateRequest) throws -> Reply<EvaluationAnswer> {
         let state = try requireState(call)
-        let input = try RequestInput(call.request)
-        let key = try input.requireString("key")
-        let unit = try input.string("unitID") ?? input.requireString("unit")
-        var attributes: [String: String] = [:]
-        switch input.value("attributes") {
-        case .object(let members)?:
-            for (name, value) in members {
-                guard case .string(let text) = value else {
-                    throw ServiceError.badRequest("attribute values are strings", path: "attributes.\(name)")
-                }
-                attributes[name] = text
-            }
-        case nil, .null?: break
-        case .some: throw ServiceError.badRequest("\"attributes\" must be an object of strings", path: "attributes")
+        let key = request.key
+        guard !key.isEmpty else { throw ServiceError.badRequest("\"key\" is required", path: "key") }
+        let unit: String
+        if let unitID = request.unitID {
+            unit = unitID
+        } else if let named = request.unit, !named.isEmpty {
+            unit = named
+        } else {
+            throw ServiceError.badRequest("\"unit\" is required", path: "unit")
         }
-        let at = try input.date("at") ?? clock.now()
+        let at = request.at ?? clock.now()
         let (detail, steps) = state.compiled.explain(
-            key, context: EvaluationContext(unitID: unit, attributes: attributes), at: at)
-        return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
-            writer.member("key", key)
-            writer.member("unit", unit)
-            writer.key("value")
-            writer.value(detail.value)
-            writer.member("reason", detail.reason.rawValue)
-            writer.member("variant", detail.variant)
-            writer.member("errorCode", detail.errorCode?.rawValue)
-            writer.member("errorMessage", detail.errorMessage)
-            writer.member("version", detail.version ?? state.version)
-            writer.member("at", at)
-            writer.key("steps")
-            writer.beginArray()
-            for step in steps { writer.string(step) }
-            writer.endArray()
-        }
+            key, context: EvaluationContext(unitID: unit, attributes: request.attributes ?? [:]), at: at)
+        let answer = EvaluationAnswer(
+            key: key, unit: unit, value: RawJSON(bytes: detail.value.canonicalBytes), reason: detail.reason.rawValue,
+            variant: detail.variant, errorCode: detail.errorCode?.rawValue, errorMessage: detail.errorMessage,
+            version: detail.version ?? state.version, at: at, steps: steps)
+        return Reply(answer, version: state.version)
     }
 }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagHTTP
 import Foundation
@@ -5,40 +6,40 @@ import Foundation
 /// `/v1/admin/sets/{set}/flags/...`: read, replace and delete flags, and the one-purpose actions on a flag.
 extension FlagServerApp {
     /// `POST …/kill` and `…/restore`.
-    func setKilled(_ call: Call, _ killed: Bool) throws -> HTTPResponse {
-        try mutateFlag(call, action: killed ? "flag.kill" : "flag.restore") { flag, _ in flag.killed = killed }
+    func setKilled(_ call: Call, _ request: ChangeRequest, _ killed: Bool) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: killed ? "flag.kill" : "flag.restore") { flag in flag.killed = killed }
     }
 
     /// `POST …/archive` and `…/unarchive`.
-    func setArchived(_ call: Call, _ archived: Bool) throws -> HTTPResponse {
-        try mutateFlag(call, action: archived ? "flag.archive" : "flag.unarchive") { flag, _ in
+    func setArchived(_ call: Call, _ request: ChangeRequest, _ archived: Bool) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: archived ? "flag.archive" : "flag.unarchive") { flag in
             flag.archived = archived
         }
     }
 
     /// `POST` or `PUT …/default`: `{"value"}`.
-    func setDefault(_ call: Call) throws -> HTTPResponse {
-        try mutateFlag(call, action: "flag.default") { flag, input in
-            flag.defaultValue = try Self.requireValue(input, "value", of: flag.type)
+    func setDefault(_ call: Call, _ request: DefaultRequest) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: "flag.default") { flag in
+            flag.defaultValue = try Self.requireValue(request.value, request.valueText, "value", of: flag.type)
         }
     }
 
     /// `POST …/expire`: `{"keep", "at"?}`, at the current second when `at` is not given.
-    func expire(_ call: Call) throws -> HTTPResponse {
-        try mutateFlag(call, action: "flag.expire") { [clock] flag, input in
-            flag.expiredValue = try Self.requireValue(input, "keep", of: flag.type)
+    func expire(_ call: Call, _ request: ExpireRequest) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: "flag.expire") { [clock] flag in
+            flag.expiredValue = try Self.requireValue(request.keep, request.keepText, "keep", of: flag.type)
             flag.expiresAt =
-                try input.date("at") ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+                request.at ?? Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
         }
     }
 
     /// `POST …/overrides`: `{"unit"|"cohort", "value", "until"|"for"?}`, replacing an override of the same target.
-    func addOverride(_ call: Call) throws -> HTTPResponse {
-        try mutateFlag(call, action: "flag.override.add") { [clock] flag, input in
-            let target = try Self.overrideTarget(input)
-            let value = try Self.requireValue(input, "value", of: flag.type)
-            var until = try input.date("until")
-            if until == nil, let seconds = try input.duration("for") {
+    func addOverride(_ call: Call, _ request: OverrideRequest) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: "flag.override.add") { [clock] flag in
+            let target = try Self.overrideTarget(unit: request.unit, cohort: request.cohort)
+            let value = try Self.requireValue(request.value, request.valueText, "value", of: flag.type)
+            var until = request.until
+            if until == nil, let seconds = try Self.duration(request.for, "for") {
                 until = Date(
                     timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(seconds)).rounded(.down))
             }
@@ -48,10 +49,10 @@ extension FlagServerApp {
     }
 
     /// `DELETE …/overrides?unit=…|cohort=…`.
-    func removeOverride(_ call: Call) throws -> HTTPResponse {
+    func removeOverride(_ call: Call, _ request: RemoveOverrideRequest) throws -> Reply<MutationResult> {
         let key = call.key
-        return try mutateFlag(call, action: "flag.override.remove") { flag, input in
-            let target = try Self.overrideTarget(input)
+        return try mutateFlag(call, request, action: "flag.override.remove") { flag in
+            let target = try Self.overrideTarget(unit: request.unit, cohort: request.cohort)
             guard flag.overrides.contains(where: { $0.target == target }) else {
                 throw ServiceError.notFound(
                     "flag \"\(key)\" has no such override", path: "flags.\(key).overrides", subject: .override)
@@ -61,21 +62,21 @@ extension FlagServerApp {
     }
 
     /// `PUT` or `POST …/rollout`.
-    func setRollout(_ call: Call) throws -> HTTPResponse {
-        try mutateFlag(call, action: "flag.rollout.set") { [clock] flag, input in
-            flag.rollout = try Self.rollout(from: input, type: flag.type, now: clock.now())
+    func setRollout(_ call: Call, _ request: RolloutRequest) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: "flag.rollout.set") { [clock] flag in
+            flag.rollout = try Self.rollout(from: request, type: flag.type, now: clock.now())
         }
     }
 
     /// `DELETE …/rollout`.
-    func removeRollout(_ call: Call) throws -> HTTPResponse {
-        try mutateFlag(call, action: "flag.rollout.remove") { flag, _ in flag.rollout = nil }
+    func removeRollout(_ call: Call, _ request: ChangeRequest) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: "flag.rollout.remove") { flag in flag.rollout = nil }
     }
 
     /// `POST …/rollout/pause` and `…/rollout/resume`, at the current second.
-    func pauseRollout(_ call: Call, _ pause: Bool) throws -> HTTPResponse {
+    func pauseRollout(_ call: Call, _ request: ChangeRequest, _ pause: Bool) throws -> Reply<MutationResult> {
         let key = call.key
-        return try mutateFlag(call, action: "flag.rollout.\(pause ? "pause" : "resume")") { [clock] flag, _ in
+        return try mutateFlag(call, request, action: "flag.rollout.\(pause ? "pause" : "resume")") { [clock] flag in
             guard let rollout = flag.rollout else {
                 throw ServiceError.notFound(
                     "flag \"\(key)\" has no rollout", path: "flags.\(key).rollout", subject: .rollout)
@@ -86,19 +87,17 @@ extension FlagServerApp {
     }
 
     /// `POST …/rules`: `{"rule"}`, appended after the flag's rules.
-    func addRule(_ call: Call) throws -> HTTPResponse {
-        try mutateFlag(call, action: "flag.rule.add") { flag, input in
-            guard let rule = input.value("rule") else {
-                throw ServiceError.badRequest("\"rule\" is required", path: "rule")
-            }
+    func addRule(_ call: Call, _ request: RuleRequest) throws -> Reply<MutationResult> {
+        let rule = try Self.parse(request.rule, "rule")
+        return try mutateFlag(call, request, action: "flag.rule.add") { flag in
             flag = try Self.flag(flag, appendingRule: rule)
         }
     }
 
     /// `DELETE …/rules/{name}`.
-    func removeRule(_ call: Call) throws -> HTTPResponse {
+    func removeRule(_ call: Call, _ request: ChangeRequest) throws -> Reply<MutationResult> {
         let (key, name) = (call.key, call.name)
-        return try mutateFlag(call, action: "flag.rule.remove") { flag, _ in
+        return try mutateFlag(call, request, action: "flag.rule.remove") { flag in
             guard flag.rules.contains(where: { $0.name == name }) else {
                 throw ServiceError.notFound(
                     "flag \"\(key)\" has no rule \"\(name)\"", path: "flags.\(key).rules", subject: .rule)
@@ -109,57 +108,58 @@ extension FlagServerApp {
 
     /// Runs `change` on one existing flag of the set as a versioned write, answering with the flag after it.
     func mutateFlag(
-        _ call: Call, action: String, _ change: (inout Flag, RequestInput) throws -> Void
-    ) throws -> HTTPResponse {
+        _ call: Call, _ request: some MutationRequest, action: String, _ change: (inout Flag) throws -> Void
+    ) throws -> Reply<MutationResult> {
         let (set, key) = (call.set, call.key)
-        let input = try RequestInput(call.request)
-        let note = ChangeNote(
-            actor: call.actor, action: action, subject: key, reason: try input.reason(),
-            allowIncompatible: try input.allowsIncompatible())
-        let result = try service.mutateFlag(set, key, ifMatch: try input.ifMatch(), note: note) { flag in
-            try change(&flag, input)
-        }
-        return try mutationResponse(result, item: .flag(key))
+        let written = note(call, request, action)
+        let result = try service.mutateFlag(set, key, ifMatch: try call.ifMatch(), note: written) { try change(&$0) }
+        return mutationReply(result, item: .flag(key))
+    }
+
+    /// The audit note of a write: the caller, `action` on the path's flag, cohort or key, the request's reason and
+    /// whether it allows what active clients cannot evaluate.
+    func note(_ call: Call, _ request: some MutationRequest, _ action: String, subject: String? = nil) -> ChangeNote {
+        ChangeNote(
+            actor: call.actor, action: action, subject: subject ?? call.key, reason: request.reason,
+            allowIncompatible: request.allowIncompatible ?? false)
     }
 
     /// `PUT …/flags/{key}`: creates or replaces a flag; a new flag's expiry defaults to its kind's lifetime.
-    func putFlag(_ call: Call) throws -> HTTPResponse {
+    func putFlag(_ call: Call, _ request: PutFlagRequest) throws -> Reply<MutationResult> {
         let key = call.key
-        let (input, value) = try itemBody(call, .flag(key))
-        var flag = try Self.decodeFlag(value, key: key)
+        try Self.checkName(.flag(key))
+        var flag = try Self.decodeFlag(try Self.parse(request.flag, "flag"), key: key)
         let existed = try requireState(call).bytes(of: .flag(key)) != nil
         // SPEC §1: a kind's lifetime sets the default expiry of a new flag (release 42 days, experiment 90).
         if !existed, flag.expiresAt == nil, let days = flag.kind.lifetimeDays {
             flag.expiresAt = Date(
                 timeIntervalSince1970: (clock.now().timeIntervalSince1970 + Double(days) * 86_400).rounded(.down))
         }
-        return try writeItem(call, .flag(key), input: input, existed: existed, .flag(flag))
+        return try writeItem(call, request, .flag(key), existed: existed, .flag(flag))
     }
 
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
-    func deleteItem(_ call: Call, _ item: ItemKey) throws -> HTTPResponse {
+    func deleteItem(_ call: Call, _ request: ChangeRequest, _ item: ItemKey) throws -> Reply<MutationResult> {
         let set = call.set
-        let input = try RequestInput(call.request)
         let note = ChangeNote(
-            actor: call.actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: try input.reason())
-        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { current in
+            actor: call.actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: request.reason)
+        let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
             guard current.bytes(of: item) != nil else { throw Self.noItem(item, set) }
             switch item.kind {
             case .flag: return SetEdit(flags: [item.key: nil])
             case .cohort: return SetEdit(cohorts: [item.key: nil])
             }
         }
-        return try mutationResponse(result)
+        return mutationReply(result)
     }
 
     /// `POST …/flags/{key}/promote`: `{"from", "withCohorts"?}`. The flag's configuration in set `from` becomes
     /// its configuration here, as one version. The cohorts it uses must exist here: 422 naming those that do not,
     /// unless `withCohorts` copies them too (with the cohorts they name through `in_cohort`); the cohorts that do
     /// exist are left as they are.
-    func promote(_ call: Call) throws -> HTTPResponse {
-        let (set, key) = (call.set, call.key)
-        let input = try RequestInput(call.request)
-        let from = try input.requireString("from")
+    func promote(_ call: Call, _ request: PromoteRequest) throws -> Reply<MutationResult> {
+        let (set, key, from) = (call.set, call.key, request.from)
+        guard !from.isEmpty else { throw ServiceError.badRequest("\"from\" is required", path: "from") }
         guard from != set else { throw ServiceError.badRequest("\"from\" names this very set", path: "from") }
         if case .admin(let caller)? = call.principal, !caller.mayAccess(from) {
             throw ServiceError.forbidden("the token of \"\(caller.name)\" may not access flag set \"\(from)\"")
@@ -168,11 +168,10 @@ extension FlagServerApp {
         guard let flag = source.compiled.flag(key) else {
             throw ServiceError.notFound("no flag \"\(key)\" in set \"\(from)\"", path: "from", subject: .flag)
         }
-        let withCohorts = try input.bool("withCohorts") ?? false
-        let note = ChangeNote(
-            actor: call.actor, action: "flag.promote", subject: key, reason: try input.reason() ?? "from \(from)",
-            allowIncompatible: try input.allowsIncompatible())
-        let result = try service.mutate(set, ifMatch: try input.ifMatch(), note: note) { current in
+        let withCohorts = request.withCohorts ?? false
+        var note = note(call, request, "flag.promote")
+        note.reason = request.reason ?? "from \(from)"
+        let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
             // The cohorts the flag needs that this set lacks, and, to copy them, the ones they need in turn.
             var missing: [String: Cohort] = [:]
             var wanted = Array(flag.cohortNames)
@@ -193,26 +192,35 @@ extension FlagServerApp {
             }
             return SetEdit(flags: [key: flag], cohorts: missing.mapValues { $0 })
         }
-        return try mutationResponse(result, item: .flag(key))
+        return mutationReply(result, item: .flag(key))
     }
 
     /// `GET …/flags?kind=…&expired=true`.
-    func listFlags(_ call: Call) throws -> HTTPResponse {
+    func listFlags(_ call: Call, _ query: FlagListQuery) throws -> Reply<FlagList> {
         let state = try requireState(call)
-        let input = try RequestInput(call.request)
-        let kind = try input.string("kind")
+        let kind = query.kind
         if let kind, case .unknown = FlagKind(name: kind) {
             let known = FlagKind.known.map(\.name).joined(separator: ", ")
             throw ServiceError.badRequest("unknown kind '\(kind)' (one of \(known))", path: "kind")
         }
-        let expiredOnly = try input.bool("expired") ?? false
+        let expiredOnly = query.expired ?? false
         let now = clock.now()
-        let keys = state.compiled.readableFlags.filter { flag in
-            if let kind, flag.kind.name != kind { return false }
-            if expiredOnly, !(flag.expiresAt.map { $0 <= now } ?? false) { return false }
-            return true
-        }.map(\.key).sorted(by: utf8Less)
-        return itemsResponse(call, state, .flag, names: keys)
+        var flags: [String: RawJSON] = [:]
+        for flag in state.compiled.readableFlags {
+            if let kind, flag.kind.name != kind { continue }
+            if expiredOnly, !(flag.expiresAt.map { $0 <= now } ?? false) { continue }
+            flags[flag.key] = state.bytes(of: .flag(flag.key)).map(RawJSON.init(bytes:))
+        }
+        return Reply(FlagList(set: call.set, version: state.version, flags: flags), version: state.version)
+    }
+
+    /// `GET …/flags/{key}`: the flag's stored bytes and the set's version.
+    func getFlag(_ call: Call) throws -> Reply<FlagAnswer> {
+        let state = try requireState(call)
+        guard let bytes = state.bytes(of: .flag(call.key)) else { throw Self.noFlag(call.key, call.set) }
+        return Reply(
+            FlagAnswer(set: call.set, version: state.version, key: call.key, flag: RawJSON(bytes: bytes)),
+            version: state.version)
     }
 
     static func noItem(_ item: ItemKey, _ set: String) -> ServiceError {
@@ -227,11 +235,42 @@ extension FlagServerApp {
         .notFound("no cohort \"\(name)\" in set \"\(set)\"", path: "cohorts.\(name)", subject: .cohort)
     }
 
-    /// The member `name`, or `nameText` read as a value of `type` (`RequestInput.value(_:of:)`); 400 without either.
-    static func requireValue(_ input: RequestInput, _ name: String, of type: FlagType) throws -> JSONValue {
-        guard let value = try input.value(name, of: type) else {
-            throw ServiceError.badRequest("\"\(name)\" (or \"\(name)Text\") is required", path: name)
+    /// `value`, or `text` read as a value of `type` (`FlagType.value(fromText:)`), so that a client such as flagctl
+    /// need not fetch the flag to learn its type; 400 without either, or with both.
+    static func requireValue(_ value: RawJSON?, _ text: String?, _ name: String, of type: FlagType) throws -> JSONValue
+    {
+        let textName = name + "Text"
+        switch (value, text) {
+        case (nil, nil):
+            throw ServiceError.badRequest("\"\(name)\" (or \"\(textName)\") is required", path: name)
+        case (let value?, nil): return try parse(value, name)
+        case (nil, let text?):
+            do {
+                return try type.value(fromText: text)
+            } catch {
+                throw ServiceError.badRequest(error.message, path: textName)
+            }
+        case (.some, .some):
+            throw ServiceError.badRequest("give \"\(name)\" or \"\(textName)\", not both", path: textName)
         }
-        return value
+    }
+
+    /// A member sent as raw JSON, parsed.
+    static func parse(_ raw: RawJSON, _ name: String) throws -> JSONValue {
+        do {
+            return try JSONReader.parse(raw.bytes)
+        } catch {
+            throw ServiceError.badRequest("\"\(name)\" is not valid JSON: \(error)", path: name)
+        }
+    }
+
+    /// A duration such as `2h` or `90s`, in seconds.
+    static func duration(_ text: String?, _ name: String) throws -> Int? {
+        guard let text else { return nil }
+        do {
+            return try DurationText.parse(text)
+        } catch {
+            throw ServiceError.badRequest("\"\(name)\": \(error.message)", path: name)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagHTTP
 import Foundation
@@ -5,100 +6,56 @@ import Foundation
 /// Cohorts and SDK keys, and reading flags, rules, overrides and rollouts out of request bodies.
 extension FlagServerApp {
     /// `GET …/cohorts`, with the flags that use each cohort (`usedBy`).
-    func listCohorts(_ call: Call) throws -> HTTPResponse {
+    func listCohorts(_ call: Call) throws -> Reply<CohortList> {
         let state = try requireState(call)
-        let names = state.compiled.cohortNames.sorted(by: utf8Less)
-        return itemsResponse(call, state, .cohort, names: names) { writer in
-            writer.key("usedBy")
-            writer.beginObject()
-            for name in names {
-                writer.key(name)
-                Self.writeStrings(state.compiled.flags(using: name), to: &writer)
-            }
-            writer.endObject()
+        var cohorts: [String: RawJSON] = [:]
+        var usedBy: [String: [String]] = [:]
+        for name in state.compiled.cohortNames {
+            cohorts[name] = state.bytes(of: .cohort(name)).map(RawJSON.init(bytes:))
+            usedBy[name] = state.compiled.flags(using: name)
         }
+        return Reply(
+            CohortList(set: call.set, version: state.version, cohorts: cohorts, usedBy: usedBy), version: state.version)
     }
 
-    /// `{"set","version", "flags"|"cohorts": {name: item}}` for the named items of one kind, then what `more`
-    /// writes.
-    func itemsResponse(
-        _ call: Call, _ state: SetState, _ kind: ItemKind, names: [String],
-        more: (inout JSONWriter) -> Void = { _ in }
-    ) -> HTTPResponse {
-        JSONResponse.object(headers: ["ETag": state.etag], capacity: 256 * names.count + 64) { writer in
-            writer.member("set", call.set)
-            writer.member("version", state.version)
-            writer.key("\(kind.rawValue)s")
-            writer.beginObject()
-            for name in names {
-                writer.key(name)
-                writer.raw(state.bytes(of: ItemKey(kind, name)) ?? [])
-            }
-            writer.endObject()
-            more(&writer)
-        }
-    }
-
-    /// A JSON array of strings.
-    static func writeStrings(_ strings: [String], to writer: inout JSONWriter) {
-        writer.beginArray()
-        for string in strings { writer.string(string) }
-        writer.endArray()
+    /// `GET …/cohorts/{name}`: the cohort's stored bytes, the set's version and the flags that use it.
+    func getCohort(_ call: Call) throws -> Reply<CohortAnswer> {
+        let (state, name) = (try requireState(call), call.name)
+        guard let bytes = state.bytes(of: .cohort(name)) else { throw Self.noCohort(name, call.set) }
+        let answer = CohortAnswer(
+            set: call.set, version: state.version, name: name, cohort: RawJSON(bytes: bytes),
+            usedBy: state.compiled.flags(using: name))
+        return Reply(answer, version: state.version)
     }
 
     /// `PUT …/cohorts/{name}`: `{"cohort"}`, created or replaced.
-    func putCohort(_ call: Call) throws -> HTTPResponse {
+    func putCohort(_ call: Call, _ request: PutCohortRequest) throws -> Reply<MutationResult> {
         let name = call.name
-        let (input, value) = try itemBody(call, .cohort(name))
-        let cohort = try Self.decodeCohort(value, name: name)
+        try Self.checkName(.cohort(name))
+        let cohort = try Self.decodeCohort(try Self.parse(request.cohort, "cohort"), name: name)
         let existed = try requireState(call).bytes(of: .cohort(name)) != nil
-        return try writeItem(call, .cohort(name), input: input, existed: existed, SetEdit(cohorts: [name: cohort]))
+        return try writeItem(call, request, .cohort(name), existed: existed, SetEdit(cohorts: [name: cohort]))
     }
 
-    /// `GET` of one flag or cohort: its stored bytes and the set's version.
-    func getItem(_ call: Call, _ item: ItemKey) throws -> HTTPResponse {
-        let state = try requireState(call)
-        guard let bytes = state.bytes(of: item) else { throw Self.noItem(item, call.set) }
-        return JSONResponse.object(headers: ["ETag": state.etag]) { writer in
-            writer.member("set", call.set)
-            writer.member("version", state.version)
-            writer.member(item.kind == .flag ? "key" : "name", item.key)
-            writer.key(item.kind.rawValue)
-            writer.raw(bytes)
-            if item.kind == .cohort {
-                writer.key("usedBy")
-                Self.writeStrings(state.compiled.flags(using: item.key), to: &writer)
-            }
-        }
-    }
-
-    /// The request of a `PUT` of `item` and the member holding it (`"flag"` or `"cohort"`), once the item's name is
-    /// known to be valid.
-    func itemBody(_ call: Call, _ item: ItemKey) throws -> (RequestInput, JSONValue) {
-        let member = item.kind.rawValue
+    /// A 400 unless the flag key or cohort name of a `PUT` is valid.
+    static func checkName(_ item: ItemKey) throws {
         guard isValidKey(item.key) else {
             let what = item.kind == .flag ? "flag key" : "cohort name"
             throw ServiceError.badRequest(
-                "\(what) \"\(item.key)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "\(member)s.\(item.key)")
+                "\(what) \"\(item.key)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$",
+                path: "\(item.kind.rawValue)s.\(item.key)")
         }
-        let input = try RequestInput(call.request)
-        guard let value = input.value(member) else {
-            throw ServiceError.badRequest("\"\(member)\" is required", path: member)
-        }
-        return (input, value)
     }
 
     /// Writes `edit` (of `item`) as a new version, audited as the item's creation (201) or replacement.
     /// With `If-None-Match: *` it only creates: 409 `already_exists` when the item exists.
     func writeItem(
-        _ call: Call, _ item: ItemKey, input: RequestInput, existed: Bool, _ edit: SetEdit
-    ) throws -> HTTPResponse {
+        _ call: Call, _ request: some MutationRequest, _ item: ItemKey, existed: Bool, _ edit: SetEdit
+    ) throws -> Reply<MutationResult> {
         let action = "\(item.kind.rawValue).\(existed ? "replace" : "create")"
-        let note = ChangeNote(
-            actor: call.actor, action: action, subject: item.key, reason: try input.reason(),
-            allowIncompatible: try input.allowsIncompatible())
+        let note = note(call, request, action, subject: item.key)
         let createOnly = call.request.headers["If-None-Match"]?.trimmingHTTPSpaces() == "*"
-        let result = try service.mutate(call.set, ifMatch: try input.ifMatch(), note: note) { current in
+        let result = try service.mutate(call.set, ifMatch: try call.ifMatch(), note: note) { current in
             if createOnly, current.bytes(of: item) != nil {
                 throw ServiceError.alreadyExists(
                     "\(item.kind.rawValue) \"\(item.key)\" already exists in set \"\(call.set)\" (If-None-Match: *)",
@@ -106,52 +63,37 @@ extension FlagServerApp {
             }
             return edit
         }
-        return try mutationResponse(result, status: existed ? 200 : 201, item: item)
+        return mutationReply(result, status: existed ? 200 : 201, item: item)
     }
 
     /// `DELETE …/keys/{name}`: revoked at once, from the key's next request on.
-    func revokeKey(_ call: Call) throws -> HTTPResponse {
+    func revokeKey(_ call: Call, _ request: ChangeRequest) throws -> Reply<RevokedKey> {
         let (set, name) = (call.set, call.name)
-        let input = try RequestInput(call.request)
         try tokens.revoke(
             name: name, set: set,
-            note: ChangeNote(actor: call.actor, action: "key.revoke", subject: name, reason: try input.reason()))
-        return JSONResponse.object { writer in
-            writer.member("name", name)
-            writer.member("set", set)
-            writer.key("revoked")
-            writer.bool(true)
-        }
+            note: ChangeNote(actor: call.actor, action: "key.revoke", subject: name, reason: request.reason))
+        return Reply(RevokedKey(name: name, set: set))
     }
 
     /// `POST …/keys`: `{"name"}`; the key is in this answer only.
-    func createKey(_ call: Call) throws -> HTTPResponse {
-        let set = call.set
+    func createKey(_ call: Call, _ request: CreateKeyRequest) throws -> Reply<CreatedKey> {
+        let (set, name) = (call.set, request.name)
         _ = try requireState(call)
-        let input = try RequestInput(call.request)
-        let name = try input.requireString("name")
+        guard !name.isEmpty else { throw ServiceError.badRequest("\"name\" is required", path: "name") }
         let (token, record) = try tokens.issue(
             name: name, role: .sdk(set: set),
-            note: ChangeNote(actor: call.actor, action: "key.create", subject: name, reason: try input.reason()))
-        return JSONResponse.object(status: 201) { writer in
-            writer.member("name", record.name)
-            writer.member("set", set)
-            writer.member("token", token)
-            writer.member("createdAt", record.createdAt)
-        }
+            note: ChangeNote(actor: call.actor, action: "key.create", subject: name, reason: request.reason))
+        return Reply(CreatedKey(name: record.name, set: set, token: token, createdAt: record.createdAt), status: 201)
     }
 
     /// `GET …/keys`: the set's SDK keys, revoked ones included.
-    func listKeys(_ call: Call) throws -> HTTPResponse {
+    func listKeys(_ call: Call) throws -> Reply<KeyList> {
         let set = call.set
         _ = try requireState(call)
-        let keys = try tokens.tokens(set: set)
-        return JSONResponse.list("keys", keys, capacity: 128) { writer, key in
-            writer.member("name", key.name)
-            writer.member("set", set)
-            writer.member("createdAt", key.createdAt)
-            writer.member("revokedAt", key.revokedAt)
+        let keys = try tokens.tokens(set: set).map { key in
+            KeyInfo(name: key.name, set: set, createdAt: key.createdAt, revokedAt: key.revokedAt)
         }
+        return Reply(KeyList(keys: keys))
     }
 
     /// Reads a flag sent as JSON; every read problem is a 422 with its path inside the set (`flags.KEY.…`).
@@ -237,8 +179,8 @@ extension FlagServerApp {
     }
 
     /// The override target named by exactly one of `unit` and `cohort`.
-    static func overrideTarget(_ input: RequestInput) throws -> Override.Target {
-        switch (try input.string("unit"), try input.string("cohort")) {
+    static func overrideTarget(unit: String?, cohort: String?) throws -> Override.Target {
+        switch (unit, cohort) {
         case (let unit?, nil): return .unit(unit)
         case (nil, let cohort?): return .cohort(cohort)
         default: throw ServiceError.badRequest("give exactly one of \"unit\" and \"cohort\"", path: "unit")
@@ -247,37 +189,24 @@ extension FlagServerApp {
 
     /// A flag-level rollout from `value` and one of `percent`, `schedule`, `steps` (`0h:1,24h:5`, from `start`)
     /// or `preset` (from `start`, default now).
-    static func rollout(from input: RequestInput, type: FlagType, now: Date) throws -> Rollout {
-        let value = try requireValue(input, "value", of: type)
-        let salt = try input.string("salt")
-        let start = try input.date("start") ?? Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
-        if let preset = try input.string("preset") {
+    static func rollout(from request: RolloutRequest, type: FlagType, now: Date) throws -> Rollout {
+        let value = try requireValue(request.value, request.valueText, "value", of: type)
+        let salt = request.salt
+        let start = request.start ?? Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        if let preset = request.preset {
             guard let rollout = Rollout.preset(preset, start: start, value: value, salt: salt) else {
                 throw ServiceError.badRequest("unknown preset \"\(preset)\"; known: apple", path: "preset")
             }
             return rollout
         }
-        if let percent = try input.double("percent") {
+        if let percent = request.percent {
             return Rollout(value: value, stage: .percent(percent), salt: salt)
         }
-        if case .array(let items)? = input.value("schedule") {
-            var steps: [Rollout.Step] = []
-            for (index, item) in items.enumerated() {
-                let path = "schedule[\(index)]"
-                guard case .object(let step) = item, case .string(let at)? = step["at"],
-                    let date = ISO8601.parse(at)
-                else { throw ServiceError.badRequest("each step needs \"at\" (ISO-8601) and \"percent\"", path: path) }
-                let percent: Double
-                switch step["percent"] {
-                case .int(let number)?: percent = Double(number)
-                case .double(let number)?: percent = number
-                default: throw ServiceError.badRequest("\"percent\" must be a number", path: "\(path).percent")
-                }
-                steps.append(Rollout.Step(at: date, percent: percent))
-            }
+        if let schedule = request.schedule {
+            let steps = schedule.map { Rollout.Step(at: $0.at, percent: $0.percent) }
             return Rollout(value: value, stage: .schedule(steps), salt: salt)
         }
-        if let text = try input.string("steps") {
+        if let text = request.steps {
             var steps: [Rollout.Step] = []
             for part in text.split(separator: ",") {
                 let pieces = part.split(separator: ":")

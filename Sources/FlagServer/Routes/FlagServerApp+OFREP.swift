@@ -39,15 +39,15 @@ extension FlagServerApp {
             throw ServiceError.unauthorized("this route needs a token")
         }
         let state = try service.requireState(set)
-        let input: RequestInput
+        let body: [String: JSONValue]
         do {
-            input = try RequestInput(request)
+            body = try Self.members(of: request.body)
         } catch let error as ServiceError {
             return Self.ofrepError(400, key: key, .parseError, error.message)
         }
         // OFREP makes `context` optional: without one there is no targeting key, which is the error to report.
         let context: [String: JSONValue]
-        switch input.value("context") {
+        switch body["context"] {
         case nil, .null?: context = [:]
         case .object(let members)?: context = members
         default: return Self.ofrepError(400, key: key, .invalidContext, "\"context\" must be an object")
@@ -163,5 +163,19 @@ extension FlagServerApp {
     /// The answer for `error` on `path`: OFREP's shape on an OFREP path (see above), else the API's error.
     static func errorResponse(_ error: ServiceError, path: String) -> HTTPResponse {
         ofrepError(status: error.status, error.message, path: path) ?? JSONResponse.error(error)
+    }
+
+    /// The members of an OFREP request's JSON object body (an empty body has none): OFREP's request is its own
+    /// format, not one of the admin API's request types.
+    static func members(of body: [UInt8]) throws -> [String: JSONValue] {
+        guard !body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return [:] }
+        let value: JSONValue
+        do {
+            value = try JSONReader.parse(body)
+        } catch {
+            throw ServiceError.badRequest("the body is not valid JSON: \(error)")
+        }
+        guard case .object(let object) = value else { throw ServiceError.badRequest("the body must be a JSON object") }
+        return object
     }
 }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagHTTP
 import Foundation
@@ -39,142 +40,97 @@ extension FlagServerApp {
 
     /// `GET /v1/admin/whoami`: who the token acts as, its role and sets, so that the dashboard offers only what the
     /// role may do (the server checks every route anyway).
-    func whoami(_ call: Call) -> HTTPResponse {
-        guard case .admin(let caller)? = call.principal else {
-            return errorResponse(ServiceError.forbidden("this route needs a token of the admin API"), call.exchange)
-        }
-        return JSONResponse.object { writer in
-            writer.member("name", caller.name)
-            writer.member("role", caller.role.rawValue)
-            Self.writeSets(caller.sets.map { $0.sorted() }, to: &writer)
-            writer.key("session")
-            writer.bool(caller.isSession)
-            writer.member("expiresAt", caller.expiresAt)
-        }
+    func whoami(_ call: Call) throws -> Reply<Whoami> {
+        let caller = try adminCaller(call)
+        return Reply(
+            Whoami(
+                name: caller.name, role: caller.role.rawValue, sets: caller.sets.map { $0.sorted() },
+                session: caller.isSession, expiresAt: caller.expiresAt))
     }
 
     /// `POST /v1/admin/sessions`: a session token of the caller's role and sets, for the dashboard, so that the
     /// person's own token is never kept in a browser.
-    func startSession(_ call: Call) throws -> HTTPResponse {
+    func startSession(_ call: Call, _ request: ChangeRequest) throws -> Reply<SessionAnswer> {
         let caller = try adminCaller(call)
-        let input = try RequestInput(call.request)
         let (token, record) = try tokens.startSession(
-            for: caller,
-            note: ChangeNote(actor: caller.name, action: "session.start", reason: try input.reason()))
-        return JSONResponse.object(status: 201) { writer in
-            writer.member("token", token)
-            writer.member("name", record.name)
-            writer.member("actor", caller.name)
-            writer.member("role", caller.role.rawValue)
-            Self.writeSets(caller.sets.map { $0.sorted() }, to: &writer)
-            writer.member("expiresAt", record.expiresAt)
-        }
+            for: caller, note: ChangeNote(actor: caller.name, action: "session.start", reason: request.reason))
+        let answer = SessionAnswer(
+            token: token, name: record.name, actor: caller.name, role: caller.role.rawValue,
+            sets: caller.sets.map { $0.sorted() }, expiresAt: record.expiresAt)
+        return Reply(answer, status: 201)
     }
 
     /// `DELETE /v1/admin/sessions/current`: signs the calling session out.
-    func endSession(_ call: Call) throws -> HTTPResponse {
+    func endSession(_ call: Call, _ request: ChangeRequest) throws -> Reply<SessionEnded> {
         let caller = try adminCaller(call)
         guard caller.isSession else {
             throw ServiceError.badRequest(
                 "this is not a session token; revoke a named token with DELETE /v1/admin/tokens/{name}")
         }
-        let input = try RequestInput(call.request)
         try tokens.revoke(
             name: caller.token, set: nil,
-            note: ChangeNote(actor: caller.name, action: "session.end", reason: try input.reason()))
-        return JSONResponse.object { writer in
-            writer.key("revoked")
-            writer.bool(true)
-        }
+            note: ChangeNote(actor: caller.name, action: "session.end", reason: request.reason))
+        return Reply(SessionEnded())
     }
 
     /// `GET /v1/admin/tokens`: the tokens of the admin API, sessions included, revoked ones too.
-    func listTokens(_ call: Call) throws -> HTTPResponse {
-        let all = try tokens.tokens(set: nil).filter { if case .admin = $0.role { true } else { false } }
-        return JSONResponse.list("tokens", all, capacity: 192) { writer, token in
-            Self.writeToken(token, to: &writer)
+    func listTokens(_ call: Call) throws -> Reply<TokenList> {
+        let all = try tokens.tokens(set: nil).compactMap { token -> TokenInfo? in
+            guard case .admin(let role, let sets) = token.role else { return nil }
+            return TokenInfo(token, role: role, sets: sets)
         }
+        return Reply(TokenList(tokens: all))
     }
 
     /// `POST /v1/admin/tokens`: `{"name","role","sets"?,"expires"?|"expiresAt"?}`; the token is in this answer only.
-    func createToken(_ call: Call) throws -> HTTPResponse {
-        let input = try RequestInput(call.request)
-        let name = try input.requireString("name")
-        let roleName = try input.requireString("role")
-        guard let role = AdminRole(rawValue: roleName) else {
+    func createToken(_ call: Call, _ request: CreateTokenRequest) throws -> Reply<CreatedToken> {
+        let name = request.name
+        guard !name.isEmpty else { throw ServiceError.badRequest("\"name\" is required", path: "name") }
+        guard let role = AdminRole(rawValue: request.role) else {
             let known = AdminRole.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ServiceError.badRequest("unknown role \"\(roleName)\" (one of \(known))", path: "role")
+            throw ServiceError.badRequest("unknown role \"\(request.role)\" (one of \(known))", path: "role")
         }
-        var sets: [String]?
-        switch input.value("sets") {
-        case nil, .null?: sets = nil
-        case .array(let items)?:
-            sets = try items.enumerated().map { index, item in
-                guard case .string(let set) = item else {
-                    throw ServiceError.badRequest("set names are strings", path: "sets[\(index)]")
-                }
-                return set
-            }
-        case .some:
-            throw ServiceError.badRequest(
-                "\"sets\" must be a list of set names, or left out for every set", path: "sets")
-        }
-        var expiresAt = try input.date("expiresAt")
-        if let seconds = try input.duration("expires") {
+        var expiresAt = request.expiresAt
+        if let expires = request.expires {
             guard expiresAt == nil else {
                 throw ServiceError.badRequest("give \"expires\" or \"expiresAt\", not both", path: "expires")
             }
+            let seconds: Int
+            do {
+                seconds = try DurationText.parse(expires)
+            } catch {
+                throw ServiceError.badRequest("\"expires\": \(error.message)", path: "expires")
+            }
             expiresAt = clock.wholeSecond().addingTimeInterval(Double(seconds))
         }
+        let sets = request.sets.map { Array(Set($0)).sorted() }
         let (token, record) = try tokens.issue(
-            name: name, role: .admin(role, sets: sets.map { Array(Set($0)).sorted() }), expiresAt: expiresAt,
-            note: ChangeNote(actor: call.actor, action: "token.create", subject: name, reason: try input.reason()))
-        return JSONResponse.object(status: 201) { writer in
-            Self.writeToken(record, to: &writer)
-            writer.member("token", token)
-        }
+            name: name, role: .admin(role, sets: sets), expiresAt: expiresAt,
+            note: ChangeNote(actor: call.actor, action: "token.create", subject: name, reason: request.reason))
+        return Reply(CreatedToken(info: TokenInfo(record, role: role, sets: sets), token: token), status: 201)
     }
 
     /// `DELETE /v1/admin/tokens/{name}`: revoked at once, with the sessions made from it.
-    func revokeToken(_ call: Call) throws -> HTTPResponse {
+    func revokeToken(_ call: Call, _ request: ChangeRequest) throws -> Reply<RevokedToken> {
         let name = call.name
-        let input = try RequestInput(call.request)
         guard try tokens.tokens(set: nil).contains(where: { $0.name == name && !$0.role.isSDKKey }) else {
             throw ServiceError.notFound(
                 "no token \"\(name)\"; SDK keys are revoked under their set's /keys", subject: .token)
         }
         try tokens.revoke(
             name: name, set: nil,
-            note: ChangeNote(actor: call.actor, action: "token.revoke", subject: name, reason: try input.reason()))
-        return JSONResponse.object { writer in
-            writer.member("name", name)
-            writer.key("revoked")
-            writer.bool(true)
-        }
+            note: ChangeNote(actor: call.actor, action: "token.revoke", subject: name, reason: request.reason))
+        return Reply(RevokedToken(name: name))
     }
+}
 
-    /// `"sets": [...]`, or `null` for every set.
-    static func writeSets(_ sets: [String]?, to writer: inout JSONWriter) {
-        writer.key("sets")
-        guard let sets else {
-            writer.null()
-            return
-        }
-        writeStrings(sets, to: &writer)
-    }
-
-    /// A token's record, as the tokens routes answer it (never its secret, which is not stored).
-    static func writeToken(_ token: StoredToken, to writer: inout JSONWriter) {
-        writer.member("name", token.name)
-        if case .admin(let role, let sets) = token.role {
-            writer.member("role", role.rawValue)
-            writeSets(sets, to: &writer)
-        }
-        writer.member("createdAt", token.createdAt)
-        writer.member("expiresAt", token.expiresAt)
-        writer.member("lastUsedAt", token.lastUsedAt)
-        writer.member("revokedAt", token.revokedAt)
-        writer.member("sessionOf", token.sessionOf)
+extension TokenInfo {
+    /// A token of the admin API, of `role` and `sets`, as the tokens routes answer it (never its secret, which is not
+    /// stored).
+    init(_ token: StoredToken, role: AdminRole, sets: [String]?) {
+        self.init(
+            name: token.name, role: role.rawValue, sets: sets, createdAt: token.createdAt, expiresAt: token.expiresAt,
+            lastUsedAt: token.lastUsedAt, revokedAt: token.revokedAt, sessionOf: token.sessionOf)
     }
 }
 

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagHTTP
 import FlagSigning
@@ -6,50 +7,32 @@ import FlagSigning
 /// steps, each recorded in the audit log.
 extension FlagServerApp {
     /// `GET /v1/sets/{set}/signing-keys`: `{"keys":[{"id","publicKey","state","createdAt"}]}`, oldest first.
-    func signingKeysResponse(_ call: Call) throws -> HTTPResponse {
-        let keys = try service.signingKeys(try requireState(call).name)
-        return JSONResponse.object { writer in
-            writer.key("keys")
-            writer.beginArray()
-            for key in keys { Self.write(key, to: &writer) }
-            writer.endArray()
-        }
+    func signingKeys(_ call: Call) throws -> Reply<SigningKeyList> {
+        Reply(SigningKeyList(keys: try service.signingKeys(try requireState(call).name).map(Self.info)))
     }
 
     /// `POST /v1/admin/sets/{set}/signing-keys`: adds a key, published (or active, for a set that had none).
-    func rotateSigningKey(_ call: Call) throws -> HTTPResponse {
+    func rotateSigningKey(_ call: Call, _ request: ChangeRequest) throws -> Reply<SigningKeyInfo> {
         let set = try requireState(call).name
-        let input = try RequestInput(call.request)
         let key = try service.rotateSigningKey(
-            set, note: ChangeNote(actor: call.actor, action: "signing-key.rotate", reason: try input.reason()))
-        return JSONResponse.object(status: 201) { writer in Self.writeMembers(key, to: &writer) }
+            set, note: ChangeNote(actor: call.actor, action: "signing-key.rotate", reason: request.reason))
+        return Reply(Self.info(key), status: 201)
     }
 
     /// `POST /v1/admin/sets/{set}/signing-keys/{name}/activate` and `…/retire`: the key's new state, with the list.
-    func changeSigningKey(_ call: Call, activate: Bool) throws -> HTTPResponse {
+    func changeSigningKey(_ call: Call, _ request: ChangeRequest, activate: Bool) throws -> Reply<SigningKeyList> {
         let set = try requireState(call).name
-        let input = try RequestInput(call.request)
         let note = ChangeNote(
-            actor: call.actor, action: activate ? "signing-key.activate" : "signing-key.retire",
-            reason: try input.reason())
+            actor: call.actor, action: activate ? "signing-key.activate" : "signing-key.retire", reason: request.reason)
         if activate {
             try service.activateSigningKey(set, id: call.name, note: note)
         } else {
             try service.retireSigningKey(set, id: call.name, note: note)
         }
-        return try signingKeysResponse(call)
+        return try signingKeys(call)
     }
 
-    private static func write(_ key: PublishedSigningKey, to writer: inout JSONWriter) {
-        writer.beginObject()
-        writeMembers(key, to: &writer)
-        writer.endObject()
-    }
-
-    private static func writeMembers(_ key: PublishedSigningKey, to writer: inout JSONWriter) {
-        writer.member("id", key.key.id)
-        writer.member("publicKey", key.key.base64)
-        writer.member("state", key.state.rawValue)
-        writer.member("createdAt", key.createdAt)
+    private static func info(_ key: PublishedSigningKey) -> SigningKeyInfo {
+        SigningKeyInfo(id: key.key.id, publicKey: key.key.base64, state: key.state.rawValue, createdAt: key.createdAt)
     }
 }

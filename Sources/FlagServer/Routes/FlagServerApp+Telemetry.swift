@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagHTTP
 import Foundation
@@ -83,57 +84,44 @@ extension FlagServerApp {
     /// `GET /v1/admin/sets/{set}/clients?within=SECONDS`: instances that reported in the last 10 minutes (or
     /// `within` seconds: 300 is the window the gate and the propagation figures count as active), and the
     /// connections of this server whose clients do not report.
-    func clientsResponse(_ call: Call) throws -> HTTPResponse {
+    func clients(_ call: Call, _ query: ClientsQuery) throws -> Reply<ClientsAnswer> {
         let set = try requireState(call).name
         let telemetry = service.telemetry
         let expiry = Int(telemetry.limits.expiry)
-        let within = try RequestInput(call.request).int("within") ?? expiry
+        let within = query.within ?? expiry
         guard (1...expiry).contains(within) else {
             throw ServiceError.badRequest("within must be from 1 to \(expiry) seconds, not \(within)", path: "within")
         }
         telemetry.flush()
         let instances = try service.storeCall { try telemetry.instances(set: set, within: TimeInterval(within)) }
-        return JSONResponse.object(capacity: 64 + 400 * instances.count) { writer in
-            writer.member("set", set)
-            writer.key("instances")
-            writer.beginArray()
-            for instance in instances {
-                writer.beginObject()
-                Self.writeInstanceMembers(instance, to: &writer)
-                writer.key("capabilities")
-                instance.report.capabilities.write(to: &writer)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.member("silent", telemetry.silentConnections(set: set))
-        }
+        return Reply(
+            ClientsAnswer(
+                set: set, instances: instances.map { Self.clientInstance($0, capabilities: true) },
+                silent: telemetry.silentConnections(set: set)))
     }
 
-    /// `id`, `sdk`, `app`, `version`, `appliedAt` and `lastSeen` of an instance.
-    static func writeInstanceMembers(_ instance: ClientTelemetry.Instance, to writer: inout JSONWriter) {
+    /// An instance as the clients and propagation answers show it; `capabilities` only in the former.
+    static func clientInstance(_ instance: ClientTelemetry.Instance, capabilities: Bool) -> ClientInstance {
         let report = instance.report
-        writer.member("id", instance.stored.id)
-        writer.key("sdk")
-        report.sdk.write(to: &writer)
-        writer.key("app")
-        if let app = report.app { app.write(to: &writer) } else { writer.null() }
-        writer.key("version")
-        if let version = report.version { writer.int(version) } else { writer.null() }
-        writer.key("appliedAt")
-        if let appliedAt = report.appliedAt { writer.string(ISO8601.format(appliedAt)) } else { writer.null() }
-        writer.member("lastSeen", instance.stored.lastSeen)
+        return ClientInstance(
+            id: instance.stored.id, sdk: Software(name: report.sdk.name, version: report.sdk.version),
+            app: report.app.map { Software(name: $0.name, version: $0.version) }, version: report.version,
+            appliedAt: report.appliedAt, lastSeen: instance.stored.lastSeen,
+            capabilities: capabilities
+                ? Capabilities(
+                    schema: report.capabilities.schema, operators: report.capabilities.operators.sorted(by: utf8Less))
+                : nil)
     }
 
     /// `GET /v1/admin/sets/{set}/usage?key=&days=`: evaluations per flag and day (UTC), the variants served, when
     /// each flag was last evaluated, and the active instances by SDK version.
-    func usageResponse(_ call: Call) throws -> HTTPResponse {
+    func usage(_ call: Call, _ query: UsageQuery) throws -> Reply<UsageAnswer> {
         let state = try requireState(call)
-        let input = try RequestInput(call.request)
-        let key = try input.string("key")
+        let key = query.key
         if let key, state.compiled.flag(key) == nil {
             throw ServiceError.notFound("no flag \"\(key)\" in set \"\(state.name)\"", path: "key", subject: .flag)
         }
-        let days = try input.int("days") ?? 30
+        let days = query.days ?? 30
         let retention = service.telemetry.limits.retentionDays
         guard (1...retention).contains(days) else {
             throw ServiceError.badRequest("days must be from 1 to \(retention), not \(days)", path: "days")
@@ -160,52 +148,25 @@ extension FlagServerApp {
         let keys = key.map { [$0] } ?? state.compiled.readableFlags.map(\.key).sorted()
         var sdks: [TelemetryReport.Software: Int] = [:]
         for instance in active { sdks[instance.report.sdk, default: 0] += 1 }
-        return JSONResponse.object(capacity: 128 + 96 * keys.count) { writer in
-            writer.member("set", state.name)
-            writer.member("days", days)
-            writer.key("flags")
-            writer.beginArray()
-            for flag in keys {
-                writer.beginObject()
-                writer.member("key", flag)
-                writer.key("lastEvaluated")
-                if let date = last[flag] { writer.string(ISO8601.format(date)) } else { writer.null() }
-                writer.key("days")
-                writer.beginArray()
-                for (day, entry) in (byFlag[flag] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    writer.beginObject()
-                    writer.member(
-                        "day", String(ISO8601.format(Date(timeIntervalSince1970: Double(day) * 86_400)).prefix(10)))
-                    writer.member("evaluations", entry.total)
-                    writer.key("variants")
-                    writer.beginObject()
-                    for (variant, count) in entry.variants.sorted(by: { $0.key < $1.key }) {
-                        writer.key(variant)
-                        writer.int(count)
-                    }
-                    writer.endObject()
-                    writer.endObject()
-                }
-                writer.endArray()
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.key("sdks")
-            writer.beginArray()
-            for (sdk, count) in sdks.sorted(by: { ($0.key.name, $0.key.version) < ($1.key.name, $1.key.version) }) {
-                writer.beginObject()
-                writer.member("name", sdk.name)
-                writer.member("version", sdk.version)
-                writer.member("instances", count)
-                writer.endObject()
-            }
-            writer.endArray()
+        let flags = keys.map { flag in
+            FlagUsage(
+                key: flag, lastEvaluated: last[flag],
+                days: (byFlag[flag] ?? [:]).sorted(by: { $0.key < $1.key }).map { day, entry in
+                    DayUsage(
+                        day: String(ISO8601.format(Date(timeIntervalSince1970: Double(day) * 86_400)).prefix(10)),
+                        evaluations: entry.total, variants: entry.variants)
+                })
         }
+        let byVersion = sdks.sorted(by: { ($0.key.name, $0.key.version) < ($1.key.name, $1.key.version) })
+        let answer = UsageAnswer(
+            set: state.name, days: days, flags: flags,
+            sdks: byVersion.map { SDKInstances(name: $0.key.name, version: $0.key.version, instances: $0.value) })
+        return Reply(answer)
     }
 
     /// `GET /v1/admin/sets/{set}/versions/{n}/propagation`: how many active instances report version `n` or
     /// later, how long it took them on the server's clock, this server's fan-out of it, and who lags.
-    func propagationResponse(_ call: Call) throws -> HTTPResponse {
+    func propagation(_ call: Call) throws -> Reply<PropagationAnswer> {
         let state = try requireState(call)
         let text = call.parameters.version
         guard let version = Int(text), version >= 1, version <= state.version else {
@@ -222,51 +183,28 @@ extension FlagServerApp {
             return (active, committedAt)
         }
         let propagation = Propagation(version: version, committedAt: committedAt, active: active)
-        return JSONResponse.object(capacity: 256 + 200 * propagation.lagging.count) { writer in
-            writer.member("set", state.name)
-            writer.member("version", version)
-            writer.member("active", active.count)
-            writer.member("applied", propagation.applied)
-            writer.key("p50Ms")
-            if let p50 = propagation.percentile(0.5) { writer.int(p50) } else { writer.null() }
-            writer.key("p99Ms")
-            if let p99 = propagation.percentile(0.99) { writer.int(p99) } else { writer.null() }
-            writer.key("written")
-            if let fanout {
-                writer.beginObject()
-                writer.member("streams", fanout.streams)
-                writer.key("ms")
-                writer.double((fanout.milliseconds * 10).rounded() / 10)
-                writer.endObject()
-            } else {
-                writer.null()
-            }
-            writer.member("silent", telemetry.silentConnections(set: state.name))
-            writer.key("lagging")
-            writer.beginArray()
-            for instance in propagation.lagging.prefix(100) {
-                writer.beginObject()
-                Self.writeInstanceMembers(instance, to: &writer)
-                writer.endObject()
-            }
-            writer.endArray()
-        }
+        let answer = PropagationAnswer(
+            set: state.name, version: version, active: active.count, applied: propagation.applied,
+            p50Ms: propagation.percentile(0.5), p99Ms: propagation.percentile(0.99),
+            written: fanout.map { FlagAPI.Fanout(streams: $0.streams, ms: ($0.milliseconds * 10).rounded() / 10) },
+            silent: telemetry.silentConnections(set: state.name),
+            lagging: propagation.lagging.prefix(100).map { Self.clientInstance($0, capabilities: false) })
+        return Reply(answer)
     }
 
     /// `GET /v1/admin/sets/{set}/settings`.
-    func settingsResponse(_ call: Call) throws -> HTTPResponse {
+    func settings(_ call: Call) throws -> Reply<SettingsAnswer> {
         let set = try requireState(call).name
         let settings = try service.storeCall { try service.store.settings(set: set) }
-        return Self.settingsAnswer(set, settings)
+        return Reply(SettingsAnswer(set: set, compatibility: settings.compatibility.rawValue))
     }
 
     /// `PUT /v1/admin/sets/{set}/settings`: `{"compatibility": "enforce"|"warn"|"off"}`; members not given keep
     /// their value.
-    func updateSettings(_ call: Call) throws -> HTTPResponse {
+    func updateSettings(_ call: Call, _ request: SettingsRequest) throws -> Reply<SettingsAnswer> {
         let set = try requireState(call).name
-        let input = try RequestInput(call.request)
         var settings = try service.storeCall { try service.store.settings(set: set) }
-        if let text = try input.string("compatibility") {
+        if let text = request.compatibility {
             guard let mode = SetSettings.Compatibility(rawValue: text) else {
                 let modes = SetSettings.Compatibility.allCases.map(\.rawValue).joined(separator: ", ")
                 throw ServiceError.badRequest(
@@ -275,17 +213,10 @@ extension FlagServerApp {
             settings.compatibility = mode
         }
         let audit = AuditRecord(
-            actor: call.actor, action: "set.settings", reason: try input.reason(),
+            actor: call.actor, action: "set.settings", reason: request.reason,
             subject: "compatibility=\(settings.compatibility.rawValue)", time: clock.now())
         try service.storeCall { try service.store.updateSettings(set: set, settings, audit: audit) }
-        return Self.settingsAnswer(set, settings)
-    }
-
-    private static func settingsAnswer(_ set: String, _ settings: SetSettings) -> HTTPResponse {
-        JSONResponse.object { writer in
-            writer.member("set", set)
-            writer.member("compatibility", settings.compatibility.rawValue)
-        }
+        return Reply(SettingsAnswer(set: set, compatibility: settings.compatibility.rawValue))
     }
 }
 

@@ -47,6 +47,26 @@ extension Call {
     }
 }
 
+extension Call {
+    /// The version named by `If-Match: "{version}"`, if the header is present (`*` names none).
+    func ifMatch() throws -> Int? {
+        guard let header = request.headers["If-Match"]?.trimmingHTTPSpaces() else { return nil }
+        if header == "*" { return nil }
+        guard let version = Self.entityVersion(header) else {
+            throw ServiceError.badRequest("If-Match must be a version ETag such as \"42\" (with the quotes)")
+        }
+        return version
+    }
+
+    /// The version in an entity tag `"42"` or `W/"42"`.
+    static func entityVersion(_ tag: some StringProtocol) -> Int? {
+        var text = tag.trimmingHTTPSpaces()
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        guard text.count >= 3, text.first == "\"", text.last == "\"" else { return nil }
+        return Int(text.dropFirst().dropLast())
+    }
+}
+
 extension JSONResponse {
     /// The one adapter from a typed answer to HTTP: the answer's JSON, its status, `ETag` for a version, and the
     /// headers of every JSON answer.

@@ -38,80 +38,93 @@ public enum Route: CaseIterable, Sendable {
     /// The route's endpoint, where it runs, whether it answers `HEAD`, and its handler.
     var spec: RouteSpec {
         switch self {
+        // Raw: Prometheus text, the dashboard's files, and a health answer on the loop that must answer HEAD.
         case .health: .raw(API.health, on: .loop, head: true) { app, _ in app.health() }
         case .metrics: .raw(API.metrics, on: .loop) { app, _ in app.metricsResponse() }
         case .dashboard: .raw(API.dashboard, on: .loop, head: true) { app, call in app.dashboardFile(call, "") }
         case .dashboardFile:
             .raw(API.dashboardFile, on: .loop, head: true) { app, call in app.dashboardFile(call, call.name) }
 
+        // Raw: documents with their signature, streams, long-polls, OFREP's own shapes, and telemetry's 204.
         case .document: .raw(API.document, on: .loop, head: true) { app, call in try app.currentDocument(call) }
         case .stream: .raw(API.stream, on: .loop) { app, call in try app.openStream(call) }
         case .oldVersion: .raw(API.oldVersion, on: .store, head: true) { app, call in try app.oldVersion(call) }
         case .ofrepBulk: .raw(API.ofrepBulk, on: .loop) { app, call in try app.ofrepBulk(call) }
         case .ofrepFlag: .raw(API.ofrepFlag, on: .loop) { app, call in try app.ofrepFlag(call) }
         case .telemetry: .raw(API.telemetry, on: .telemetry) { app, call in try app.acceptTelemetry(call) }
-        case .signingKeys: .raw(API.signingKeys) { app, call in try app.signingKeysResponse(call) }
+        case .signingKeys: .answer(API.signingKeys) { app, call, _ in try app.signingKeys(call) }
 
-        case .whoami: .raw(API.whoami, on: .loop) { app, call in app.whoami(call) }
-        case .startSession: .raw(API.startSession) { app, call in try app.startSession(call) }
-        case .endSession: .raw(API.endSession) { app, call in try app.endSession(call) }
-        case .listTokens: .raw(API.listTokens) { app, call in try app.listTokens(call) }
-        case .createToken: .raw(API.createToken) { app, call in try app.createToken(call) }
-        case .revokeToken: .raw(API.revokeToken) { app, call in try app.revokeToken(call) }
-        case .audit: .raw(API.audit) { app, call in try app.auditResponse(call, set: nil) }
-        case .listSets: .raw(API.listSets) { app, call in try app.listSets(call) }
-        case .createSet: .raw(API.createSet) { app, call in try app.createSet(call) }
+        case .whoami: .answer(API.whoami, on: .loop) { app, call, _ in try app.whoami(call) }
+        case .startSession: .answer(API.startSession) { app, call, request in try app.startSession(call, request) }
+        case .endSession: .answer(API.endSession) { app, call, request in try app.endSession(call, request) }
+        case .listTokens: .answer(API.listTokens) { app, call, _ in try app.listTokens(call) }
+        case .createToken: .answer(API.createToken) { app, call, request in try app.createToken(call, request) }
+        case .revokeToken: .answer(API.revokeToken) { app, call, request in try app.revokeToken(call, request) }
+        case .audit: .answer(API.audit) { app, call, query in try app.audit(call, set: nil, query) }
+        case .listSets: .answer(API.listSets) { app, call, _ in try app.listSets(call) }
+        case .createSet: .answer(API.createSet) { app, call, request in try app.createSet(call, request) }
+        // Raw: the set's document in FlagCore's format, with its ETag and signature, not the admin JSON.
         case .exportSet: .raw(API.exportSet) { app, call in try app.exportSet(call) }
         // A dry run is a viewer's; the handler asks for an editor when the import writes.
-        case .importSet: .raw(API.importSet) { app, call in try app.importSet(call) }
-        case .history: .raw(API.history) { app, call in try app.historyResponse(call) }
-        case .diff: .raw(API.diff) { app, call in try app.diffResponse(call) }
-        case .setAudit: .raw(API.setAudit) { app, call in try app.auditResponse(call, set: call.set) }
-        case .rollback: .raw(API.rollback) { app, call in try app.rollback(call) }
-        case .evaluate: .raw(API.evaluate) { app, call in try app.evaluateResponse(call) }
+        case .importSet: .answer(API.importSet) { app, call, request in try app.importSet(call, request) }
+        case .history: .answer(API.history) { app, call, query in try app.history(call, query) }
+        case .diff: .answer(API.diff) { app, call, query in try app.diff(call, query) }
+        case .setAudit: .answer(API.setAudit) { app, call, query in try app.audit(call, set: call.set, query) }
+        case .rollback: .answer(API.rollback) { app, call, request in try app.rollback(call, request) }
+        case .evaluate: .answer(API.evaluate) { app, call, request in try app.evaluate(call, request) }
         // Telemetry's reads run on its queue, not the store's: their cost grows with the instances, and a kill must
         // not wait behind `flagctl --wait` polling them.
-        case .clients: .raw(API.clients, on: .telemetry) { app, call in try app.clientsResponse(call) }
-        case .usage: .raw(API.usage, on: .telemetry) { app, call in try app.usageResponse(call) }
-        case .propagation: .raw(API.propagation, on: .telemetry) { app, call in try app.propagationResponse(call) }
-        case .getSettings: .raw(API.getSettings) { app, call in try app.settingsResponse(call) }
-        case .putSettings: .raw(API.putSettings) { app, call in try app.updateSettings(call) }
-        case .rotateSigningKey: .raw(API.rotateSigningKey) { app, call in try app.rotateSigningKey(call) }
+        case .clients: .answer(API.clients, on: .telemetry) { app, call, query in try app.clients(call, query) }
+        case .usage: .answer(API.usage, on: .telemetry) { app, call, query in try app.usage(call, query) }
+        case .propagation: .answer(API.propagation, on: .telemetry) { app, call, _ in try app.propagation(call) }
+        case .getSettings: .answer(API.getSettings) { app, call, _ in try app.settings(call) }
+        case .putSettings: .answer(API.putSettings) { app, call, request in try app.updateSettings(call, request) }
+        case .rotateSigningKey:
+            .answer(API.rotateSigningKey) { app, call, request in try app.rotateSigningKey(call, request) }
         case .activateSigningKey:
-            .raw(API.activateSigningKey) { app, call in try app.changeSigningKey(call, activate: true) }
+            .answer(API.activateSigningKey) { app, call, request in
+                try app.changeSigningKey(call, request, activate: true)
+            }
         case .retireSigningKey:
-            .raw(API.retireSigningKey) { app, call in try app.changeSigningKey(call, activate: false) }
+            .answer(API.retireSigningKey) { app, call, request in
+                try app.changeSigningKey(call, request, activate: false)
+            }
 
-        case .listFlags: .raw(API.listFlags) { app, call in try app.listFlags(call) }
-        case .getFlag: .raw(API.getFlag) { app, call in try app.getItem(call, .flag(call.key)) }
-        case .putFlag: .raw(API.putFlag) { app, call in try app.putFlag(call) }
-        case .deleteFlag: .raw(API.deleteFlag) { app, call in try app.deleteItem(call, .flag(call.key)) }
-        case .kill: .raw(API.kill) { app, call in try app.setKilled(call, true) }
-        case .restore: .raw(API.restore) { app, call in try app.setKilled(call, false) }
-        case .archive: .raw(API.archive) { app, call in try app.setArchived(call, true) }
-        case .unarchive: .raw(API.unarchive) { app, call in try app.setArchived(call, false) }
-        case .setDefault: .raw(API.setDefault) { app, call in try app.setDefault(call) }
-        case .putDefault: .raw(API.putDefault) { app, call in try app.setDefault(call) }
-        case .expire: .raw(API.expire) { app, call in try app.expire(call) }
-        case .addOverride: .raw(API.addOverride) { app, call in try app.addOverride(call) }
-        case .removeOverride: .raw(API.removeOverride) { app, call in try app.removeOverride(call) }
-        case .putRollout: .raw(API.putRollout) { app, call in try app.setRollout(call) }
-        case .postRollout: .raw(API.postRollout) { app, call in try app.setRollout(call) }
-        case .removeRollout: .raw(API.removeRollout) { app, call in try app.removeRollout(call) }
-        case .pauseRollout: .raw(API.pauseRollout) { app, call in try app.pauseRollout(call, true) }
-        case .resumeRollout: .raw(API.resumeRollout) { app, call in try app.pauseRollout(call, false) }
-        case .addRule: .raw(API.addRule) { app, call in try app.addRule(call) }
-        case .removeRule: .raw(API.removeRule) { app, call in try app.removeRule(call) }
-        case .promote: .raw(API.promote) { app, call in try app.promote(call) }
+        case .listFlags: .answer(API.listFlags) { app, call, query in try app.listFlags(call, query) }
+        case .getFlag: .answer(API.getFlag) { app, call, _ in try app.getFlag(call) }
+        case .putFlag: .answer(API.putFlag) { app, call, request in try app.putFlag(call, request) }
+        case .deleteFlag:
+            .answer(API.deleteFlag) { app, call, request in try app.deleteItem(call, request, .flag(call.key)) }
+        case .kill: .answer(API.kill) { app, call, request in try app.setKilled(call, request, true) }
+        case .restore: .answer(API.restore) { app, call, request in try app.setKilled(call, request, false) }
+        case .archive: .answer(API.archive) { app, call, request in try app.setArchived(call, request, true) }
+        case .unarchive: .answer(API.unarchive) { app, call, request in try app.setArchived(call, request, false) }
+        case .setDefault: .answer(API.setDefault) { app, call, request in try app.setDefault(call, request) }
+        case .putDefault: .answer(API.putDefault) { app, call, request in try app.setDefault(call, request) }
+        case .expire: .answer(API.expire) { app, call, request in try app.expire(call, request) }
+        case .addOverride: .answer(API.addOverride) { app, call, request in try app.addOverride(call, request) }
+        case .removeOverride:
+            .answer(API.removeOverride) { app, call, request in try app.removeOverride(call, request) }
+        case .putRollout: .answer(API.putRollout) { app, call, request in try app.setRollout(call, request) }
+        case .postRollout: .answer(API.postRollout) { app, call, request in try app.setRollout(call, request) }
+        case .removeRollout: .answer(API.removeRollout) { app, call, request in try app.removeRollout(call, request) }
+        case .pauseRollout:
+            .answer(API.pauseRollout) { app, call, request in try app.pauseRollout(call, request, true) }
+        case .resumeRollout:
+            .answer(API.resumeRollout) { app, call, request in try app.pauseRollout(call, request, false) }
+        case .addRule: .answer(API.addRule) { app, call, request in try app.addRule(call, request) }
+        case .removeRule: .answer(API.removeRule) { app, call, request in try app.removeRule(call, request) }
+        case .promote: .answer(API.promote) { app, call, request in try app.promote(call, request) }
 
-        case .listCohorts: .raw(API.listCohorts) { app, call in try app.listCohorts(call) }
-        case .getCohort: .raw(API.getCohort) { app, call in try app.getItem(call, .cohort(call.name)) }
-        case .putCohort: .raw(API.putCohort) { app, call in try app.putCohort(call) }
-        case .deleteCohort: .raw(API.deleteCohort) { app, call in try app.deleteItem(call, .cohort(call.name)) }
+        case .listCohorts: .answer(API.listCohorts) { app, call, _ in try app.listCohorts(call) }
+        case .getCohort: .answer(API.getCohort) { app, call, _ in try app.getCohort(call) }
+        case .putCohort: .answer(API.putCohort) { app, call, request in try app.putCohort(call, request) }
+        case .deleteCohort:
+            .answer(API.deleteCohort) { app, call, request in try app.deleteItem(call, request, .cohort(call.name)) }
 
-        case .listKeys: .raw(API.listKeys) { app, call in try app.listKeys(call) }
-        case .createKey: .raw(API.createKey) { app, call in try app.createKey(call) }
-        case .revokeKey: .raw(API.revokeKey) { app, call in try app.revokeKey(call) }
+        case .listKeys: .answer(API.listKeys) { app, call, _ in try app.listKeys(call) }
+        case .createKey: .answer(API.createKey) { app, call, request in try app.createKey(call, request) }
+        case .revokeKey: .answer(API.revokeKey) { app, call, request in try app.revokeKey(call, request) }
         }
     }
 
@@ -194,7 +207,8 @@ struct RouteSpec: Sendable {
     /// Checked with the access, before the handler runs (`FlagServerApp.confirmPerson`).
     var reauthenticatesSessions: Bool { endpoint.confirmsPerson }
 
-    /// A route whose handler writes its own response: documents, streams, OFREP, the dashboard's files.
+    /// A route whose handler writes its own response: documents, streams, OFREP, telemetry reports, the dashboard's
+    /// files, health and metrics. Every answer of the admin API goes through `answer(_:on:_:)` instead.
     static func raw<Request, Answer>(
         _ endpoint: Endpoint<Request, Answer>, on executor: Executor = .store, head: Bool = false,
         _ handler: @escaping Handler

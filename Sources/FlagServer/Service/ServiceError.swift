@@ -146,6 +146,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         return ServiceError(.storage, "storage failed: \(error)")
     }
 
+    /// What the store holds breaks a rule the service keeps when it writes: a 500 that says which.
+    static func corrupt(_ message: String) -> ServiceError { ServiceError(.storage, message) }
+
     /// Whether the store could not be reached: the request may be retried (`Retry-After`).
     public var isStoreUnavailable: Bool {
         if case .storeUnavailable = code { return true }
