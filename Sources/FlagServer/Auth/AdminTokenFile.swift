@@ -11,7 +11,7 @@ import Foundation
 extension TokenAuthority {
     /// Creates an admin token named `admin` and writes it to `file` (mode 0600) when there is neither an active
     /// stored admin token nor an environment token. Returns the file written, or `nil` when one was not needed.
-    public func bootstrapAdminToken(file: URL, environmentTokenSet: Bool) throws -> URL? {
+    package func bootstrapAdminToken(file: URL, environmentTokenSet: Bool) throws -> URL? {
         guard !environmentTokenSet, !hasStoredAdminToken else { return nil }
         let existing = try tokens(set: nil).map(\.name)
         var name = "admin"

@@ -4,36 +4,36 @@ import Foundation
 import Synchronization
 
 /// A caller of the admin API: who acts, with which role, on which sets.
-public struct AdminCaller: Sendable, Hashable {
+package struct AdminCaller: Sendable, Hashable {
     /// Who acts, the actor in the audit log: the token's name, or for a dashboard session the name of the token the
     /// session was made from.
-    public let name: String
+    package let name: String
     /// The token's own name (a session's differs from `name`).
-    public let token: String
+    package let token: String
     /// What it may do.
-    public let role: AdminRole
+    package let role: AdminRole
     /// The sets it may act on; `nil` for every set.
-    public let sets: Set<String>?
+    package let sets: Set<String>?
     /// Whether the token is a dashboard session.
-    public let isSession: Bool
+    package let isSession: Bool
     /// When the token stops working, if it does.
-    public let expiresAt: Date?
+    package let expiresAt: Date?
 
     /// Whether it may act on `set` at all (its role says how).
-    public func mayAccess(_ set: String) -> Bool {
+    package func mayAccess(_ set: String) -> Bool {
         sets.map { $0.contains(set) } ?? true
     }
 }
 
 /// Who a request's token says it comes from.
-public enum Principal: Sendable, Hashable {
+package enum Principal: Sendable, Hashable {
     /// A token of the admin API.
     case admin(AdminCaller)
     /// An SDK key: may read one set.
     case sdk(name: String, set: String)
 
     /// The actor in the audit log.
-    public var name: String {
+    package var name: String {
         switch self {
         case .admin(let caller): caller.name
         case .sdk(let name, _): name
@@ -42,7 +42,7 @@ public enum Principal: Sendable, Hashable {
 
     /// Whether the principal may read `set` through the client routes: an SDK key its own set, a token of the admin
     /// API any set it may access.
-    public func mayRead(_ set: String) -> Bool {
+    package func mayRead(_ set: String) -> Bool {
         switch self {
         case .admin(let caller): caller.mayAccess(set)
         case .sdk(_, let own): own == set
@@ -50,7 +50,7 @@ public enum Principal: Sendable, Hashable {
     }
 
     /// Whether the principal is an SDK key.
-    public var isSDKKey: Bool {
+    package var isSDKKey: Bool {
         if case .sdk = self { return true }
         return false
     }
@@ -72,16 +72,16 @@ public enum Principal: Sendable, Hashable {
 
 /// Checks bearer tokens and issues new ones. Tokens are kept only as SHA-256 hashes; a presented token is hashed,
 /// looked up by hash, and compared in constant time. No token ever reaches a log line or an error message.
-public final class TokenAuthority: Sendable {
+package final class TokenAuthority: Sendable {
     /// The name `FLAGSERVER_ADMIN_TOKEN` acts under in the audit log.
-    public static let environmentTokenName = "env"
+    package static let environmentTokenName = "env"
     /// How long a dashboard session lasts.
-    public static let sessionLifetime: TimeInterval = 12 * 3600
+    package static let sessionLifetime: TimeInterval = 12 * 3600
     /// Active dashboard sessions a token may have at once; starting one more signs the oldest out.
-    public static let sessionsPerToken = 20
+    package static let sessionsPerToken = 20
     /// How long an ended session (expired, signed out or revoked) stays listed before it is deleted. Its audit
     /// records stay.
-    public static let endedSessionRetention: TimeInterval = 7 * 86_400
+    package static let endedSessionRetention: TimeInterval = 7 * 86_400
 
     private let store: any FlagStore
     private let clock: ServerClock
@@ -100,7 +100,7 @@ public final class TokenAuthority: Sendable {
     private let revocationObservers = Locked<[@Sendable (Set<String>) -> Void]>([])
 
     /// Loads the active tokens; `environmentToken` (from `FLAGSERVER_ADMIN_TOKEN`) is accepted as an admin token.
-    public init(store: any FlagStore, clock: ServerClock, environmentToken: String?) throws {
+    package init(store: any FlagStore, clock: ServerClock, environmentToken: String?) throws {
         self.store = store
         self.clock = clock
         self.environmentHash = environmentToken.flatMap { $0.isEmpty ? nil : SHA256.hash($0) }
@@ -110,7 +110,7 @@ public final class TokenAuthority: Sendable {
 
     /// Loads the active tokens from the store again, so that tokens another server sharing the store made or
     /// revoked count here too; does nothing when the store's token revision has not moved since the last load.
-    public func reload() throws {
+    package func reload() throws {
         try changes.withLock { loaded in
             let revision: Int
             let stored: [StoredToken]
@@ -134,7 +134,7 @@ public final class TokenAuthority: Sendable {
 
     /// The principal of an `Authorization: Bearer …` header; 401 without one, for a token the server does not
     /// know (or has revoked), or for one that has expired.
-    public func authenticate(_ authorization: String?) throws -> Principal {
+    package func authenticate(_ authorization: String?) throws -> Principal {
         guard let authorization, !authorization.isEmpty else {
             throw ServiceError.unauthorized("missing Authorization header: send \"Authorization: Bearer TOKEN\"")
         }
@@ -174,7 +174,7 @@ public final class TokenAuthority: Sendable {
     /// Forgets the dashboard sessions that ended more than `endedSessionRetention` ago, here and in the store (the
     /// server calls this about once an hour). Returns how many the store deleted.
     @discardableResult
-    public func pruneEndedSessions() throws -> Int {
+    package func pruneEndedSessions() throws -> Int {
         let cutoff = clock.now().addingTimeInterval(-Self.endedSessionRetention)
         // Revoked sessions left `active` when they were revoked; expired ones are kept there to be refused as
         // expired, with the time, until now.
@@ -189,7 +189,7 @@ public final class TokenAuthority: Sendable {
     }
 
     /// Stores the uses noted since the last call (the server calls this about once a minute, and when it stops).
-    public func recordUses() throws {
+    package func recordUses() throws {
         let noted = uses.withLock { uses in
             defer { uses = [:] }
             return uses
@@ -214,7 +214,7 @@ public final class TokenAuthority: Sendable {
     }
 
     /// Whether an unlimited `admin` token other than the environment's is active (a session does not count).
-    public var hasStoredAdminToken: Bool {
+    package var hasStoredAdminToken: Bool {
         active.withLock { tokens in
             tokens.values.contains { $0.role == .admin(.admin, sets: nil) && $0.sessionOf == nil }
         }
@@ -223,7 +223,7 @@ public final class TokenAuthority: Sendable {
     /// Issues a token: 256 random bits, shown to the caller once and stored only as a hash.
     ///
     /// - Returns: the token text (`fsa_…` for tokens of the admin API, `fss_…` for SDK keys) and its stored record.
-    public func issue(
+    package func issue(
         name: String, role: TokenRole, expiresAt: Date? = nil, note: ChangeNote
     ) throws -> (token: String, record: StoredToken) {
         guard isValidKey(name) else {
@@ -257,7 +257,7 @@ public final class TokenAuthority: Sendable {
     /// expires in 12 hours (or when the caller's token does, if sooner) and is revoked with it. A token has at most
     /// `sessionsPerToken` active sessions: beyond that the oldest is signed out (audited as `session.evict`), so that
     /// sessions cannot pile up in memory.
-    public func startSession(for caller: AdminCaller, note: ChangeNote) throws -> (token: String, record: StoredToken) {
+    package func startSession(for caller: AdminCaller, note: ChangeNote) throws -> (token: String, record: StoredToken) {
         guard !caller.isSession else {
             throw ServiceError.forbidden("a session cannot start another session: sign in with your own token")
         }
@@ -307,7 +307,7 @@ public final class TokenAuthority: Sendable {
     }
 
     /// Every token: SDK keys of one set (`set` given), or all tokens, with their latest uses.
-    public func tokens(set: String?) throws -> [StoredToken] {
+    package func tokens(set: String?) throws -> [StoredToken] {
         var all: [StoredToken]
         do {
             all = try store.tokens()
@@ -324,7 +324,7 @@ public final class TokenAuthority: Sendable {
 
     /// Revokes a token, and the dashboard sessions made from it, at once; 404 when there is no active token of that
     /// name (an SDK key of `set`, if given).
-    public func revoke(name: String, set: String?, note: ChangeNote) throws {
+    package func revoke(name: String, set: String?, note: ChangeNote) throws {
         let matches = try tokens(set: set).contains { $0.name == name && $0.revokedAt == nil }
         guard matches else {
             throw ServiceError.notFound(
@@ -356,13 +356,13 @@ public final class TokenAuthority: Sendable {
     /// sharing the store, sessions of a revoked token included), right after they stopped working here. It runs on
     /// the revoking thread, before the revocation returns, so that nothing done after a revocation can still count
     /// on the token: it must be quick and must not call back into the authority.
-    public func onRevoked(_ observer: @escaping @Sendable (Set<String>) -> Void) {
+    package func onRevoked(_ observer: @escaping @Sendable (Set<String>) -> Void) {
         revocationObservers.withLock { $0.append(observer) }
     }
 
     /// Whether the token named `name` is active here (neither revoked nor unknown; it may have expired). The
     /// environment token always is.
-    public func isActive(name: String) -> Bool {
+    package func isActive(name: String) -> Bool {
         name == Self.environmentTokenName && environmentHash != nil
             || active.withLock { $0.values.contains { $0.name == name } }
     }

@@ -2,24 +2,24 @@ import FlagHTTP
 
 /// `flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO] [--trusted-proxy CIDR]...`:
 /// what the command line asked for.
-public struct CommandLineOptions: Sendable, Equatable {
+package struct CommandLineOptions: Sendable, Equatable {
     /// The configuration file; `nil` uses `config/flagserver.json` when it exists, else the defaults.
-    public var configPath: String?
+    package var configPath: String?
     /// `HOST:PORT`, beating the file.
-    public var listen: String?
+    package var listen: String?
     /// The data directory, beating the file.
-    public var dataDirectory: String?
+    package var dataDirectory: String?
     /// The PostgreSQL connection string, beating `FLAGSERVER_POSTGRES` and the file.
-    public var postgres: String?
+    package var postgres: String?
     /// The key-encryption key file, beating the file's `signingKeyFile`.
-    public var signingKeyFile: String?
+    package var signingKeyFile: String?
     /// The networks of `--trusted-proxy`, in order; when any is given they replace the file's `trustedProxies`.
-    public var trustedProxies: [CIDR] = []
+    package var trustedProxies: [CIDR] = []
     /// `--help` was given.
-    public var help = false
+    package var help = false
 
     /// The usage text.
-    public static let usage = """
+    package static let usage = """
         usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO]
                           [--signing-key-file FILE] [--trusted-proxy CIDR]...
 
@@ -44,10 +44,10 @@ public struct CommandLineOptions: Sendable, Equatable {
         """
 
     /// The environment variable holding the PostgreSQL connection string.
-    public static let postgresEnvironment = "FLAGSERVER_POSTGRES"
+    package static let postgresEnvironment = "FLAGSERVER_POSTGRES"
 
     /// Options from the arguments after the program name; a bad argument throws a message for stderr.
-    public static func parse(_ arguments: [String]) throws -> CommandLineOptions {
+    package static func parse(_ arguments: [String]) throws -> CommandLineOptions {
         var options = CommandLineOptions()
         var index = 0
         while index < arguments.count {
@@ -87,7 +87,7 @@ public struct CommandLineOptions: Sendable, Equatable {
 
     /// The configuration these options select: the file's, then `FLAGSERVER_POSTGRES` from `environment`, then the
     /// flags on top.
-    public func configuration(
+    package func configuration(
         fileExists: (String) -> Bool, environment: [String: String] = [:]
     ) throws -> ServerConfiguration {
         var configuration: ServerConfiguration

@@ -11,7 +11,7 @@ import Foundation
 /// copy or a backup of the database holds no usable signing key.
 extension ServerBootstrap {
     /// The environment variable holding the key-encryption key itself, as base64; it beats any file.
-    public static let signingKeyEnvironment = "FLAGSERVER_SIGNING_KEY"
+    package static let signingKeyEnvironment = "FLAGSERVER_SIGNING_KEY"
 
     /// The server's key-encryption key: `FLAGSERVER_SIGNING_KEY`, else the configured file, else (SQLite only) the
     /// data directory's `signing-key`, made on first start. With PostgreSQL and neither, `nil`: every server sharing

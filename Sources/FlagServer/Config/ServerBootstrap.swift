@@ -84,7 +84,7 @@ public struct ServerBootstrap: Sendable {
 
     /// The fewest characters `FLAGSERVER_ADMIN_TOKEN` may have: it never expires and acts as an unlimited admin,
     /// so it must be as hard to guess as the 256-bit tokens the server makes.
-    public static let minimumEnvironmentTokenLength = 32
+    package static let minimumEnvironmentTokenLength = 32
 
     /// Imports every `*.json` document of `directory` (a missing directory imports nothing), in name order, in one
     /// transaction: a crash during the import leaves an empty store, which the next start seeds again. A set is

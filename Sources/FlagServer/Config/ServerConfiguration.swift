@@ -95,7 +95,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The configuration file's name for an engine limit, e.g. `limits.maxBodyBytes`, so that an error can say what
     /// to raise; nil for a limit the file does not set (the engine's default then holds).
-    public static func setting(for limit: HTTPLimit) -> String? {
+    package static func setting(for limit: HTTPLimit) -> String? {
         switch limit {
         case .maxBodyBytes: "limits.maxBodyBytes"
         case .maxHeaderBytes: "limits.maxHeaderBytes"
@@ -107,12 +107,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     }
 
     /// The application layer's settings.
-    public var app: FlagServerApp.Settings {
+    package var app: FlagServerApp.Settings {
         FlagServerApp.Settings(longPollMaxSeconds: longPollMaxSeconds, heartbeatInterval: .seconds(heartbeatSeconds))
     }
 
     /// Client telemetry's bounds: the defaults, with the ones the file sets.
-    public var telemetry: ClientTelemetry.Limits {
+    package var telemetry: ClientTelemetry.Limits {
         var limits = ClientTelemetry.Limits()
         limits.mintBurst = Double(instanceMintBurst)
         limits.mintsPerSecond = instanceMintsPerSecond

@@ -5,7 +5,7 @@ import FlagHTTP
 /// file to raise, in the error shape of the route the request was for (OFREP's on `/ofrep/v1/`).
 extension FlagServerApp {
     /// The response for `rejection`.
-    @Sendable public static func renderRejection(_ rejection: HTTPRejection) -> HTTPResponse {
+    @Sendable package static func renderRejection(_ rejection: HTTPRejection) -> HTTPResponse {
         let message = rejection.message + remedy(for: rejection.limit)
         if let path = rejection.path, let response = ofrepError(status: rejection.status, message, path: path) {
             return response

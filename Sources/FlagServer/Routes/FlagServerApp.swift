@@ -15,19 +15,19 @@ import Synchronization
 /// ```
 public final class FlagServerApp: Sendable {
     /// Limits and intervals of the application layer.
-    public struct Settings: Sendable {
+    package struct Settings: Sendable {
         /// The longest `?wait=` a long-poll may ask for, in seconds; longer asks are cut to it.
-        public var longPollMaxSeconds: Int
+        package var longPollMaxSeconds: Int
         /// How often open event streams get a heartbeat comment.
-        public var heartbeatInterval: Duration
+        package var heartbeatInterval: Duration
         /// The most history entries or audit records one request returns.
-        public var maxListLimit: Int
+        package var maxListLimit: Int
         /// How often client telemetry is written to the store.
-        public var telemetryFlushInterval: Duration
+        package var telemetryFlushInterval: Duration
 
         /// The defaults: 300 s long-polls, a heartbeat every 15 s, lists of at most 1,000, telemetry written every
         /// half second.
-        public init(
+        package init(
             longPollMaxSeconds: Int = 300, heartbeatInterval: Duration = .seconds(15), maxListLimit: Int = 1000,
             telemetryFlushInterval: Duration = .milliseconds(500)
         ) {
@@ -39,11 +39,11 @@ public final class FlagServerApp: Sendable {
     }
 
     /// The flag sets.
-    public let service: FlagService
+    package let service: FlagService
     /// The tokens.
-    public let tokens: TokenAuthority
+    package let tokens: TokenAuthority
     /// Request counters.
-    public let metrics = ServerMetrics()
+    package let metrics = ServerMetrics()
     let clock: ServerClock
     let settings: Settings
     /// Long-poll timeouts and heartbeats run here, never on a loop thread.
@@ -60,9 +60,9 @@ public final class FlagServerApp: Sendable {
     /// The streams and long-polls by the token that opened them, ended when it is revoked.
     let watch = TokenWatch()
     /// The sync with other servers sharing the store, when there are any (PostgreSQL).
-    public let replicas: ReplicaSync?
+    package let replicas: ReplicaSync?
     /// Whether this server has its dashboard to serve under `/ui/`.
-    public var servesDashboard: Bool { dashboard.isAvailable }
+    package var servesDashboard: Bool { dashboard.isAvailable }
     /// The route table, compiled once for the process.
     static let router = Router()
     /// `router`, held by the instance so that a request reads it without the lazy global's check.
@@ -76,7 +76,7 @@ public final class FlagServerApp: Sendable {
 
     /// An application over a loaded service and token authority, and the sync of both with other servers sharing
     /// their store, if any.
-    public init(
+    package init(
         service: FlagService, tokens: TokenAuthority, clock: ServerClock, settings: Settings = Settings(),
         replicas: ReplicaSync? = nil
     ) {
@@ -184,7 +184,7 @@ public final class FlagServerApp: Sendable {
     /// Answers one request: resolves its route, checks the caller against the route's `Access` (and a session's
     /// person's own token where the route asks for it), then runs the handler on the calling (loop) thread or on
     /// the store queue, as the route's entry says.
-    public func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+    package func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
             let exchange = Exchange(request: request, responder: responder, route: nil, metrics: metrics)

@@ -2,9 +2,9 @@ import FlagAPI
 import FlagHTTP
 
 /// FlagAPI's roles, under the name the server's API has always given them.
-public typealias AdminRole = FlagAPI.AdminRole
+package typealias AdminRole = FlagAPI.AdminRole
 /// FlagAPI's access levels, under the name the server's API has always given them.
-public typealias Access = FlagAPI.Access
+package typealias Access = FlagAPI.Access
 
 /// Every route the server answers: one of FlagAPI's `API` endpoints each, which holds its method, path template and
 /// access; `label` (`POST /v1/admin/sets/{set}/flags/{key}/kill`) is the `route` label of `/metrics`.
@@ -13,7 +13,7 @@ public typealias Access = FlagAPI.Access
 /// the caller is checked against their `Access` before any handler runs, and the security tests walk `allCases` and
 /// fail for a route that has no entry in their auth matrix. Adding a route is one endpoint in `API`, one case, one
 /// `spec` entry and one handler.
-public enum Route: CaseIterable, Sendable {
+package enum Route: CaseIterable, Sendable {
     /// The service's routes: health, metrics, the dashboard.
     case health, metrics, dashboard, dashboardFile
     /// The routes of clients: documents, streams, OFREP, telemetry, signing keys.
@@ -132,16 +132,16 @@ public enum Route: CaseIterable, Sendable {
     private static let endpoints = ordered.map(\.spec.endpoint)
 
     /// The endpoint the route answers, as FlagAPI's `API` declares it.
-    public var endpoint: EndpointInfo { Self.endpoints[index] }
+    package var endpoint: EndpointInfo { Self.endpoints[index] }
 
     /// `POST /v1/admin/sets/{set}/flags/{key}/kill`: the `route` label of `/metrics`.
-    public var label: String { endpoint.label }
+    package var label: String { endpoint.label }
 
     /// The HTTP method, e.g. `GET`.
-    public var method: String { endpoint.method.rawValue }
+    package var method: String { endpoint.method.rawValue }
 
     /// The path template, e.g. `/v1/sets/{set}`.
-    public var template: String { endpoint.template }
+    package var template: String { endpoint.template }
 
     /// Every route in declaration order, made once (`allCases` builds a new array on each call).
     static let ordered = allCases
@@ -150,19 +150,19 @@ public enum Route: CaseIterable, Sendable {
     var index: Int { Self.ordered.firstIndex(of: self) ?? -1 }
 
     /// Whether `HEAD` is answered as well (with the headers a `GET` would have).
-    public var answersHead: Bool { spec.answersHead }
+    package var answersHead: Bool { spec.answersHead }
 
     /// Whether the route may change what the server stores; every such request is recorded in the audit log.
-    public var isMutation: Bool {
+    package var isMutation: Bool {
         method != "GET" && self != .evaluate && self != .ofrepBulk && self != .ofrepFlag && self != .telemetry
     }
 
     /// Whether a dashboard session must also send its person's own token (`Flagstaff-Confirm-Token`): the routes
     /// that make or revoke tokens and SDK keys, so that a stolen session cannot turn itself into lasting access.
-    public var reauthenticatesSessions: Bool { endpoint.confirmsPerson }
+    package var reauthenticatesSessions: Bool { endpoint.confirmsPerson }
 
     /// The least role a token of the admin API needs for the route; `nil` for the routes of clients and anyone.
-    public var role: AdminRole? { endpoint.access.role }
+    package var role: AdminRole? { endpoint.access.role }
 }
 
 extension Access {

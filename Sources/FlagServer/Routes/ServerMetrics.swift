@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 
 /// Request counters and the latency histogram for `/metrics`, in the Prometheus text format.
-public final class ServerMetrics: Sendable {
+package final class ServerMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds (long-polls land in the last ones).
     static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300]
 
@@ -81,7 +81,7 @@ public final class ServerMetrics: Sendable {
     let waitingPolls = Atomic<Int>(0)
 
     /// Empty counters.
-    public init() {}
+    package init() {}
 
     /// Counts one answered request; a nil route is counted as `unmatched`.
     /// `start` is in `CLOCK_MONOTONIC` nanoseconds (`HTTPRequest.monotonicNow()`).
@@ -97,7 +97,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// How many requests were answered with `status` on `route`.
-    public func requests(route: String, status: Int) -> Int {
+    package func requests(route: String, status: Int) -> Int {
         let index: Int
         if let known = Route.ordered.first(where: { $0.label == route }) {
             index = known.index

@@ -1,7 +1,7 @@
 /// How the API answers a `ServiceError` (SPEC §4): the status and the `error.code` of the JSON error body.
 extension ServiceError {
     /// The HTTP status the API answers with (SPEC §4).
-    public var status: Int {
+    package var status: Int {
         switch code {
         case .badRequest: 400
         case .unauthorized: 401
@@ -19,7 +19,7 @@ extension ServiceError {
     }
 
     /// The machine-readable `error.code` of the JSON error body.
-    public var errorCode: String {
+    package var errorCode: String {
         switch code {
         case .badRequest: "bad_request"
         case .unauthorized: "unauthorized"
@@ -42,7 +42,7 @@ extension ServiceError {
     }
 
     /// The seconds a client should wait before trying again (`Retry-After`), for an error that passes.
-    public var retryAfterSeconds: Int? {
+    package var retryAfterSeconds: Int? {
         switch code {
         case .storeUnavailable: 2
         case .rateLimited(let seconds): seconds

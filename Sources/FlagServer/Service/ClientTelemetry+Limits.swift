@@ -3,54 +3,54 @@ import Foundation
 /// What `ClientTelemetry` bounds, and what it counts when a bound drops something.
 extension ClientTelemetry {
     /// The bounds and intervals.
-    public struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Instances tracked per SDK key (or admin token) at once; a new one beyond it evicts the one that reported
         /// least recently (never-reported ids first).
-        public var instancesPerKey = 20_000
+        package var instancesPerKey = 20_000
         /// Instances tracked in all.
-        public var instances = 100_000
+        package var instances = 100_000
         /// Distinct flag keys aggregated per set between two flushes.
-        public var flagsPerSet = 10_000
+        package var flagsPerSet = 10_000
         /// Reports one instance may send at once before it is held to one per `reportInterval`.
-        public var reportBurst = 5.0
+        package var reportBurst = 5.0
         /// Seconds between reports of one instance, once its burst is spent.
-        public var reportInterval = 5.0
+        package var reportInterval = 5.0
         /// Reports per second per key, and the burst: every instance of a large fleet reports within 3 s of a kill.
-        public var reportsPerKeyPerSecond = 10_000.0
+        package var reportsPerKeyPerSecond = 10_000.0
         /// Reports per second per source address, and the burst.
-        public var reportsPerAddressPerSecond = 1_000.0
+        package var reportsPerAddressPerSecond = 1_000.0
         /// New instance ids one client address may be issued at once, before it is held to `mintsPerSecond`.
-        public var mintBurst = 20.0
+        package var mintBurst = 20.0
         /// New instance ids per second per client address, once the burst is spent; beyond it an answer carries
         /// no id.
-        public var mintsPerSecond = 1.0
+        package var mintsPerSecond = 1.0
         /// Distinct flag × variant rows kept per set and hour; a new row beyond it is dropped.
-        public var rowsPerSetPerHour = 50_000
+        package var rowsPerSetPerHour = 50_000
         /// How long after its last version a flag's counts are still kept (a client may run ahead of a deletion,
         /// or behind a change).
-        public var retiredFlagWindow: TimeInterval = 86_400
+        package var retiredFlagWindow: TimeInterval = 86_400
         /// Source addresses remembered by the rate limiter at once (the oldest are forgotten).
-        public var addresses = 10_000
+        package var addresses = 10_000
         /// Instances and counts written per transaction of a flush, so that an admin write sharing the store's
         /// connection (SQLite) waits at most one short transaction.
-        public var rowsPerTransaction = 250
+        package var rowsPerTransaction = 250
         /// How long an id that reported stays valid after its connection closed, and an instance listed after its
         /// last report.
-        public var expiry: TimeInterval = 600
+        package var expiry: TimeInterval = 600
         /// How long an id that has not reported yet stays valid, from its issue (or its stream's close): until its
         /// first report it is provisional and counts nowhere.
-        public var provisionalExpiry: TimeInterval = 60
+        package var provisionalExpiry: TimeInterval = 60
         /// How recent a report must be for its instance to count as active (propagation, the gate).
-        public var activeWindow: TimeInterval = 300
+        package var activeWindow: TimeInterval = 300
         /// Days of counts kept.
-        public var retentionDays = 90
+        package var retentionDays = 90
 
         /// The defaults of docs/telemetry.md.
-        public init() {}
+        package init() {}
     }
 
     /// Why a report was refused or something was dropped; the raw value is the `reason` label of `/metrics`.
-    public enum DropReason: String, Sendable, CaseIterable {
+    package enum DropReason: String, Sendable, CaseIterable {
         case invalid
         case unknownInstance = "unknown_instance"
         case rateLimitedInstance = "rate_limited_instance"

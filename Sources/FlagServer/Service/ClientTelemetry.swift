@@ -12,7 +12,7 @@ import Synchronization
 /// its first report, and counts are kept only for flags and variants the set has (docs/telemetry.md, "Threat
 /// model"). What a bound drops is counted in `dropped` for `/metrics`. Reports are taken on a queue of their own
 /// and written by a flush every `flushInterval`, never on the store queue that admin writes (a kill) wait on.
-public final class ClientTelemetry: Sendable {
+package final class ClientTelemetry: Sendable {
     let store: any FlagStore
     let clock: ServerClock
     let limits: Limits
@@ -29,7 +29,7 @@ public final class ClientTelemetry: Sendable {
     let accepted = Atomic<Int>(0)
 
     /// Telemetry over `store`.
-    public init(
+    package init(
         store: any FlagStore, clock: ServerClock, limits: Limits = Limits(),
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {

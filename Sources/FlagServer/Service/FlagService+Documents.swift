@@ -17,13 +17,13 @@ extension FlagService {
 
     /// The current version of `set` and its document, waiting for the documents executor to make it when nobody
     /// has yet. For callers off that executor: admin reads, exports, tests.
-    public func servedVersion(_ set: String) throws -> (state: SetState, served: ServedDocument) {
+    package func servedVersion(_ set: String) throws -> (state: SetState, served: ServedDocument) {
         dispatchPrecondition(condition: .notOnQueue(documents))
         return try documents.sync { try servedOnDocuments(set) }
     }
 
     /// The document of the current version of `set` (`servedVersion`).
-    public func servedDocument(_ set: String) throws -> ServedDocument {
+    package func servedDocument(_ set: String) throws -> ServedDocument {
         try servedVersion(set).served
     }
 

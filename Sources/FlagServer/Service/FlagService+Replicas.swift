@@ -7,7 +7,7 @@ extension FlagService {
     /// publishes them to this server's streams, long-polls and ETags as a local write would. A set this server has
     /// not seen is loaded whole. Returns whether there was a newer version.
     @discardableResult
-    public func catchUp(_ set: String) throws -> Bool {
+    package func catchUp(_ set: String) throws -> Bool {
         try writeLock.withLock { _ in try catchUpHoldingWriteLock(set) }
     }
 

@@ -15,13 +15,13 @@ enum ActiveSigningKey: Sendable {
 }
 
 /// A set's signing key as the API lists it (`GET /v1/sets/{set}/signing-keys`): never its private half.
-public struct PublishedSigningKey: Sendable, Hashable {
+package struct PublishedSigningKey: Sendable, Hashable {
     /// The public key.
-    public var key: SigningKey
+    package var key: SigningKey
     /// Published, active or retired.
-    public var state: SigningKeyState
+    package var state: SigningKeyState
     /// When it was made.
-    public var createdAt: Date
+    package var createdAt: Date
 }
 
 /// Signing (docs/signing.md): each set's keys, and the signed bytes of its versions.
@@ -33,7 +33,7 @@ public struct PublishedSigningKey: Sendable, Hashable {
 /// server without it serves what is stored but cannot write a signed set.
 extension FlagService {
     /// The set's keys, oldest first, public halves only.
-    public func signingKeys(_ set: String) throws -> [PublishedSigningKey] {
+    package func signingKeys(_ set: String) throws -> [PublishedSigningKey] {
         _ = try requireState(set)
         return try storeCall { try store.signingKeys(set: set) }.map { stored in
             PublishedSigningKey(
@@ -45,7 +45,7 @@ extension FlagService {
     /// Adds a key to the set. A set that has no active key starts being signed with it at once (its current version
     /// signed now); otherwise the key is published only, for apps to ship trusting it before `activate` signs with it.
     @discardableResult
-    public func rotateSigningKey(_ set: String, note: ChangeNote) throws -> PublishedSigningKey {
+    package func rotateSigningKey(_ set: String, note: ChangeNote) throws -> PublishedSigningKey {
         let keyEncryptionKey = try requireKeyEncryptionKey(set)
         return try writeLock.withLock { _ in
             let current = try requireState(set)
@@ -65,7 +65,7 @@ extension FlagService {
 
     /// Makes a published key the set's active one: new versions are signed with it, and so is the current version,
     /// at once. The key active before is published again (still trusted, no longer signing) until it is retired.
-    public func activateSigningKey(_ set: String, id: String, note: ChangeNote) throws {
+    package func activateSigningKey(_ set: String, id: String, note: ChangeNote) throws {
         let keyEncryptionKey = try requireKeyEncryptionKey(set)
         try writeLock.withLock { _ in
             let current = try requireState(set)
@@ -89,7 +89,7 @@ extension FlagService {
     }
 
     /// Marks a key retired: no longer to be trusted. The active key cannot be retired; activate another first.
-    public func retireSigningKey(_ set: String, id: String, note: ChangeNote) throws {
+    package func retireSigningKey(_ set: String, id: String, note: ChangeNote) throws {
         try writeLock.withLock { _ in
             _ = try requireState(set)
             var keys = try storeCall { try store.signingKeys(set: set) }
@@ -109,7 +109,7 @@ extension FlagService {
 
     /// The document of any stored version and its signature: the current state's, else the signed document stored
     /// for the version, else (for a signed set) the version's document signed now and stored, else unsigned.
-    public func signedDocument(_ set: String, version: Int) throws -> (document: [UInt8], signature: String?) {
+    package func signedDocument(_ set: String, version: Int) throws -> (document: [UInt8], signature: String?) {
         if let current = state(set), current.version == version {
             let served = try servedDocument(set)
             return (served.bytes, served.signature)
@@ -157,7 +157,7 @@ extension FlagService {
 
     /// Loads every set's keys again: another server sharing the store may have rotated, activated or retired one
     /// (`ReplicaSync.check`, once a second).
-    public func refreshSigningKeys() throws {
+    package func refreshSigningKeys() throws {
         // Under the write lock: a local rotation between this read and its keeping must not be undone by it.
         try writeLock.withLock { _ in
             for state in states() { try loadSigningKey(state.name) }

@@ -3,19 +3,19 @@ import FlagCore
 import Foundation
 
 /// One item's bytes at two versions, for a diff; `nil` where the item does not exist.
-public struct ItemDiff: Sendable {
+package struct ItemDiff: Sendable {
     /// The flag or cohort.
-    public var item: ItemKey
+    package var item: ItemKey
     /// Its canonical bytes at the older version.
-    public var before: [UInt8]?
+    package var before: [UInt8]?
     /// Its canonical bytes at the newer version.
-    public var after: [UInt8]?
+    package var after: [UInt8]?
 }
 
 /// Reading old versions: documents, history, diffs, and rolling back.
 extension FlagService {
     /// The document of any stored version, assembled from its items' stored bytes (no decoding).
-    public func document(_ set: String, version: Int) throws -> [UInt8] {
+    package func document(_ set: String, version: Int) throws -> [UInt8] {
         if let current = state(set), current.version == version { return try servedDocument(set).bytes }
         let snapshot = try storeCall { try store.snapshot(set: set, version: version) }
         var flags: [String: [UInt8]] = [:]
@@ -31,13 +31,13 @@ extension FlagService {
     }
 
     /// The set's versions, newest first; with `subject`, only those touching that flag or cohort.
-    public func history(_ set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
+    package func history(_ set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
         _ = try requireState(set)
         return try storeCall { try store.history(set: set, subject: subject, limit: limit) }
     }
 
     /// The items that differ between two versions, sorted (cohorts, then flags, by key).
-    public func diff(_ set: String, from: Int, to: Int) throws -> [ItemDiff] {
+    package func diff(_ set: String, from: Int, to: Int) throws -> [ItemDiff] {
         let current = try requireState(set)
         for version in [from, to] where version < 1 || version > current.version {
             throw ServiceError.notFound(
@@ -51,7 +51,7 @@ extension FlagService {
     }
 
     /// The items that differ between the current versions of `set` (`before`) and `other` (`after`), sorted.
-    public func diff(_ set: String, with other: String) throws -> [ItemDiff] {
+    package func diff(_ set: String, with other: String) throws -> [ItemDiff] {
         let (mine, theirs) = (try requireState(set).items, try requireState(other).items)
         return Set(mine.keys).union(theirs.keys).sorted().compactMap { item in
             mine[item] == theirs[item] ? nil : ItemDiff(item: item, before: mine[item], after: theirs[item])
@@ -60,7 +60,7 @@ extension FlagService {
 
     /// Makes a new version whose flags and cohorts are those of `version`: history is never rewritten.
     @discardableResult
-    public func rollback(_ set: String, to version: Int, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
+    package func rollback(_ set: String, to version: Int, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
         let current = try requireState(set)
         guard version >= 1, version <= current.version else {
             throw ServiceError.notFound(
@@ -72,7 +72,7 @@ extension FlagService {
     }
 
     /// Audit records, newest first: one set's or the whole log.
-    public func audit(_ set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditRecord] {
+    package func audit(_ set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditRecord] {
         if let set { _ = try requireState(set) }
         return try storeCall { try store.audit(set: set, filter: filter, limit: limit) }
     }

@@ -11,9 +11,9 @@ import Synchronization
 /// A write costs what it changes: it compiles the items it touches (`CompiledFlagSet.updating`), stores them, and
 /// publishes a state that shares everything else with the version before. Reads take a lock only long enough to
 /// copy a reference. Writes are serialized, so versions are made one at a time and subscribers see them in order.
-public final class FlagService: Sendable {
+package final class FlagService: Sendable {
     /// The durable store behind the service.
-    public let store: any FlagStore
+    package let store: any FlagStore
     let clock: ServerClock
     let registry = SetRegistry()
     let log: @Sendable (String) -> Void
@@ -21,7 +21,7 @@ public final class FlagService: Sendable {
     let counters = ServiceCounters()
     let writeLock = Locked(())
     /// What the clients report; the compatibility gate asks it who is active.
-    public let telemetry: ClientTelemetry
+    package let telemetry: ClientTelemetry
     /// This server's fan-out of each set's recent versions, for the propagation figures.
     let fanouts = FanoutLog()
     /// What the sets' private signing keys are sealed with (docs/signing.md); `nil`: new sets are not signed, and
@@ -40,7 +40,7 @@ public final class FlagService: Sendable {
     /// - Parameters:
     ///   - keyEncryptionKey: opens the sets' signing keys; with one, every new set gets a key and is signed.
     ///   - log: where to write operational messages (one line each); never given a token.
-    public init(
+    package init(
         store: any FlagStore, clock: ServerClock, keyEncryptionKey: KeyEncryptionKey? = nil,
         telemetryLimits: ClientTelemetry.Limits = .init(), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
@@ -65,12 +65,12 @@ public final class FlagService: Sendable {
     }
 
     /// The current state of a set, or `nil` if there is no such set.
-    public func state(_ set: String) -> SetState? {
+    package func state(_ set: String) -> SetState? {
         registry.state(set)
     }
 
     /// The current state of a set, or a 404.
-    public func requireState(_ set: String) throws -> SetState {
+    package func requireState(_ set: String) throws -> SetState {
         guard let state = registry.state(set) else {
             throw ServiceError.notFound("no flag set \"\(set)\"", subject: .set)
         }
@@ -78,20 +78,20 @@ public final class FlagService: Sendable {
     }
 
     /// Every set's current state, sorted by name.
-    public func states() -> [SetState] {
+    package func states() -> [SetState] {
         registry.states()
     }
 
     /// Creates a set at version 1: empty, or with the flags and cohorts of `document` (a seed or an import).
     @discardableResult
-    public func createSet(_ name: String, from document: FlagSet? = nil, note: ChangeNote) throws -> SetState {
+    package func createSet(_ name: String, from document: FlagSet? = nil, note: ChangeNote) throws -> SetState {
         try createSets([(name, document ?? FlagSet(name: name), note)])[0]
     }
 
     /// Creates several sets at version 1 in one transaction: all of them or, on any error, none (the seed sets of a
     /// first start, so that a crash halfway cannot leave some of them never imported).
     @discardableResult
-    public func createSets(_ sets: [(name: String, document: FlagSet, note: ChangeNote)]) throws -> [SetState] {
+    package func createSets(_ sets: [(name: String, document: FlagSet, note: ChangeNote)]) throws -> [SetState] {
         for (name, _, _) in sets where !isValidKey(name) {
             throw ServiceError.badRequest(
                 "set name \"\(name)\" must match ^[a-z0-9][a-z0-9._-]{0,127}$", path: "name")
@@ -142,7 +142,7 @@ public final class FlagService: Sendable {
     /// `ifMatch` other than the current version is a 409. Items written as they are make no change, and an edit
     /// that changes nothing makes no version and records nothing.
     @discardableResult
-    public func mutate(
+    package func mutate(
         _ set: String, ifMatch: Int? = nil, note: ChangeNote, _ edit: (SetState) throws -> SetEdit
     ) throws -> WriteResult {
         try writeLock.withLock { _ -> WriteResult in
@@ -178,7 +178,7 @@ public final class FlagService: Sendable {
 
     /// Changes one existing flag of `set` as the next version (see `mutate`); 404 when the set has no such flag.
     @discardableResult
-    public func mutateFlag(
+    package func mutateFlag(
         _ set: String, _ key: String, ifMatch: Int? = nil, note: ChangeNote, _ change: (inout Flag) throws -> Void
     ) throws -> WriteResult {
         try mutate(set, ifMatch: ifMatch, note: note) { current in
@@ -194,7 +194,7 @@ public final class FlagService: Sendable {
     /// Replaces every flag and cohort of `set` with those of `content`, as the next version: an import or a
     /// rollback, compiled and compared as a whole.
     @discardableResult
-    public func replace(_ set: String, with content: FlagSet, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
+    package func replace(_ set: String, with content: FlagSet, ifMatch: Int?, note: ChangeNote) throws -> WriteResult {
         try writeLock.withLock { _ -> WriteResult in
             try retryingLostRaces(set, ifMatch: ifMatch) { current in
                 var next = FlagSet(name: set, version: current.version + 1, updatedAt: clock.wholeSecond())

@@ -7,22 +7,22 @@ import Foundation
 ///
 /// It never throws: a failure is logged when it starts and when it ends, and shows in `/metrics`. Client reads go on
 /// from memory meanwhile.
-public final class ReplicaSync: Sendable {
+package final class ReplicaSync: Sendable {
     /// What `/metrics` reports of the sync.
-    public struct Status: Sendable, Equatable {
+    package struct Status: Sendable, Equatable {
         /// Per set, how many versions the store was ahead of this server at the last check (0 while notifications
         /// arrive; more means they are being missed and the check is what catches up).
-        public var lag: [String: Int] = [:]
+        package var lag: [String: Int] = [:]
         /// Notifications received.
-        public var notifications = 0
+        package var notifications = 0
         /// Versions and sets loaded from what other servers wrote.
-        public var catchUps = 0
+        package var catchUps = 0
         /// Whether the connection that listens for notifications is up.
-        public var listening = false
+        package var listening = false
         /// The fraction of PostgreSQL's notification queue in use (`pg_notification_queue_usage()`).
-        public var notificationQueueUsage: Double = 0
+        package var notificationQueueUsage: Double = 0
         /// Why the last check or catch-up failed, while it fails.
-        public var failure: String?
+        package var failure: String?
     }
 
     let service: FlagService
@@ -32,17 +32,17 @@ public final class ReplicaSync: Sendable {
     private let stops = Locked<[@Sendable () -> Void]>([])
 
     /// A sync of `service` and `tokens` with their store.
-    public init(service: FlagService, tokens: TokenAuthority, log: @escaping @Sendable (String) -> Void) {
+    package init(service: FlagService, tokens: TokenAuthority, log: @escaping @Sendable (String) -> Void) {
         self.service = service
         self.tokens = tokens
         self.log = log
     }
 
     /// What the sync has seen.
-    public var status: Status { state.withLock { $0 } }
+    package var status: Status { state.withLock { $0 } }
 
     /// Another server made `version` of `set`: load it, unless this server serves it already (its own write).
-    public func setChanged(_ set: String, version: Int) {
+    package func setChanged(_ set: String, version: Int) {
         state.withLock { $0.notifications += 1 }
         if let served = service.state(set), served.version >= version { return }
         attempt("catching up on flag set \(set)") {
@@ -51,7 +51,7 @@ public final class ReplicaSync: Sendable {
     }
 
     /// Another server made or revoked a token.
-    public func tokensChanged() {
+    package func tokensChanged() {
         state.withLock { $0.notifications += 1 }
         attempt("loading the tokens") { try tokens.reload() }
     }
@@ -59,7 +59,7 @@ public final class ReplicaSync: Sendable {
     /// Loads the tokens when their revision moved, then compares every set's stored version with the one served and
     /// catches up where the store is ahead. Tokens first: a stream whose token was revoked before a version was
     /// written must end before that version is published to it.
-    public func check() {
+    package func check() {
         attempt("checking the stored versions") {
             try tokens.reload()
             try service.refreshSigningKeys()
@@ -74,12 +74,12 @@ public final class ReplicaSync: Sendable {
     }
 
     /// Runs `stop` when the sync stops (the listener's thread ends with it).
-    public func onStop(_ stop: @escaping @Sendable () -> Void) {
+    package func onStop(_ stop: @escaping @Sendable () -> Void) {
         stops.withLock { $0.append(stop) }
     }
 
     /// Stops listening; the server goes on serving what it has.
-    public func stop() {
+    package func stop() {
         for stop in stops.withLock({ stops in
             defer { stops = [] }
             return stops
@@ -87,12 +87,12 @@ public final class ReplicaSync: Sendable {
     }
 
     /// Records whether the listening connection is up.
-    public func setListening(_ listening: Bool) {
+    package func setListening(_ listening: Bool) {
         state.withLock { $0.listening = listening }
     }
 
     /// Records the notification queue's use, as the listening connection read it.
-    public func setNotificationQueueUsage(_ usage: Double) {
+    package func setNotificationQueueUsage(_ usage: Double) {
         state.withLock { $0.notificationQueueUsage = usage }
     }
 

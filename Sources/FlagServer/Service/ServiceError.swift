@@ -3,7 +3,7 @@ import FlagCore
 
 /// Why a request to the server's logic failed. The routes map it to an HTTP status and error code
 /// (`ServiceError+HTTP.swift`); the service knows nothing of HTTP.
-public struct ServiceError: Error, Sendable, CustomStringConvertible {
+package struct ServiceError: Error, Sendable, CustomStringConvertible {
     enum Code: Sendable {
         case badRequest
         case unauthorized
@@ -26,12 +26,12 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
 
     let code: Code
     /// What went wrong and how to fix it; never contains a token.
-    public let message: String
+    package let message: String
     /// The JSON path of the offending field (in the request body or the flag set), when there is one.
-    public let path: String?
+    package let path: String?
     /// What the error is about (a set, a flag, a token…), so that a client tells "no such set" from "no such flag"
     /// without reading `message`.
-    public let subject: ErrorSubject?
+    package let subject: ErrorSubject?
 
     private init(_ code: Code, _ message: String, path: String? = nil, subject: ErrorSubject? = nil) {
         self.code = code
@@ -41,38 +41,38 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The request is malformed: bad JSON, a missing or mistyped field, a bad query parameter.
-    public static func badRequest(_ message: String, path: String? = nil) -> ServiceError {
+    package static func badRequest(_ message: String, path: String? = nil) -> ServiceError {
         ServiceError(.badRequest, message, path: path)
     }
 
     /// No token, or one the server does not know.
-    public static func unauthorized(_ message: String) -> ServiceError { ServiceError(.unauthorized, message) }
+    package static func unauthorized(_ message: String) -> ServiceError { ServiceError(.unauthorized, message) }
 
     /// The token is valid but may not do this.
-    public static func forbidden(_ message: String) -> ServiceError { ServiceError(.forbidden, message) }
+    package static func forbidden(_ message: String) -> ServiceError { ServiceError(.forbidden, message) }
 
     /// A dashboard session asked for a change that needs its person's own token as well, and sent none.
-    public static func reauthenticationRequired(_ message: String) -> ServiceError {
+    package static func reauthenticationRequired(_ message: String) -> ServiceError {
         ServiceError(.reauthenticationRequired, message)
     }
 
     /// A dashboard session sent a token that is not the one it was made from.
-    public static func reauthenticationFailed(_ message: String) -> ServiceError {
+    package static func reauthenticationFailed(_ message: String) -> ServiceError {
         ServiceError(.reauthenticationFailed, message)
     }
 
     /// No such set, version, flag, cohort, key or route: `subject` says which.
-    public static func notFound(_ message: String, path: String? = nil, subject: ErrorSubject?) -> ServiceError {
+    package static func notFound(_ message: String, path: String? = nil, subject: ErrorSubject?) -> ServiceError {
         ServiceError(.notFound, message, path: path, subject: subject)
     }
 
     /// The route exists but not with this method.
-    public static func methodNotAllowed(_ method: String, _ path: String) -> ServiceError {
+    package static func methodNotAllowed(_ method: String, _ path: String) -> ServiceError {
         ServiceError(.methodNotAllowed, "\(method) is not allowed on \(path)")
     }
 
     /// The write was based on a version that is no longer current (`If-Match`, or a lost race).
-    public static func conflict(set: String, expected: Int, current: Int) -> ServiceError {
+    package static func conflict(set: String, expected: Int, current: Int) -> ServiceError {
         ServiceError(
             .conflict(current: current, lostRace: false),
             "flag set \"\(set)\" is at version \(current), not \(expected): fetch it again and reapply the change",
@@ -94,7 +94,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The change would make the set invalid; every problem is listed with its JSON path.
-    public static func invalid(_ problems: [Problem]) -> ServiceError {
+    package static func invalid(_ problems: [Problem]) -> ServiceError {
         let summary = problems.prefix(5).map(\.description).joined(separator: "; ")
         let more = problems.count > 5 ? " (and \(problems.count - 5) more)" : ""
         return ServiceError(
@@ -103,15 +103,15 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The body is over a limit, named in the message.
-    public static func tooLarge(_ message: String) -> ServiceError { ServiceError(.tooLarge, message) }
+    package static func tooLarge(_ message: String) -> ServiceError { ServiceError(.tooLarge, message) }
 
     /// The caller sent too much too fast; it may try again after `retryAfter` seconds.
-    public static func rateLimited(_ message: String, retryAfter: Int) -> ServiceError {
+    package static func rateLimited(_ message: String, retryAfter: Int) -> ServiceError {
         ServiceError(.rateLimited(retryAfter: retryAfter), message)
     }
 
     /// A telemetry report names an instance id this server did not issue, or one that expired.
-    public static func unknownInstance(_ message: String) -> ServiceError {
+    package static func unknownInstance(_ message: String) -> ServiceError {
         ServiceError(.unknownInstance, message, subject: .instance)
     }
 
@@ -127,15 +127,15 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Something of that name already exists: `subject` says what.
-    public static func alreadyExists(_ message: String, subject: ErrorSubject?) -> ServiceError {
+    package static func alreadyExists(_ message: String, subject: ErrorSubject?) -> ServiceError {
         ServiceError(.alreadyExists, message, subject: subject)
     }
 
     /// The server is shutting down or overloaded.
-    public static func unavailable(_ message: String) -> ServiceError { ServiceError(.unavailable, message) }
+    package static func unavailable(_ message: String) -> ServiceError { ServiceError(.unavailable, message) }
 
     /// The store failed; the message carries the store's explanation.
-    public static func storage(_ error: any Error) -> ServiceError {
+    package static func storage(_ error: any Error) -> ServiceError {
         if let error = error as? StoreError {
             if error.isNotFound { return .notFound(error.message, subject: error.isMissingVersion ? .version : .set) }
             // The service checks names before it writes: what the store finds taken was taken by another server.
@@ -150,22 +150,22 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     static func corrupt(_ message: String) -> ServiceError { ServiceError(.storage, message) }
 
     /// Whether the store could not be reached: the request may be retried (`Retry-After`).
-    public var isStoreUnavailable: Bool {
+    package var isStoreUnavailable: Bool {
         if case .storeUnavailable = code { return true }
         return false
     }
 
     /// The set's current version, for a conflict.
-    public var currentVersion: Int? {
+    package var currentVersion: Int? {
         if case .conflict(let current, _) = code { return current }
         return nil
     }
 
     /// Every problem, for an invalid set.
-    public var problems: [Problem] {
+    package var problems: [Problem] {
         if case .invalid(let problems) = code { return problems }
         return []
     }
 
-    public var description: String { path.map { "\($0): \(message)" } ?? message }
+    package var description: String { path.map { "\($0): \(message)" } ?? message }
 }

@@ -2,7 +2,7 @@ import FlagLock
 import Synchronization
 
 /// What a subscriber of a set is told.
-public enum SetSignal: Sendable {
+package enum SetSignal: Sendable {
     /// A new version.
     case update(SetUpdate)
     /// The document of the current version is ready (it is made when first asked for, not by the write).

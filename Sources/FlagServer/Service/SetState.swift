@@ -28,9 +28,9 @@ public struct ServerClock: Sendable {
 /// change, not the set. The whole document, which only a client's first fetch needs, is not part of the state: the
 /// service's documents executor assembles (and for a signed set signs) it when it is first asked for, and installs
 /// it beside the state in the set's registry entry (`FlagService+Documents`).
-public final class SetState: Sendable {
+package final class SetState: Sendable {
     /// The set compiled for evaluation, with its model.
-    public let compiled: CompiledFlagSet
+    package let compiled: CompiledFlagSet
     /// Each flag's canonical bytes, by key.
     let flagBytes: KeyedMap<[UInt8]>
     /// Each cohort's canonical bytes, by name.
@@ -85,18 +85,18 @@ public final class SetState: Sendable {
     }
 
     /// The set's name.
-    public var name: String { compiled.name }
+    package var name: String { compiled.name }
     /// The version this state serves.
-    public var version: Int { compiled.version }
+    package var version: Int { compiled.version }
     /// When this version was made.
-    public var updatedAt: Date? { compiled.updatedAt }
+    package var updatedAt: Date? { compiled.updatedAt }
     /// The `ETag` of this version: `"{version}"`.
-    public var etag: String { "\"\(version)\"" }
+    package var etag: String { "\"\(version)\"" }
     /// How many cohorts the set has.
-    public var cohortCount: Int { cohortBytes.count }
+    package var cohortCount: Int { cohortBytes.count }
 
     /// The canonical bytes of a flag or cohort, as stored.
-    public func bytes(of item: ItemKey) -> [UInt8]? {
+    package func bytes(of item: ItemKey) -> [UInt8]? {
         switch item.kind {
         case .flag: flagBytes[item.key]
         case .cohort: cohortBytes[item.key]
@@ -104,7 +104,7 @@ public final class SetState: Sendable {
     }
 
     /// Every item's canonical bytes: what an import compares, what a new set stores.
-    public var items: [ItemKey: [UInt8]] {
+    package var items: [ItemKey: [UInt8]] {
         var items: [ItemKey: [UInt8]] = [:]
         items.reserveCapacity(flagBytes.count + cohortBytes.count)
         for (key, bytes) in flagBytes.entries { items[.flag(key)] = bytes }
@@ -142,11 +142,11 @@ public final class SetState: Sendable {
 
 /// A version's document as served, and its signature when the set is signed. A class, so that the answers made of
 /// it can tell it from another document of the same version (the current one signed again by a newly active key).
-public final class ServedDocument: Sendable {
+package final class ServedDocument: Sendable {
     /// The bytes served.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// The `Flagstaff-Signature` value over `bytes`.
-    public let signature: String?
+    package let signature: String?
 
     init(bytes: [UInt8], signature: String?) {
         self.bytes = bytes
@@ -155,14 +155,14 @@ public final class ServedDocument: Sendable {
 }
 
 /// A new version of a set as subscribers see it: the new state and what changed, encoded once for everyone.
-public struct SetUpdate: Sendable {
+package struct SetUpdate: Sendable {
     /// The state after the change.
-    public let state: SetState
+    package let state: SetState
     /// What changed over the version before: the changed items' canonical bytes and the removed names.
-    public let patch: SetPatch
+    package let patch: SetPatch
     /// The Server-Sent Events frame of the patch (SPEC §4), built once per version and written as is to every
     /// stream.
-    public let patchEvent: [UInt8]
+    package let patchEvent: [UInt8]
 
     /// The update to `state` from `base`; `changed` maps each changed item to its new bytes, or `nil` if removed.
     ///
@@ -186,7 +186,7 @@ public struct SetUpdate: Sendable {
     }
 
     /// The version the change was made on.
-    public var base: Int { patch.base }
+    package var base: Int { patch.base }
 }
 
 extension SetPatch {

@@ -2,20 +2,20 @@ import FlagAPI
 import FlagCore
 
 /// Who made a change and why, for the audit log.
-public struct ChangeNote: Sendable {
+package struct ChangeNote: Sendable {
     /// The token name of whoever made the change.
-    public var actor: String
+    package var actor: String
     /// What was done, e.g. `flag.kill`.
-    public var action: String
+    package var action: String
     /// What it was about, e.g. the flag key.
-    public var subject: String?
+    package var subject: String?
     /// The reason given, if any.
-    public var reason: String?
+    package var reason: String?
     /// Whether to write a change that active clients cannot evaluate (`allowIncompatible`); the audit says so.
-    public var allowIncompatible: Bool
+    package var allowIncompatible: Bool
 
     /// A note of one change.
-    public init(
+    package init(
         actor: String, action: String, subject: String? = nil, reason: String? = nil, allowIncompatible: Bool = false
     ) {
         self.actor = actor
@@ -28,20 +28,20 @@ public struct ChangeNote: Sendable {
 
 /// What a write did: the state now served, and whether it made a new version (a change that changes nothing
 /// makes none).
-public struct WriteResult: Sendable {
+package struct WriteResult: Sendable {
     /// The state after the write.
-    public var state: SetState
+    package var state: SetState
     /// Whether the write made a new version.
-    public var createdVersion: Bool
+    package var createdVersion: Bool
     /// The state the write was made on; `nil` for a set the write created.
-    public var previous: SetState?
+    package var previous: SetState?
     /// The items the write added, replaced or removed, sorted.
-    public var changed: [ItemKey]
+    package var changed: [ItemKey]
     /// What the write should tell its caller although it went ahead (the compatibility gate's `warn`).
-    public var warnings: [String] = []
+    package var warnings: [String] = []
 
     /// The result of a write from `previous` to `state` that changed `changed`.
-    public init(state: SetState, createdVersion: Bool, previous: SetState?, changed: [ItemKey] = []) {
+    package init(state: SetState, createdVersion: Bool, previous: SetState?, changed: [ItemKey] = []) {
         self.state = state
         self.createdVersion = createdVersion
         self.previous = previous
@@ -49,12 +49,12 @@ public struct WriteResult: Sendable {
     }
 
     /// The result of creating `state`, a new set.
-    public static func created(_ state: SetState) -> WriteResult {
+    package static func created(_ state: SetState) -> WriteResult {
         WriteResult(state: state, createdVersion: true, previous: nil, changed: state.items.keys.sorted())
     }
 
     /// The answer to the write (`MutationResult`), carrying `item`'s bytes after it when the route names one.
-    public func answer(naming item: ItemKey? = nil) -> MutationResult {
+    package func answer(naming item: ItemKey? = nil) -> MutationResult {
         let written = item.flatMap { item in
             state.bytes(of: item).map { json -> MutationResult.Item in
                 switch item.kind {
@@ -69,18 +69,18 @@ public struct WriteResult: Sendable {
 }
 
 /// What a write changes in a set: the flags and cohorts it writes, and those it removes (`nil`).
-public struct SetEdit: Sendable {
+package struct SetEdit: Sendable {
     /// Flags written, by key; `nil` removes the flag.
-    public var flags: [String: Flag?]
+    package var flags: [String: Flag?]
     /// Cohorts written, by name; `nil` removes the cohort.
-    public var cohorts: [String: Cohort?]
+    package var cohorts: [String: Cohort?]
 
     /// An edit of the given items.
-    public init(flags: [String: Flag?] = [:], cohorts: [String: Cohort?] = [:]) {
+    package init(flags: [String: Flag?] = [:], cohorts: [String: Cohort?] = [:]) {
         self.flags = flags
         self.cohorts = cohorts
     }
 
     /// Writes one flag.
-    public static func flag(_ flag: Flag) -> SetEdit { SetEdit(flags: [flag.key: flag]) }
+    package static func flag(_ flag: Flag) -> SetEdit { SetEdit(flags: [flag.key: flag]) }
 }

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Several servers may share one store (PostgreSQL): each learns of the others' writes through `changes(set:since:)`
 /// and `tokenRevision()`, and `exclusively` keeps their first starts apart.
-public protocol FlagStore: Sendable {
+package protocol FlagStore: Sendable {
     /// Every set with its current version, sorted by name.
     func sets() throws -> [SetSummary]
 
@@ -125,7 +125,7 @@ public protocol FlagStore: Sendable {
 }
 
 /// Whether the store can be reached.
-public enum StoreHealth: Sendable, Hashable {
+package enum StoreHealth: Sendable, Hashable {
     /// It answered the last call.
     case up
     /// It did not: why, naming the database and the error (never a password).
@@ -133,20 +133,20 @@ public enum StoreHealth: Sendable, Hashable {
 }
 
 /// What a set's versions after some version changed, for a server catching up on another's writes.
-public struct SetChanges: Sendable, Hashable {
+package struct SetChanges: Sendable, Hashable {
     /// The set's name.
-    public var set: String
+    package var set: String
     /// Its current version.
-    public var version: Int
+    package var version: Int
     /// When the current version was made.
-    public var createdAt: Date
+    package var createdAt: Date
     /// The digest of the items at the current version (`ItemsDigest`).
-    public var digest: [UInt8]
+    package var digest: [UInt8]
     /// Each item changed after the base version: its bytes at the current version, or `nil` when it is gone.
-    public var items: [ItemKey: [UInt8]?]
+    package var items: [ItemKey: [UInt8]?]
 
     /// Changes up to `version`.
-    public init(set: String, version: Int, createdAt: Date, digest: [UInt8], items: [ItemKey: [UInt8]?]) {
+    package init(set: String, version: Int, createdAt: Date, digest: [UInt8], items: [ItemKey: [UInt8]?]) {
         self.set = set
         self.version = version
         self.createdAt = createdAt
@@ -156,20 +156,20 @@ public struct SetChanges: Sendable, Hashable {
 }
 
 /// One set for `FlagStore.createSets`: its name, its items at version 1, their digest and the audit record.
-public struct SetCreation: Sendable {
+package struct SetCreation: Sendable {
     /// The new set's name.
-    public var name: String
+    package var name: String
     /// The items of version 1 (removals are ignored).
-    public var change: VersionChange
+    package var change: VersionChange
     /// The digest of version 1's items (`ItemsDigest`).
-    public var digest: [UInt8]
+    package var digest: [UInt8]
     /// Who created it, when and why.
-    public var audit: AuditRecord
+    package var audit: AuditRecord
     /// Its signing key, for a server that signs new sets.
-    public var signingKey: StoredSigningKey?
+    package var signingKey: StoredSigningKey?
 
     /// A set to create.
-    public init(
+    package init(
         name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord, signingKey: StoredSigningKey? = nil
     ) {
         self.name = name
@@ -182,37 +182,37 @@ public struct SetCreation: Sendable {
 
 extension FlagStore {
     /// Appends an unsigned version (see the requirement).
-    public func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+    package func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
         -> VersionInfo
     {
         try append(set: set, base: base, change: change, digest: digest, audit: audit, signedPatch: nil)
     }
 
-    public func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
+    package func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
 
-    public var health: StoreHealth { .up }
+    package var health: StoreHealth { .up }
 
     /// Audit records, newest first, at most `limit`: those of one set, or the whole log when `set` is `nil`.
-    public func audit(set: String?, limit: Int) throws -> [AuditRecord] {
+    package func audit(set: String?, limit: Int) throws -> [AuditRecord] {
         try audit(set: set, filter: AuditFilter(), limit: limit)
     }
 }
 
 /// Which audit records to list: by actor, subject, time, and the sets they belong to.
-public struct AuditFilter: Sendable, Hashable {
+package struct AuditFilter: Sendable, Hashable {
     /// Only this actor's records.
-    public var actor: String?
+    package var actor: String?
     /// Only records about this subject (a flag key, a cohort or token name).
-    public var subject: String?
+    package var subject: String?
     /// Only records from this time on.
-    public var since: Date?
+    package var since: Date?
     /// Only records before this time.
-    public var until: Date?
+    package var until: Date?
     /// Only records of these sets (records outside any set left out); `nil`: every record.
-    public var sets: Set<String>?
+    package var sets: Set<String>?
 
     /// A filter; nothing left out by default.
-    public init(
+    package init(
         actor: String? = nil, subject: String? = nil, since: Date? = nil, until: Date? = nil, sets: Set<String>? = nil
     ) {
         self.actor = actor

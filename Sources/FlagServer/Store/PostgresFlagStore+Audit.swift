@@ -2,7 +2,7 @@ import FlagPostgres
 import Foundation
 
 extension PostgresFlagStore {
-    public func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
+    package func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
         try read("reading the audit log") { db in
             if let set, try currentVersion(of: set, db) == nil {
                 throw StoreError.notFound(set: set)
@@ -46,7 +46,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func recordAudit(_ record: AuditRecord, set: String?) throws {
+    package func recordAudit(_ record: AuditRecord, set: String?) throws {
         // No transaction: sets are never deleted, so one that exists now still does when the record goes in.
         try read("recording an audit record") { db in
             if let set, try currentVersion(of: set, db) == nil {

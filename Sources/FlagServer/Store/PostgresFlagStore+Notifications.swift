@@ -3,18 +3,18 @@ import FlagPostgres
 
 extension PostgresFlagStore {
     /// The channel on which every write that others must see is announced (`LISTEN flagstaff_changes`).
-    public static let channel = "flagstaff_changes"
+    package static let channel = "flagstaff_changes"
 
     /// What a notification on `channel` announces. Its payload names what changed, never the data, so it stays
     /// far below PostgreSQL's limit of 8,000 bytes: `{"set":"ios","version":7}` or `{"tokens":true}`.
-    public enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         /// A set reached `version` (created at 1, or appended to).
         case set(String, version: Int)
         /// A token was added or revoked.
         case tokens
 
         /// The notification's payload: canonical JSON.
-        public var payload: String {
+        package var payload: String {
             let value: JSONValue =
                 switch self {
                 case .set(let set, let version): .object(["set": .string(set), "version": .int(Int64(version))])
@@ -25,7 +25,7 @@ extension PostgresFlagStore {
     }
 
     /// The change a payload on `channel` announces, or `nil` for a payload that is not one of ours.
-    public static func change(fromPayload payload: String) -> Change? {
+    package static func change(fromPayload payload: String) -> Change? {
         let value: JSONValue
         do {
             value = try JSONReader.parse(Array(payload.utf8))

@@ -3,7 +3,7 @@ import Foundation
 
 /// Client instances, evaluation counts and set settings (docs/telemetry.md), shared by every replica.
 extension PostgresFlagStore {
-    public func recordTelemetry(_ batch: TelemetryBatch) throws {
+    package func recordTelemetry(_ batch: TelemetryBatch) throws {
         guard !batch.isEmpty else { return }
         try write("recording telemetry") { db in
             for instance in batch.instances {
@@ -38,7 +38,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
+    package func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
         try read("reading the client instances of \"\(set)\"") { db in
             try db.query(
                 """
@@ -50,7 +50,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
+    package func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
         try read("reading a client instance of \"\(set)\"") { db in
             try db.queryFirst(
                 """
@@ -62,7 +62,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
+    package func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
         try read("reading the evaluation counts of \"\(set)\"") { db in
             try db.query(
                 """
@@ -79,7 +79,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
+    package func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
         try write("pruning telemetry") { db in
             try db.execute("DELETE FROM evaluation_count WHERE hour < $1", [.int(Int64(countsBefore))])
             try db.execute(
@@ -88,7 +88,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func settings(set: String) throws -> SetSettings {
+    package func settings(set: String) throws -> SetSettings {
         try read("reading the settings of \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else { throw StoreError.notFound(set: set) }
             let pairs = try db.query("SELECT name, value FROM set_setting WHERE set_name = $1", [.text(set)]) {
@@ -98,7 +98,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
+    package func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
         try write("storing the settings of \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else { throw StoreError.notFound(set: set) }
             for (name, value) in settings.stored.sorted(by: { $0.key < $1.key }) {

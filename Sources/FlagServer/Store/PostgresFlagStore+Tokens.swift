@@ -4,7 +4,7 @@ import Foundation
 extension PostgresFlagStore {
     /// One query, so that a token and its scope are read from one snapshot: a token limited to some sets is
     /// never seen, even for a moment, without its limits.
-    public func tokens() throws -> [StoredToken] {
+    package func tokens() throws -> [StoredToken] {
         try read("listing tokens") { db in
             let result = try db.execute(
                 """
@@ -35,7 +35,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func addToken(_ token: StoredToken, audit: AuditRecord) throws {
+    package func addToken(_ token: StoredToken, audit: AuditRecord) throws {
         try write("adding token \(token.name)") { db in
             let kind: String
             let set: String?
@@ -75,7 +75,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func revokeToken(name: String, at time: Date, audit: AuditRecord) throws -> Bool {
+    package func revokeToken(name: String, at time: Date, audit: AuditRecord) throws -> Bool {
         try write("revoking token \(name)") { db in
             // A concurrent revocation waits for this one, then finds the token revoked and returns `false`.
             guard
@@ -100,7 +100,7 @@ extension PostgresFlagStore {
 
     /// One statement a token, in the order of their names, so that two servers recording the same tokens lock
     /// their rows in the same order.
-    public func recordTokenUses(_ uses: [String: Date]) throws {
+    package func recordTokenUses(_ uses: [String: Date]) throws {
         guard !uses.isEmpty else { return }
         try write("recording token uses") { db in
             for (name, time) in uses.sorted(by: { $0.key < $1.key }) {
@@ -111,14 +111,14 @@ extension PostgresFlagStore {
         }
     }
 
-    public func tokenRevision() throws -> Int {
+    package func tokenRevision() throws -> Int {
         // Moved by the database's own trigger (migration 4).
         try read("reading the token revision") { db in
             try db.queryFirst("SELECT value FROM token_revision") { try $0.int(0) } ?? 0
         }
     }
 
-    public func deleteSessions(endedBefore before: Date) throws -> Int {
+    package func deleteSessions(endedBefore before: Date) throws -> Int {
         try write("deleting ended sessions") { db in
             let ended = """
                 SELECT name FROM token WHERE session_of IS NOT NULL

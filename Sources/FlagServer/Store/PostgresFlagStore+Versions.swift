@@ -2,7 +2,7 @@ import FlagPostgres
 import Foundation
 
 extension PostgresFlagStore {
-    public func sets() throws -> [SetSummary] {
+    package func sets() throws -> [SetSummary] {
         try read("listing flag sets") { db in
             try db.query(
                 "SELECT name, current_version, \(Self.microseconds(of: "updated_at")) FROM flag_set ORDER BY name"
@@ -15,7 +15,7 @@ extension PostgresFlagStore {
     }
 
     @discardableResult
-    public func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+    package func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
         -> VersionInfo
     {
         try write("creating flag set \"\(name)\"") { db in
@@ -24,7 +24,7 @@ extension PostgresFlagStore {
     }
 
     @discardableResult
-    public func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] {
+    package func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] {
         try write("creating flag sets \(sets.map(\.name).joined(separator: ", "))") { db in
             try sets.map { try insertSet($0, db) }
         }
@@ -51,7 +51,7 @@ extension PostgresFlagStore {
 
     /// Moves the set from `base` to `base + 1` by compare-and-set on its row, which also makes a concurrent writer
     /// of the set wait for this transaction and then find the version moved: it gets the conflict.
-    public func append(
+    package func append(
         set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
         signedPatch: SignedBody?
     ) throws -> VersionInfo {
@@ -77,7 +77,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func snapshot(set: String, version: Int?) throws -> Snapshot {
+    package func snapshot(set: String, version: Int?) throws -> Snapshot {
         try read("reading flag set \"\(set)\"") { db in
             let (wanted, createdAt, digest) = try versionRecord(set: set, version: version, db)
             // Each item's newest change up to the version; removed items (NULL body) drop out.
@@ -99,7 +99,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func version(set: String, _ version: Int) throws -> VersionInfo {
+    package func version(set: String, _ version: Int) throws -> VersionInfo {
         try read("reading version \(version) of flag set \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else {
                 throw StoreError.notFound(set: set)
@@ -111,7 +111,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
+    package func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
         try read("reading the history of flag set \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else {
                 throw StoreError.notFound(set: set)
@@ -149,7 +149,7 @@ extension PostgresFlagStore {
         }
     }
 
-    public func changes(set: String, since base: Int) throws -> SetChanges {
+    package func changes(set: String, since base: Int) throws -> SetChanges {
         try read("reading the changes of flag set \"\(set)\" since version \(base)") { db in
             let (current, createdAt, digest) = try versionRecord(set: set, version: nil, db)
             // Bounded by the version just read, so that a version written meanwhile by another server is left

@@ -13,9 +13,9 @@ import Foundation
 /// Calls block while they wait for the database. When it cannot be reached, they throw a `StoreError` that
 /// `isUnavailable` and `health` turns `.down`; the next call connects again, and once it succeeds `health` is
 /// `.up`. Nothing here prints or throws the connection string's password: errors name `database`.
-public final class PostgresFlagStore: FlagStore {
+package final class PostgresFlagStore: FlagStore {
     /// The database, as a URI without its password.
-    public let database: String
+    package let database: String
     let pool: Pool
     private let lastHealth = Locked<StoreHealth>(.up)
 
@@ -27,7 +27,7 @@ public final class PostgresFlagStore: FlagStore {
     ///
     /// - Parameter maxConnections: how many calls may use the database at once; more wait for a connection.
     ///   `exclusively` uses one more.
-    public init(info: PostgresConnectionInfo, maxConnections: Int = 4) throws {
+    package init(info: PostgresConnectionInfo, maxConnections: Int = 4) throws {
         database = info.redacted
         pool = Pool(info: info, limit: maxConnections)
         try perform("bringing the schema up to date") {
@@ -35,14 +35,14 @@ public final class PostgresFlagStore: FlagStore {
         }
     }
 
-    public var health: StoreHealth { lastHealth.withLock { $0 } }
+    package var health: StoreHealth { lastHealth.withLock { $0 } }
 
     /// Runs `body` while this server holds the database's lock for first starts, on a connection of its own
     /// (outside the pool, so that `body`'s own calls always find one). The lock is session-level and is released
     /// by closing that connection, which also happens if the server dies. Its key is not the migrations' one, so
     /// a server that migrates at start does not wait for another's first start. Not reentrant: `body` must not
     /// call `exclusively` again.
-    public func exclusively<T>(_ body: () throws -> T) throws -> T {
+    package func exclusively<T>(_ body: () throws -> T) throws -> T {
         let holder = try perform("waiting for the lock on first starts") {
             let connection = try pool.dedicatedConnection()
             try connection.execute("SELECT pg_advisory_lock($1)", [.int(Self.firstStartLock)])

@@ -2,7 +2,7 @@ import FlagSQLite
 import Foundation
 
 extension SQLiteFlagStore {
-    public func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
+    package func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
         try read("reading the audit log") { db in
             if let set, try currentVersion(of: set, db) == nil {
                 throw StoreError.notFound(set: set)
@@ -41,7 +41,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func recordAudit(_ record: AuditRecord, set: String?) throws {
+    package func recordAudit(_ record: AuditRecord, set: String?) throws {
         try write("recording an audit record") { db in
             if let set, try currentVersion(of: set, db) == nil {
                 throw StoreError.notFound(set: set)
@@ -50,7 +50,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func tokens() throws -> [StoredToken] {
+    package func tokens() throws -> [StoredToken] {
         try read("listing tokens") { db in
             var scopes: [String: [String]] = [:]
             _ = try db.query("SELECT token_name, set_name FROM token_scope ORDER BY token_name, set_name") { row in
@@ -78,7 +78,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func addToken(_ token: StoredToken, audit: AuditRecord) throws {
+    package func addToken(_ token: StoredToken, audit: AuditRecord) throws {
         try write("adding token \(token.name)") { db in
             let kind: String
             let set: String?
@@ -118,7 +118,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func revokeToken(name: String, at time: Date, audit: AuditRecord) throws -> Bool {
+    package func revokeToken(name: String, at time: Date, audit: AuditRecord) throws -> Bool {
         try write("revoking token \(name)") { db in
             try db.execute(
                 "UPDATE token SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
@@ -137,7 +137,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func recordTokenUses(_ uses: [String: Date]) throws {
+    package func recordTokenUses(_ uses: [String: Date]) throws {
         guard !uses.isEmpty else { return }
         try write("recording token uses") { db in
             for (name, time) in uses.sorted(by: { $0.key < $1.key }) {
@@ -149,14 +149,14 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func tokenRevision() throws -> Int {
+    package func tokenRevision() throws -> Int {
         // Moved by the database's own triggers (migration 5).
         try read("reading the token revision") { db in
             try db.queryFirst("SELECT value FROM token_revision") { try $0.int(0) } ?? 0
         }
     }
 
-    public func deleteSessions(endedBefore before: Date) throws -> Int {
+    package func deleteSessions(endedBefore before: Date) throws -> Int {
         try write("deleting ended sessions") { db in
             let ended = """
                 SELECT name FROM token WHERE session_of IS NOT NULL

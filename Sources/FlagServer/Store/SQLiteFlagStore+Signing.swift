@@ -2,7 +2,7 @@ import FlagSQLite
 import Foundation
 
 extension SQLiteFlagStore {
-    public func signingKeys(set: String) throws -> [StoredSigningKey] {
+    package func signingKeys(set: String) throws -> [StoredSigningKey] {
         try read("reading the signing keys of \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else { throw StoreError.notFound(set: set) }
             return try db.query(
@@ -23,7 +23,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func updateSigningKeys(
+    package func updateSigningKeys(
         set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, audit: AuditRecord
     ) throws {
         try write("storing the signing keys of \"\(set)\"") { db in
@@ -37,13 +37,13 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
+    package func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
         try read("reading the signed \(kind.rawValue) of \"\(set)\" v\(version)") { db in
             try selectSigned(set: set, version: version, kind, db)
         }
     }
 
-    public func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
+    package func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
         try write("storing the signed document of \"\(set)\" v\(version)") { db in
             try putSigned(document, .document, set: set, version: version, replacing: false, db)
             guard let kept = try selectSigned(set: set, version: version, .document, db) else {

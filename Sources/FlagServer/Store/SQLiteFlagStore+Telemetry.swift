@@ -3,7 +3,7 @@ import Foundation
 
 /// Client instances, evaluation counts and set settings (docs/telemetry.md).
 extension SQLiteFlagStore {
-    public func recordTelemetry(_ batch: TelemetryBatch) throws {
+    package func recordTelemetry(_ batch: TelemetryBatch) throws {
         guard !batch.isEmpty else { return }
         try write("recording telemetry") { db in
             for instance in batch.instances {
@@ -34,7 +34,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
+    package func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
         try read("reading the client instances of \"\(set)\"") { db in
             try db.query(
                 """
@@ -45,7 +45,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
+    package func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
         try read("reading a client instance of \"\(set)\"") { db in
             try db.queryFirst(
                 """
@@ -56,7 +56,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
+    package func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
         try read("reading the evaluation counts of \"\(set)\"") { db in
             try db.query(
                 """
@@ -72,14 +72,14 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
+    package func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
         try write("pruning telemetry") { db in
             try db.execute("DELETE FROM evaluation_count WHERE hour < ?", [.init(countsBefore)])
             try db.execute("DELETE FROM client_instance WHERE last_seen < ?", [Self.microseconds(instancesBefore)])
         }
     }
 
-    public func settings(set: String) throws -> SetSettings {
+    package func settings(set: String) throws -> SetSettings {
         try read("reading the settings of \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else { throw StoreError.notFound(set: set) }
             let pairs = try db.query("SELECT name, value FROM set_setting WHERE set_name = ?", [.text(set)]) {
@@ -89,7 +89,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
+    package func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
         try write("storing the settings of \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else { throw StoreError.notFound(set: set) }
             for (name, value) in settings.stored.sorted(by: { $0.key < $1.key }) {

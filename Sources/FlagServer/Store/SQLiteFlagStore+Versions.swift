@@ -2,7 +2,7 @@ import FlagSQLite
 import Foundation
 
 extension SQLiteFlagStore {
-    public func sets() throws -> [SetSummary] {
+    package func sets() throws -> [SetSummary] {
         try read("listing flag sets") { db in
             try db.query("SELECT name, current_version, updated_at FROM flag_set ORDER BY name") { row in
                 SetSummary(
@@ -15,7 +15,7 @@ extension SQLiteFlagStore {
     }
 
     @discardableResult
-    public func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+    package func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
         -> VersionInfo
     {
         try write("creating flag set \"\(name)\"") { db in
@@ -24,7 +24,7 @@ extension SQLiteFlagStore {
     }
 
     @discardableResult
-    public func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] {
+    package func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] {
         try write("creating flag sets \(sets.map(\.name).joined(separator: ", "))") { db in
             try sets.map { try insertSet($0, db) }
         }
@@ -45,7 +45,7 @@ extension SQLiteFlagStore {
         return info
     }
 
-    public func append(
+    package func append(
         set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signedPatch: SignedBody?
     ) throws -> VersionInfo {
         try write("appending to flag set \"\(set)\"") { db in
@@ -66,7 +66,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func snapshot(set: String, version: Int?) throws -> Snapshot {
+    package func snapshot(set: String, version: Int?) throws -> Snapshot {
         try read("reading flag set \"\(set)\"") { db in
             guard let current = try currentVersion(of: set, db) else {
                 throw StoreError.notFound(set: set)
@@ -105,7 +105,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func version(set: String, _ version: Int) throws -> VersionInfo {
+    package func version(set: String, _ version: Int) throws -> VersionInfo {
         try read("reading version \(version) of flag set \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else {
                 throw StoreError.notFound(set: set)
@@ -117,7 +117,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
+    package func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
         try read("reading the history of flag set \"\(set)\"") { db in
             guard try currentVersion(of: set, db) != nil else {
                 throw StoreError.notFound(set: set)
@@ -155,7 +155,7 @@ extension SQLiteFlagStore {
         }
     }
 
-    public func changes(set: String, since base: Int) throws -> SetChanges {
+    package func changes(set: String, since base: Int) throws -> SetChanges {
         try read("reading the changes of flag set \"\(set)\" since version \(base)") { db in
             guard let current = try currentVersion(of: set, db) else {
                 throw StoreError.notFound(set: set)

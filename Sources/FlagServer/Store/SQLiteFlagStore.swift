@@ -7,13 +7,13 @@ import Foundation
 /// ```swift
 /// let store = try SQLiteFlagStore(path: dataDirectory.appendingPathComponent("flags.sqlite").path)
 /// ```
-public struct SQLiteFlagStore: FlagStore {
+package struct SQLiteFlagStore: FlagStore {
     let database: SQLiteDatabase
 
     /// Opens (creating if needed) the store at `path`, checks the file's integrity, and brings its schema up to date.
     ///
     /// A damaged file throws a `StoreError` that `isCorrupt` and says how to restore it.
-    public init(path: String) throws {
+    package init(path: String) throws {
         let database: SQLiteDatabase
         do {
             database = try SQLiteDatabase(path: path, configuration: .server)
@@ -28,7 +28,7 @@ public struct SQLiteFlagStore: FlagStore {
     /// A store on an open database: checks its integrity and brings its schema up to date.
     ///
     /// Use `SQLiteDatabase.Configuration.server` so that an acknowledged write survives a power loss.
-    public init(database: SQLiteDatabase) throws {
+    package init(database: SQLiteDatabase) throws {
         self.database = database
         do {
             let problems = try database.integrityCheck()
@@ -46,7 +46,7 @@ public struct SQLiteFlagStore: FlagStore {
     }
 
     /// A store in memory, empty, gone when released: for tests and throwaway servers.
-    public static func inMemory() throws -> SQLiteFlagStore {
+    package static func inMemory() throws -> SQLiteFlagStore {
         do {
             return try SQLiteFlagStore(database: SQLiteDatabase.inMemory())
         } catch let error as StoreError {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a set's signing key is in its life (docs/signing.md, "Keys and rotation").
-public enum SigningKeyState: String, Sendable, Hashable, CaseIterable {
+package enum SigningKeyState: String, Sendable, Hashable, CaseIterable {
     /// Listed, so that apps can ship trusting it, but not signing yet.
     case published
     /// Signs every new version. A set has at most one.
@@ -12,20 +12,20 @@ public enum SigningKeyState: String, Sendable, Hashable, CaseIterable {
 
 /// One of a set's Ed25519 signing keys as stored: its public half, and its private half sealed with the server's
 /// key-encryption key, so that a copy of the database alone holds no usable key.
-public struct StoredSigningKey: Sendable, Hashable {
+package struct StoredSigningKey: Sendable, Hashable {
     /// The key id: the first 16 hexadecimal characters of the SHA-256 of `publicKey`.
-    public var id: String
+    package var id: String
     /// The 32 raw bytes of the public key.
-    public var publicKey: [UInt8]
+    package var publicKey: [UInt8]
     /// The private key sealed for this set (`PrivateSigningKey.sealed(with:set:)`).
-    public var sealedPrivateKey: [UInt8]
+    package var sealedPrivateKey: [UInt8]
     /// Published, active or retired.
-    public var state: SigningKeyState
+    package var state: SigningKeyState
     /// When the key was made.
-    public var createdAt: Date
+    package var createdAt: Date
 
     /// A stored key.
-    public init(id: String, publicKey: [UInt8], sealedPrivateKey: [UInt8], state: SigningKeyState, createdAt: Date) {
+    package init(id: String, publicKey: [UInt8], sealedPrivateKey: [UInt8], state: SigningKeyState, createdAt: Date) {
         self.id = id
         self.publicKey = publicKey
         self.sealedPrivateKey = sealedPrivateKey
@@ -35,7 +35,7 @@ public struct StoredSigningKey: Sendable, Hashable {
 }
 
 /// What a signed body of a version is: its whole document, or its patch from the version before.
-public enum SignedBodyKind: String, Sendable, Hashable, CaseIterable {
+package enum SignedBodyKind: String, Sendable, Hashable, CaseIterable {
     /// The whole document (`GET /v1/sets/{set}`, `versions/{n}`, a stream's `put`).
     case document
     /// The patch from the version before (a stream's `patch`).
@@ -44,14 +44,14 @@ public enum SignedBodyKind: String, Sendable, Hashable, CaseIterable {
 
 /// Bytes of a version exactly as clients are served them, with their `Flagstaff-Signature` value. Kept in the store
 /// once made, so that every server, and every later software version, serves the same bytes.
-public struct SignedBody: Sendable, Hashable {
+package struct SignedBody: Sendable, Hashable {
     /// The bytes served.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
     /// The `Flagstaff-Signature` value over `bytes`.
-    public var signature: String
+    package var signature: String
 
     /// Signed bytes.
-    public init(bytes: [UInt8], signature: String) {
+    package init(bytes: [UInt8], signature: String) {
         self.bytes = bytes
         self.signature = signature
     }

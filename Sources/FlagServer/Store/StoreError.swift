@@ -1,5 +1,5 @@
 /// Why a `FlagStore` call failed.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
+package struct StoreError: Error, Sendable, CustomStringConvertible {
     private enum Code: Sendable {
         case notFound(set: String, version: Int?)
         case conflict(current: Int)
@@ -11,9 +11,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     private let code: Code
     /// What went wrong and, where there is one, what to do about it.
-    public let message: String
+    package let message: String
     /// The error of the storage engine that caused this one, if any.
-    public let underlying: (any Error)?
+    package let underlying: (any Error)?
 
     private init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
         self.code = code
@@ -22,13 +22,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     /// No set of that name, or no such version of it.
-    public static func notFound(set: String, version: Int? = nil) -> StoreError {
+    package static func notFound(set: String, version: Int? = nil) -> StoreError {
         let message = version.map { "flag set \"\(set)\" has no version \($0)" } ?? "no flag set \"\(set)\""
         return StoreError(.notFound(set: set, version: version), message)
     }
 
     /// The write was based on a version that is no longer current.
-    public static func conflict(set: String, base: Int, current: Int) -> StoreError {
+    package static func conflict(set: String, base: Int, current: Int) -> StoreError {
         StoreError(
             .conflict(current: current),
             "flag set \"\(set)\" is at version \(current), not \(base): fetch it again and reapply the change"
@@ -36,12 +36,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Something of that name already exists.
-    public static func alreadyExists(_ what: String) -> StoreError {
+    package static func alreadyExists(_ what: String) -> StoreError {
         StoreError(.alreadyExists, "\(what) already exists")
     }
 
     /// The stored data is damaged; `message` says how to restore it.
-    public static func corrupt(_ message: String, underlying: (any Error)? = nil) -> StoreError {
+    package static func corrupt(_ message: String, underlying: (any Error)? = nil) -> StoreError {
         StoreError(.corrupt(details: message), message, underlying: underlying)
     }
 
@@ -50,53 +50,53 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - database: the database as a URI without its password.
     ///   - reason: the error, naming what failed.
-    public static func unavailable(database: String, reason: String, underlying: (any Error)? = nil) -> StoreError {
+    package static func unavailable(database: String, reason: String, underlying: (any Error)? = nil) -> StoreError {
         StoreError(.unavailable, "the database \(database) is unavailable: \(reason)", underlying: underlying)
     }
 
     /// The storage engine failed (I/O, a lock held too long, a full disk).
-    public static func underlying(_ error: any Error, while action: String) -> StoreError {
+    package static func underlying(_ error: any Error, while action: String) -> StoreError {
         StoreError(.underlying, "storage failed while \(action): \(error)", underlying: error)
     }
 
     /// Whether no set or version of that name exists.
-    public var isNotFound: Bool {
+    package var isNotFound: Bool {
         if case .notFound = code { return true }
         return false
     }
 
     /// Whether the set exists and the version does not.
-    public var isMissingVersion: Bool {
+    package var isMissingVersion: Bool {
         if case .notFound(_, let version) = code { return version != nil }
         return false
     }
 
     /// Whether the write lost a race: see `currentVersion`.
-    public var isConflict: Bool { currentVersion != nil }
+    package var isConflict: Bool { currentVersion != nil }
 
     /// The set's current version, for a conflict.
-    public var currentVersion: Int? {
+    package var currentVersion: Int? {
         if case .conflict(let current) = code { return current }
         return nil
     }
 
     /// Whether a set or token of that name already exists.
-    public var isAlreadyExists: Bool {
+    package var isAlreadyExists: Bool {
         if case .alreadyExists = code { return true }
         return false
     }
 
     /// Whether the database could not be reached: retrying later may work.
-    public var isUnavailable: Bool {
+    package var isUnavailable: Bool {
         if case .unavailable = code { return true }
         return false
     }
 
     /// Whether the stored data is damaged.
-    public var isCorrupt: Bool {
+    package var isCorrupt: Bool {
         if case .corrupt = code { return true }
         return false
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -1,65 +1,65 @@
 import Foundation
 
 /// What kind of item of a flag set a stored item is.
-public enum ItemKind: String, Sendable, Hashable, CaseIterable, Comparable {
+package enum ItemKind: String, Sendable, Hashable, CaseIterable, Comparable {
     case flag
     case cohort
 
-    public static func < (lhs: ItemKind, rhs: ItemKind) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: ItemKind, rhs: ItemKind) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// One stored item of a set: a flag or a cohort, named by its key. The store keeps its canonical JSON bytes
 /// and never parses them.
-public struct ItemKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+package struct ItemKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Flag or cohort.
-    public var kind: ItemKind
+    package var kind: ItemKind
     /// The flag's or cohort's key.
-    public var key: String
+    package var key: String
 
     /// The item `key` of the given kind.
-    public init(_ kind: ItemKind, _ key: String) {
+    package init(_ kind: ItemKind, _ key: String) {
         self.kind = kind
         self.key = key
     }
 
     /// A flag's item key.
-    public static func flag(_ key: String) -> ItemKey { ItemKey(.flag, key) }
+    package static func flag(_ key: String) -> ItemKey { ItemKey(.flag, key) }
     /// A cohort's item key.
-    public static func cohort(_ key: String) -> ItemKey { ItemKey(.cohort, key) }
+    package static func cohort(_ key: String) -> ItemKey { ItemKey(.cohort, key) }
 
-    public static func < (lhs: ItemKey, rhs: ItemKey) -> Bool { (lhs.kind, lhs.key) < (rhs.kind, rhs.key) }
+    package static func < (lhs: ItemKey, rhs: ItemKey) -> Bool { (lhs.kind, lhs.key) < (rhs.kind, rhs.key) }
 
-    public var description: String { "\(kind.rawValue) \(key)" }
+    package var description: String { "\(kind.rawValue) \(key)" }
 }
 
 /// What one version changes against the version before it: new bytes for an item, or `nil` when it is removed.
-public struct VersionChange: Sendable, Hashable {
+package struct VersionChange: Sendable, Hashable {
     /// The changed items; a `nil` value removes the item.
-    public var items: [ItemKey: [UInt8]?]
+    package var items: [ItemKey: [UInt8]?]
 
     /// A change of the given items.
-    public init(items: [ItemKey: [UInt8]?] = [:]) {
+    package init(items: [ItemKey: [UInt8]?] = [:]) {
         self.items = items
     }
 }
 
 /// One entry of the audit log: who did what, when, why, and the version it produced if any.
-public struct AuditRecord: Sendable, Hashable {
+package struct AuditRecord: Sendable, Hashable {
     /// The token name of whoever made the change.
-    public var actor: String
+    package var actor: String
     /// What was done, e.g. `flag.kill` or `key.create`.
-    public var action: String
+    package var action: String
     /// The reason the actor gave.
-    public var reason: String?
+    package var reason: String?
     /// What the action was about, e.g. a flag key or an SDK key name.
-    public var subject: String?
+    package var subject: String?
     /// When it happened.
-    public var time: Date
+    package var time: Date
     /// The version the action produced; filled in by the store for `createSet` and `append`.
-    public var version: Int?
+    package var version: Int?
 
     /// A record of one action.
-    public init(
+    package init(
         actor: String,
         action: String,
         reason: String? = nil,
@@ -77,22 +77,22 @@ public struct AuditRecord: Sendable, Hashable {
 }
 
 /// One version of a set: when it was made, by whom, the digest of its items, and which items it changed.
-public struct VersionInfo: Sendable, Hashable {
+package struct VersionInfo: Sendable, Hashable {
     /// The set's name.
-    public var set: String
+    package var set: String
     /// The version number: 1, 2, 3, …
-    public var version: Int
+    package var version: Int
     /// When the version was made (its audit record's time).
-    public var createdAt: Date
+    package var createdAt: Date
     /// The digest of the set's items at this version (`ItemsDigest`), as the caller computed it.
-    public var digest: [UInt8]
+    package var digest: [UInt8]
     /// The audit record of the action that made the version.
-    public var audit: AuditRecord
+    package var audit: AuditRecord
     /// The items this version added, replaced or removed, sorted.
-    public var changed: [ItemKey]
+    package var changed: [ItemKey]
 
     /// A version record.
-    public init(set: String, version: Int, createdAt: Date, digest: [UInt8], audit: AuditRecord, changed: [ItemKey]) {
+    package init(set: String, version: Int, createdAt: Date, digest: [UInt8], audit: AuditRecord, changed: [ItemKey]) {
         self.set = set
         self.version = version
         self.createdAt = createdAt
@@ -103,20 +103,20 @@ public struct VersionInfo: Sendable, Hashable {
 }
 
 /// A set's items as of one version, rebuilt from the changes up to it.
-public struct Snapshot: Sendable, Hashable {
+package struct Snapshot: Sendable, Hashable {
     /// The set's name.
-    public var set: String
+    package var set: String
     /// The version the snapshot shows.
-    public var version: Int
+    package var version: Int
     /// When that version was made.
-    public var createdAt: Date
+    package var createdAt: Date
     /// Every item present at that version, as its canonical JSON bytes.
-    public var items: [ItemKey: [UInt8]]
+    package var items: [ItemKey: [UInt8]]
     /// The digest of the set's items at that version (`ItemsDigest`), as stored with the version.
-    public var digest: [UInt8]
+    package var digest: [UInt8]
 
     /// A snapshot of the given items.
-    public init(set: String, version: Int, createdAt: Date, items: [ItemKey: [UInt8]], digest: [UInt8]) {
+    package init(set: String, version: Int, createdAt: Date, items: [ItemKey: [UInt8]], digest: [UInt8]) {
         self.set = set
         self.version = version
         self.createdAt = createdAt
@@ -126,16 +126,16 @@ public struct Snapshot: Sendable, Hashable {
 }
 
 /// A flag set's name, current version and last change, as listed by `FlagStore.sets()`.
-public struct SetSummary: Sendable, Hashable {
+package struct SetSummary: Sendable, Hashable {
     /// The set's name.
-    public var name: String
+    package var name: String
     /// Its current version.
-    public var version: Int
+    package var version: Int
     /// When its current version was made.
-    public var updatedAt: Date
+    package var updatedAt: Date
 
     /// A set's summary.
-    public init(name: String, version: Int, updatedAt: Date) {
+    package init(name: String, version: Int, updatedAt: Date) {
         self.name = name
         self.version = version
         self.updatedAt = updatedAt
@@ -143,7 +143,7 @@ public struct SetSummary: Sendable, Hashable {
 }
 
 /// What a token may do.
-public enum TokenRole: Sendable, Hashable {
+package enum TokenRole: Sendable, Hashable {
     /// A token of the admin API: its role, and the sets it is limited to (`nil`: every set), sorted.
     case admin(AdminRole, sets: [String]?)
     /// An SDK key: reads one set.
@@ -151,26 +151,26 @@ public enum TokenRole: Sendable, Hashable {
 }
 
 /// An API token as stored: its SHA-256 hash, never the token itself.
-public struct StoredToken: Sendable, Hashable {
+package struct StoredToken: Sendable, Hashable {
     /// The token's unique name, used as the actor in the audit log.
-    public var name: String
+    package var name: String
     /// SHA-256 of the token.
-    public var hash: [UInt8]
+    package var hash: [UInt8]
     /// What the token may do.
-    public var role: TokenRole
+    package var role: TokenRole
     /// When the token was made.
-    public var createdAt: Date
+    package var createdAt: Date
     /// When the token stops working, if it does.
-    public var expiresAt: Date?
+    package var expiresAt: Date?
     /// When the token was last used, as last recorded (the server records uses about once a minute).
-    public var lastUsedAt: Date?
+    package var lastUsedAt: Date?
     /// When the token was revoked, if it was.
-    public var revokedAt: Date?
+    package var revokedAt: Date?
     /// For a dashboard session: the name of the token it was made from, which is its actor in the audit log.
-    public var sessionOf: String?
+    package var sessionOf: String?
 
     /// A token record.
-    public init(
+    package init(
         name: String, hash: [UInt8], role: TokenRole, createdAt: Date, expiresAt: Date? = nil, lastUsedAt: Date? = nil,
         revokedAt: Date? = nil, sessionOf: String? = nil
     ) {

@@ -3,29 +3,29 @@ import Foundation
 
 /// One client instance as the store keeps it: the id the server issued, when a server first and last heard of it,
 /// its latest report (without counts), and when it was first seen at each version it reported.
-public struct StoredInstance: Sendable, Hashable {
+package struct StoredInstance: Sendable, Hashable {
     /// The set the instance reads.
-    public var set: String
+    package var set: String
     /// The id the server issued, e.g. `in_3q2x…`.
-    public var id: String
+    package var id: String
     /// When the id was issued (server clock).
-    public var firstSeen: Date
+    package var firstSeen: Date
     /// When a server last issued it to a connection or received a report naming it (server clock).
-    public var lastSeen: Date
+    package var lastSeen: Date
     /// The latest report, `TelemetryReport.encoded()` with no counts; `nil` before the first.
-    public var report: [UInt8]?
+    package var report: [UInt8]?
     /// For each version the instance reported, when a server first received a report at it (server clock). Only the
     /// newest `StoredInstance.appliedLimit` are kept.
-    public var applied: [Int: Date]
+    package var applied: [Int: Date]
     /// The name of the SDK key (or admin token) the id was issued to: a report with another is refused. `nil` for
     /// an id stored before servers kept it.
-    public var key: String?
+    package var key: String?
 
     /// How many versions `applied` keeps per instance.
-    public static let appliedLimit = 16
+    package static let appliedLimit = 16
 
     /// An instance.
-    public init(
+    package init(
         set: String, id: String, firstSeen: Date, lastSeen: Date, report: [UInt8]?, applied: [Int: Date],
         key: String? = nil
     ) {
@@ -39,13 +39,13 @@ public struct StoredInstance: Sendable, Hashable {
     }
 
     /// `applied` as stored: `version=seconds` pairs separated by spaces, seconds since 1970 with milliseconds.
-    public var appliedText: String {
+    package var appliedText: String {
         applied.sorted { $0.key < $1.key }.map { "\($0.key)=\(String(format: "%.3f", $0.value.timeIntervalSince1970))" }
             .joined(separator: " ")
     }
 
     /// Reads `appliedText`; a pair that does not parse is skipped (it only costs a propagation figure).
-    public static func applied(fromText text: String) -> [Int: Date] {
+    package static func applied(fromText text: String) -> [Int: Date] {
         var applied: [Int: Date] = [:]
         for pair in text.split(separator: " ") {
             let parts = pair.split(separator: "=")
@@ -57,22 +57,22 @@ public struct StoredInstance: Sendable, Hashable {
 }
 
 /// Evaluations of one flag's variant in one hour, as the store aggregates them.
-public struct UsageCount: Sendable, Hashable {
+package struct UsageCount: Sendable, Hashable {
     /// The set.
-    public var set: String
+    package var set: String
     /// The flag key (a client may count a key the set no longer has).
-    public var flag: String
+    package var flag: String
     /// The variant; `""` where the flag has none.
-    public var variant: String
+    package var variant: String
     /// The hour, as whole hours since 1970 (UTC).
-    public var hour: Int
+    package var hour: Int
     /// Evaluations in that hour.
-    public var count: Int
+    package var count: Int
     /// The latest time a server received some of them (server clock).
-    public var lastAt: Date
+    package var lastAt: Date
 
     /// A count.
-    public init(set: String, flag: String, variant: String, hour: Int, count: Int, lastAt: Date) {
+    package init(set: String, flag: String, variant: String, hour: Int, count: Int, lastAt: Date) {
         self.set = set
         self.flag = flag
         self.variant = variant
@@ -83,23 +83,23 @@ public struct UsageCount: Sendable, Hashable {
 }
 
 /// What one flush of telemetry writes: instances to insert or replace, and counts to add.
-public struct TelemetryBatch: Sendable {
+package struct TelemetryBatch: Sendable {
     /// Instances, replacing any stored with the same set and id.
-    public var instances: [StoredInstance] = []
+    package var instances: [StoredInstance] = []
     /// Counts, added to those stored for the same set, flag, variant and hour.
-    public var counts: [UsageCount] = []
+    package var counts: [UsageCount] = []
 
     /// A batch.
-    public init(instances: [StoredInstance] = [], counts: [UsageCount] = []) {
+    package init(instances: [StoredInstance] = [], counts: [UsageCount] = []) {
         self.instances = instances
         self.counts = counts
     }
 
     /// Whether there is nothing to write.
-    public var isEmpty: Bool { instances.isEmpty && counts.isEmpty }
+    package var isEmpty: Bool { instances.isEmpty && counts.isEmpty }
 
     /// The batch as batches of at most `rows` instances and counts together, instances first.
-    public func chunked(rows: Int) -> [TelemetryBatch] {
+    package func chunked(rows: Int) -> [TelemetryBatch] {
         let size = max(1, rows)
         var chunks: [TelemetryBatch] = []
         for start in stride(from: 0, to: instances.count, by: size) {
@@ -113,9 +113,9 @@ public struct TelemetryBatch: Sendable {
 }
 
 /// A set's settings (`GET`/`PUT /v1/admin/sets/{set}/settings`).
-public struct SetSettings: Sendable, Hashable {
+package struct SetSettings: Sendable, Hashable {
     /// What the compatibility gate does with a write that active clients cannot evaluate.
-    public enum Compatibility: String, Sendable, Hashable, CaseIterable {
+    package enum Compatibility: String, Sendable, Hashable, CaseIterable {
         /// Refuse it (422 `incompatible_clients`) when more than 0.1 % of active instances lack what it needs.
         case enforce
         /// Write it, and warn.
@@ -125,18 +125,18 @@ public struct SetSettings: Sendable, Hashable {
     }
 
     /// The gate's mode; `enforce` unless set.
-    public var compatibility: Compatibility = .enforce
+    package var compatibility: Compatibility = .enforce
 
     /// The defaults.
-    public init(compatibility: Compatibility = .enforce) {
+    package init(compatibility: Compatibility = .enforce) {
         self.compatibility = compatibility
     }
 
     /// The settings as stored: name → value.
-    public var stored: [String: String] { ["compatibility": compatibility.rawValue] }
+    package var stored: [String: String] { ["compatibility": compatibility.rawValue] }
 
     /// Settings from stored name → value pairs; an unknown name or value keeps the default.
-    public init(stored: [String: String]) {
+    package init(stored: [String: String]) {
         if let value = stored["compatibility"], let mode = Compatibility(rawValue: value) { compatibility = mode }
     }
 }
