@@ -257,7 +257,8 @@ package final class TokenAuthority: Sendable {
     /// expires in 12 hours (or when the caller's token does, if sooner) and is revoked with it. A token has at most
     /// `sessionsPerToken` active sessions: beyond that the oldest is signed out (audited as `session.evict`), so that
     /// sessions cannot pile up in memory.
-    package func startSession(for caller: AdminCaller, note: ChangeNote) throws -> (token: String, record: StoredToken) {
+    package func startSession(for caller: AdminCaller, note: ChangeNote) throws -> (token: String, record: StoredToken)
+    {
         guard !caller.isSession else {
             throw ServiceError.forbidden("a session cannot start another session: sign in with your own token")
         }
