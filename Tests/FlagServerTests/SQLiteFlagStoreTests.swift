@@ -70,7 +70,7 @@ struct SQLiteFlagStoreTests {
             #expect(auditLog.count == 6)
             #expect(try reopened.tokens() == tokens)
             #expect(tokens.map(\.revokedAt) == [nil, time(6)])
-            #expect(try reopened.sets() == [SetSummary(name: "ios", version: 3, updatedAt: time(3))])
+            #expect(try reopened.sets() == [StoredSet(name: "ios", version: 3, updatedAt: time(3))])
         }
     }
 

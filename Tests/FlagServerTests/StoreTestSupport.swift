@@ -69,7 +69,7 @@ final class PostgresTestStore: FlagStore {
         try? database.drop()
     }
 
-    func sets() throws -> [SetSummary] { try store.sets() }
+    func sets() throws -> [StoredSet] { try store.sets() }
 
     func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
         -> VersionInfo

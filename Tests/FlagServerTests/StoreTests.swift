@@ -152,8 +152,8 @@ struct StoreTests {
             #expect(error?.isAlreadyExists == true)
             try store.createSet("api", change: .init(), digest: digest(1), audit: audit("set.create", 3))
             let expected = [
-                SetSummary(name: "api", version: 1, updatedAt: time(3)),
-                SetSummary(name: "web", version: 1, updatedAt: time(1)),
+                StoredSet(name: "api", version: 1, updatedAt: time(3)),
+                StoredSet(name: "web", version: 1, updatedAt: time(1)),
             ]
             #expect(try store.sets() == expected)
             #expect(try store.snapshot(set: "api", version: nil).items == [:])

@@ -39,7 +39,7 @@ extension FlagServerApp {
                     "flag set \"\(state.name)\" v\(state.version) has no updatedAt, which every version the server "
                         + "writes has; restore the store from a backup")
             }
-            return FlagAPI.SetSummary(
+            return SetSummary(
                 name: state.name, version: state.version, updatedAt: updatedAt, flags: state.compiled.flagCount,
                 cohorts: state.cohortCount, stale: state.compiled.readableFlags.count { $0.isStale(at: now) },
                 lastChange: last)
@@ -189,10 +189,10 @@ extension FlagServerApp {
     }
 
     /// The diffs of flags and of cohorts, each item before and after (`null` where it does not exist).
-    static func itemDiffs(_ diffs: [ItemDiff]) -> (flags: [FlagAPI.ItemDiff], cohorts: [FlagAPI.ItemDiff]) {
-        func of(_ kind: ItemKind) -> [FlagAPI.ItemDiff] {
+    static func itemDiffs(_ diffs: [ItemVersions]) -> (flags: [ItemDiff], cohorts: [ItemDiff]) {
+        func of(_ kind: ItemKind) -> [ItemDiff] {
             diffs.filter { $0.item.kind == kind }.map { diff in
-                FlagAPI.ItemDiff(
+                ItemDiff(
                     key: diff.item.key, before: diff.before.map(RawJSON.init(bytes:)),
                     after: diff.after.map(RawJSON.init(bytes:)))
             }

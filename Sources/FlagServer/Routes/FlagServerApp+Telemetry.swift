@@ -186,7 +186,7 @@ extension FlagServerApp {
         let answer = PropagationAnswer(
             set: state.name, version: version, active: active.count, applied: propagation.applied,
             p50Ms: propagation.percentile(0.5), p99Ms: propagation.percentile(0.99),
-            written: fanout.map { FlagAPI.Fanout(streams: $0.streams, ms: ($0.milliseconds * 10).rounded() / 10) },
+            written: fanout.map { Fanout(streams: $0.streams, ms: ($0.milliseconds * 10).rounded() / 10) },
             silent: telemetry.silentConnections(set: state.name),
             lagging: propagation.lagging.prefix(100).map { Self.clientInstance($0, capabilities: false) })
         return Reply(answer)

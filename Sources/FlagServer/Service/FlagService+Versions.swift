@@ -3,7 +3,7 @@ import FlagCore
 import Foundation
 
 /// One item's bytes at two versions, for a diff; `nil` where the item does not exist.
-package struct ItemDiff: Sendable {
+package struct ItemVersions: Sendable {
     /// The flag or cohort.
     package var item: ItemKey
     /// Its canonical bytes at the older version.
@@ -37,7 +37,7 @@ extension FlagService {
     }
 
     /// The items that differ between two versions, sorted (cohorts, then flags, by key).
-    package func diff(_ set: String, from: Int, to: Int) throws -> [ItemDiff] {
+    package func diff(_ set: String, from: Int, to: Int) throws -> [ItemVersions] {
         let current = try requireState(set)
         for version in [from, to] where version < 1 || version > current.version {
             throw ServiceError.notFound(
@@ -46,15 +46,15 @@ extension FlagService {
         let old = try storeCall { try store.snapshot(set: set, version: from) }.items
         let new = try storeCall { try store.snapshot(set: set, version: to) }.items
         return Set(old.keys).union(new.keys).sorted().compactMap { item in
-            old[item] == new[item] ? nil : ItemDiff(item: item, before: old[item], after: new[item])
+            old[item] == new[item] ? nil : ItemVersions(item: item, before: old[item], after: new[item])
         }
     }
 
     /// The items that differ between the current versions of `set` (`before`) and `other` (`after`), sorted.
-    package func diff(_ set: String, with other: String) throws -> [ItemDiff] {
+    package func diff(_ set: String, with other: String) throws -> [ItemVersions] {
         let (mine, theirs) = (try requireState(set).items, try requireState(other).items)
         return Set(mine.keys).union(theirs.keys).sorted().compactMap { item in
-            mine[item] == theirs[item] ? nil : ItemDiff(item: item, before: mine[item], after: theirs[item])
+            mine[item] == theirs[item] ? nil : ItemVersions(item: item, before: mine[item], after: theirs[item])
         }
     }
 

@@ -278,7 +278,7 @@ package final class FlagService: Sendable {
         let elapsed = ContinuousClock.now - started
         fanouts.record(
             set: update.state.name, version: update.state.version,
-            Fanout(committedAt: committed, streams: streams, milliseconds: elapsed.timeInterval * 1000))
+            FanoutRecord(committedAt: committed, streams: streams, milliseconds: elapsed.timeInterval * 1000))
         let replaced = Array(update.patch.flags.keys) + Array(update.patch.removedFlags)
         telemetry.retire(set: update.state.name, flags: replaced.compactMap { previous.compiled.flag($0) })
     }

@@ -10,7 +10,7 @@ import Foundation
 /// and `tokenRevision()`, and `exclusively` keeps their first starts apart.
 package protocol FlagStore: Sendable {
     /// Every set with its current version, sorted by name.
-    func sets() throws -> [SetSummary]
+    func sets() throws -> [StoredSet]
 
     /// Creates a set at version 1 with the given items, atomically with its audit record.
     ///

@@ -2,12 +2,12 @@ import FlagPostgres
 import Foundation
 
 extension PostgresFlagStore {
-    package func sets() throws -> [SetSummary] {
+    package func sets() throws -> [StoredSet] {
         try read("listing flag sets") { db in
             try db.query(
                 "SELECT name, current_version, \(Self.microseconds(of: "updated_at")) FROM flag_set ORDER BY name"
             ) { row in
-                SetSummary(
+                StoredSet(
                     name: try row.text(0), version: try row.int(1),
                     updatedAt: Self.date(microseconds: try row.int64(2)))
             }

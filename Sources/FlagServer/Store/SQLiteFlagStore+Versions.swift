@@ -2,10 +2,10 @@ import FlagSQLite
 import Foundation
 
 extension SQLiteFlagStore {
-    package func sets() throws -> [SetSummary] {
+    package func sets() throws -> [StoredSet] {
         try read("listing flag sets") { db in
             try db.query("SELECT name, current_version, updated_at FROM flag_set ORDER BY name") { row in
-                SetSummary(
+                StoredSet(
                     name: try row.text(0),
                     version: try row.int(1),
                     updatedAt: Self.date(microseconds: try row.int64(2))

@@ -125,8 +125,9 @@ package struct Snapshot: Sendable, Hashable {
     }
 }
 
-/// A flag set's name, current version and last change, as listed by `FlagStore.sets()`.
-package struct SetSummary: Sendable, Hashable {
+/// A flag set as the store lists it (`FlagStore.sets()`): its name, current version and last change; FlagAPI's
+/// `SetSummary` is the answer made from it.
+package struct StoredSet: Sendable, Hashable {
     /// The set's name.
     package var name: String
     /// Its current version.
