@@ -53,7 +53,7 @@ public struct SetsCreateCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let request = CreateSetRequest(name: name, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(API.createSet, PathParameters(), request, ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: name, client: client, context) {
+        return try mutation.finish(result, answer, set: name, client: client, context) {
             ["created set \(name) \(AdminClient.versionNote(result))"]
         }
     }

@@ -250,18 +250,16 @@ extension Mutation {
     /// warnings of the compatibility gate on stderr, and with `--wait` follows the new version to the clients.
     ///
     /// ```swift
-    /// let answer = try client.send("POST", client.flagPath(set, key) + "/kill", query: mutation.query(),
-    ///                              body: mutation.body(), ifMatch: mutation.ifMatch)
-    /// return try mutation.finish(answer, set: set, client: client, context) { ["killed \(key) …"] }
+    /// let (result, answer) = try client.send(
+    ///     API.kill, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch)
+    /// return try mutation.finish(result, answer, set: set, client: client, context) { ["killed \(key) …"] }
     /// ```
     func finish(
-        _ answer: AdminClient.Answer, set: String, client: AdminClient, _ context: CommandContext,
-        lines: () throws(CLIError) -> [String]
+        _ result: MutationResult, _ answer: AdminClient.Answer, set: String, client: AdminClient,
+        _ context: CommandContext, lines: () throws(CLIError) -> [String]
     ) throws(CLIError) -> ExitCode {
         let console = context.console
-        for warning in answer.json["warnings"].array ?? [] {
-            console.printError("warning: \(warning.string ?? warning["message"].string ?? warning.compactText)")
-        }
+        for warning in result.warnings { console.printError("warning: \(warning)") }
         guard let wait else {
             if context.globals.json {
                 console.print(answer.json.compactText)
@@ -273,12 +271,6 @@ extension Mutation {
         if !context.globals.json {
             for line in try lines() { console.print(line) }
             console.flush()
-        }
-        let result: MutationResult
-        do {
-            result = try MutationResult.decode(answer: answer.body)
-        } catch {
-            throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
         }
         guard result.changed else {
             if context.globals.json {
