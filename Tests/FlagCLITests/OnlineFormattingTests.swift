@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 import Testing
@@ -105,14 +106,13 @@ struct OnlineFormattingTests {
         #expect(throws: CLIError.self) { try Typed.condition("country", arguments) }
     }
 
-    @Test func aDiffListsEachChangedMember() {
-        let flags = JSONValue.array([
-            .object(["key": .string("a"), "before": .null, "after": .object(["default": .bool(false)])]),
-            .object([
-                "key": .string("b"), "before": .object(["killed": .bool(false), "default": .int(1)]),
-                "after": .object(["killed": .bool(true), "default": .int(1)]),
-            ]),
-        ])
-        #expect(DiffText.lines(flags: flags, cohorts: .null) == ["+ flag a", "~ flag b", "    killed: false → true"])
+    @Test func aDiffListsEachChangedMember() throws {
+        let flags = [
+            ItemDiff(key: "a", before: nil, after: RawJSON(.object(["default": .bool(false)]))),
+            ItemDiff(
+                key: "b", before: RawJSON(.object(["killed": .bool(false), "default": .int(1)])),
+                after: RawJSON(.object(["killed": .bool(true), "default": .int(1)]))),
+        ]
+        #expect(try DiffText.lines(flags: flags, cohorts: []) == ["+ flag a", "~ flag b", "    killed: false → true"])
     }
 }

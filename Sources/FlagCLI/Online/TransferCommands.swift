@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -127,17 +128,21 @@ public struct ImportCommand: Command {
         guard document.object != nil else { throw .failure("\(file) is not a flag-set document (not an object)") }
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var members = ["document": document]
-        if dryRun { members["dryRun"] = .bool(true) }
-        let answer = try client.send(
-            "PUT", client.setPath(set), query: mutation.query(), body: mutation.body(members), ifMatch: mutation.ifMatch
-        )
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            var lines = Self.changes(answer.json)
+        let request = ImportRequest(
+            document: RawJSON(document), dryRun: dryRun ? true : nil, reason: mutation.reason,
+            allowIncompatible: mutation.forced)
+        let (imported, answer) = try client.send(
+            API.importSet, PathParameters(set: set), request, ifMatch: mutation.ifMatch)
+        // A dry run writes nothing, and `--dry-run` refuses `--wait`: `changed` is read only after a write.
+        let result = MutationResult(
+            set: imported.set, version: imported.version, changed: imported.changed ?? false,
+            warnings: imported.warnings ?? [])
+        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+            var lines = try Self.changes(imported.changes)
             if dryRun {
                 lines.append(lines.isEmpty ? "no changes; nothing applied (--dry-run)" : "nothing applied (--dry-run)")
             } else {
-                lines.append("imported \(file) into \(set) \(try AdminClient.versionNote(answer))")
+                lines.append("imported \(file) into \(set) \(AdminClient.versionNote(result))")
             }
             return lines
         }
@@ -145,17 +150,12 @@ public struct ImportCommand: Command {
 
     /// `+ flag x`, `- cohort z`, and `~ flag y` with a `    member: before → after` line per changed member, from
     /// the answer's `changes`.
-    static func changes(_ answer: JSONValue) -> [String] {
-        func items(_ kind: String, name: String) -> JSONValue {
-            let changes = answer["changes"][kind].object ?? [:]
-            return .array(
-                changes.keys.sorted().map { key in
-                    .object([
-                        name: .string(key), "before": changes[key]?["before"] ?? .null,
-                        "after": changes[key]?["after"] ?? .null,
-                    ])
-                })
+    static func changes(_ changes: ItemChanges) throws(CLIError) -> [String] {
+        func items(_ changes: [String: ItemChange]) -> [ItemDiff] {
+            changes.keys.sorted().map { key in
+                ItemDiff(key: key, before: changes[key]?.before, after: changes[key]?.after)
+            }
         }
-        return DiffText.lines(flags: items("flags", name: "key"), cohorts: items("cohorts", name: "name"))
+        return try DiffText.lines(flags: items(changes.flags), cohorts: items(changes.cohorts))
     }
 }
