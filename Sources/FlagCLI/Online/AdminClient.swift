@@ -257,3 +257,15 @@ extension AdminClient {
     /// `/v1/admin/sets/{set}/flags/{key}`
     func flagPath(_ set: String, _ key: String) -> String { setPath(set) + "/flags/\(segment(key))" }
 }
+
+extension AdminClient {
+    /// A set's document, current or at `version`: FlagCore's format, not an admin answer, so it stays bytes (and
+    /// `json`) for its own reader. `asServed` asks the client route for the current one too, which carries the
+    /// signature; an old version is always the client route's, which is immutable.
+    /// - Returns: the exchange, and the route's label for messages.
+    func document(of set: String, version: Int?, asServed: Bool = false) throws(CLIError) -> (Answer, String) {
+        let endpoint = version != nil ? API.oldVersion : asServed ? API.document : API.exportSet
+        let (_, answer) = try send(endpoint, PathParameters(set: set, version: version), NoRequest())
+        return (answer, endpoint.info.label)
+    }
+}

@@ -60,7 +60,7 @@ extension LintCommand {
         // The window the server's gate counts as active.
         let clientsPath = client.setPath(set) + "/clients?within=300"
         let clients = try ClientsAnswer.read(client.send("GET", clientsPath).json, route: "GET \(clientsPath)")
-        let document = try client.send("GET", client.setPath(set))
+        let (document, _) = try client.document(of: set, version: nil)
         let current: FlagSet
         do {
             current = try FlagSet.decode(document.body)

@@ -39,8 +39,7 @@ public struct ExportCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         if let signedFile { return try exportSigned(set, to: signedFile, client, context) }
-        let path = version.map { "/v1/sets/\(segment(set))/versions/\($0)" } ?? client.setPath(set)
-        let document = try client.send("GET", path).json
+        let document = try client.document(of: set, version: version).0.json
         var writer = JSONWriter(pretty: true)
         writer.value(document)
         guard let file else {
@@ -70,8 +69,8 @@ extension ExportCommand {
         _ set: String, to file: String, _ client: AdminClient, _ context: CommandContext
     ) throws(CLIError) -> ExitCode {
         // The client routes: what clients are served, with the signature header (`versions/{n}` for an old one).
-        let path = "/v1/sets/\(segment(set))" + (version.map { "/versions/\($0)" } ?? "")
-        let answer = try client.send("GET", path)
+        let (answer, _) = try client.document(of: set, version: version, asServed: true)
+        let document = answer.json
         guard let signature = answer.header("Flagstaff-Signature") else {
             throw .failure(
                 "set \(set) is not signed, so there is nothing to export --signed; "
@@ -85,7 +84,7 @@ extension ExportCommand {
         }
         if !context.globals.json {
             context.console.print(
-                "wrote \(set) version \(answer.json["version"].compactText) to \(file) (\(answer.body.count) bytes, "
+                "wrote \(set) version \(document["version"].compactText) to \(file) (\(answer.body.count) bytes, "
                     + "as served) and its signature to \(file).sig")
         }
         return .success
