@@ -281,14 +281,15 @@ extension Mutation {
             return .success
         }
         let start = ContinuousClock.now
-        let route = client.setPath(set) + "/versions/\(result.version)/propagation"
+        let parameters = PathParameters(set: set, version: result.version)
         var lastAnswer = JSONValue.null
         let waiter = PropagationWaiter(
             request: wait,
             fetch: { () throws(CLIError) -> Propagation in
                 do throws(CLIError) {
-                    lastAnswer = try client.send("GET", route).json
-                    return try Propagation.read(lastAnswer, route: "GET \(route)")
+                    let (propagation, answer) = try client.send(API.propagation, parameters, NoRequest())
+                    lastAnswer = answer.json
+                    return Propagation(propagation)
                 } catch {
                     throw .failure(
                         "version \(result.version) is written, but its propagation cannot be followed: "
