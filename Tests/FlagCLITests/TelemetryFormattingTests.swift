@@ -310,15 +310,15 @@ struct TelemetryFormattingTests {
         #expect(error.message == "rejected, nothing changed: flags.x: bad")
     }
 
-    @Test func forceAddsAllowIncompatibleToTheQueryOfEveryWrite() throws {
+    @Test func forceAddsAllowIncompatibleToEveryWrite() throws {
         let forced = try Mutation(parsedArguments(KillCommand.self, ["kill", "k", "--force", "--reason", "r"]))
-        #expect(forced.query().map { "\($0.0)=\($0.1)" } == ["allowIncompatible=true"])
+        #expect(forced.changeRequest == ChangeRequest(reason: "r", allowIncompatible: true))
+        let removal = RemoveOverrideRequest(unit: "u", reason: forced.reason, allowIncompatible: forced.forced)
         #expect(
-            forced.deleteQuery([("unit", "u")]).map { "\($0.0)=\($0.1)" } == [
-                "unit=u", "reason=r", "allowIncompatible=true",
-            ])
+            try API.removeOverride.call(PathParameters(set: "s", key: "k"), removal).target
+                == "/v1/admin/sets/s/flags/k/overrides?allowIncompatible=true&reason=r&unit=u")
         let plain = try Mutation(parsedArguments(KillCommand.self, ["kill", "k"]))
-        #expect(plain.query().isEmpty)
+        #expect(plain.changeRequest == ChangeRequest())
     }
 
     @Test(
