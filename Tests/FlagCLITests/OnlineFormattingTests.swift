@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 import Testing
@@ -37,24 +38,17 @@ struct OnlineFormattingTests {
     }
 
     @Test(
-        "a mutation answer gives the version note; an answer that is not one names what is missing",
+        "a mutation answer gives the version note",
         arguments: [
             (#"{"set":"s","version":43,"changed":true,"key":"k","flag":{}}"#, "(version 43)"),
             (#"{"set":"s","version":42,"changed":false}"#, "(unchanged, still version 42)"),
-            (
-                #"{"set":"s","changed":true}"#,
-                #"the server's answer cannot be read: the mutation response's "version" is missing; "#
-                    + "it is the set's version after the write; is it a flagserver of this version?"
-            ),
         ])
-    func versionNotes(_ body: String, _ expected: String) {
-        let answer = AdminClient.Answer(status: 200, json: .null, body: Array(body.utf8), headers: [:])
-        do {
-            #expect(try AdminClient.versionNote(answer) == expected)
-        } catch {
-            #expect(error.message == expected)
-            #expect(error.exitCode == .failure)
-        }
+    func versionNotes(_ body: String, _ expected: String) throws {
+        #expect(AdminClient.versionNote(try API.kill.answer(Array(body.utf8))) == expected)
+    }
+
+    @Test func anAnswerThatIsNotAMutationResponseNamesWhatIsMissing() {
+        #expect(throws: WireFormatError.self) { try API.kill.answer(Array(#"{"set":"s","changed":true}"#.utf8)) }
     }
 
     @Test(
@@ -105,14 +99,13 @@ struct OnlineFormattingTests {
         #expect(throws: CLIError.self) { try Typed.condition("country", arguments) }
     }
 
-    @Test func aDiffListsEachChangedMember() {
-        let flags = JSONValue.array([
-            .object(["key": .string("a"), "before": .null, "after": .object(["default": .bool(false)])]),
-            .object([
-                "key": .string("b"), "before": .object(["killed": .bool(false), "default": .int(1)]),
-                "after": .object(["killed": .bool(true), "default": .int(1)]),
-            ]),
-        ])
-        #expect(DiffText.lines(flags: flags, cohorts: .null) == ["+ flag a", "~ flag b", "    killed: false → true"])
+    @Test func aDiffListsEachChangedMember() throws {
+        let flags = [
+            ItemDiff(key: "a", before: nil, after: RawJSON(.object(["default": .bool(false)]))),
+            ItemDiff(
+                key: "b", before: RawJSON(.object(["killed": .bool(false), "default": .int(1)])),
+                after: RawJSON(.object(["killed": .bool(true), "default": .int(1)]))),
+        ]
+        #expect(try DiffText.lines(flags: flags, cohorts: []) == ["+ flag a", "~ flag b", "    killed: false → true"])
     }
 }

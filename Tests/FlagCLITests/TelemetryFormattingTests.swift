@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 import Testing
@@ -14,16 +15,31 @@ struct TelemetryFormattingTests {
         try JSONReader.parse(Array(text.utf8))
     }
 
+    /// A `clients` answer read as flagctl reads it: the contract's decoder, then the mapping.
+    static func clients(_ text: String) throws -> FlagCLI.ClientsAnswer {
+        try FlagCLI.ClientsAnswer(API.clients.answer(Array(text.utf8)), route: "GET /c")
+    }
+
+    /// A `propagation` answer read as flagctl reads it.
+    static func propagation(_ text: String) throws -> Propagation {
+        Propagation(try API.propagation.answer(Array(text.utf8)))
+    }
+
+    /// A `usage` answer read as flagctl reads it.
+    static func usage() throws -> FlagCLI.UsageAnswer {
+        FlagCLI.UsageAnswer(try API.usage.answer(Array(usageText.utf8)))
+    }
+
     /// Every operator this FlagCore knows, but `leaving`, as a JSON array.
     static func operators(leaving: Set<String> = []) -> String {
         "[" + Operator.known.map(\.name).filter { !leaving.contains($0) }.map { "\"\($0)\"" }.joined(separator: ",")
             + "]"
     }
 
-    static func clients() throws -> JSONValue {
+    static func clients() throws -> FlagCLI.ClientsAnswer {
         let all = operators()
         let old = operators(leaving: ["semver_gte", "semver_lt"])
-        return try json(
+        return try clients(
             #"""
             {"set":"demo","instances":[
              {"id":"in_a","sdk":{"name":"FlagClient","version":"2.0.0"},"app":{"name":"Shop","version":"5.3.0"},
@@ -42,7 +58,7 @@ struct TelemetryFormattingTests {
     }
 
     @Test func aClientsAnswerIsReadIntoInstances() throws {
-        let answer = try ClientsAnswer.read(Self.clients(), route: "GET /v1/admin/sets/demo/clients")
+        let answer = try Self.clients()
         #expect(answer.set == "demo")
         #expect(answer.silent == 2)
         #expect(answer.instances.map(\.id) == ["in_a", "in_b", "in_c", "in_d"])
@@ -57,7 +73,7 @@ struct TelemetryFormattingTests {
     }
 
     @Test func clientsReadByVersionAndBySDKWithTheConnectionsThatDoNotReport() throws {
-        let answer = try ClientsAnswer.read(Self.clients(), route: "GET /v1/admin/sets/demo/clients")
+        let answer = try Self.clients()
         #expect(
             ClientsText.lines(answer) == [
                 "4 instances of demo reported in the last 10 minutes",
@@ -76,8 +92,7 @@ struct TelemetryFormattingTests {
     }
 
     @Test func noClientsIsSaidSo() throws {
-        let answer = try ClientsAnswer.read(
-            Self.json(#"{"set":"demo","instances":[],"silent":1}"#), route: "GET /v1/admin/sets/demo/clients")
+        let answer = try Self.clients(#"{"set":"demo","instances":[],"silent":1}"#)
         #expect(
             ClientsText.lines(answer) == [
                 "no instance of demo reported in the last 10 minutes",
@@ -87,88 +102,72 @@ struct TelemetryFormattingTests {
     }
 
     @Test(
-        "an answer that is not the contract's shape names the route and the member",
+        "an answer that is not the contract's shape is refused by the contract's decoder",
         arguments: [
-            (
-                #"{"set":"demo","instances":[{"id":"in_a","sdk":"FlagClient 2.0.0","capabilities":{"schema":1,"operators":[]}}]}"#,
-                #"the server's answer to GET /c cannot be read: "instances[0].sdk.name" is not a string (null); "#
-                    + "is it a flagserver with client telemetry?"
-            ),
-            (
-                #"{"set":"demo","instances":[{"id":"in_a","sdk":{"name":"F","version":"1"}}]}"#,
-                #"the server's answer to GET /c cannot be read: "instances[0].capabilities.schema" is not a number "#
-                    + "(null); is it a flagserver with client telemetry?"
-            ),
-            (
-                #"{"set":"demo","instances":{}}"#,
-                #"the server's answer to GET /c cannot be read: "instances" is not an array ({}); "#
-                    + "is it a flagserver with client telemetry?"
-            ),
-            (
-                #"{"set":"demo","instances":[],"silent":-1}"#,
-                #"the server's answer to GET /c cannot be read: "silent" is not a count (-1); "#
-                    + "is it a flagserver with client telemetry?"
-            ),
+            #"{"set":"demo","instances":[{"id":"in_a","sdk":"FlagClient 2.0.0","capabilities":{"schema":1,"operators":[]}}],"silent":0}"#,
+            #"{"set":"demo","instances":{},"silent":0}"#,
+            #"{"set":"demo","instances":[]}"#,
         ])
-    func badClientsAnswers(_ body: String, _ message: String) throws {
-        let json = try Self.json(body)
-        #expect(throws: CLIError.self) { try ClientsAnswer.read(json, route: "GET /c") }
+    func badClientsAnswers(_ body: String) throws {
+        #expect(throws: WireFormatError.self) { try API.clients.answer(Array(body.utf8)) }
+    }
+
+    @Test func anInstanceWithoutItsCapabilitiesIsRefusedNamingIt() throws {
+        let body =
+            #"{"set":"demo","instances":[{"id":"in_a","sdk":{"name":"F","version":"1"},"lastSeen":"2026-12-02T10:00:03Z"}],"silent":0}"#
         do {
-            _ = try ClientsAnswer.read(json, route: "GET /c")
-        } catch {
-            #expect(error.message == message)
-            #expect(error.exitCode == .failure)
+            _ = try Self.clients(body)
+            Issue.record("an instance without capabilities was accepted")
+        } catch let error as CLIError {
+            #expect(
+                error.message
+                    == #"the server's answer to GET /c lists instance in_a without its "capabilities"; "#
+                    + "is it a flagserver with client telemetry?")
         }
     }
 
     @Test func thePropagationAnswerOfTheDocsIsRead() throws {
-        let json = try Self.json(
+        let propagation = try Self.propagation(
             #"""
             {"set":"demo","version":41,"active":850,"applied":842,"p50Ms":1840,"p99Ms":2950,
              "written":{"streams":850,"ms":12.4},"silent":3,
              "lagging":[{"id":"in_x","sdk":{"name":"FlagClient","version":"1.9.0"},"app":null,"version":40,
                "lastSeen":"2026-12-02T10:00:01Z"}]}
             """#)
-        let propagation = try Propagation.read(json, route: "GET /p")
         #expect(
             propagation
                 == Propagation(
                     version: 41, active: 850, applied: 842, p50Milliseconds: 1840, p99Milliseconds: 2950,
                     written: .init(streams: 850, milliseconds: 12.4), silent: 3,
                     lagging: [
-                        ClientInstance(
+                        FlagCLI.ClientInstance(
                             id: "in_x", sdk: .init(name: "FlagClient", version: "1.9.0"), app: nil, version: 40,
                             appliedAt: nil, lastSeen: try ISO8601.date(from: "2026-12-02T10:00:01Z"), capabilities: nil)
                     ]))
-        let nobody = try Propagation.read(
-            Self.json(
-                #"{"set":"demo","version":2,"active":0,"applied":0,"p50Ms":null,"p99Ms":null,"written":null,"silent":0,"lagging":[]}"#
-            ), route: "GET /p")
+        let nobody = try Self.propagation(
+            #"{"set":"demo","version":2,"active":0,"applied":0,"p50Ms":null,"p99Ms":null,"written":null,"silent":0,"lagging":[]}"#
+        )
         #expect(nobody.written == nil && nobody.p50Milliseconds == nil && nobody.active == 0)
-        #expect(throws: CLIError.self) {
-            try Propagation.read(Self.json(#"{"version":2,"applied":0}"#), route: "GET /p")
-        }
+        #expect(throws: WireFormatError.self) { try API.propagation.answer(Array(#"{"version":2,"applied":0}"#.utf8)) }
     }
 
     // MARK: - usage
 
-    static func usage() throws -> JSONValue {
-        try json(
-            #"""
-            {"set":"demo","days":30,"flags":[
-             {"key":"new-checkout","lastEvaluated":"2026-12-02T10:00:00Z",
-              "days":[{"day":"2026-12-01","evaluations":234,"variants":{"on":234}},
-                      {"day":"2026-12-02","evaluations":1234,"variants":{"on":1000,"off":234}}]},
-             {"key":"old-banner","lastEvaluated":null,"days":[]},
-             {"key":"columns","lastEvaluated":"2026-11-20T08:00:00Z",
-              "days":[{"day":"2026-11-20","evaluations":60,"variants":{"":60}}]}],
-             "sdks":[{"name":"FlagClient","version":"1.9.0","instances":10},
-                     {"name":"FlagClient","version":"2.0.0","instances":840}]}
-            """#)
-    }
+    static let usageText =
+        #"""
+        {"set":"demo","days":30,"flags":[
+         {"key":"new-checkout","lastEvaluated":"2026-12-02T10:00:00Z",
+          "days":[{"day":"2026-12-01","evaluations":234,"variants":{"on":234}},
+                  {"day":"2026-12-02","evaluations":1234,"variants":{"on":1000,"off":234}}]},
+         {"key":"old-banner","lastEvaluated":null,"days":[]},
+         {"key":"columns","lastEvaluated":"2026-11-20T08:00:00Z",
+          "days":[{"day":"2026-11-20","evaluations":60,"variants":{"":60}}]}],
+         "sdks":[{"name":"FlagClient","version":"1.9.0","instances":10},
+                 {"name":"FlagClient","version":"2.0.0","instances":840}]}
+        """#
 
     @Test func usageOfEveryFlagIsATableWithTheClientsBySDKVersion() throws {
-        let usage = try UsageAnswer.read(Self.usage(), route: "GET /u")
+        let usage = try Self.usage()
         #expect(
             UsageText.summary(usage, now: Self.now) == [
                 "demo, the last 30 days (UTC):",
@@ -184,8 +183,8 @@ struct TelemetryFormattingTests {
     }
 
     @Test func usageOfOneFlagGoesDayByDayNewestFirst() throws {
-        let usage = try UsageAnswer.read(Self.usage(), route: "GET /u")
-        let one = UsageAnswer(set: usage.set, days: usage.days, flags: [usage.flags[0]], sdks: [])
+        let usage = try Self.usage()
+        let one = FlagCLI.UsageAnswer(set: usage.set, days: usage.days, flags: [usage.flags[0]], sdks: [])
         #expect(
             UsageText.days(one, now: Self.now) == [
                 "new-checkout in demo, the last 30 days (UTC): 1468 evaluations, last evaluated 2026-12-02 10:00 UTC "
@@ -199,8 +198,8 @@ struct TelemetryFormattingTests {
     }
 
     @Test func aFlagNobodyEvaluatedSaysSo() throws {
-        let usage = try UsageAnswer.read(Self.usage(), route: "GET /u")
-        let one = UsageAnswer(set: usage.set, days: 7, flags: [usage.flags[1]], sdks: usage.sdks)
+        let usage = try Self.usage()
+        let one = FlagCLI.UsageAnswer(set: usage.set, days: 7, flags: [usage.flags[1]], sdks: usage.sdks)
         #expect(
             UsageText.days(one, now: Self.now) == [
                 "old-banner in demo, the last 7 days (UTC): not evaluated", "", "SDK               INSTANCES",
@@ -311,15 +310,15 @@ struct TelemetryFormattingTests {
         #expect(error.message == "rejected, nothing changed: flags.x: bad")
     }
 
-    @Test func forceAddsAllowIncompatibleToTheQueryOfEveryWrite() throws {
+    @Test func forceAddsAllowIncompatibleToEveryWrite() throws {
         let forced = try Mutation(parsedArguments(KillCommand.self, ["kill", "k", "--force", "--reason", "r"]))
-        #expect(forced.query().map { "\($0.0)=\($0.1)" } == ["allowIncompatible=true"])
+        #expect(forced.changeRequest == ChangeRequest(reason: "r", allowIncompatible: true))
+        let removal = RemoveOverrideRequest(unit: "u", reason: forced.reason, allowIncompatible: forced.forced)
         #expect(
-            forced.deleteQuery([("unit", "u")]).map { "\($0.0)=\($0.1)" } == [
-                "unit=u", "reason=r", "allowIncompatible=true",
-            ])
+            try API.removeOverride.call(PathParameters(set: "s", key: "k"), removal).target
+                == "/v1/admin/sets/s/flags/k/overrides?allowIncompatible=true&reason=r&unit=u")
         let plain = try Mutation(parsedArguments(KillCommand.self, ["kill", "k"]))
-        #expect(plain.query().isEmpty)
+        #expect(plain.changeRequest == ChangeRequest())
     }
 
     @Test(

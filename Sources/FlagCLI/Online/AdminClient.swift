@@ -12,8 +12,10 @@ import Foundation
 /// ```swift
 /// let client = try AdminClient(context, for: Self.configuration)
 /// let set = try client.requireSet(for: Self.configuration)
-/// let answer = try client.send("POST", client.flagPath(set, key) + "/kill", body: .object([:]), ifMatch: 42)
+/// let (result, answer) = try client.send(API.kill, PathParameters(set: set, key: key), ChangeRequest(), ifMatch: 42)
 /// ```
+///
+/// Every request is an endpoint of FlagAPI's `API` with its typed request; there is no way to send a path string.
 public struct AdminClient {
     /// The server's base URL, without a trailing slash.
     public let server: String
@@ -72,30 +74,6 @@ public struct AdminClient {
         return set
     }
 
-    /// Sends one request; a non-2xx answer becomes the `CLIError` for it (409 → conflict, exit 3). With
-    /// `createOnly`, the request carries `If-None-Match: *`, so that a `PUT` never replaces what exists, and that
-    /// message is the error when it does exist. `typed` names, by the body member, what the user typed for it
-    /// (`["valueText": "--default for cols"]`), for a 400 about that member.
-    public func send(
-        _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
-        ifMatch: Int? = nil, createOnly: String? = nil, typed: [String: String] = [:]
-    ) throws(CLIError) -> Answer {
-        var components = URLComponents(string: server + path)
-        if !query.isEmpty { components?.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
-        guard let url = components?.url else { throw .failure("cannot make a URL of '\(server)\(path)'") }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        if let ifMatch { request.setValue("\"\(ifMatch)\"", forHTTPHeaderField: "If-Match") }
-        if createOnly != nil { request.setValue("*", forHTTPHeaderField: "If-None-Match") }
-        if let body {
-            request.httpBody = Data(body.canonicalBytes)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        return try answer(
-            to: request, method: method, path: path, ifMatch: ifMatch, createOnly: createOnly, typed: typed)
-    }
-
     /// Sends `request` and reads its answer; a non-2xx answer becomes the `CLIError` for it.
     private func answer(
         to request: URLRequest, method: String, path: String, ifMatch: Int?, createOnly: String?,
@@ -124,7 +102,10 @@ public struct AdminClient {
 
     /// Sends `endpoint` with its path `parameters` and `request` (FlagAPI's contract: the path, the query or body and
     /// the answer's type are the endpoint's), and reads the answer as the endpoint's answer type. A non-2xx answer
-    /// is the `CLIError` for it, as `send` makes it; `createOnly` and `typed` are `send`'s.
+    /// is the `CLIError` for it (409 → conflict, exit 3). With `createOnly`, the request carries `If-None-Match: *`,
+    /// so that a `PUT` never replaces what exists, and that message is the error when it does exist. `typed` names,
+    /// by the body member, what the user typed for it (`["valueText": "--default for cols"]`), for a 400 about that
+    /// member.
     /// - Returns: the typed answer, and the exchange it came in (status, headers, body) for `--wait` and `--json`.
     public func send<Request, Reply>(
         _ endpoint: Endpoint<Request, Reply>, _ parameters: PathParameters, _ request: Request, ifMatch: Int? = nil,
@@ -243,17 +224,14 @@ private final class ExchangeBox: @unchecked Sendable {
     var error: (any Error)?
 }
 
-/// Percent-encodes one path segment (a key, a set or cohort name).
-func segment(_ text: String) -> String {
-    var allowed = CharacterSet.alphanumerics
-    allowed.insert(charactersIn: "-._~")
-    return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-}
-
 extension AdminClient {
-    /// `/v1/admin/sets/{set}`
-    func setPath(_ set: String) -> String { "/v1/admin/sets/\(segment(set))" }
-
-    /// `/v1/admin/sets/{set}/flags/{key}`
-    func flagPath(_ set: String, _ key: String) -> String { setPath(set) + "/flags/\(segment(key))" }
+    /// A set's document, current or at `version`: FlagCore's format, not an admin answer, so it stays bytes (and
+    /// `json`) for its own reader. `asServed` asks the client route for the current one too, which carries the
+    /// signature; an old version is always the client route's, which is immutable.
+    /// - Returns: the exchange, and the route's label for messages.
+    func document(of set: String, version: Int?, asServed: Bool = false) throws(CLIError) -> (Answer, String) {
+        let endpoint = version != nil ? API.oldVersion : asServed ? API.document : API.exportSet
+        let (_, answer) = try send(endpoint, PathParameters(set: set, version: version), NoRequest())
+        return (answer, endpoint.info.label)
+    }
 }

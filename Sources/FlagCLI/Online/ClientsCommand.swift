@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -16,10 +17,9 @@ public struct ClientsCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let path = client.setPath(set) + "/clients"
-        let answer = try client.send("GET", path)
         // Read even for --json: an answer that is not the contract's shape fails here, not in a script.
-        let clients = try ClientsAnswer.read(answer.json, route: "GET \(path)")
+        let (wire, answer) = try client.send(API.clients, PathParameters(set: set), ClientsQuery())
+        let clients = try ClientsAnswer(wire, route: API.clients.info.label)
         if context.globals.json {
             context.console.print(answer.json.compactText)
         } else {

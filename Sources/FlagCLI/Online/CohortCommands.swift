@@ -42,12 +42,13 @@ public struct CohortCreateCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "PUT", client.setPath(set) + "/cohorts/\(segment(name))", query: mutation.query(),
-            body: mutation.body(["cohort": cohort]), ifMatch: mutation.ifMatch)
+        let request = PutCohortRequest(
+            cohort: RawJSON(cohort), reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.putCohort, PathParameters(set: set, name: name), request, ifMatch: mutation.ifMatch)
         let verb = answer.status == 201 ? "created" : "replaced"
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["\(verb) cohort \(name) \(try AdminClient.versionNote(answer))"]
+        return try mutation.finish(result, answer, set: set, client: client, context) {
+            ["\(verb) cohort \(name) \(AdminClient.versionNote(result))"]
         }
     }
 }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -83,13 +84,14 @@ public struct CreateCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         // PUT creates or replaces; `create` must never silently replace a flag: the server checks, in the write.
-        let answer = try client.send(
-            "PUT", client.flagPath(set, key), query: mutation.query(), body: mutation.body(["flag": .object(flag)]),
-            ifMatch: mutation.ifMatch,
+        let request = PutFlagRequest(
+            flag: RawJSON(.object(flag)), reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.putFlag, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
             createOnly: "flag '\(key)' already exists in set '\(set)'; change it with set/rule/rollout")
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            var lines = ["created \(key) in \(set) \(try AdminClient.versionNote(answer))"]
-            let expiresAt = answer.json["flag"]["expiresAt"]
+        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+            var lines = ["created \(key) in \(set) \(AdminClient.versionNote(result))"]
+            let expiresAt = try AdminClient.flag(of: result)["expiresAt"]
             if expiresAt != .null {
                 let implied = expires == nil && lifetime == nil
                 let lifetime = implied ? ", the \(kind.name) lifetime (set --expires or --lifetime)" : ""

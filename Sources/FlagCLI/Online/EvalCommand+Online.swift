@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -6,45 +7,39 @@ extension EvalCommand {
     func runOnline(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var results: [JSONValue] = []
+        var results: [(EvaluationAnswer, AdminClient.Answer)] = []
         for unit in try unitIDs() {
-            var body: [String: JSONValue] = [
-                "key": .string(key), "unitID": .string(unit),
-                "attributes": .object(attributes.mapValues { .string($0) }),
-            ]
-            if let at { body["at"] = .string(ISO8601.format(at)) }
-            let answer = try client.send("POST", client.setPath(set) + "/evaluate", body: .object(body))
-            if answer.json["errorCode"].string == ErrorCode.flagNotFound.rawValue {
+            let request = EvaluateRequest(key: key, unitID: unit, attributes: attributes, at: at)
+            let (evaluation, answer) = try client.send(API.evaluate, PathParameters(set: set), request)
+            if evaluation.errorCode == ErrorCode.flagNotFound.rawValue {
                 throw .failure("unknown flag '\(key)' in set '\(set)' (see 'flagctl list')")
             }
-            results.append(answer.json)
+            results.append((evaluation, answer))
         }
         if context.globals.json {
-            for result in results {
-                var members = result.object ?? [:]
+            for (_, answer) in results {
+                var members = answer.json.object ?? [:]
                 if !explain { members["steps"] = nil }
                 context.console.print(JSONValue.object(members).compactText)
             }
             return .success
         }
-        let showsErrors = results.contains { $0["errorCode"] != .null }
+        let showsErrors = results.contains { $0.0.errorCode != nil }
         var table = Table(header: ["UNIT", "VALUE", "REASON", "VARIANT"] + (showsErrors ? ["ERROR"] : []))
-        for result in results {
+        for (result, _) in results {
             var row = [
-                result["unit"].string ?? "?", result["value"].compactText, result["reason"].string ?? "?",
-                result["variant"].string ?? "-",
+                result.unit, try AdminClient.parsed(result.value, "value").compactText, result.reason,
+                result.variant ?? "-",
             ]
-            if showsErrors { row.append(result["errorCode"].string ?? "-") }
+            if showsErrors { row.append(result.errorCode ?? "-") }
             table.append(row)
         }
         let widths = table.columnWidths(fitting: Help.width)
         context.console.print(table.line(for: table.header, widths: widths))
-        for (row, result) in zip(table.rows, results) {
+        for (row, (result, _)) in zip(table.rows, results) {
             context.console.print(table.line(for: row, widths: widths))
             guard explain else { continue }
-            for step in result["steps"].array ?? [] {
-                context.console.print("    - \(step.string ?? step.compactText)")
-            }
+            for step in result.steps { context.console.print("    - \(step)") }
         }
         return .success
     }

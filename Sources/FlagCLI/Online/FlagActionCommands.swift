@@ -32,7 +32,7 @@ extension FlagActionCommand {
         let set = try client.requireSet(for: Self.configuration)
         let (result, answer) = try client.send(
             Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: set, client: client, context) {
+        return try mutation.finish(result, answer, set: set, client: client, context) {
             ["\(Self.done) \(key) \(AdminClient.versionNote(result))"]
         }
     }
@@ -102,7 +102,7 @@ public struct SetDefaultCommand: Command {
         let (result, answer) = try client.send(
             API.setDefault, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
             typed: ["valueText": "--default for \(key)"])
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             let flag = try AdminClient.flag(of: result)
             return ["\(key) defaults to \(flag["default"].compactText) \(AdminClient.versionNote(result))"]
         }
@@ -149,7 +149,7 @@ public struct ExpireCommand: Command {
         let (result, answer) = try client.send(
             API.expire, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
             typed: ["keepText": "--keep for \(key)"])
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             let flag = try AdminClient.flag(of: result)
             return [
                 "\(key) expires \(Shown.when(flag["expiresAt"], now: context.now())), then serves "

@@ -63,12 +63,11 @@ struct FlagSource {
         } else {
             let client = try AdminClient(context, for: configuration)
             let set = try client.requireSet(for: configuration)
-            let path = version.map { "/v1/sets/\(segment(set))/versions/\($0)" } ?? client.setPath(set)
-            let answer = try client.send("GET", path)
+            let (answer, route) = try client.document(of: set, version: version)
             do {
                 compiled = CompiledFlagSet(try FlagSet.decode(answer.body))
             } catch {
-                throw .failure("\(client.server) answered GET \(path) with something that is not a flag set: \(error)")
+                throw .failure("\(client.server) answered \(route) with something that is not a flag set: \(error)")
             }
             origin = "set \(set) on \(client.server)"
         }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// `lint FILE --against SERVER`: the file's flags checked against what the set's active clients can evaluate.
@@ -58,9 +59,9 @@ extension LintCommand {
                 of: Self.configuration)
         }
         // The window the server's gate counts as active.
-        let clientsPath = client.setPath(set) + "/clients?within=300"
-        let clients = try ClientsAnswer.read(client.send("GET", clientsPath).json, route: "GET \(clientsPath)")
-        let document = try client.send("GET", client.setPath(set))
+        let (wire, _) = try client.send(API.clients, PathParameters(set: set), ClientsQuery(within: 300))
+        let clients = try ClientsAnswer(wire, route: API.clients.info.label)
+        let (document, _) = try client.document(of: set, version: nil)
         let current: FlagSet
         do {
             current = try FlagSet.decode(document.body)

@@ -48,23 +48,6 @@ struct Mutation {
 
     /// A request's `allowIncompatible`: `true` for `--force`, else left out.
     var forced: Bool? { force ? true : nil }
-
-    /// `items` with `allowIncompatible=true` for `--force`: the query of a write that has a body.
-    func query(_ items: [(String, String)] = []) -> [(String, String)] {
-        items + (force ? [("allowIncompatible", "true")] : [])
-    }
-
-    /// `query(items)` with the reason added, for a `DELETE` (which has no body).
-    func deleteQuery(_ items: [(String, String)] = []) -> [(String, String)] {
-        query(items + (reason.map { [("reason", $0)] } ?? []))
-    }
-
-    /// `body` with the reason added.
-    func body(_ members: [String: JSONValue] = [:]) -> JSONValue {
-        var members = members
-        if let reason { members["reason"] = .string(reason) }
-        return .object(members)
-    }
 }
 
 /// Values, times and conditions as typed on the command line.
@@ -175,17 +158,6 @@ extension CommandContext {
 }
 
 extension AdminClient {
-    /// `(version 43)` or `(unchanged, still version 42)` from a mutating route's answer (`MutationResult`).
-    static func versionNote(_ answer: Answer) throws(CLIError) -> String {
-        let result: MutationResult
-        do {
-            result = try MutationResult.decode(answer: answer.body)
-        } catch {
-            throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
-        }
-        return versionNote(result)
-    }
-
     /// A member the contract keeps as raw JSON (a flag, a cohort), parsed; `what` names it in the error.
     static func parsed(_ raw: RawJSON, _ what: String) throws(CLIError) -> JSONValue {
         do {

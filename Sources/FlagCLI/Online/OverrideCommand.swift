@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// `flagctl override KEY VALUE (--unit ID | --cohort C) [--for DURATION]` and
@@ -48,26 +49,30 @@ public struct OverrideCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let path = client.flagPath(set, key) + "/overrides"
+        let parameters = PathParameters(set: set, key: key)
         let who = "\(target.name) \(target.id)"
+        let unit = target.name == "unit" ? target.id : nil
+        let cohort = target.name == "cohort" ? target.id : nil
         guard let value else {
-            let query = mutation.deleteQuery([(target.name, target.id)])
-            let answer = try client.send("DELETE", path, query: query, ifMatch: mutation.ifMatch)
-            return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-                ["removed the override of \(key) for \(who) \(try AdminClient.versionNote(answer))"]
+            let request = RemoveOverrideRequest(
+                unit: unit, cohort: cohort, reason: mutation.reason, allowIncompatible: mutation.forced)
+            let (result, answer) = try client.send(
+                API.removeOverride, parameters, request, ifMatch: mutation.ifMatch)
+            return try mutation.finish(result, answer, set: set, client: client, context) {
+                ["removed the override of \(key) for \(who) \(AdminClient.versionNote(result))"]
             }
         }
         // One request: the server reads the value as the flag's type.
-        var members = [target.name: JSONValue.string(target.id), "valueText": .string(value)]
-        if let seconds { members["for"] = .string(DurationText.format(seconds)) }
-        let answer = try client.send(
-            "POST", path, query: mutation.query(), body: mutation.body(members), ifMatch: mutation.ifMatch,
-            typed: ["valueText": "VALUE for \(key)"])
+        let request = OverrideRequest(
+            unit: unit, cohort: cohort, valueText: value, for: seconds.map(DurationText.format),
+            reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.addOverride, parameters, request, ifMatch: mutation.ifMatch, typed: ["valueText": "VALUE for \(key)"])
         let until = seconds.map { " for \(DurationText.format($0))" } ?? ""
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             [
-                "\(key) is \(Self.served(answer.json["flag"], for: target) ?? value) for \(who)\(until) "
-                    + (try AdminClient.versionNote(answer))
+                "\(key) is \(Self.served(try AdminClient.flag(of: result), for: target) ?? value) for \(who)\(until) "
+                    + AdminClient.versionNote(result)
             ]
         }
     }

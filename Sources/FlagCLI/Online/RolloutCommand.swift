@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -22,7 +23,8 @@ public struct RolloutCommand: Command {
         example: "flagctl rollout new-checkout --value true --phased apple")
 
     private enum Action {
-        case set(value: String, members: [String: JSONValue])
+        /// The rollout to write; its `valueText` is `--value`, its `reason` and `allowIncompatible` are added at run.
+        case set(RolloutRequest)
         case pause, resume, show
     }
 
@@ -51,27 +53,27 @@ public struct RolloutCommand: Command {
             return
         }
         guard let value = arguments.value("value") else { throw arguments.usageError("missing --value V") }
-        var members: [String: JSONValue] = [:]
+        var request = RolloutRequest(valueText: value)
         let forms = ["percent", "phased", "steps"].filter { arguments.value($0) != nil }
         guard forms.count == 1 else {
             throw arguments.usageError("give exactly one of --percent P, --phased apple, --steps S")
         }
         if let text = arguments.value("percent") {
             if arguments.value("start") != nil { throw arguments.usageError("--start goes with --phased or --steps") }
-            members["percent"] = .double(try Typed.percent(text, arguments))
+            request.percent = try Typed.percent(text, arguments)
         }
         if let preset = arguments.value("phased") {
             guard preset == "apple" else { throw arguments.usageError("unknown preset '\(preset)'; presets: apple") }
-            members["preset"] = .string(preset)
+            request.preset = preset
         }
         if let steps = arguments.value("steps") {
             try Self.checkSteps(steps, arguments)
-            members["steps"] = .string(steps)
+            request.steps = steps
         }
         if let text = arguments.value("start") {
-            members["start"] = .string(ISO8601.format(try Typed.date(text, option: "start", arguments)))
+            request.start = try Typed.date(text, option: "start", arguments)
         }
-        action = .set(value: value, members: members)
+        action = .set(request)
     }
 
     /// `0h:1,24h:5,72h:100`: each step a duration and a percent.
@@ -90,37 +92,40 @@ public struct RolloutCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let path = client.flagPath(set, key) + "/rollout"
+        let parameters = PathParameters(set: set, key: key)
         let now = context.now()
         switch action {
         case .show:
-            let answer = try client.send("GET", client.flagPath(set, key))
+            let (read, _) = try client.send(API.getFlag, parameters, NoRequest())
+            let rollout = try AdminClient.parsed(read.flag, "flag \"\(key)\"")["rollout"]
             if context.globals.json {
-                context.console.print(answer.json["flag"]["rollout"].compactText)
+                context.console.print(rollout.compactText)
             } else {
-                for line in Self.lines(key, answer.json["flag"]["rollout"], now: now) { context.console.print(line) }
+                for line in Self.lines(key, rollout, now: now) { context.console.print(line) }
             }
         case .pause, .resume:
-            let verb = { if case .pause = action { return "pause" } else { return "resume" } }()
-            let answer = try client.send(
-                "POST", path + "/" + verb, query: mutation.query(), body: mutation.body(), ifMatch: mutation.ifMatch)
-            return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            let (verb, endpoint) =
+                if case .pause = action { ("pause", API.pauseRollout) } else { ("resume", API.resumeRollout) }
+            let (result, answer) = try client.send(
+                endpoint, parameters, mutation.changeRequest, ifMatch: mutation.ifMatch)
+            return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
                 [
                     "\(verb)d the rollout of \(key) at "
-                        + "\(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
-                        + (try AdminClient.versionNote(answer))
+                        + "\(RolloutView.summary(try AdminClient.flag(of: result)["rollout"], now: now)) "
+                        + AdminClient.versionNote(result)
                 ]
             }
-        case .set(let text, var members):
+        case .set(var request):
             // One request: the server reads the value as the flag's type.
-            members["valueText"] = .string(text)
-            let answer = try client.send(
-                "PUT", path, query: mutation.query(), body: mutation.body(members), ifMatch: mutation.ifMatch,
+            request.reason = mutation.reason
+            request.allowIncompatible = mutation.forced
+            let (result, answer) = try client.send(
+                API.putRollout, parameters, request, ifMatch: mutation.ifMatch,
                 typed: ["valueText": "--value for \(key)"])
-            return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
+            return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
                 [
-                    "rolling out \(key): \(RolloutView.summary(answer.json["flag"]["rollout"], now: now)) "
-                        + (try AdminClient.versionNote(answer))
+                    "rolling out \(key): \(RolloutView.summary(try AdminClient.flag(of: result)["rollout"], now: now)) "
+                        + AdminClient.versionNote(result)
                 ]
             }
         }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 
 /// `flagctl rule add KEY (--cohort C | --where COND...) (--value V | --percent P --value V) [--name N]`.
@@ -54,15 +55,16 @@ public struct RuleAddCommand: Command {
         } else {
             rule["valueText"] = .string(value)
         }
-        let answer = try client.send(
-            "POST", client.flagPath(set, key) + "/rules", query: mutation.query(),
-            body: mutation.body(["rule": .object(rule)]), ifMatch: mutation.ifMatch,
+        let request = RuleRequest(
+            rule: RawJSON(.object(rule)), reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.addRule, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
             typed: ["rule.valueText": "--value for \(key)", "rule.rollout.valueText": "--value for \(key)"])
-        let added = answer.json["flag"]["rules"].array?.last ?? .object(rule)
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            [
+        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+            let added = try AdminClient.flag(of: result)["rules"].array?.last ?? .object(rule)
+            return [
                 "added rule \(added["name"].string ?? "?") to \(key): \(RuleText.describe(added)) "
-                    + (try AdminClient.versionNote(answer))
+                    + AdminClient.versionNote(result)
             ]
         }
     }
@@ -91,11 +93,11 @@ public struct RuleRemoveCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "DELETE", client.flagPath(set, key) + "/rules/\(segment(name))", query: mutation.deleteQuery(),
+        let (result, answer) = try client.send(
+            API.removeRule, PathParameters(set: set, key: key, name: name), mutation.changeRequest,
             ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            ["removed rule \(name) from \(key) \(try AdminClient.versionNote(answer))"]
+        return try mutation.finish(result, answer, set: set, client: client, context) {
+            ["removed rule \(name) from \(key) \(AdminClient.versionNote(result))"]
         }
     }
 }

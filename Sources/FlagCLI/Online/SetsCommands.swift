@@ -53,7 +53,7 @@ public struct SetsCreateCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let request = CreateSetRequest(name: name, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(API.createSet, PathParameters(), request, ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: name, client: client, context) {
+        return try mutation.finish(result, answer, set: name, client: client, context) {
             ["created set \(name) \(AdminClient.versionNote(result))"]
         }
     }
@@ -110,24 +110,19 @@ public struct SetsSettingsCommand: Command {
     /// GETs the settings, or PUTs the new mode; `compatibility: MODE: what it does`.
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        let path = client.setPath(name) + "/settings"
-        let answer: AdminClient.Answer
-        if let compatibility {
-            var body = ["compatibility": JSONValue.string(compatibility)]
-            if let reason { body["reason"] = .string(reason) }
-            answer = try client.send("PUT", path, body: .object(body))
-        } else {
-            answer = try client.send("GET", path)
-        }
+        let parameters = PathParameters(set: name)
+        let (settings, answer) =
+            if let compatibility {
+                try client.send(
+                    API.putSettings, parameters, SettingsRequest(compatibility: compatibility, reason: reason))
+            } else {
+                try client.send(API.getSettings, parameters, NoRequest())
+            }
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
-        guard let mode = answer.json["compatibility"].string else {
-            throw .failure(
-                "the server's answer to \(compatibility == nil ? "GET" : "PUT") \(path) has no \"compatibility\"; "
-                    + "is it a flagserver with client telemetry?")
-        }
+        let mode = settings.compatibility
         let effect = Self.compatibilityModes.first { $0.name == mode }?.effect ?? "a mode this flagctl does not know"
         let lead = compatibility == nil ? "\(name):" : "set \(name):"
         context.console.print("\(lead) compatibility \(mode): \(effect)")

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagSigning
 import Foundation
@@ -16,8 +17,8 @@ public struct SigningKeyShowCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send("GET", "/v1/sets/\(segment(set))/signing-keys")
-        SigningKeyList(answer.json).print(set: set, context)
+        let (keys, answer) = try client.send(API.signingKeys, PathParameters(set: set), NoRequest())
+        SigningKeyTable(keys: keys, answer: answer).print(set: set, context)
         return .success
     }
 }
@@ -42,15 +43,15 @@ public struct SigningKeyRotateCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "POST", client.setPath(set) + "/signing-keys", body: .object(reason.map { ["reason": .string($0)] } ?? [:]))
+        let (made, answer) = try client.send(
+            API.rotateSigningKey, PathParameters(set: set), ChangeRequest(reason: reason))
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
-        let id = answer.json["id"].string ?? "?"
-        let key = answer.json["publicKey"].string ?? "?"
-        if answer.json["state"].string == "active" {
+        let id = made.id
+        let key = made.publicKey
+        if made.state == "active" {
             context.console.print("set \(set): signing key \(id) made and active; every version is signed with it now")
         } else {
             context.console.print("set \(set): signing key \(id) published, not signing yet")
@@ -113,33 +114,36 @@ private struct SigningKeyChange {
     let reason: String?
     let step: String
 
+    /// The endpoint of `step`.
+    var endpoint: Endpoint<ChangeRequest, SigningKeyList> {
+        step == "activate" ? API.activateSigningKey : API.retireSigningKey
+    }
+
     func run(in context: CommandContext, for configuration: CommandConfiguration) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: configuration)
         let set = try client.requireSet(for: configuration)
-        let answer = try client.send(
-            "POST", client.setPath(set) + "/signing-keys/\(segment(id))/\(step)",
-            body: .object(reason.map { ["reason": .string($0)] } ?? [:]))
+        let (keys, answer) = try client.send(
+            endpoint, PathParameters(set: set, name: id), ChangeRequest(reason: reason))
         if !context.globals.json {
             context.console.print(
                 step == "activate" ? "set \(set): key \(id) signs now" : "set \(set): key \(id) retired")
         }
-        SigningKeyList(answer.json).print(set: set, context)
+        SigningKeyTable(keys: keys, answer: answer).print(set: set, context)
         return .success
     }
 }
 
 /// The keys of `GET /v1/sets/{set}/signing-keys`, as a table or as the JSON answer.
-private struct SigningKeyList {
-    let json: JSONValue
-
-    init(_ json: JSONValue) { self.json = json }
+private struct SigningKeyTable {
+    let keys: SigningKeyList
+    let answer: AdminClient.Answer
 
     func print(set: String, _ context: CommandContext) {
         if context.globals.json {
-            context.console.print(json.compactText)
+            context.console.print(answer.json.compactText)
             return
         }
-        let keys = json["keys"].array ?? []
+        let keys = keys.keys
         guard !keys.isEmpty else {
             context.console.print(
                 "set \(set) has no signing key: it is not signed (flagctl signing-key rotate signs it)")
@@ -148,8 +152,7 @@ private struct SigningKeyList {
         var table = Table(header: ["ID", "STATE", "CREATED", "PUBLIC KEY"])
         for key in keys {
             table.append([
-                key["id"].string ?? "", key["state"].string ?? "", key["createdAt"].string ?? "",
-                key["publicKey"].string ?? "",
+                key.id, key.state, ISO8601.format(key.createdAt), key.publicKey,
             ])
         }
         for line in table.lines(fitting: 160) { context.console.print(line) }

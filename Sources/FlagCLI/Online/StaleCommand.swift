@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -65,9 +66,10 @@ public struct StaleCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send("GET", client.setPath(set) + "/flags")
+        let (list, _) = try client.send(API.listFlags, PathParameters(set: set), FlagListQuery())
         let now = context.now()
-        let flags = answer.json["flags"].object ?? [:]
+        var flags: [String: JSONValue] = [:]
+        for (key, raw) in list.flags { flags[key] = try AdminClient.parsed(raw, "flag \"\(key)\"") }
         var lastEvaluated: [String: Date?] = [:]
         if let unusedDays {
             let (_, usage) = try UsageCommand.fetch(client, set: set, key: nil, days: unusedDays)
@@ -77,7 +79,7 @@ public struct StaleCommand: Command {
         let stale = Self.entries(
             flags, lastEvaluated: lastEvaluated, unusedDays: unusedDays, references: references, now: now)
         if context.globals.json {
-            context.console.print(json(set: set, version: answer.json["version"], stale))
+            context.console.print(json(set: set, version: .int(Int64(list.version)), stale))
         } else if stale.isEmpty {
             context.console.print("no stale flags in \(set)")
         } else {

@@ -1,69 +1,9 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
-/// The answers of the telemetry routes (docs/telemetry.md), read once here: unknown members are ignored, and a
-/// member the commands rely on that is missing or of the wrong type fails with the route and the member named.
-struct TelemetryAnswers {
-    /// The route, for messages: `GET /v1/admin/sets/t/clients`.
-    let route: String
-
-    /// A failure naming the route and the member.
-    func bad(_ member: String, _ problem: String) -> CLIError {
-        .failure(
-            "the server's answer to \(route) cannot be read: \"\(member)\" \(problem); "
-                + "is it a flagserver with client telemetry?")
-    }
-
-    /// A count: a whole number of 0 or more.
-    func count(_ value: JSONValue, _ member: String) throws(CLIError) -> Int {
-        guard let number = value.int, number >= 0 else { throw bad(member, "is not a count (\(value.compactText))") }
-        return number
-    }
-
-    /// A count that may be missing or `null` (0 then).
-    func optionalCount(_ value: JSONValue, _ member: String) throws(CLIError) -> Int {
-        value == .null ? 0 : try count(value, member)
-    }
-
-    /// A string.
-    func text(_ value: JSONValue, _ member: String) throws(CLIError) -> String {
-        guard let text = value.string else { throw bad(member, "is not a string (\(value.compactText))") }
-        return text
-    }
-
-    /// A time that may be `null`.
-    func optionalDate(_ value: JSONValue, _ member: String) throws(CLIError) -> Date? {
-        if value == .null { return nil }
-        guard let date = value.date else { throw bad(member, "is not an RFC 3339 time (\(value.compactText))") }
-        return date
-    }
-
-    /// A version that may be `null` (an instance that has applied none yet).
-    func optionalVersion(_ value: JSONValue, _ member: String) throws(CLIError) -> Int? {
-        if value == .null { return nil }
-        guard let version = value.int, version >= 1 else {
-            throw bad(member, "is not a version (\(value.compactText))")
-        }
-        return version
-    }
-
-    /// `{"name","version"}`.
-    func software(_ value: JSONValue, _ member: String) throws(CLIError) -> TelemetryReport.Software {
-        TelemetryReport.Software(
-            name: try text(value["name"], member + ".name"), version: try text(value["version"], member + ".version"))
-    }
-
-    /// `{"name","version"}` or `null`.
-    func optionalSoftware(_ value: JSONValue, _ member: String) throws(CLIError) -> TelemetryReport.Software? {
-        value == .null ? nil : try software(value, member)
-    }
-
-    /// The elements of an array.
-    func array(_ value: JSONValue, _ member: String) throws(CLIError) -> [JSONValue] {
-        guard let elements = value.array else { throw bad(member, "is not an array (\(value.compactText))") }
-        return elements
-    }
-}
+/// The answers of the telemetry routes (docs/telemetry.md) as the commands use them: mapped once, here, from the
+/// contract's shapes (FlagAPI), which read and check the wire.
 
 /// One client instance, as `clients` lists it and `propagation` names a lagging one.
 struct ClientInstance: Equatable {
@@ -81,31 +21,6 @@ struct ClientInstance: Equatable {
     let lastSeen: Date?
     /// What it can evaluate; `nil` in a propagation answer, which does not carry it.
     let capabilities: ClientCapabilities?
-
-    /// Reads one instance; `capabilities` is required in a `clients` answer only.
-    static func read(_ json: JSONValue, _ member: String, _ answers: TelemetryAnswers, needsCapabilities: Bool)
-        throws(CLIError) -> ClientInstance
-    {
-        var capabilities: ClientCapabilities?
-        if needsCapabilities || json["capabilities"] != .null {
-            let value = json["capabilities"]
-            guard let schema = value["schema"].int else {
-                throw answers.bad(member + ".capabilities.schema", "is not a number (\(value["schema"].compactText))")
-            }
-            var operators: Set<String> = []
-            for (index, name) in try answers.array(value["operators"], member + ".capabilities.operators").enumerated()
-            {
-                operators.insert(try answers.text(name, member + ".capabilities.operators[\(index)]"))
-            }
-            capabilities = ClientCapabilities(schema: schema, operators: operators)
-        }
-        return ClientInstance(
-            id: try answers.text(json["id"], member + ".id"), sdk: try answers.software(json["sdk"], member + ".sdk"),
-            app: try answers.optionalSoftware(json["app"], member + ".app"),
-            version: try answers.optionalVersion(json["version"], member + ".version"),
-            appliedAt: try answers.optionalDate(json["appliedAt"], member + ".appliedAt"),
-            lastSeen: try answers.optionalDate(json["lastSeen"], member + ".lastSeen"), capabilities: capabilities)
-    }
 }
 
 /// `GET /v1/admin/sets/{set}/clients`: the instances that reported in the last 10 minutes.
@@ -116,19 +31,6 @@ struct ClientsAnswer: Equatable {
     let instances: [ClientInstance]
     /// Connections this server holds whose client does not report.
     let silent: Int
-
-    /// Reads the answer.
-    static func read(_ json: JSONValue, route: String) throws(CLIError) -> ClientsAnswer {
-        let answers = TelemetryAnswers(route: route)
-        var instances: [ClientInstance] = []
-        for (index, instance) in try answers.array(json["instances"], "instances").enumerated() {
-            instances.append(
-                try ClientInstance.read(instance, "instances[\(index)]", answers, needsCapabilities: true))
-        }
-        return ClientsAnswer(
-            set: try answers.text(json["set"], "set"), instances: instances,
-            silent: try answers.optionalCount(json["silent"], "silent"))
-    }
 }
 
 /// Instances of one SDK version.
@@ -199,48 +101,6 @@ struct UsageAnswer: Equatable {
     /// Active instances by SDK version.
     let sdks: [SDKCount]
 
-    /// Reads the answer.
-    static func read(_ json: JSONValue, route: String) throws(CLIError) -> UsageAnswer {
-        let answers = TelemetryAnswers(route: route)
-        var flags: [FlagUsage] = []
-        for (index, flag) in try answers.array(json["flags"], "flags").enumerated() {
-            let member = "flags[\(index)]"
-            var days: [DayUsage] = []
-            let dayList = flag["days"] == .null ? [] : try answers.array(flag["days"], member + ".days")
-            for (dayIndex, day) in dayList.enumerated() {
-                let dayMember = "\(member).days[\(dayIndex)]"
-                guard let variantObject = day["variants"] == .null ? [:] : day["variants"].object else {
-                    throw answers.bad(dayMember + ".variants", "is not an object (\(day["variants"].compactText))")
-                }
-                var variants: [String: Int] = [:]
-                for (name, count) in variantObject {
-                    variants[name] = try answers.count(count, "\(dayMember).variants.\(name)")
-                }
-                days.append(
-                    DayUsage(
-                        day: try answers.text(day["day"], dayMember + ".day"),
-                        evaluations: try answers.count(day["evaluations"], dayMember + ".evaluations"),
-                        variants: ordered(variants).map { Variant(name: $0.name, count: $0.count) }))
-            }
-            flags.append(
-                FlagUsage(
-                    key: try answers.text(flag["key"], member + ".key"),
-                    lastEvaluated: try answers.optionalDate(flag["lastEvaluated"], member + ".lastEvaluated"),
-                    days: days))
-        }
-        var sdks: [SDKCount] = []
-        let sdkList = json["sdks"] == .null ? [] : try answers.array(json["sdks"], "sdks")
-        for (index, sdk) in sdkList.enumerated() {
-            sdks.append(
-                SDKCount(
-                    sdk: try answers.software(sdk, "sdks[\(index)]"),
-                    instances: try answers.count(sdk["instances"], "sdks[\(index)].instances")))
-        }
-        return UsageAnswer(
-            set: try answers.text(json["set"], "set"), days: try answers.count(json["days"], "days"), flags: flags,
-            sdks: sdks)
-    }
-
     /// Counts by name, the largest first, ties by name.
     static func ordered(_ counts: [String: Int]) -> [(name: String, count: Int)] {
         counts.map { (name: $0.key, count: $0.value) }
@@ -274,38 +134,61 @@ struct Propagation: Equatable {
     let silent: Int
     /// Active instances below `version`, oldest report first, at most 100.
     let lagging: [ClientInstance]
+}
 
-    /// Reads the answer.
-    static func read(_ json: JSONValue, route: String) throws(CLIError) -> Propagation {
-        let answers = TelemetryAnswers(route: route)
-        func milliseconds(_ value: JSONValue, _ member: String) throws(CLIError) -> Double? {
-            if value == .null { return nil }
-            guard let number = value.double, number >= 0 else {
-                throw answers.bad(member, "is not a number of milliseconds (\(value.compactText))")
-            }
-            return number
+extension TelemetryReport.Software {
+    /// An SDK's or app's name and version, as the contract writes them.
+    init(_ wire: FlagAPI.Software) {
+        self.init(name: wire.name, version: wire.version)
+    }
+}
+
+extension ClientInstance {
+    /// The instance the server described.
+    init(_ wire: FlagAPI.ClientInstance) {
+        self.init(
+            id: wire.id, sdk: .init(wire.sdk), app: wire.app.map(TelemetryReport.Software.init), version: wire.version,
+            appliedAt: wire.appliedAt, lastSeen: wire.lastSeen,
+            capabilities: wire.capabilities.map { ClientCapabilities(schema: $0.schema, operators: Set($0.operators)) })
+    }
+}
+
+extension ClientsAnswer {
+    /// The answer the server sent; an instance without its capabilities is refused, as the commands judge by them.
+    init(_ wire: FlagAPI.ClientsAnswer, route: String) throws(CLIError) {
+        if let instance = wire.instances.first(where: { $0.capabilities == nil }) {
+            throw .failure(
+                "the server's answer to \(route) lists instance \(instance.id) without its \"capabilities\"; "
+                    + "is it a flagserver with client telemetry?")
         }
-        var written: Written?
-        if json["written"] != .null {
-            let streams = try answers.count(json["written"]["streams"], "written.streams")
-            guard let ms = try milliseconds(json["written"]["ms"], "written.ms") else {
-                throw answers.bad("written.ms", "is missing")
-            }
-            written = Written(streams: streams, milliseconds: ms)
+        self.init(set: wire.set, instances: wire.instances.map(ClientInstance.init), silent: wire.silent)
+    }
+}
+
+extension UsageAnswer {
+    /// The answer the server sent, each day's variants the most served first.
+    init(_ wire: FlagAPI.UsageAnswer) {
+        let flags = wire.flags.map { flag in
+            FlagUsage(
+                key: flag.key, lastEvaluated: flag.lastEvaluated,
+                days: flag.days.map { day in
+                    DayUsage(
+                        day: day.day, evaluations: day.evaluations,
+                        variants: Self.ordered(day.variants).map { Variant(name: $0.name, count: $0.count) })
+                })
         }
-        var lagging: [ClientInstance] = []
-        let laggingList = json["lagging"] == .null ? [] : try answers.array(json["lagging"], "lagging")
-        for (index, instance) in laggingList.enumerated() {
-            lagging.append(try ClientInstance.read(instance, "lagging[\(index)]", answers, needsCapabilities: false))
-        }
-        guard let version = json["version"].int else {
-            throw answers.bad("version", "is not a version (\(json["version"].compactText))")
-        }
-        return Propagation(
-            version: version, active: try answers.count(json["active"], "active"),
-            applied: try answers.count(json["applied"], "applied"),
-            p50Milliseconds: try milliseconds(json["p50Ms"], "p50Ms"),
-            p99Milliseconds: try milliseconds(json["p99Ms"], "p99Ms"), written: written,
-            silent: try answers.optionalCount(json["silent"], "silent"), lagging: lagging)
+        let sdks = wire.sdks.map { SDKCount(sdk: .init(name: $0.name, version: $0.version), instances: $0.instances) }
+        self.init(set: wire.set, days: wire.days, flags: flags, sdks: sdks)
+    }
+}
+
+extension Propagation {
+    /// The answer the server sent.
+    init(_ wire: PropagationAnswer) {
+        self.init(
+            version: wire.version, active: wire.active, applied: wire.applied,
+            p50Milliseconds: wire.p50Ms.map(Double.init), p99Milliseconds: wire.p99Ms.map(Double.init),
+            written: wire.written.map { Written(streams: $0.streams, milliseconds: $0.ms) }, silent: wire.silent,
+            lagging: wire.lagging.map(ClientInstance.init))
     }
 }

@@ -165,13 +165,13 @@ public struct PromoteCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let target: String
         if let to { target = to } else { target = try client.requireSet(for: Self.configuration) }
-        var members: [String: JSONValue] = ["from": .string(from)]
-        if withCohorts { members["withCohorts"] = .bool(true) }
-        let answer = try client.send(
-            "POST", client.flagPath(target, key) + "/promote", query: mutation.query(), body: mutation.body(members),
-            ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: target, client: client, context) { () throws(CLIError) in
-            ["promoted \(key) from \(from) to \(target) \(try AdminClient.versionNote(answer))"]
+        let request = PromoteRequest(
+            from: from, withCohorts: withCohorts ? true : nil, reason: mutation.reason,
+            allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.promote, PathParameters(set: target, key: key), request, ifMatch: mutation.ifMatch)
+        return try mutation.finish(result, answer, set: target, client: client, context) {
+            ["promoted \(key) from \(from) to \(target) \(AdminClient.versionNote(result))"]
         }
     }
 }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -38,8 +39,7 @@ public struct ExportCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         if let signedFile { return try exportSigned(set, to: signedFile, client, context) }
-        let path = version.map { "/v1/sets/\(segment(set))/versions/\($0)" } ?? client.setPath(set)
-        let document = try client.send("GET", path).json
+        let document = try client.document(of: set, version: version).0.json
         var writer = JSONWriter(pretty: true)
         writer.value(document)
         guard let file else {
@@ -69,8 +69,8 @@ extension ExportCommand {
         _ set: String, to file: String, _ client: AdminClient, _ context: CommandContext
     ) throws(CLIError) -> ExitCode {
         // The client routes: what clients are served, with the signature header (`versions/{n}` for an old one).
-        let path = "/v1/sets/\(segment(set))" + (version.map { "/versions/\($0)" } ?? "")
-        let answer = try client.send("GET", path)
+        let (answer, _) = try client.document(of: set, version: version, asServed: true)
+        let document = answer.json
         guard let signature = answer.header("Flagstaff-Signature") else {
             throw .failure(
                 "set \(set) is not signed, so there is nothing to export --signed; "
@@ -84,7 +84,7 @@ extension ExportCommand {
         }
         if !context.globals.json {
             context.console.print(
-                "wrote \(set) version \(answer.json["version"].compactText) to \(file) (\(answer.body.count) bytes, "
+                "wrote \(set) version \(document["version"].compactText) to \(file) (\(answer.body.count) bytes, "
                     + "as served) and its signature to \(file).sig")
         }
         return .success
@@ -127,17 +127,21 @@ public struct ImportCommand: Command {
         guard document.object != nil else { throw .failure("\(file) is not a flag-set document (not an object)") }
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        var members = ["document": document]
-        if dryRun { members["dryRun"] = .bool(true) }
-        let answer = try client.send(
-            "PUT", client.setPath(set), query: mutation.query(), body: mutation.body(members), ifMatch: mutation.ifMatch
-        )
-        return try mutation.finish(answer, set: set, client: client, context) { () throws(CLIError) in
-            var lines = Self.changes(answer.json)
+        let request = ImportRequest(
+            document: RawJSON(document), dryRun: dryRun ? true : nil, reason: mutation.reason,
+            allowIncompatible: mutation.forced)
+        let (imported, answer) = try client.send(
+            API.importSet, PathParameters(set: set), request, ifMatch: mutation.ifMatch)
+        // A dry run writes nothing, and `--dry-run` refuses `--wait`: `changed` is read only after a write.
+        let result = MutationResult(
+            set: imported.set, version: imported.version, changed: imported.changed ?? false,
+            warnings: imported.warnings ?? [])
+        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+            var lines = try Self.changes(imported.changes)
             if dryRun {
                 lines.append(lines.isEmpty ? "no changes; nothing applied (--dry-run)" : "nothing applied (--dry-run)")
             } else {
-                lines.append("imported \(file) into \(set) \(try AdminClient.versionNote(answer))")
+                lines.append("imported \(file) into \(set) \(AdminClient.versionNote(result))")
             }
             return lines
         }
@@ -145,17 +149,12 @@ public struct ImportCommand: Command {
 
     /// `+ flag x`, `- cohort z`, and `~ flag y` with a `    member: before → after` line per changed member, from
     /// the answer's `changes`.
-    static func changes(_ answer: JSONValue) -> [String] {
-        func items(_ kind: String, name: String) -> JSONValue {
-            let changes = answer["changes"][kind].object ?? [:]
-            return .array(
-                changes.keys.sorted().map { key in
-                    .object([
-                        name: .string(key), "before": changes[key]?["before"] ?? .null,
-                        "after": changes[key]?["after"] ?? .null,
-                    ])
-                })
+    static func changes(_ changes: ItemChanges) throws(CLIError) -> [String] {
+        func items(_ changes: [String: ItemChange]) -> [ItemDiff] {
+            changes.keys.sorted().map { key in
+                ItemDiff(key: key, before: changes[key]?.before, after: changes[key]?.after)
+            }
         }
-        return DiffText.lines(flags: items("flags", name: "key"), cohorts: items("cohorts", name: "name"))
+        return try DiffText.lines(flags: items(changes.flags), cohorts: items(changes.cohorts))
     }
 }

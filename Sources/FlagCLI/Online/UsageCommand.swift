@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -57,12 +58,8 @@ public struct UsageCommand: Command {
     static func fetch(_ client: AdminClient, set: String, key: String?, days: Int?) throws(CLIError)
         -> (AdminClient.Answer, UsageAnswer)
     {
-        var query: [(String, String)] = []
-        if let key { query.append(("key", key)) }
-        if let days { query.append(("days", String(days))) }
-        let path = client.setPath(set) + "/usage"
-        let answer = try client.send("GET", path, query: query)
-        return (answer, try UsageAnswer.read(answer.json, route: "GET \(path)"))
+        let (usage, answer) = try client.send(API.usage, PathParameters(set: set), UsageQuery(key: key, days: days))
+        return (answer, UsageAnswer(usage))
     }
 }
 

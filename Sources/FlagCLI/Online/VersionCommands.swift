@@ -73,13 +73,12 @@ public struct DiffCommand: Command {
     public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
-        let answer = try client.send(
-            "GET", client.setPath(set) + "/diff", query: [("from", String(from)), ("to", String(to))])
+        let (diff, answer) = try client.send(API.diff, PathParameters(set: set), DiffQuery(from: from, to: to))
         if context.globals.json {
             context.console.print(answer.json.compactText)
             return .success
         }
-        let lines = DiffText.lines(flags: answer.json["flags"], cohorts: answer.json["cohorts"])
+        let lines = try DiffText.lines(flags: diff.flags, cohorts: diff.cohorts)
         if lines.isEmpty { context.console.print("versions \(from) and \(to) have the same flags and cohorts") }
         for line in lines { context.console.print(line) }
         return .success
@@ -89,13 +88,17 @@ public struct DiffCommand: Command {
 /// How a diff reads for people.
 enum DiffText {
     /// `+ flag x`, `- cohort y`, `~ flag z` with `    member: before → after` lines.
-    static func lines(flags: JSONValue, cohorts: JSONValue) -> [String] {
+    static func lines(flags: [ItemDiff], cohorts: [ItemDiff]) throws(CLIError) -> [String] {
         var lines: [String] = []
         for (kind, items) in [("flag", flags), ("cohort", cohorts)] {
-            for item in items.array ?? [] {
-                let key = item["key"].string ?? item["name"].string ?? "?"
-                let before = item["before"]
-                let after = item["after"]
+            for item in items {
+                let key = item.key
+                let before =
+                    try item.before.map { raw throws(CLIError) in try AdminClient.parsed(raw, "\(kind) \"\(key)\"") }
+                    ?? .null
+                let after =
+                    try item.after.map { raw throws(CLIError) in try AdminClient.parsed(raw, "\(kind) \"\(key)\"") }
+                    ?? .null
                 if before == .null {
                     lines.append("+ \(kind) \(key)")
                 } else if after == .null {
@@ -145,7 +148,7 @@ public struct RollbackCommand: Command {
         let request = RollbackRequest(version: version, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
             API.rollback, PathParameters(set: set), request, ifMatch: mutation.ifMatch)
-        return try mutation.finish(answer, set: set, client: client, context) {
+        return try mutation.finish(result, answer, set: set, client: client, context) {
             ["rolled \(set) back to version \(version) \(AdminClient.versionNote(result))"]
         }
     }

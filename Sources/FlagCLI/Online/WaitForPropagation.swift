@@ -250,18 +250,16 @@ extension Mutation {
     /// warnings of the compatibility gate on stderr, and with `--wait` follows the new version to the clients.
     ///
     /// ```swift
-    /// let answer = try client.send("POST", client.flagPath(set, key) + "/kill", query: mutation.query(),
-    ///                              body: mutation.body(), ifMatch: mutation.ifMatch)
-    /// return try mutation.finish(answer, set: set, client: client, context) { ["killed \(key) …"] }
+    /// let (result, answer) = try client.send(
+    ///     API.kill, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch)
+    /// return try mutation.finish(result, answer, set: set, client: client, context) { ["killed \(key) …"] }
     /// ```
     func finish(
-        _ answer: AdminClient.Answer, set: String, client: AdminClient, _ context: CommandContext,
-        lines: () throws(CLIError) -> [String]
+        _ result: MutationResult, _ answer: AdminClient.Answer, set: String, client: AdminClient,
+        _ context: CommandContext, lines: () throws(CLIError) -> [String]
     ) throws(CLIError) -> ExitCode {
         let console = context.console
-        for warning in answer.json["warnings"].array ?? [] {
-            console.printError("warning: \(warning.string ?? warning["message"].string ?? warning.compactText)")
-        }
+        for warning in result.warnings { console.printError("warning: \(warning)") }
         guard let wait else {
             if context.globals.json {
                 console.print(answer.json.compactText)
@@ -274,12 +272,6 @@ extension Mutation {
             for line in try lines() { console.print(line) }
             console.flush()
         }
-        let result: MutationResult
-        do {
-            result = try MutationResult.decode(answer: answer.body)
-        } catch {
-            throw .failure("the server's answer cannot be read: \(error); is it a flagserver of this version?")
-        }
         guard result.changed else {
             if context.globals.json {
                 console.print(Self.json(answer, wait: wait, result: "unchanged", elapsed: nil, propagation: .null))
@@ -289,14 +281,15 @@ extension Mutation {
             return .success
         }
         let start = ContinuousClock.now
-        let route = client.setPath(set) + "/versions/\(result.version)/propagation"
+        let parameters = PathParameters(set: set, version: result.version)
         var lastAnswer = JSONValue.null
         let waiter = PropagationWaiter(
             request: wait,
             fetch: { () throws(CLIError) -> Propagation in
                 do throws(CLIError) {
-                    lastAnswer = try client.send("GET", route).json
-                    return try Propagation.read(lastAnswer, route: "GET \(route)")
+                    let (propagation, answer) = try client.send(API.propagation, parameters, NoRequest())
+                    lastAnswer = answer.json
+                    return Propagation(propagation)
                 } catch {
                     throw .failure(
                         "version \(result.version) is written, but its propagation cannot be followed: "
