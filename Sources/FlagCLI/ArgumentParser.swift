@@ -11,16 +11,16 @@ import Foundation
 /// let parser = ArgumentParser(commands: FlagCTL.commands)
 /// let invocation = try parser.parse(["lint", "demo.json", "--json"], environment: [:])
 /// ```
-public struct ArgumentParser {
+package struct ArgumentParser {
     private let commands: [any Command.Type]
 
     /// Creates a parser for these commands.
-    public init(commands: [any Command.Type]) {
+    package init(commands: [any Command.Type]) {
         self.commands = commands
     }
 
     /// Parses `arguments` (without the program name); global options not given default to `environment`.
-    public func parse(_ arguments: some Sequence<String>, environment: [String: String]) throws(CLIError)
+    package func parse(_ arguments: some Sequence<String>, environment: [String: String]) throws(CLIError)
         -> Invocation
     {
         var state = State(commands: commands)

@@ -1,7 +1,7 @@
 /// An option a command declares: `--name`, `--name VALUE` (also `--name=VALUE`), or one given any number of times.
-public struct Option: Sendable, Hashable {
+package struct Option: Sendable, Hashable {
     /// How an option takes values.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// `--explain`: present or not; `--explain=x` is a usage error.
         case flag
         /// `--file SET.json`: exactly one value; giving the option twice is a usage error.
@@ -11,26 +11,26 @@ public struct Option: Sendable, Hashable {
     }
 
     /// The long name without the dashes, e.g. `units-file`.
-    public let name: String
+    package let name: String
     /// How the option takes values.
-    public let kind: Kind
+    package let kind: Kind
     /// The placeholder shown in help, e.g. `FILE`; empty for flags.
-    public let valueName: String
+    package let valueName: String
     /// One line for the help screen.
-    public let help: String
+    package let help: String
 
     /// A flag: present or absent.
-    public static func flag(_ name: String, help: String) -> Option {
+    package static func flag(_ name: String, help: String) -> Option {
         Option(name: name, kind: .flag, valueName: "", help: help)
     }
 
     /// An option with exactly one value.
-    public static func value(_ name: String, _ valueName: String, help: String) -> Option {
+    package static func value(_ name: String, _ valueName: String, help: String) -> Option {
         Option(name: name, kind: .value, valueName: valueName, help: help)
     }
 
     /// An option that may be given any number of times.
-    public static func repeated(_ name: String, _ valueName: String, help: String) -> Option {
+    package static func repeated(_ name: String, _ valueName: String, help: String) -> Option {
         Option(name: name, kind: .repeated, valueName: valueName, help: help)
     }
 
@@ -45,18 +45,18 @@ public struct Option: Sendable, Hashable {
 }
 
 /// A positional argument a command declares, e.g. the `KEY` of `eval KEY`.
-public struct Positional: Sendable, Hashable {
+package struct Positional: Sendable, Hashable {
     /// The placeholder, e.g. `KEY`.
-    public let name: String
+    package let name: String
     /// One line for the help screen.
-    public let help: String
+    package let help: String
     /// Whether the command runs without it.
-    public let isOptional: Bool
+    package let isOptional: Bool
     /// Whether it takes every remaining positional argument (only the last one may).
-    public let isRepeating: Bool
+    package let isRepeating: Bool
 
     /// Creates a positional argument.
-    public init(_ name: String, help: String, isOptional: Bool = false, isRepeating: Bool = false) {
+    package init(_ name: String, help: String, isOptional: Bool = false, isRepeating: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = isOptional
@@ -66,15 +66,15 @@ public struct Positional: Sendable, Hashable {
 
 /// What the command line gave one command, already checked against the options and positionals it declares:
 /// the command only converts values to their types and checks combinations.
-public struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// The command the arguments are for.
-    public let configuration: CommandConfiguration
+    package let configuration: CommandConfiguration
     /// Values by option name, in command-line order.
     var values: [String: [String]] = [:]
     /// The flags given.
     var flags: Set<String> = []
     /// Positional arguments after the command's name, in order.
-    public internal(set) var positionals: [String] = []
+    package internal(set) var positionals: [String] = []
 
     /// Creates empty arguments for a command; the parser fills them.
     init(configuration: CommandConfiguration) {
@@ -82,38 +82,38 @@ public struct ParsedArguments: Sendable {
     }
 
     /// Whether the flag `--name` was given.
-    public func flag(_ name: String) -> Bool { flags.contains(name) }
+    package func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// The value of `--name`, if given.
-    public func value(_ name: String) -> String? { values[name]?.last }
+    package func value(_ name: String) -> String? { values[name]?.last }
 
     /// Every value of a repeated `--name`, in order.
-    public func values(_ name: String) -> [String] { values[name] ?? [] }
+    package func values(_ name: String) -> [String] { values[name] ?? [] }
 
     /// The positional argument at `index`, if given.
-    public func positional(_ index: Int) -> String? {
+    package func positional(_ index: Int) -> String? {
         positionals.indices.contains(index) ? positionals[index] : nil
     }
 
     /// A usage error about these arguments, carrying the command's usage line.
-    public func usageError(_ message: String) -> CLIError {
+    package func usageError(_ message: String) -> CLIError {
         .usage(message, of: configuration)
     }
 }
 
 /// The options every command accepts, anywhere on the line; each defaults to an environment variable (SPEC §5).
-public struct GlobalOptions: Sendable, Equatable {
+package struct GlobalOptions: Sendable, Equatable {
     /// The server's base URL: `--server`, else `FLAGCTL_SERVER`.
-    public var server: String?
+    package var server: String?
     /// The admin token: `--token`, else `FLAGCTL_TOKEN`. Never printed.
-    public var token: String?
+    package var token: String?
     /// The flag set to work on: `--set`, else `FLAGCTL_SET`.
-    public var set: String?
+    package var set: String?
     /// JSON output for scripts instead of tables for people.
-    public var json: Bool
+    package var json: Bool
 
     /// Creates global options.
-    public init(server: String? = nil, token: String? = nil, set: String? = nil, json: Bool = false) {
+    package init(server: String? = nil, token: String? = nil, set: String? = nil, json: Bool = false) {
         self.server = server
         self.token = token
         self.set = set
@@ -133,7 +133,7 @@ public struct GlobalOptions: Sendable, Equatable {
 }
 
 /// What a command line asks for.
-public enum Invocation {
+package enum Invocation {
     /// Run a command with its arguments.
     case run(any Command.Type, ParsedArguments, GlobalOptions)
     /// Print the help of a command, or of `flagctl` itself when `nil`.

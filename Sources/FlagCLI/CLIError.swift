@@ -1,30 +1,30 @@
 /// How `flagctl` ends (SPEC §5): 0 done, 1 failed, 2 usage error, 3 conflict, 4 not confirmed in time (`--wait`).
-public struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+package struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The process exit status.
-    public let rawValue: Int32
+    package let rawValue: Int32
     /// Creates an exit code from a process status.
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// The command did what was asked.
-    public static let success = ExitCode(rawValue: 0)
+    package static let success = ExitCode(rawValue: 0)
     /// The command ran and failed, or found problems (`lint`); stderr names what to fix.
-    public static let failure = ExitCode(rawValue: 1)
+    package static let failure = ExitCode(rawValue: 1)
     /// The command line is wrong: unknown command or option, a missing value, a value of the wrong form.
-    public static let usage = ExitCode(rawValue: 2)
+    package static let usage = ExitCode(rawValue: 2)
     /// Someone changed the flag set meanwhile (online commands).
-    public static let conflict = ExitCode(rawValue: 3)
+    package static let conflict = ExitCode(rawValue: 3)
     /// The write succeeded, but too few active clients reported its version before `--wait-timeout` passed.
-    public static let timeout = ExitCode(rawValue: 4)
+    package static let timeout = ExitCode(rawValue: 4)
 
     /// The status as a number.
-    public var description: String { String(rawValue) }
+    package var description: String { String(rawValue) }
 }
 
 /// Why a command could not do what it was asked: the message for stderr and the exit code it ends with.
 ///
 /// A usage error also carries the usage line of the command it concerns, so that the user sees at once what the
 /// command accepts.
-public struct CLIError: Error, Sendable, CustomStringConvertible {
+package struct CLIError: Error, Sendable, CustomStringConvertible {
     private enum Code: Sendable {
         /// The command line is wrong; the usage line and the command whose help to suggest.
         case usage(usage: String, helpCommand: String)
@@ -38,7 +38,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
 
     private let code: Code
     /// What is wrong, in one line, naming the argument, file or flag at fault.
-    public let message: String
+    package let message: String
 
     private init(_ code: Code, _ message: String) {
         self.code = code
@@ -46,29 +46,29 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A usage error for `configuration`'s command, or for `flagctl` itself when `nil`.
-    public static func usage(_ message: String, of configuration: CommandConfiguration?) -> CLIError {
+    package static func usage(_ message: String, of configuration: CommandConfiguration?) -> CLIError {
         let usage = configuration?.usage ?? FlagCTL.usage
         let helpCommand = configuration.map { "flagctl \($0.name) --help" } ?? "flagctl --help"
         return CLIError(.usage(usage: usage, helpCommand: helpCommand), message)
     }
 
     /// A failure: the command line was fine but the command could not do its work.
-    public static func failure(_ message: String) -> CLIError {
+    package static func failure(_ message: String) -> CLIError {
         CLIError(.failure, message)
     }
 
     /// A conflict: the set is no longer at the version the command was told to expect; never retried silently.
-    public static func conflict(_ message: String) -> CLIError {
+    package static func conflict(_ message: String) -> CLIError {
         CLIError(.conflict, message)
     }
 
     /// A timeout of `--wait`: the write is done, but not confirmed on enough clients; never retried silently.
-    public static func timeout(_ message: String) -> CLIError {
+    package static func timeout(_ message: String) -> CLIError {
         CLIError(.timeout, message)
     }
 
     /// The exit code the process ends with.
-    public var exitCode: ExitCode {
+    package var exitCode: ExitCode {
         switch code {
         case .usage: .usage
         case .failure: .failure
@@ -78,7 +78,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The lines written to stderr: the message, and for usage errors the usage line and where to find help.
-    public var diagnostic: [String] {
+    package var diagnostic: [String] {
         switch code {
         case .usage(let usage, let helpCommand):
             ["error: \(message)", "usage: \(usage)", "See '\(helpCommand)'."]
@@ -88,5 +88,5 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The diagnostic lines joined.
-    public var description: String { diagnostic.joined(separator: "\n") }
+    package var description: String { diagnostic.joined(separator: "\n") }
 }

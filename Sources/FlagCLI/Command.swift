@@ -17,7 +17,7 @@ import Foundation
 ///     func run(in context: CommandContext) throws(CLIError) -> ExitCode { … }
 /// }
 /// ```
-public protocol Command {
+package protocol Command {
     /// The command's name, arguments and help.
     static var configuration: CommandConfiguration { get }
     /// Converts and validates the parsed arguments; throws a usage error (`arguments.usageError`) when a value
@@ -28,22 +28,22 @@ public protocol Command {
 }
 
 /// A command's name, the arguments it accepts, and its help.
-public struct CommandConfiguration: Sendable {
+package struct CommandConfiguration: Sendable {
     /// The name as typed, one or two words: `lint`, `sets list`.
-    public let name: String
+    package let name: String
     /// One line saying what the command does.
-    public let abstract: String
+    package let abstract: String
     /// The arguments after the name as the usage line shows them, e.g. `KEY --file SET.json (--unit ID | …)`.
-    public let synopsis: String
+    package let synopsis: String
     /// Positional arguments, in order.
-    public let positionals: [Positional]
+    package let positionals: [Positional]
     /// The command's own options (the global ones are added by the parser).
-    public let options: [Option]
+    package let options: [Option]
     /// One example command line.
-    public let example: String
+    package let example: String
 
     /// Creates a configuration.
-    public init(
+    package init(
         name: String, abstract: String, synopsis: String, positionals: [Positional] = [], options: [Option] = [],
         example: String
     ) {
@@ -59,22 +59,22 @@ public struct CommandConfiguration: Sendable {
     var words: [String] { name.split(separator: " ").map(String.init) }
 
     /// `flagctl lint SET.json`
-    public var usage: String { synopsis.isEmpty ? "flagctl \(name)" : "flagctl \(name) \(synopsis)" }
+    package var usage: String { synopsis.isEmpty ? "flagctl \(name)" : "flagctl \(name) \(synopsis)" }
 }
 
 /// What a running command may use: the global options, the console, the clock and the other commands.
-public struct CommandContext {
+package struct CommandContext {
     /// `--server`, `--token`, `--set`, `--json`, with their environment defaults applied.
-    public let globals: GlobalOptions
+    package let globals: GlobalOptions
     /// Where output goes.
-    public let console: Console
+    package let console: Console
     /// The current time; injected so that tests fix it.
-    public let now: () -> Date
+    package let now: () -> Date
     /// Every registered command (for `help`).
-    public let commands: [any Command.Type]
+    package let commands: [any Command.Type]
 
     /// Creates a context.
-    public init(globals: GlobalOptions, console: Console, now: @escaping () -> Date, commands: [any Command.Type]) {
+    package init(globals: GlobalOptions, console: Console, now: @escaping () -> Date, commands: [any Command.Type]) {
         self.globals = globals
         self.console = console
         self.now = now
@@ -83,9 +83,9 @@ public struct CommandContext {
 }
 
 /// The `flagctl` program: the registered commands and the dispatch from a command line to an exit code.
-public enum FlagCTL {
+package enum FlagCTL {
     /// Every command, in the order the top-level help lists them.
-    public static var commands: [any Command.Type] {
+    package static var commands: [any Command.Type] {
         [
             SetsListCommand.self, SetsCreateCommand.self, SetsSettingsCommand.self, ListCommand.self, GetCommand.self,
             CreateCommand.self, SetDefaultCommand.self, RuleAddCommand.self, RuleRemoveCommand.self,
@@ -102,13 +102,13 @@ public enum FlagCTL {
     }
 
     /// The top-level usage line.
-    public static let usage = "flagctl [--server URL] [--token TOKEN] [--set NAME] [--json] COMMAND"
+    package static let usage = "flagctl [--server URL] [--token TOKEN] [--set NAME] [--json] COMMAND"
 
     /// Runs one command line (without the program name) and returns the process exit status.
     ///
     /// Nothing is read from the process: the environment and the clock are passed in, output goes to `console`
     /// (flushed before returning).
-    public static func main(
+    package static func main(
         arguments: some Sequence<String>, environment: [String: String], now: @escaping () -> Date,
         console: Console, commands: [any Command.Type] = FlagCTL.commands
     ) -> Int32 {

@@ -15,7 +15,7 @@ import FlagCore
 /// the terminal: flag descriptions, audit reasons and telemetry names are written by anyone with an editor token or a
 /// shipped SDK key, and an ESC among them could rewrite the screen or set the window title. A line is one line: a
 /// line break inside it is shown as `\n`. Only `printText`, for flagctl's own text of several lines, keeps them.
-public final class Console {
+package final class Console {
     private let writeOutput: ([UInt8]) -> Void
     private let writeError: ([UInt8]) -> Void
     private var buffer: [UInt8] = []
@@ -25,10 +25,10 @@ public final class Console {
 
     /// Whether standard output is a terminal: a live status line there is redrawn in place; elsewhere (a pipe, a
     /// file, a CI log) only final lines are written.
-    public let isTerminal: Bool
+    package let isTerminal: Bool
 
     /// Creates a console over two byte sinks.
-    public init(
+    package init(
         writeOutput: @escaping ([UInt8]) -> Void, writeError: @escaping ([UInt8]) -> Void, isTerminal: Bool = false
     ) {
         self.writeOutput = writeOutput
@@ -38,13 +38,13 @@ public final class Console {
     }
 
     /// A console on the process's standard output and standard error.
-    public static func standardStreams() -> Console {
+    package static func standardStreams() -> Console {
         Console(writeOutput: { writeAll($0, to: 1) }, writeError: { writeAll($0, to: 2) }, isTerminal: isatty(1) == 1)
     }
 
     /// Shows `line` on a terminal in place of the previous status line, at once; the next `print` replaces it. Does
     /// nothing when standard output is not a terminal.
-    public func status(_ line: String) {
+    package func status(_ line: String) {
         guard isTerminal else { return }
         clearStatus()
         buffer.append(contentsOf: line.escapingControlCharacters().utf8)
@@ -60,14 +60,14 @@ public final class Console {
     }
 
     /// Writes a line (a newline is added) to standard output, its control characters escaped, line breaks included.
-    public func print(_ line: String) {
+    package func print(_ line: String) {
         append(line.escapingControlCharacters())
     }
 
     /// Writes flagctl's own text of several lines (help, an exported document, a generated Swift file) to standard
     /// output, a newline added: its line breaks are kept, every other control character is escaped. Text that quotes a
     /// server or a file goes line by line through `print`, so that a line break in a value cannot start a line.
-    public func printText(_ text: String) {
+    package func printText(_ text: String) {
         append(text.escapingControlCharacters(keepingLineBreaks: true))
     }
 
@@ -80,14 +80,14 @@ public final class Console {
 
     /// Writes a line (a newline is added) to standard error, after everything printed so far, its control characters
     /// escaped, line breaks included: an error quoting a server's message stays one line.
-    public func printError(_ line: String) {
+    package func printError(_ line: String) {
         clearStatus()
         flush()
         writeError(Array(line.escapingControlCharacters().utf8) + [UInt8(ascii: "\n")])
     }
 
     /// Writes buffered output.
-    public func flush() {
+    package func flush() {
         guard !buffer.isEmpty else { return }
         writeOutput(buffer)
         buffer.removeAll(keepingCapacity: true)

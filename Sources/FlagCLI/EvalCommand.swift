@@ -6,9 +6,9 @@ import Foundation
 /// The flag is asked for with its own type, and its own default stands in for the compiled-in default a client
 /// would pass. Unlike a client, an unknown key is an error: it is almost always a typo. Without `--file` the
 /// server evaluates (its evaluate route), with the same output.
-public struct EvalCommand: Command {
+package struct EvalCommand: Command {
     /// `eval KEY --file SET.json (--unit ID | --units-file FILE) …`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "eval", abstract: "Evaluate a flag as a client would: value, reason, variant (offline: --file).",
         synopsis:
             "KEY [--file SET.json] (--unit ID | --units-file FILE) [--attr NAME=VALUE]... [--at TIME] [--explain]",
@@ -24,7 +24,7 @@ public struct EvalCommand: Command {
         example: "flagctl eval new-checkout --file config/flagsets/demo.json --unit u-1 --attr country=DE")
 
     /// Who to evaluate for.
-    public enum Units: Sendable, Equatable {
+    package enum Units: Sendable, Equatable {
         /// One unit id (`--unit`).
         case one(String)
         /// A file of unit ids (`--units-file`).
@@ -32,20 +32,20 @@ public struct EvalCommand: Command {
     }
 
     /// The flag's key.
-    public let key: String
+    package let key: String
     /// The flag-set file; `nil` asks for the online form.
-    public let file: String?
+    package let file: String?
     /// Who to evaluate for.
-    public let units: Units
+    package let units: Units
     /// The context's attributes.
-    public let attributes: [String: String]
+    package let attributes: [String: String]
     /// The time to evaluate at; `nil` is now.
-    public let at: Date?
+    package let at: Date?
     /// Whether to print the steps.
-    public let explain: Bool
+    package let explain: Bool
 
     /// Checks the key, exactly one of `--unit`/`--units-file`, each `--attr NAME=VALUE` and `--at`.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         guard let key = arguments.positional(0), !key.isEmpty else { throw arguments.usageError("missing KEY") }
         self.key = key
         if let file = arguments.value("file"), file.isEmpty { throw arguments.usageError("--file needs a path") }
@@ -92,7 +92,7 @@ public struct EvalCommand: Command {
     }
 
     /// Evaluates for every unit and prints a table, or one JSON object per unit with `--json`.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         guard let file else { return try runOnline(in: context) }
         let setFile: FlagSetFile
         switch try FlagSetFile.load(file) {

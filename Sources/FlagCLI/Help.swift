@@ -1,7 +1,7 @@
 /// `flagctl help [COMMAND]`: the same screens as `--help`.
-public struct HelpCommand: Command {
+package struct HelpCommand: Command {
     /// `help [COMMAND]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "help", abstract: "Show the help of flagctl or of one command.", synopsis: "[COMMAND]",
         positionals: [Positional("COMMAND", help: "the command, e.g. eval", isOptional: true, isRepeating: true)],
         example: "flagctl help eval")
@@ -9,12 +9,12 @@ public struct HelpCommand: Command {
     private let words: [String]
 
     /// Takes the command's words, e.g. `eval`.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         words = arguments.positionals
     }
 
     /// Prints the help screen; an unknown command is a usage error.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         guard !words.isEmpty else {
             context.console.printText(Help.text(for: nil, commands: context.commands))
             return .success

@@ -11,9 +11,9 @@ import Foundation
 /// (`CompatibilityCheck`): what the server's compatibility gate would refuse is a finding (exit 1), and what it would
 /// let pass although some instances cannot evaluate it is a note; `--json` adds
 /// `"clients": {"server","set","active","silent","findings":[…]}`.
-public struct LintCommand: Command {
+package struct LintCommand: Command {
     /// `lint SET.json`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "lint", abstract: "Validate a flag-set file offline: each problem with its JSON path; exit 1.",
         synopsis: "SET.json [--against SERVER] [--json]",
         positionals: [Positional("SET.json", help: "the flag-set file to check")],
@@ -26,12 +26,12 @@ public struct LintCommand: Command {
         example: "flagctl lint config/flagsets/demo.json")
 
     /// The file to check.
-    public let path: String
+    package let path: String
     /// The server whose clients to check against.
     let against: String?
 
     /// Takes the file's path and the server.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         guard let path = arguments.positional(0), !path.isEmpty else {
             throw arguments.usageError("missing SET.json")
         }
@@ -50,7 +50,7 @@ public struct LintCommand: Command {
 
     /// Checks the file (and against the server's clients) and prints the report; exit 1 when there is any problem
     /// or finding.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let findings: [Finding]
         let summary: String
         var loaded: FlagSetFile?

@@ -12,24 +12,24 @@ import FlagCore
 /// UNIT  VALUE  REASON           VARIANT
 /// u-1   true   TARGETING_MATCH  beta-first
 /// ```
-public struct Table: Sendable {
+package struct Table: Sendable {
     /// The column titles.
-    public let header: [String]
+    package let header: [String]
     /// The rows, one cell per column.
-    public private(set) var rows: [[String]] = []
+    package private(set) var rows: [[String]] = []
 
     /// Creates an empty table with these columns.
-    public init(header: [String]) {
+    package init(header: [String]) {
         self.header = header.map { $0.escapingControlCharacters() }
     }
 
     /// Adds a row; missing cells are empty, extra cells dropped.
-    public mutating func append(_ row: [String]) {
+    package mutating func append(_ row: [String]) {
         rows.append((0..<header.count).map { $0 < row.count ? row[$0].escapingControlCharacters() : "" })
     }
 
     /// The column widths after fitting into `width` characters.
-    public func columnWidths(fitting width: Int = 100) -> [Int] {
+    package func columnWidths(fitting width: Int = 100) -> [Int] {
         var widths = header.indices.map { column in
             rows.reduce(header[column].count) { max($0, $1[column].count) }
         }
@@ -47,7 +47,7 @@ public struct Table: Sendable {
     }
 
     /// The header line followed by one line per row, without trailing spaces.
-    public func lines(fitting width: Int = 100) -> [String] {
+    package func lines(fitting width: Int = 100) -> [String] {
         let widths = columnWidths(fitting: width)
         return ([header] + rows).map { line(for: $0, widths: widths) }
     }

@@ -16,32 +16,32 @@ import Foundation
 /// ```
 ///
 /// Every request is an endpoint of FlagAPI's `API` with its typed request; there is no way to send a path string.
-public struct AdminClient {
+package struct AdminClient {
     /// The server's base URL, without a trailing slash.
-    public let server: String
+    package let server: String
     /// The flag set the command works on, if one was given.
-    public let set: String?
+    package let set: String?
     private let token: String
     private let session: URLSession
 
     /// One answer: the status, the JSON body (`null` when empty) and the version named by `ETag`.
-    public struct Answer {
+    package struct Answer {
         /// The HTTP status.
-        public let status: Int
+        package let status: Int
         /// The decoded body.
-        public let json: JSONValue
+        package let json: JSONValue
         /// The raw body.
-        public let body: [UInt8]
+        package let body: [UInt8]
         /// The response's header fields, by lowercased name.
-        public let headers: [String: String]
+        package let headers: [String: String]
 
         /// The value of the header field `name` (any case), if the answer has it.
-        public func header(_ name: String) -> String? { headers[name.lowercased()] }
+        package func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
     /// Makes a client from the global options; without a token, says where to find one. `server`, when given,
     /// replaces `--server` (`lint --against SERVER`), and `option` names where it came from in messages.
-    public init(
+    package init(
         _ context: CommandContext, for configuration: CommandConfiguration, server override: String? = nil,
         option: String = "FLAGCTL_SERVER"
     ) throws(CLIError) {
@@ -67,7 +67,7 @@ public struct AdminClient {
     }
 
     /// The set to work on, or a usage error asking for `--set`.
-    public func requireSet(for configuration: CommandConfiguration) throws(CLIError) -> String {
+    package func requireSet(for configuration: CommandConfiguration) throws(CLIError) -> String {
         guard let set, !set.isEmpty else {
             throw .usage("no flag set: pass --set NAME or set FLAGCTL_SET", of: configuration)
         }
@@ -107,7 +107,7 @@ public struct AdminClient {
     /// by the body member, what the user typed for it (`["valueText": "--default for cols"]`), for a 400 about that
     /// member.
     /// - Returns: the typed answer, and the exchange it came in (status, headers, body) for `--wait` and `--json`.
-    public func send<Request, Reply>(
+    package func send<Request, Reply>(
         _ endpoint: Endpoint<Request, Reply>, _ parameters: PathParameters, _ request: Request, ifMatch: Int? = nil,
         createOnly: String? = nil, typed: [String: String] = [:]
     ) throws(CLIError) -> (Reply, Answer) {

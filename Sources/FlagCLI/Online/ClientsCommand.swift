@@ -4,17 +4,17 @@ import Foundation
 
 /// `flagctl clients`: the client instances that reported to a set in the last 10 minutes, by the version they
 /// applied and by what they can evaluate.
-public struct ClientsCommand: Command {
+package struct ClientsCommand: Command {
     /// `clients`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "clients", abstract: "Show a set's clients: by applied version, by SDK and what it evaluates.",
         synopsis: "", example: "flagctl --set ios-prod clients")
 
     /// Takes no arguments.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {}
 
     /// Tables for people, or the server's `{"set","instances":[…],"silent"}`.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         // Read even for --json: an answer that is not the contract's shape fails here, not in a script.

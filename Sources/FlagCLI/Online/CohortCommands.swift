@@ -3,9 +3,9 @@ import FlagCore
 import Foundation
 
 /// `flagctl cohort create NAME [--units a,b] [--where COND]...`: a named group of units.
-public struct CohortCreateCommand: Command {
+package struct CohortCreateCommand: Command {
     /// `cohort create NAME …`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "cohort create", abstract: "Create (or replace) a cohort: listed units and/or a condition group.",
         synopsis: "NAME [--units a,b] [--where COND]... [--description S]",
         positionals: [Positional("NAME", help: "the cohort's name")],
@@ -21,7 +21,7 @@ public struct CohortCreateCommand: Command {
     private let mutation: Mutation
 
     /// Builds the cohort; one of `--units`/`--where` is needed.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         var members: [String: JSONValue] = [:]
         if let units = arguments.value("units") {
@@ -39,7 +39,7 @@ public struct CohortCreateCommand: Command {
     }
 
     /// PUTs the cohort.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let request = PutCohortRequest(
@@ -54,16 +54,16 @@ public struct CohortCreateCommand: Command {
 }
 
 /// `flagctl cohort list`.
-public struct CohortListCommand: Command {
+package struct CohortListCommand: Command {
     /// `cohort list`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "cohort list", abstract: "List the cohorts of a set.", synopsis: "", example: "flagctl cohort list")
 
     /// Takes no arguments.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {}
 
     /// `NAME  UNITS  CONDITIONS  DESCRIPTION`
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listCohorts, PathParameters(set: set), NoRequest())
@@ -87,21 +87,21 @@ public struct CohortListCommand: Command {
 }
 
 /// `flagctl cohort show NAME`.
-public struct CohortShowCommand: Command {
+package struct CohortShowCommand: Command {
     /// `cohort show NAME`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "cohort show", abstract: "Show one cohort.", synopsis: "NAME",
         positionals: [Positional("NAME", help: "the cohort's name")], example: "flagctl cohort show beta")
 
     private let name: String
 
     /// Takes the name.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
     }
 
     /// `field: value` lines.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (read, answer) = try client.send(API.getCohort, PathParameters(set: set, name: name), NoRequest())

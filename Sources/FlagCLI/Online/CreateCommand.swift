@@ -4,9 +4,9 @@ import Foundation
 
 /// `flagctl create KEY --type T --default V …`: a new flag. Without `--expires`/`--lifetime` the server gives
 /// release and experiment flags their kind's lifetime (42 and 90 days), and this says so.
-public struct CreateCommand: Command {
+package struct CreateCommand: Command {
     /// `create KEY --type T --default V …`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "create", abstract: "Create a flag.",
         synopsis: "KEY --type T --default V [--kind K] [--description S] [--owner S] "
             + "[--expires DATE | --lifetime 6w] [--kill-value V]",
@@ -43,7 +43,7 @@ public struct CreateCommand: Command {
     private let mutation: Mutation
 
     /// Checks the type, the kind and the expiry options.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         guard let type = arguments.value("type") else { throw arguments.usageError("missing --type T") }
         self.type = try Vocabulary.type(type, option: "type", arguments)
@@ -70,7 +70,7 @@ public struct CreateCommand: Command {
     }
 
     /// PUTs the new flag; refuses to replace one that exists.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         var flag: [String: JSONValue] = [
             "type": .string(type.name), "kind": .string(kind.name),
             "default": try Typed.value(defaultText, type: type.name, for: "--default"),

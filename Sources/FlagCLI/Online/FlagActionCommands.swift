@@ -22,12 +22,12 @@ extension FlagActionCommand {
     }
 
     /// Takes the key.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         self.init(key: arguments.positionals[0], mutation: try Mutation(arguments))
     }
 
     /// POSTs the action and reports the new version.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (result, answer) = try client.send(
@@ -39,9 +39,9 @@ extension FlagActionCommand {
 }
 
 /// `flagctl kill KEY [--reason S]`: everyone gets the kill value, at once.
-public struct KillCommand: FlagActionCommand {
+package struct KillCommand: FlagActionCommand {
     /// `kill KEY`
-    public static let configuration = actionConfiguration(
+    package static let configuration = actionConfiguration(
         "kill", abstract: "Serve the kill value to everyone, at once.",
         example: "flagctl kill new-checkout --reason 'payment errors'")
     static let endpoint = API.kill
@@ -51,9 +51,9 @@ public struct KillCommand: FlagActionCommand {
 }
 
 /// `flagctl restore KEY`: undoes a kill.
-public struct RestoreCommand: FlagActionCommand {
+package struct RestoreCommand: FlagActionCommand {
     /// `restore KEY`
-    public static let configuration = actionConfiguration(
+    package static let configuration = actionConfiguration(
         "restore", abstract: "Undo a kill: the flag evaluates normally again.",
         example: "flagctl restore new-checkout --reason 'fixed'")
     static let endpoint = API.restore
@@ -63,9 +63,9 @@ public struct RestoreCommand: FlagActionCommand {
 }
 
 /// `flagctl archive KEY`: the flag is no longer served.
-public struct ArchiveCommand: FlagActionCommand {
+package struct ArchiveCommand: FlagActionCommand {
     /// `archive KEY`
-    public static let configuration = actionConfiguration(
+    package static let configuration = actionConfiguration(
         "archive", abstract: "Archive a flag: clients no longer get it.", example: "flagctl archive old-banner")
     static let endpoint = API.archive
     static let done = "archived"
@@ -74,9 +74,9 @@ public struct ArchiveCommand: FlagActionCommand {
 }
 
 /// `flagctl set KEY --default V`: changes the default.
-public struct SetDefaultCommand: Command {
+package struct SetDefaultCommand: Command {
     /// `set KEY --default V`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "set", abstract: "Change a flag's default value.", synopsis: "KEY --default V [--reason S]",
         positionals: [Positional("KEY", help: "the flag's key")],
         options: [.value("default", "V", help: "the new default, of the flag's type")] + Mutation.options,
@@ -87,7 +87,7 @@ public struct SetDefaultCommand: Command {
     private let mutation: Mutation
 
     /// Takes the key and the value.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         guard let text = arguments.value("default") else { throw arguments.usageError("missing --default V") }
         self.text = text
@@ -95,7 +95,7 @@ public struct SetDefaultCommand: Command {
     }
 
     /// Sets the default in one request: the server reads the text as the flag's type.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let request = DefaultRequest(valueText: text, reason: mutation.reason, allowIncompatible: mutation.forced)
@@ -110,9 +110,9 @@ public struct SetDefaultCommand: Command {
 }
 
 /// `flagctl expire KEY [--at DATE | --now] --keep V`: when the flag ends and the value it then serves.
-public struct ExpireCommand: Command {
+package struct ExpireCommand: Command {
     /// `expire KEY [--at DATE | --now] --keep V`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "expire", abstract: "Expire a flag: from then on everyone gets the kept value.",
         synopsis: "KEY [--at DATE | --now] --keep V [--reason S]",
         positionals: [Positional("KEY", help: "the flag's key")],
@@ -129,7 +129,7 @@ public struct ExpireCommand: Command {
     private let mutation: Mutation
 
     /// Takes the key, the time and the kept value.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         if arguments.flag("now") && arguments.value("at") != nil {
             throw arguments.usageError("--at and --now cannot be used together")
@@ -141,7 +141,7 @@ public struct ExpireCommand: Command {
     }
 
     /// Expires the flag in one request: the server reads the kept value as the flag's type.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let request = ExpireRequest(

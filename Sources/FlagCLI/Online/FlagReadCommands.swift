@@ -3,9 +3,9 @@ import FlagCore
 import Foundation
 
 /// `flagctl list [--expired] [--kind K]`: the flags of a set.
-public struct ListCommand: Command {
+package struct ListCommand: Command {
     /// `list [--expired] [--kind K]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "list", abstract: "List the flags of a set.", synopsis: "[--expired] [--kind K]",
         options: [
             .flag("expired", help: "only flags past their expiry"),
@@ -17,7 +17,7 @@ public struct ListCommand: Command {
     private let kind: FlagKind?
 
     /// Takes the filters.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         expired = arguments.flag("expired")
         kind = try arguments.value("kind").map { name throws(CLIError) in
             try Vocabulary.kind(name, option: "kind", arguments)
@@ -25,7 +25,7 @@ public struct ListCommand: Command {
     }
 
     /// `KEY  TYPE  KIND  DEFAULT  STATE  EXPIRES`
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let query = FlagListQuery(kind: kind?.name, expired: expired ? true : nil)
@@ -51,21 +51,21 @@ public struct ListCommand: Command {
 }
 
 /// `flagctl get KEY`: one flag, every field.
-public struct GetCommand: Command {
+package struct GetCommand: Command {
     /// `get KEY`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "get", abstract: "Show one flag: values, rules, overrides, rollout, expiry.", synopsis: "KEY",
         positionals: [Positional("KEY", help: "the flag's key")], example: "flagctl --set ios-prod get new-checkout")
 
     private let key: String
 
     /// Takes the key.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
     }
 
     /// Prints `field: value` lines, or the server's `{"set","version","key","flag"}` with `--json`.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (read, answer) = try client.send(API.getFlag, PathParameters(set: set, key: key), NoRequest())

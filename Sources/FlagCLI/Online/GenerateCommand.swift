@@ -5,9 +5,9 @@ import Foundation
 /// stdout, or with `--check FILE` the CI drift check (`Drift`): exit 1 with the differences when FILE is out of date.
 ///
 /// Names that could not be given as is and flags left out are reported on stderr as warnings.
-public struct GenerateCommand: Command {
+package struct GenerateCommand: Command {
     /// `generate swift`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "generate swift",
         abstract: "Generate typed Swift FlagKeys from a set; --check FILE is a CI drift check.",
         synopsis:
@@ -35,7 +35,7 @@ public struct GenerateCommand: Command {
     private let options: SwiftFlagFile.Options
 
     /// Takes the source, the destination and the layout.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         source = try FlagSource(arguments)
         output = arguments.value("output")
         check = arguments.value("check")
@@ -70,7 +70,7 @@ public struct GenerateCommand: Command {
     }
 
     /// Generates, then writes, prints or compares.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let set = try source.load(context, for: Self.configuration)
         let file = SwiftFlagFile(set, options: options, now: context.now())
         for warning in file.warnings { context.console.printError("warning: \(warning)") }

@@ -2,9 +2,9 @@ import FlagAPI
 import FlagCore
 
 /// `flagctl keys create NAME`: a new SDK key for the set, printed this once.
-public struct KeysCreateCommand: Command {
+package struct KeysCreateCommand: Command {
     /// `keys create NAME`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "keys create", abstract: "Create an SDK key that reads this set; prints it once.",
         synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "a name unique on the server")],
         options: Mutation.recordOptions, example: "flagctl --set ios-prod keys create ios-app-2026")
@@ -13,13 +13,13 @@ public struct KeysCreateCommand: Command {
     private let mutation: Mutation
 
     /// Takes the name.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         mutation = try Mutation(arguments)
     }
 
     /// POSTs and prints the token.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (created, answer) = try client.send(
@@ -35,17 +35,17 @@ public struct KeysCreateCommand: Command {
 }
 
 /// `flagctl keys list`.
-public struct KeysListCommand: Command {
+package struct KeysListCommand: Command {
     /// `keys list`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "keys list", abstract: "List the SDK keys of a set (never the tokens).", synopsis: "",
         example: "flagctl --set ios-prod keys list")
 
     /// Takes no arguments.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {}
 
     /// `NAME  CREATED  REVOKED`
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listKeys, PathParameters(set: set), NoRequest())
@@ -63,9 +63,9 @@ public struct KeysListCommand: Command {
 }
 
 /// `flagctl keys revoke NAME`: refused from the next request on.
-public struct KeysRevokeCommand: Command {
+package struct KeysRevokeCommand: Command {
     /// `keys revoke NAME`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "keys revoke", abstract: "Revoke an SDK key.", synopsis: "NAME [--reason S]",
         positionals: [Positional("NAME", help: "the key's name")], options: Mutation.recordOptions,
         example: "flagctl --set ios-prod keys revoke ios-app-2025 --reason leaked")
@@ -74,13 +74,13 @@ public struct KeysRevokeCommand: Command {
     private let mutation: Mutation
 
     /// Takes the name.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         mutation = try Mutation(arguments)
     }
 
     /// DELETEs the key.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (_, answer) = try client.send(

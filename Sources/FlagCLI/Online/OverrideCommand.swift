@@ -3,9 +3,9 @@ import FlagCore
 
 /// `flagctl override KEY VALUE (--unit ID | --cohort C) [--for DURATION]` and
 /// `override KEY --remove (--unit ID | --cohort C)`.
-public struct OverrideCommand: Command {
+package struct OverrideCommand: Command {
     /// `override KEY VALUE …`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "override", abstract: "Force a value for one unit or a cohort, or remove such an override.",
         synopsis: "KEY (VALUE | --remove) (--unit ID | --cohort C) [--for DURATION]",
         positionals: [
@@ -27,7 +27,7 @@ public struct OverrideCommand: Command {
     private let mutation: Mutation
 
     /// Checks VALUE against `--remove`, and exactly one of `--unit`/`--cohort`.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         let remove = arguments.flag("remove")
         value = arguments.positional(1)
@@ -46,7 +46,7 @@ public struct OverrideCommand: Command {
     }
 
     /// Adds or removes the override.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let parameters = PathParameters(set: set, key: key)

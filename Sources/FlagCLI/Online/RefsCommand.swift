@@ -7,9 +7,9 @@ import FlagCore
 /// `{"unused":[KEY],"unknown":[{"key","locations":["path:line"]}],"references":{KEY:["path:line"]}}`, where
 /// `references` holds every key found in code, known or not. Archived flags are never unused: their code is
 /// supposed to be gone. `--fail` exits 1 when a flag is unused or a key unknown.
-public struct RefsCommand: Command {
+package struct RefsCommand: Command {
     /// `refs [PATH]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "refs",
         abstract: "Show where Swift code uses the set's flags; unused flags and unknown keys.",
         synopsis: "[PATH] (--file SET.json | --set NAME) [--version N] [--fail]",
@@ -24,7 +24,7 @@ public struct RefsCommand: Command {
     private let fail: Bool
 
     /// Takes the path, the source and `--fail`.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         path = arguments.positional(0) ?? "."
         source = try FlagSource(arguments)
         fail = arguments.flag("fail")
@@ -49,7 +49,7 @@ public struct RefsCommand: Command {
     }
 
     /// Scans and reports.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let set = try source.load(context, for: Self.configuration)
         let findings = Findings(set, try CodeReferences.scan(path))
         let references = findings.references.references

@@ -4,9 +4,9 @@ import Foundation
 
 /// `flagctl rollout KEY --value V (--percent P | --phased apple [--start DATE] | --steps S)`, and
 /// `rollout KEY pause|resume|show`.
-public struct RolloutCommand: Command {
+package struct RolloutCommand: Command {
     /// `rollout KEY …`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "rollout", abstract: "Roll a value out by percent or on a schedule; pause, resume, show it.",
         synopsis: "KEY [pause|resume|show] --value V (--percent P | --phased apple [--start DATE] | --steps S)",
         positionals: [
@@ -33,7 +33,7 @@ public struct RolloutCommand: Command {
     private let mutation: Mutation
 
     /// Checks that exactly one of `--percent`, `--phased`, `--steps` goes with `--value`, or an action alone.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         mutation = try Mutation(arguments)
         let shaping = ["value", "percent", "phased", "start", "steps"].filter { arguments.value($0) != nil }
@@ -89,7 +89,7 @@ public struct RolloutCommand: Command {
     }
 
     /// Sets, pauses, resumes or shows the rollout.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let parameters = PathParameters(set: set, key: key)

@@ -2,9 +2,9 @@ import FlagAPI
 import FlagCore
 
 /// `flagctl rule add KEY (--cohort C | --where COND...) (--value V | --percent P --value V) [--name N]`.
-public struct RuleAddCommand: Command {
+package struct RuleAddCommand: Command {
     /// `rule add KEY …`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "rule add", abstract: "Append a targeting rule to a flag.",
         synopsis: "KEY (--cohort C | --where COND...) (--value V | --percent P --value V) [--name N]",
         positionals: [Positional("KEY", help: "the flag's key")],
@@ -26,7 +26,7 @@ public struct RuleAddCommand: Command {
     private let mutation: Mutation
 
     /// Checks that exactly one of `--cohort`/`--where` is given, and the value.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         cohort = arguments.value("cohort")
         var conditions: [JSONValue] = []
@@ -44,7 +44,7 @@ public struct RuleAddCommand: Command {
 
     /// Appends the rule in one request: the server reads the value as the flag's type and, without `--name`,
     /// names the rule after its cohort or as `rule-N`.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         var rule: [String: JSONValue] = [:]
@@ -71,9 +71,9 @@ public struct RuleAddCommand: Command {
 }
 
 /// `flagctl rule remove KEY NAME`.
-public struct RuleRemoveCommand: Command {
+package struct RuleRemoveCommand: Command {
     /// `rule remove KEY NAME`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "rule remove", abstract: "Remove a targeting rule from a flag.", synopsis: "KEY NAME [--reason S]",
         positionals: [Positional("KEY", help: "the flag's key"), Positional("NAME", help: "the rule's name")],
         options: Mutation.options, example: "flagctl rule remove new-checkout beta")
@@ -83,14 +83,14 @@ public struct RuleRemoveCommand: Command {
     private let mutation: Mutation
 
     /// Takes the key and the rule's name.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         name = arguments.positionals[1]
         mutation = try Mutation(arguments)
     }
 
     /// Deletes the rule.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (result, answer) = try client.send(

@@ -2,17 +2,17 @@ import FlagAPI
 import FlagCore
 
 /// `flagctl sets list`: every flag set on the server with its version.
-public struct SetsListCommand: Command {
+package struct SetsListCommand: Command {
     /// `sets list`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "sets list", abstract: "List the flag sets on the server.", synopsis: "",
         example: "flagctl sets list")
 
     /// Takes no arguments.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {}
 
     /// `NAME  VERSION  FLAGS  COHORTS  UPDATED`
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let (list, answer) = try client.send(API.listSets, PathParameters(), NoRequest())
         if context.globals.json {
@@ -32,9 +32,9 @@ public struct SetsListCommand: Command {
 }
 
 /// `flagctl sets create NAME`: a new, empty flag set at version 1.
-public struct SetsCreateCommand: Command {
+package struct SetsCreateCommand: Command {
     /// `sets create NAME`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "sets create", abstract: "Create an empty flag set.", synopsis: "NAME [--reason S]",
         positionals: [Positional("NAME", help: "the new set's name, e.g. ios-prod")], options: Mutation.options,
         example: "flagctl sets create ios-prod")
@@ -43,13 +43,13 @@ public struct SetsCreateCommand: Command {
     private let mutation: Mutation
 
     /// Takes the name.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         mutation = try Mutation(arguments)
     }
 
     /// Creates the set.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let request = CreateSetRequest(name: name, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(API.createSet, PathParameters(), request, ifMatch: mutation.ifMatch)
@@ -67,9 +67,9 @@ extension CommandContext {
 }
 
 /// `flagctl sets settings SET [--compatibility enforce|warn|off]`: shows or changes a set's settings.
-public struct SetsSettingsCommand: Command {
+package struct SetsSettingsCommand: Command {
     /// `sets settings SET`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "sets settings", abstract: "Show a set's settings, or change its compatibility gate.",
         synopsis: "SET [--compatibility enforce|warn|off] [--reason S]",
         positionals: [Positional("SET", help: "the set's name")],
@@ -93,7 +93,7 @@ public struct SetsSettingsCommand: Command {
     private let reason: String?
 
     /// Takes the set and the new mode.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         compatibility = arguments.value("compatibility")
         reason = arguments.value("reason")
@@ -108,7 +108,7 @@ public struct SetsSettingsCommand: Command {
     }
 
     /// GETs the settings, or PUTs the new mode; `compatibility: MODE: what it does`.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let parameters = PathParameters(set: name)
         let (settings, answer) =

@@ -4,17 +4,17 @@ import FlagSigning
 import Foundation
 
 /// `flagctl signing-key show`: the set's public signing keys, what an app ships to trust (docs/signing.md).
-public struct SigningKeyShowCommand: Command {
+package struct SigningKeyShowCommand: Command {
     /// `signing-key show`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "signing-key show", abstract: "List the set's signing keys: id, public key, state.", synopsis: "",
         example: "flagctl --set ios-prod signing-key show")
 
     /// Takes nothing.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {}
 
     /// GETs `/v1/sets/{set}/signing-keys`; `--json` prints the answer as it is.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (keys, answer) = try client.send(API.signingKeys, PathParameters(set: set), NoRequest())
@@ -24,9 +24,9 @@ public struct SigningKeyShowCommand: Command {
 }
 
 /// `flagctl signing-key rotate`: adds a key, published for apps to ship before it signs anything.
-public struct SigningKeyRotateCommand: Command {
+package struct SigningKeyRotateCommand: Command {
     /// `signing-key rotate`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "signing-key rotate",
         abstract: "Add a signing key, published until activated.",
         synopsis: "[--reason S]", options: [.value("reason", "S", help: "why, recorded in the audit log")],
@@ -35,12 +35,12 @@ public struct SigningKeyRotateCommand: Command {
     private let reason: String?
 
     /// Takes the reason.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         reason = arguments.value("reason")
     }
 
     /// POSTs to the set's signing keys and prints the new key.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (made, answer) = try client.send(
@@ -64,9 +64,9 @@ public struct SigningKeyRotateCommand: Command {
 }
 
 /// `flagctl signing-key activate ID` and `retire ID`: the second and third steps of a rotation.
-public struct SigningKeyActivateCommand: Command {
+package struct SigningKeyActivateCommand: Command {
     /// `signing-key activate ID`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "signing-key activate", abstract: "Sign new versions (and the current one) with a published key.",
         synopsis: "ID [--reason S]", positionals: [Positional("ID", help: "the key's id (signing-key show)")],
         options: [.value("reason", "S", help: "why, recorded in the audit log")],
@@ -75,20 +75,20 @@ public struct SigningKeyActivateCommand: Command {
     private let change: SigningKeyChange
 
     /// Takes the id and the reason.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         change = SigningKeyChange(id: arguments.positionals[0], reason: arguments.value("reason"), step: "activate")
     }
 
     /// POSTs `…/signing-keys/{id}/activate` and lists the keys.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         try change.run(in: context, for: Self.configuration)
     }
 }
 
 /// `flagctl signing-key retire ID`.
-public struct SigningKeyRetireCommand: Command {
+package struct SigningKeyRetireCommand: Command {
     /// `signing-key retire ID`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "signing-key retire",
         abstract: "Retire a signing key that no longer signs.",
         synopsis: "ID [--reason S]", positionals: [Positional("ID", help: "the key's id (signing-key show)")],
@@ -98,12 +98,12 @@ public struct SigningKeyRetireCommand: Command {
     private let change: SigningKeyChange
 
     /// Takes the id and the reason.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         change = SigningKeyChange(id: arguments.positionals[0], reason: arguments.value("reason"), step: "retire")
     }
 
     /// POSTs `…/signing-keys/{id}/retire` and lists the keys.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         try change.run(in: context, for: Self.configuration)
     }
 }
@@ -160,9 +160,9 @@ private struct SigningKeyTable {
 }
 
 /// `flagctl verify FILE --key BASE64`: checks an exported signed document offline, with `FILE.sig` beside it.
-public struct VerifyCommand: Command {
+package struct VerifyCommand: Command {
     /// `verify FILE --key BASE64`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "verify", abstract: "Check an export --signed file against a trusted key, offline.",
         synopsis: "FILE --key BASE64 [--key BASE64]",
         positionals: [Positional("FILE", help: "the document; its signature is read from FILE.sig")],
@@ -175,7 +175,7 @@ public struct VerifyCommand: Command {
     private let keys: [SigningKey]
 
     /// Takes the file and the keys; a malformed key is a usage error naming what is wrong with it.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         file = arguments.positionals[0]
         let texts = arguments.values("key")
         guard !texts.isEmpty else { throw arguments.usageError("--key BASE64 is required: the public key to trust") }
@@ -191,7 +191,7 @@ public struct VerifyCommand: Command {
     }
 
     /// Verifies; exit 0 with what was verified, or 1 with why not.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let body = try FileInput.contents(of: file)
         let signatureFile = file + ".sig"
         var signatureText = String(decoding: try FileInput.contents(of: signatureFile), as: UTF8.self)

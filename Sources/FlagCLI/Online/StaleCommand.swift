@@ -6,9 +6,9 @@ import Foundation
 /// their kept value) and overdue ones (expired more than 14 days ago and still not archived: the code path should be
 /// gone by now); with `--unused-days N` also flags no client evaluated in the last N days, and with `--refs PATH`
 /// flags no Swift code under PATH references (`CodeReferences`), with each stale flag's count of references.
-public struct StaleCommand: Command {
+package struct StaleCommand: Command {
     /// `stale [--unused-days N] [--refs PATH] [--fail]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "stale", abstract: "List expired and overdue flags; --fail exits 1 if there are any (a CI gate).",
         synopsis: "[--unused-days N] [--refs PATH] [--fail]",
         options: [
@@ -32,7 +32,7 @@ public struct StaleCommand: Command {
     private let refs: String?
 
     /// Takes `--fail` and `--unused-days`.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         fail = arguments.flag("fail")
         unusedDays = try arguments.value("unused-days").map { text throws(CLIError) in
             try UsageCommand.days(text, option: "unused-days", arguments)
@@ -63,7 +63,7 @@ public struct StaleCommand: Command {
     /// `KEY  STATUS  EXPIRED  OWNER  SERVES` (and `LAST EVALUATED` with `--unused-days`, `CODE` with `--refs`), or
     /// `{"set","version","stale":[{"key","status","expiresAt","owner"}]}` (with `"unusedDays"` and each entry's
     /// `"lastEvaluated"` with `--unused-days`, and each entry's `"references":["path:line"]` with `--refs`).
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (list, _) = try client.send(API.listFlags, PathParameters(set: set), FlagListQuery())

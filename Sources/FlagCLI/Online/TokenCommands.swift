@@ -3,9 +3,9 @@ import FlagCore
 
 /// `flagctl tokens create NAME --role ROLE [--sets a,b] [--expires 90d]`: a named token of the admin API for a person
 /// or an automation, printed this once.
-public struct TokensCreateCommand: Command {
+package struct TokensCreateCommand: Command {
     /// `tokens create NAME`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "tokens create", abstract: "Create a named token of the admin API with a role; prints it once.",
         synopsis: "NAME --role viewer|editor|admin [--sets a,b] [--expires 90d] [--reason S]",
         positionals: [Positional("NAME", help: "a name unique on the server: the person or the automation")],
@@ -24,7 +24,7 @@ public struct TokensCreateCommand: Command {
     private let reason: String?
 
     /// Takes the name, the role, the sets and the lifetime.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         guard let role = arguments.value("role") else {
             throw arguments.usageError("missing --role (\(Self.roles))")
@@ -44,7 +44,7 @@ public struct TokensCreateCommand: Command {
     static var roles: String { roleNames.joined(separator: ", ") }
 
     /// POSTs and prints the token.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let request = CreateTokenRequest(
             name: name, role: role, sets: sets, expires: expires.map(DurationText.format), reason: reason)
@@ -63,17 +63,17 @@ public struct TokensCreateCommand: Command {
 }
 
 /// `flagctl tokens list`: the tokens of the admin API, never their secrets.
-public struct TokensListCommand: Command {
+package struct TokensListCommand: Command {
     /// `tokens list`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "tokens list", abstract: "List the tokens of the admin API (never the tokens themselves).",
         synopsis: "", example: "flagctl tokens list")
 
     /// Takes no arguments.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {}
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {}
 
     /// `NAME  ROLE  SETS  CREATED  EXPIRES  LAST USED`; a session shows whose it is, a revoked token `revoked`.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let (list, answer) = try client.send(API.listTokens, PathParameters(), NoRequest())
         if context.globals.json {
@@ -104,9 +104,9 @@ public struct TokensListCommand: Command {
 }
 
 /// `flagctl tokens revoke NAME`: refused from the next request on, with the dashboard sessions made from it.
-public struct TokensRevokeCommand: Command {
+package struct TokensRevokeCommand: Command {
     /// `tokens revoke NAME`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "tokens revoke", abstract: "Revoke a token of the admin API and its dashboard sessions.",
         synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "the token's name")],
         options: [.value("reason", "S", help: "why, recorded in the audit log")],
@@ -116,13 +116,13 @@ public struct TokensRevokeCommand: Command {
     private let reason: String?
 
     /// Takes the name.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         reason = arguments.value("reason")
     }
 
     /// DELETEs the token.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let (_, answer) = try client.send(API.revokeToken, PathParameters(name: name), ChangeRequest(reason: reason))
         context.report(answer, "revoked token \(name) and its sessions")
@@ -131,9 +131,9 @@ public struct TokensRevokeCommand: Command {
 }
 
 /// `flagctl promote KEY --from A --to B [--with-cohorts]`: one flag's configuration from one set into another.
-public struct PromoteCommand: Command {
+package struct PromoteCommand: Command {
     /// `promote KEY`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "promote", abstract: "Copy one flag's configuration from one set into another (staging → prod).",
         synopsis: "KEY --from A --to B [--with-cohorts] [--reason S]",
         positionals: [Positional("KEY", help: "the flag's key")],
@@ -151,7 +151,7 @@ public struct PromoteCommand: Command {
     private let mutation: Mutation
 
     /// Takes the key and the two sets.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         guard let from = arguments.value("from") else { throw arguments.usageError("missing --from A") }
         self.from = from
@@ -161,7 +161,7 @@ public struct PromoteCommand: Command {
     }
 
     /// POSTs the promotion to the target set.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let target: String
         if let to { target = to } else { target = try client.requireSet(for: Self.configuration) }

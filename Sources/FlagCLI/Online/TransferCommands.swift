@@ -6,9 +6,9 @@ import Foundation
 /// sorted), to a file or stdout. `--signed FILE` writes instead the exact bytes clients are served, and `FILE.sig`
 /// with their signature. A build step exports the bootstrap and generates Swift (`generate swift --version N`) from
 /// one version.
-public struct ExportCommand: Command {
+package struct ExportCommand: Command {
     /// `export [FILE] | --signed FILE`, with `[--version N]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "export", abstract: "Write the set's current document (or version N) as a file (or to stdout).",
         synopsis: "([FILE] | --signed FILE) [--version N]",
         positionals: [Positional("FILE", help: "where to write it (default: stdout)", isOptional: true)],
@@ -25,7 +25,7 @@ public struct ExportCommand: Command {
     private let version: Int?
 
     /// Takes the file, or the signed file, and the version.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         file = arguments.positional(0)
         signedFile = arguments.value("signed")
         if file != nil && signedFile != nil {
@@ -35,7 +35,7 @@ public struct ExportCommand: Command {
     }
 
     /// GETs the document and writes it.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         if let signedFile { return try exportSigned(set, to: signedFile, client, context) }
@@ -92,9 +92,9 @@ extension ExportCommand {
 }
 
 /// `flagctl import FILE [--dry-run]`: replaces the set's flags and cohorts with a file's, showing the diff first.
-public struct ImportCommand: Command {
+package struct ImportCommand: Command {
     /// `import FILE [--dry-run]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "import", abstract: "Replace the set's flags and cohorts with a file's; shows what changes.",
         synopsis: "FILE [--dry-run] [--reason S]", positionals: [Positional("FILE", help: "a flag-set document")],
         options: [.flag("dry-run", help: "only show what would change; apply nothing")] + Mutation.options,
@@ -105,7 +105,7 @@ public struct ImportCommand: Command {
     private let mutation: Mutation
 
     /// Takes the file and `--dry-run`.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         file = arguments.positionals[0]
         dryRun = arguments.flag("dry-run")
         mutation = try Mutation(arguments)
@@ -116,7 +116,7 @@ public struct ImportCommand: Command {
 
     /// Sends the document once: the server validates it and applies it (or, with `--dry-run`, only validates), and
     /// its answer lists every change, each item before and after, which is printed as the diff.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let bytes = try FileInput.contents(of: file)
         let document: JSONValue
         do {

@@ -4,9 +4,9 @@ import Foundation
 
 /// `flagctl usage [KEY] [--days N]`: how often the flags of a set were evaluated, by day and variant, and by which
 /// clients.
-public struct UsageCommand: Command {
+package struct UsageCommand: Command {
     /// `usage [KEY] [--days N]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "usage", abstract: "Show how often each flag was evaluated, per day and variant, and when last.",
         synopsis: "[KEY] [--days N]",
         positionals: [Positional("KEY", help: "one flag, day by day (default: every flag)", isOptional: true)],
@@ -20,7 +20,7 @@ public struct UsageCommand: Command {
     private let days: Int?
 
     /// Takes the key and the window.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positional(0)
         days = try arguments.value("days").map { text throws(CLIError) in
             try Self.days(text, option: "days", arguments)
@@ -37,7 +37,7 @@ public struct UsageCommand: Command {
     }
 
     /// Tables for people, or `{"set","days","flags":[{"key","lastEvaluated","days":[…]}],"sdks":[…]}`.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (answer, usage) = try Self.fetch(client, set: set, key: key, days: days)

@@ -3,9 +3,9 @@ import FlagCore
 import Foundation
 
 /// `flagctl history [KEY]`: the versions of a set, newest first, with who did what and why.
-public struct HistoryCommand: Command {
+package struct HistoryCommand: Command {
     /// `history [KEY]`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "history", abstract: "Show the versions of a set (or those that changed one flag).",
         synopsis: "[KEY] [--limit N]",
         positionals: [Positional("KEY", help: "only versions that changed this flag", isOptional: true)],
@@ -16,7 +16,7 @@ public struct HistoryCommand: Command {
     private let limit: Int?
 
     /// Takes the key and the limit.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positional(0)
         if let text = arguments.value("limit") {
             guard let limit = Int(text), (1...1000).contains(limit) else {
@@ -29,7 +29,7 @@ public struct HistoryCommand: Command {
     }
 
     /// `VERSION  TIME  ACTOR  ACTION  SUBJECT  REASON`
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (history, answer) = try client.send(
@@ -51,9 +51,9 @@ public struct HistoryCommand: Command {
 }
 
 /// `flagctl diff V1 V2`: what changed between two versions, field by field.
-public struct DiffCommand: Command {
+package struct DiffCommand: Command {
     /// `diff V1 V2`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "diff", abstract: "Show what changed between two versions of a set.", synopsis: "V1 V2",
         positionals: [Positional("V1", help: "the older version"), Positional("V2", help: "the newer version")],
         example: "flagctl diff 41 43")
@@ -62,7 +62,7 @@ public struct DiffCommand: Command {
     private let to: Int
 
     /// Takes two version numbers.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         guard let from = Int(arguments.positionals[0]), let to = Int(arguments.positionals[1]), from >= 1, to >= 1
         else { throw arguments.usageError("V1 and V2 are version numbers, e.g. 'flagctl diff 41 43'") }
         self.from = from
@@ -70,7 +70,7 @@ public struct DiffCommand: Command {
     }
 
     /// `~ flag new-checkout` then `    killed: false → true` per changed member.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (diff, answer) = try client.send(API.diff, PathParameters(set: set), DiffQuery(from: from, to: to))
@@ -122,9 +122,9 @@ enum DiffText {
 }
 
 /// `flagctl rollback VERSION`: a new version with the flags and cohorts of an old one.
-public struct RollbackCommand: Command {
+package struct RollbackCommand: Command {
     /// `rollback VERSION`
-    public static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         name: "rollback", abstract: "Make a new version whose flags and cohorts are those of an older one.",
         synopsis: "VERSION [--reason S]", positionals: [Positional("VERSION", help: "the version to go back to")],
         options: Mutation.options, example: "flagctl rollback 41 --reason 'bad rule'")
@@ -133,7 +133,7 @@ public struct RollbackCommand: Command {
     private let mutation: Mutation
 
     /// Takes the version.
-    public init(parsing arguments: ParsedArguments) throws(CLIError) {
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
         guard let version = Int(arguments.positionals[0]), version >= 1 else {
             throw arguments.usageError("VERSION is a version number, not '\(arguments.positionals[0])'")
         }
@@ -142,7 +142,7 @@ public struct RollbackCommand: Command {
     }
 
     /// POSTs the rollback.
-    public func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let request = RollbackRequest(version: version, reason: mutation.reason, allowIncompatible: mutation.forced)
