@@ -26,10 +26,10 @@ struct CompatibilityCheckTests {
 
     /// `count` instances of SDK `version` that know every operator but `lacking`.
     static func instances(_ count: Int, sdk version: String, lacking: Set<String> = [], from start: Int = 0)
-        -> [ClientInstance]
+        -> [ReportingInstance]
     {
         (start..<start + count).map { index in
-            ClientInstance(
+            ReportingInstance(
                 id: "in_\(index)", sdk: .init(name: "FlagClient", version: version), app: nil, version: 1,
                 appliedAt: nil, lastSeen: nil,
                 capabilities: ClientCapabilities(
@@ -101,7 +101,7 @@ struct CompatibilityCheckTests {
     }
 
     @Test func aNewerSchemaAndAnInstanceThatDeclaredNothingAreLacking() throws {
-        let old = ClientInstance(
+        let old = ReportingInstance(
             id: "in_old", sdk: .init(name: "FlagClient", version: "0.9.0"), app: nil, version: 1, appliedAt: nil,
             lastSeen: nil, capabilities: ClientCapabilities(schema: 0, operators: ClientCapabilities.current.operators))
         let outcome = CompatibilityCheck(file: try Self.set(op: nil), current: nil, instances: [old]).run()
@@ -110,7 +110,7 @@ struct CompatibilityCheckTests {
         #expect(outcome.refused)
         #expect(
             CompatibilityCheck.lacks(
-                ClientInstance(
+                ReportingInstance(
                     id: "x", sdk: .init(name: "F", version: "1"), app: nil, version: nil, appliedAt: nil, lastSeen: nil,
                     capabilities: nil),
                 .operator("eq")))

@@ -16,8 +16,8 @@ struct TelemetryFormattingTests {
     }
 
     /// A `clients` answer read as flagctl reads it: the contract's decoder, then the mapping.
-    static func clients(_ text: String) throws -> FlagCLI.ClientsAnswer {
-        try FlagCLI.ClientsAnswer(API.clients.answer(Array(text.utf8)), route: "GET /c")
+    static func clients(_ text: String) throws -> ClientsReport {
+        try ClientsReport(API.clients.answer(Array(text.utf8)), route: "GET /c")
     }
 
     /// A `propagation` answer read as flagctl reads it.
@@ -26,8 +26,8 @@ struct TelemetryFormattingTests {
     }
 
     /// A `usage` answer read as flagctl reads it.
-    static func usage() throws -> FlagCLI.UsageAnswer {
-        FlagCLI.UsageAnswer(try API.usage.answer(Array(usageText.utf8)))
+    static func usage() throws -> UsageReport {
+        UsageReport(try API.usage.answer(Array(usageText.utf8)))
     }
 
     /// Every operator this FlagCore knows, but `leaving`, as a JSON array.
@@ -36,7 +36,7 @@ struct TelemetryFormattingTests {
             + "]"
     }
 
-    static func clients() throws -> FlagCLI.ClientsAnswer {
+    static func clients() throws -> ClientsReport {
         let all = operators()
         let old = operators(leaving: ["semver_gte", "semver_lt"])
         return try clients(
@@ -140,7 +140,7 @@ struct TelemetryFormattingTests {
                     version: 41, active: 850, applied: 842, p50Milliseconds: 1840, p99Milliseconds: 2950,
                     written: .init(streams: 850, milliseconds: 12.4), silent: 3,
                     lagging: [
-                        FlagCLI.ClientInstance(
+                        ReportingInstance(
                             id: "in_x", sdk: .init(name: "FlagClient", version: "1.9.0"), app: nil, version: 40,
                             appliedAt: nil, lastSeen: try ISO8601.date(from: "2026-12-02T10:00:01Z"), capabilities: nil)
                     ]))
@@ -184,7 +184,7 @@ struct TelemetryFormattingTests {
 
     @Test func usageOfOneFlagGoesDayByDayNewestFirst() throws {
         let usage = try Self.usage()
-        let one = FlagCLI.UsageAnswer(set: usage.set, days: usage.days, flags: [usage.flags[0]], sdks: [])
+        let one = UsageReport(set: usage.set, days: usage.days, flags: [usage.flags[0]], sdks: [])
         #expect(
             UsageText.days(one, now: Self.now) == [
                 "new-checkout in demo, the last 30 days (UTC): 1468 evaluations, last evaluated 2026-12-02 10:00 UTC "
@@ -199,7 +199,7 @@ struct TelemetryFormattingTests {
 
     @Test func aFlagNobodyEvaluatedSaysSo() throws {
         let usage = try Self.usage()
-        let one = FlagCLI.UsageAnswer(set: usage.set, days: 7, flags: [usage.flags[1]], sdks: usage.sdks)
+        let one = UsageReport(set: usage.set, days: 7, flags: [usage.flags[1]], sdks: usage.sdks)
         #expect(
             UsageText.days(one, now: Self.now) == [
                 "old-banner in demo, the last 7 days (UTC): not evaluated", "", "SDK               INSTANCES",

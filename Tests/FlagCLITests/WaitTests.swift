@@ -178,7 +178,7 @@ struct WaitTests {
     static func propagation(
         active: Int, applied: Int, silent: Int = 0,
         written: Propagation.Written? = .init(streams: 850, milliseconds: 12.4),
-        lagging: [ClientInstance] = [], p50: Double? = nil, p99: Double? = nil
+        lagging: [ReportingInstance] = [], p50: Double? = nil, p99: Double? = nil
     ) -> Propagation {
         Propagation(
             version: 41, active: active, applied: applied, p50Milliseconds: p50, p99Milliseconds: p99,
@@ -230,8 +230,10 @@ struct WaitTests {
 
     static let now = Date(timeIntervalSince1970: 1_796_205_605)  // 2026-12-02T10:00:05Z
 
-    static func lagging(_ id: String, sdk: String, app: String?, version: Int?, seen: String) throws -> ClientInstance {
-        ClientInstance(
+    static func lagging(_ id: String, sdk: String, app: String?, version: Int?, seen: String) throws
+        -> ReportingInstance
+    {
+        ReportingInstance(
             id: id, sdk: .init(name: "FlagClient", version: sdk), app: app.map { .init(name: "Shop", version: $0) },
             version: version, appliedAt: nil, lastSeen: try ISO8601.date(from: seen), capabilities: nil)
     }

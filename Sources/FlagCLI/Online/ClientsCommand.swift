@@ -19,7 +19,7 @@ package struct ClientsCommand: Command {
         let set = try client.requireSet(for: Self.configuration)
         // Read even for --json: an answer that is not the contract's shape fails here, not in a script.
         let (wire, answer) = try client.send(API.clients, PathParameters(set: set), ClientsQuery())
-        let clients = try ClientsAnswer(wire, route: API.clients.info.label)
+        let clients = try ClientsReport(wire, route: API.clients.info.label)
         if context.globals.json {
             context.console.print(answer.json.compactText)
         } else {
@@ -32,7 +32,7 @@ package struct ClientsCommand: Command {
 /// How `clients` reads for people.
 enum ClientsText {
     /// A summary line, a table by version, a table by SDK and capabilities, and the connections that do not report.
-    static func lines(_ answer: ClientsAnswer) -> [String] {
+    static func lines(_ answer: ClientsReport) -> [String] {
         let instances = answer.instances
         var lines: [String] = []
         if instances.isEmpty {

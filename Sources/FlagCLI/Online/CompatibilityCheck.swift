@@ -40,7 +40,7 @@ struct CompatibilityCheck {
     /// The server's current version of the set, to tell what the file introduces; `nil` when there is none.
     let current: FlagSet?
     /// The active instances, with their capabilities.
-    let instances: [ClientInstance]
+    let instances: [ReportingInstance]
 
     /// Checks every flag (in key order) for what it needs, then every cohort for the operators it introduces (the
     /// gate's second clause). What a flag needs and its version on the server did not is what the file introduces
@@ -80,7 +80,7 @@ struct CompatibilityCheck {
     }
 
     /// Whether `instance` does not declare it can evaluate `construct`. One that declared nothing counts as lacking.
-    static func lacks(_ instance: ClientInstance, _ construct: CompatibilityGate.Construct) -> Bool {
+    static func lacks(_ instance: ReportingInstance, _ construct: CompatibilityGate.Construct) -> Bool {
         construct.isLacking(in: instance.capabilities ?? ClientCapabilities(schema: 0, operators: []))
     }
 }

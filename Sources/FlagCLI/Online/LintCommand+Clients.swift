@@ -60,7 +60,7 @@ extension LintCommand {
         }
         // The window the server's gate counts as active.
         let (wire, _) = try client.send(API.clients, PathParameters(set: set), ClientsQuery(within: 300))
-        let clients = try ClientsAnswer(wire, route: API.clients.info.label)
+        let clients = try ClientsReport(wire, route: API.clients.info.label)
         let (document, _) = try client.document(of: set, version: nil)
         let current: FlagSet
         do {

@@ -2,11 +2,11 @@ import FlagAPI
 import FlagCore
 import Foundation
 
-/// The answers of the telemetry routes (docs/telemetry.md) as the commands use them: mapped once, here, from the
-/// contract's shapes (FlagAPI), which read and check the wire.
+/// The answers of the telemetry routes (docs/telemetry.md) as the commands use them (`…Report`, `ReportingInstance`):
+/// mapped once, here, from the contract's shapes (FlagAPI), which read and check the wire.
 
 /// One client instance, as `clients` lists it and `propagation` names a lagging one.
-struct ClientInstance: Equatable {
+struct ReportingInstance: Equatable {
     /// The id the server issued to its connection.
     let id: String
     /// The SDK's name and version.
@@ -24,11 +24,11 @@ struct ClientInstance: Equatable {
 }
 
 /// `GET /v1/admin/sets/{set}/clients`: the instances that reported in the last 10 minutes.
-struct ClientsAnswer: Equatable {
+struct ClientsReport: Equatable {
     /// The set.
     let set: String
     /// The instances.
-    let instances: [ClientInstance]
+    let instances: [ReportingInstance]
     /// Connections this server holds whose client does not report.
     let silent: Int
 }
@@ -51,7 +51,7 @@ struct SDKCount: Equatable {
 }
 
 /// `GET /v1/admin/sets/{set}/usage`: evaluations per flag and day, and the active instances by SDK version.
-struct UsageAnswer: Equatable {
+struct UsageReport: Equatable {
     /// One flag's evaluations.
     struct FlagUsage: Equatable {
         /// The flag's key.
@@ -70,7 +70,7 @@ struct UsageAnswer: Equatable {
             for day in days {
                 for variant in day.variants { totals[variant.name, default: 0] += variant.count }
             }
-            return UsageAnswer.ordered(totals)
+            return UsageReport.ordered(totals)
         }
     }
 
@@ -133,7 +133,7 @@ struct Propagation: Equatable {
     /// Connections whose client does not report.
     let silent: Int
     /// Active instances below `version`, oldest report first, at most 100.
-    let lagging: [ClientInstance]
+    let lagging: [ReportingInstance]
 }
 
 extension TelemetryReport.Software {
@@ -143,9 +143,9 @@ extension TelemetryReport.Software {
     }
 }
 
-extension ClientInstance {
+extension ReportingInstance {
     /// The instance the server described.
-    init(_ wire: FlagAPI.ClientInstance) {
+    init(_ wire: ClientInstance) {
         self.init(
             id: wire.id, sdk: .init(wire.sdk), app: wire.app.map(TelemetryReport.Software.init), version: wire.version,
             appliedAt: wire.appliedAt, lastSeen: wire.lastSeen,
@@ -153,21 +153,21 @@ extension ClientInstance {
     }
 }
 
-extension ClientsAnswer {
+extension ClientsReport {
     /// The answer the server sent; an instance without its capabilities is refused, as the commands judge by them.
-    init(_ wire: FlagAPI.ClientsAnswer, route: String) throws(CLIError) {
+    init(_ wire: ClientsAnswer, route: String) throws(CLIError) {
         if let instance = wire.instances.first(where: { $0.capabilities == nil }) {
             throw .failure(
                 "the server's answer to \(route) lists instance \(instance.id) without its \"capabilities\"; "
                     + "is it a flagserver with client telemetry?")
         }
-        self.init(set: wire.set, instances: wire.instances.map(ClientInstance.init), silent: wire.silent)
+        self.init(set: wire.set, instances: wire.instances.map(ReportingInstance.init), silent: wire.silent)
     }
 }
 
-extension UsageAnswer {
+extension UsageReport {
     /// The answer the server sent, each day's variants the most served first.
-    init(_ wire: FlagAPI.UsageAnswer) {
+    init(_ wire: UsageAnswer) {
         let flags = wire.flags.map { flag in
             FlagUsage(
                 key: flag.key, lastEvaluated: flag.lastEvaluated,
@@ -189,6 +189,6 @@ extension Propagation {
             version: wire.version, active: wire.active, applied: wire.applied,
             p50Milliseconds: wire.p50Ms.map(Double.init), p99Milliseconds: wire.p99Ms.map(Double.init),
             written: wire.written.map { Written(streams: $0.streams, milliseconds: $0.ms) }, silent: wire.silent,
-            lagging: wire.lagging.map(ClientInstance.init))
+            lagging: wire.lagging.map(ReportingInstance.init))
     }
 }

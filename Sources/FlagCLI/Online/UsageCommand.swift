@@ -56,17 +56,17 @@ package struct UsageCommand: Command {
 
     /// `GET /v1/admin/sets/{set}/usage?key=&days=`, read.
     static func fetch(_ client: AdminClient, set: String, key: String?, days: Int?) throws(CLIError)
-        -> (AdminClient.Answer, UsageAnswer)
+        -> (AdminClient.Answer, UsageReport)
     {
         let (usage, answer) = try client.send(API.usage, PathParameters(set: set), UsageQuery(key: key, days: days))
-        return (answer, UsageAnswer(usage))
+        return (answer, UsageReport(usage))
     }
 }
 
 /// How `usage` reads for people.
 enum UsageText {
     /// Every flag: `KEY EVALUATIONS PER DAY LAST EVALUATED VARIANTS`, then the clients by SDK version.
-    static func summary(_ usage: UsageAnswer, now: Date) -> [String] {
+    static func summary(_ usage: UsageReport, now: Date) -> [String] {
         var lines = ["\(usage.set), the last \(counted(usage.days, "day")) (UTC):"]
         var table = Table(header: ["KEY", "EVALUATIONS", "PER DAY", "LAST EVALUATED", "VARIANTS"])
         for flag in usage.flags.sorted(by: { utf8Less($0.key, $1.key) }) {
@@ -82,7 +82,7 @@ enum UsageText {
     }
 
     /// One flag: a summary line and `DAY EVALUATIONS VARIANTS`, newest first, then the clients by SDK version.
-    static func days(_ usage: UsageAnswer, now: Date) -> [String] {
+    static func days(_ usage: UsageReport, now: Date) -> [String] {
         guard let flag = usage.flags.first else { return [] }
         let window = "\(flag.key) in \(usage.set), the last \(counted(usage.days, "day")) (UTC): "
         var lines = [
@@ -103,7 +103,7 @@ enum UsageText {
     }
 
     /// `2026-12-02 10:00 UTC (2 hours ago)`, or `never in these 30 days`.
-    static func last(_ flag: UsageAnswer.FlagUsage, days: Int, now: Date) -> String {
+    static func last(_ flag: UsageReport.FlagUsage, days: Int, now: Date) -> String {
         guard let date = flag.lastEvaluated else { return "never in these \(counted(days, "day"))" }
         return "\(Shown.date(date)) (\(Shown.relative(date, now: now)))"
     }
@@ -115,7 +115,7 @@ enum UsageText {
     }
 
     /// A blank line and `SDK INSTANCES`, the active instances by SDK version; nothing without any.
-    static func sdks(_ usage: UsageAnswer) -> [String] {
+    static func sdks(_ usage: UsageReport) -> [String] {
         guard !usage.sdks.isEmpty else { return ["", "no active client instance"] }
         var table = Table(header: ["SDK", "INSTANCES"])
         let sorted = SDKCount.ordered(usage.sdks)
