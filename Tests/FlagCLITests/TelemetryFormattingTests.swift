@@ -287,14 +287,10 @@ struct TelemetryFormattingTests {
 
     // MARK: - errors, settings, the console
 
-    @Test(
-        "a refusal of the compatibility gate prints the server's message and exits 1, in either shape",
-        arguments: [
-            #"{"error":{"code":"incompatible_clients","message":"operator \"semver_gte\" in flag \"nc\" cannot be evaluated by 1 of 1 active instances (100.00 %): FlagClient 1.2.0 (1). Pass allowIncompatible=true (flagctl --force) to write it anyway.","path":null,"constructs":["operator \"semver_gte\" in flag \"nc\""],"lacking":1,"active":1}}"#,
-            #"{"error":"incompatible_clients","message":"operator \"semver_gte\" in flag \"nc\" cannot be evaluated by 1 of 1 active instances (100.00 %): FlagClient 1.2.0 (1). Pass allowIncompatible=true (flagctl --force) to write it anyway.","constructs":[],"lacking":1,"active":1}"#,
-        ])
-    func incompatibleClients(_ body: String) throws {
-        let error = AdminClient.error(status: 422, json: try Self.json(body), ifMatch: nil)
+    @Test func aRefusalOfTheCompatibilityGatePrintsTheServersMessageAndExits1() throws {
+        let body =
+            #"{"error":{"code":"incompatible_clients","message":"operator \"semver_gte\" in flag \"nc\" cannot be evaluated by 1 of 1 active instances (100.00 %): FlagClient 1.2.0 (1). Pass allowIncompatible=true (flagctl --force) to write it anyway.","path":null,"constructs":["operator \"semver_gte\" in flag \"nc\""],"lacking":1,"active":1}}"#
+        let error = AdminClient.error(status: 422, AdminClient.errorAnswer(Array(body.utf8)), ifMatch: nil)
         #expect(error.exitCode == .failure)
         #expect(
             error.diagnostic == [
@@ -306,8 +302,14 @@ struct TelemetryFormattingTests {
     @Test func otherRefusalsKeepTheirProblems() throws {
         let body =
             #"{"error":{"code":"invalid_flag_set","message":"m","problems":[{"path":"flags.x","message":"bad"}]}}"#
-        let error = AdminClient.error(status: 422, json: try Self.json(body), ifMatch: nil)
+        let error = AdminClient.error(status: 422, AdminClient.errorAnswer(Array(body.utf8)), ifMatch: nil)
         #expect(error.message == "rejected, nothing changed: flags.x: bad")
+    }
+
+    /// A body that is not the error shape (a proxy's page) leaves the status to speak.
+    @Test func anErrorBodyOfAnotherShapeIsNamedByItsStatus() {
+        #expect(AdminClient.errorAnswer(Array(#"{"error":"incompatible_clients","message":"m"}"#.utf8)) == nil)
+        #expect(AdminClient.error(status: 502, nil, ifMatch: nil).message == "HTTP 502")
     }
 
     @Test func forceAddsAllowIncompatibleToEveryWrite() throws {

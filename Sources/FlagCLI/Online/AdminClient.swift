@@ -88,15 +88,14 @@ package struct AdminClient {
         } else {
             throw .failure("\(server) answered \(method) \(path) with \(status) and a body that is not JSON")
         }
-        if status == 409, json["error"]["code"].string == "already_exists", let createOnly {
-            throw .failure(createOnly)
+        guard (200..<300).contains(status) else {
+            let error = Self.errorAnswer(bytes)
+            if status == 409, error?.code == .alreadyExists, let createOnly { throw .failure(createOnly) }
+            if status == 400, let error, let member = error.path, let what = typed[member] {
+                throw .failure("\(what): \(error.message)")
+            }
+            throw Self.error(status: status, error, ifMatch: ifMatch)
         }
-        if status == 400, let member = json["error"]["path"].string, let what = typed[member],
-            let message = json["error"]["message"].string
-        {
-            throw .failure("\(what): \(message)")
-        }
-        guard (200..<300).contains(status) else { throw Self.error(status: status, json: json, ifMatch: ifMatch) }
         return Answer(status: status, json: json, body: bytes, headers: headers)
     }
 
@@ -173,39 +172,40 @@ package struct AdminClient {
         return (status, Array(box.data ?? Data()), box.headers)
     }
 
+    /// The error of an error answer (SPEC §4, FlagAPI's `ErrorAnswer`); `nil` for a body in another shape, such as
+    /// a proxy's own error page, which then speaks by its status alone.
+    static func errorAnswer(_ bytes: [UInt8]) -> APIError? {
+        do {
+            return try ErrorAnswer.decode(answer: bytes).error
+        } catch {
+            return nil
+        }
+    }
+
     /// The message for an error answer: what the server said plus what to do about it. What the error is about is
-    /// read from its `subject`, never from the message, whose words may change.
-    ///
-    /// The error is `{"error":{"code","message",…}}` (SPEC §4); a flat `{"error":CODE,"message":…}` is read too, as
-    /// docs/telemetry.md shows the compatibility gate's refusal that way.
-    static func error(status: Int, json: JSONValue, ifMatch: Int?) -> CLIError {
-        var error = json["error"]
-        if let code = error.string { error = .object((json.object ?? [:]).merging(["code": .string(code)]) { $1 }) }
-        let message = error["message"].string ?? "HTTP \(status)"
+    /// read from its `code` and `subject`, never from the message, whose words may change.
+    static func error(status: Int, _ error: APIError?, ifMatch: Int?) -> CLIError {
+        let message = error?.message ?? "HTTP \(status)"
         switch status {
         case 401:
             return .failure("the server refused the token (401): check --token / FLAGCTL_TOKEN")
         case 403:
             return .failure("this token may not do that (403): use an admin token; \(message)")
-        case 409 where error["code"].string == "conflict":
-            let current = error["currentVersion"].int.map { "version \($0)" } ?? "a newer version"
+        case 409 where error?.code == .conflict:
+            let current = error?.currentVersion.map { "version \($0)" } ?? "a newer version"
             let expected = ifMatch.map { ", not \($0) (--if-match)" } ?? ""
             return .conflict(
                 "the set changed meanwhile: it is at \(current) now\(expected); "
                     + "nothing was changed: review with 'flagctl history' and retry")
-        case 422 where error["code"].string == "incompatible_clients":
+        case 422 where error?.code == .incompatibleClients:
             // The server's message names the construct, the share and SDK versions, and `--force`.
             return .failure(message)
         case 422:
-            let problems = error["problems"].array ?? []
-            let listed = problems.compactMap { problem -> String? in
-                guard let text = problem["message"].string else { return nil }
-                return problem["path"].string.map { "\($0): \(text)" } ?? text
-            }
+            let listed = (error?.problems ?? []).map { "\($0.path): \($0.message)" }
             return .failure(listed.isEmpty ? message : "rejected, nothing changed: " + listed.joined(separator: "; "))
-        case 404 where error["subject"].string == ErrorSubject.set.rawValue:
+        case 404 where error?.subject == .set:
             return .failure("\(message) (see 'flagctl sets list')")
-        case 404 where error["subject"].string == ErrorSubject.flag.rawValue:
+        case 404 where error?.subject == .flag:
             return .failure("\(message) (see 'flagctl list')")
         default:
             return .failure(message)
