@@ -35,7 +35,7 @@ let request: [UInt8]
 do {
     let store = try SQLiteFlagStore.inMemory()
     let service = try FlagService(store: store, clock: .system)
-    let tokens = try TokenAuthority(store: store, clock: .system, environmentToken: nil)
+    let tokens = try TokenAuthority(tokens: store.tokens, clock: .system, environmentToken: nil)
     let note = ChangeNote(actor: "servebench", action: "set.create")
     let seed = try FlagSet.decode(Array(try Data(contentsOf: URL(fileURLWithPath: seedPath))))
     let state = try service.createSet("demo", from: seed, note: note)

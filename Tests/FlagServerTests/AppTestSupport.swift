@@ -53,7 +53,7 @@ struct AppHarness {
         let store = try SQLiteFlagStore(path: directory.appendingPathComponent("flags.sqlite").path)
         keyEncryptionKey = signed ? try KeyEncryptionKey.generate() : nil
         let service = try FlagService(store: store, clock: clock.clock, keyEncryptionKey: keyEncryptionKey)
-        let tokens = try TokenAuthority(store: store, clock: clock.clock, environmentToken: "env-secret-token")
+        let tokens = try TokenAuthority(tokens: store.tokens, clock: clock.clock, environmentToken: "env-secret-token")
         let note = ChangeNote(actor: "test", action: "set.create")
         try service.createSet("ios-prod", from: FlagSet.decode(Array(fixtureDocument.utf8)), note: note)
         try service.createSet("android-prod", note: note)
@@ -71,7 +71,7 @@ struct AppHarness {
     func reopened() throws -> FlagServerApp {
         let store = try SQLiteFlagStore(path: databasePath)
         let service = try FlagService(store: store, clock: clock.clock, keyEncryptionKey: keyEncryptionKey)
-        let tokens = try TokenAuthority(store: store, clock: clock.clock, environmentToken: nil)
+        let tokens = try TokenAuthority(tokens: store.tokens, clock: clock.clock, environmentToken: nil)
         return FlagServerApp(service: service, tokens: tokens, clock: clock.clock)
     }
 

@@ -93,7 +93,7 @@ struct AuthTests {
 
     @Test func tokensAreStoredOnlyAsHashes() async throws {
         try await withHarness { harness in
-            let stored = try harness.app.service.store.tokens()
+            let stored = try harness.app.service.store.tokens.all()
             #expect(Set(stored.map(\.name)) == ["root", "ios-app"])
             #expect(stored.first { $0.name == "root" }?.hash == SHA256.hash(harness.admin))
             #expect(stored.first { $0.name == "ios-app" }?.role == .sdk(set: "ios-prod"))

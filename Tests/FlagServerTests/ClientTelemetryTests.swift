@@ -143,7 +143,9 @@ struct ClientTelemetryTests {
         ]
         try telemetry.accept(Self.report(id, counts: counts), set: "s", key: "app", flags: Self.flags)
         telemetry.flush()
-        let kept = try store.usage(set: "s", flag: nil, fromHour: 0).map { "\($0.flag)/\($0.variant)=\($0.count)" }
+        let kept = try store.telemetry.usage(set: "s", flag: nil, fromHour: 0).map {
+            "\($0.flag)/\($0.variant)=\($0.count)"
+        }
         #expect(kept.sorted() == ["f/=4", "f/default=1", "f/on=2"])
         #expect(telemetry.dropped[.unknownVariant] == 1)
         #expect(telemetry.dropped[.unknownFlag] == 1)
@@ -162,7 +164,7 @@ struct ClientTelemetryTests {
         try telemetry.accept(
             Self.report(id, counts: ["gone": ["default": ["STATIC": 5]]]), set: "s", key: "app", flags: Self.flags)
         telemetry.flush()
-        #expect(try store.usage(set: "s", flag: "gone", fromHour: 0).map(\.count) == [3])
+        #expect(try store.telemetry.usage(set: "s", flag: "gone", fromHour: 0).map(\.count) == [3])
         #expect(telemetry.dropped[.unknownFlag] == 2)
     }
 
@@ -179,13 +181,13 @@ struct ClientTelemetryTests {
         }
         try report(0..<6)
         try report(3..<9)
-        #expect(try store.usage(set: "s", flag: nil, fromHour: 0).count == 9)
+        #expect(try store.telemetry.usage(set: "s", flag: nil, fromHour: 0).count == 9)
         try report(9..<12)
-        #expect(try store.usage(set: "s", flag: nil, fromHour: 0).count == 10)
+        #expect(try store.telemetry.usage(set: "s", flag: nil, fromHour: 0).count == 10)
         #expect(telemetry.dropped[.rowCap] == 2)
         clock.advance(seconds: 3600)
         try report(20..<25)
-        #expect(try store.usage(set: "s", flag: nil, fromHour: 0).count == 15)
+        #expect(try store.telemetry.usage(set: "s", flag: nil, fromHour: 0).count == 15)
     }
 
     @Test func flagKeysPerSetAreCappedBetweenFlushes() throws {
@@ -195,7 +197,7 @@ struct ClientTelemetryTests {
         for index in 0..<150 { counts["flag-\(index)"] = ["": ["STATIC": 1]] }
         try telemetry.accept(Self.report(id, counts: counts), set: "s", key: "app", flags: Self.flags)
         telemetry.flush()
-        let stored = try store.usage(set: "s", flag: nil, fromHour: 0)
+        let stored = try store.telemetry.usage(set: "s", flag: nil, fromHour: 0)
         #expect(stored.count == 100)
         #expect(telemetry.dropped[.flagCap] == 50)
         #expect(telemetry.evaluations["s"] == 150)
@@ -259,8 +261,8 @@ struct ClientTelemetryTests {
         #expect(telemetry.dropped[.flushFailed] == 1)
         try store.database.write { try $0.execute("ALTER TABLE away RENAME TO evaluation_count") }
         telemetry.flush()
-        #expect(try store.usage(set: "s", flag: "f", fromHour: 0).map(\.count) == [2])
-        #expect(try store.instances(set: "s", seenSince: .distantPast).map(\.id) == [id])
+        #expect(try store.telemetry.usage(set: "s", flag: "f", fromHour: 0).map(\.count) == [2])
+        #expect(try store.telemetry.instances(set: "s", seenSince: .distantPast).map(\.id) == [id])
     }
 
     @Test func anInstanceFromAnotherServerIsKnownThroughTheStore() throws {

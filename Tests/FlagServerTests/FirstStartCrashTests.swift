@@ -23,7 +23,7 @@ struct FirstStartCrashTests {
             }
             #expect(error?.isAlreadyExists == true)
             #expect(try store.sets().isEmpty)
-            #expect(try store.audit(set: nil, limit: 10).isEmpty)
+            #expect(try store.auditLog.records(set: nil, limit: 10).isEmpty)
             #expect(try store.createSets([creation("demo", 2), creation("web", 2)]).map(\.version) == [1, 1])
             #expect(throws: StoreError.self) { try store.createSets([creation("api", 3), creation("web", 3)]) }
             #expect(try store.sets().map(\.name) == ["demo", "web"])
@@ -74,7 +74,7 @@ struct FirstStartCrashTests {
                 clock: clock.clock,
                 log: { _ in })
             let store = try SQLiteFlagStore(path: configuration.databasePath)
-            let tokens = try TokenAuthority(store: store, clock: clock.clock, environmentToken: nil)
+            let tokens = try TokenAuthority(tokens: store.tokens, clock: clock.clock, environmentToken: nil)
             // The token file cannot be written: before, the token's hash was already stored, so every later start
             // saw an admin token and made none, while no one knew it.
             let unwritable = directory.appendingPathComponent("missing/admin-token")
@@ -82,7 +82,7 @@ struct FirstStartCrashTests {
                 try tokens.bootstrapAdminToken(file: unwritable, environmentTokenSet: false)
             }
             #expect(!tokens.hasStoredAdminToken)
-            #expect(try store.tokens().isEmpty)
+            #expect(try store.tokens.all().isEmpty)
             let next = try ServerBootstrap(
                 configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
             let file = try #require(next.adminTokenFile)

@@ -78,7 +78,7 @@ extension PostgresTests {
                 }
                 let versions = try stores[1].history(set: "race", subject: nil, limit: 100).map(\.version)
                 #expect(versions == Array((1...rounds + 1).reversed()))
-                #expect(try stores[1].audit(set: "race", limit: 100).map(\.version) == versions)
+                #expect(try stores[1].auditLog.records(set: "race", limit: 100).map(\.version) == versions)
                 #expect(try stores[0].sets().map(\.version) == [rounds + 1])
             }
         }
@@ -107,7 +107,7 @@ extension PostgresTests {
                 let winners = outcomes.withLock { $0 }.filter(\.value).map(\.key)
                 try #require(winners.count == 1, "\(outcomes.withLock { $0 })")
                 #expect(try stores[0].sets().map(\.name) == ["only-\(winners[0])", "shared"])
-                #expect(try stores[1].audit(set: nil, limit: 10).count == 2)
+                #expect(try stores[1].auditLog.records(set: nil, limit: 10).count == 2)
             }
         }
 
@@ -179,15 +179,15 @@ extension PostgresTests {
                 #expect(throws: StoreError.self) { try append(base: 1) }
                 #expect(throws: StoreError.self) { try store.createSets([creation("d"), creation("a")]) }
                 let token = StoredToken(name: "app", hash: digest(9), role: .sdk(set: "a"), createdAt: time(3))
-                try store.addToken(token, audit: audit("key.create", 3))
-                #expect(throws: StoreError.self) { try store.addToken(token, audit: audit("key.create", 3)) }
-                #expect(try store.revokeToken(name: "app", at: time(4), audit: audit("key.revoke", 4)))
-                #expect(try !store.revokeToken(name: "app", at: time(5), audit: audit("key.revoke", 5)))
-                try store.recordTokenUses(["app": time(6)])
-                try store.recordAudit(audit("key.create", 7), set: "a")
+                try store.tokens.add(token, audit: audit("key.create", 3))
+                #expect(throws: StoreError.self) { try store.tokens.add(token, audit: audit("key.create", 3)) }
+                #expect(try store.tokens.revoke(name: "app", at: time(4), audit: audit("key.revoke", 4)))
+                #expect(try !store.tokens.revoke(name: "app", at: time(5), audit: audit("key.revoke", 5)))
+                try store.tokens.recordUses(["app": time(6)])
+                try store.auditLog.record(audit("key.create", 7), set: "a")
                 try append(base: 2)
 
-                let expected: [PostgresFlagStore.Change] = [
+                let expected: [StoreChange] = [
                     .set("a", version: 1), .set("b", version: 1), .set("c", version: 1), .set("a", version: 2),
                     .tokens, .tokens, .set("a", version: 3),
                 ]
@@ -252,16 +252,16 @@ extension PostgresTests {
                 let token = StoredToken(
                     name: "t", hash: digest(2), role: .admin(.admin, sets: nil), createdAt: times[1],
                     expiresAt: times[3])
-                try store.addToken(
+                try store.tokens.add(
                     token, audit: AuditRecord(actor: "alice", action: "token.create", time: times[2]))
-                try store.recordTokenUses(["t": times[3]])
+                try store.tokens.recordUses(["t": times[3]])
                 #expect(try store.version(set: "s", 1).createdAt == times[0])
                 #expect(try store.sets().map(\.updatedAt) == [times[0]])
-                #expect(try store.audit(set: nil, limit: 10).map(\.time) == [times[2], times[0]])
-                let stored = try #require(try store.tokens().first)
+                #expect(try store.auditLog.records(set: nil, limit: 10).map(\.time) == [times[2], times[0]])
+                let stored = try #require(try store.tokens.all().first)
                 #expect([stored.createdAt, stored.expiresAt, stored.lastUsedAt] == [times[1], times[3], times[3]])
                 let since = AuditFilter(since: times[0])
-                #expect(try store.audit(set: nil, filter: since, limit: 10).map(\.time) == [times[0]])
+                #expect(try store.auditLog.records(set: nil, filter: since, limit: 10).map(\.time) == [times[0]])
             }
         }
     }
@@ -399,7 +399,7 @@ extension PostgresTests {
 struct PostgresChangePayloadTests {
     @Test func payloadsAreSmallJSONThatReadsBack() {
         let longest = String(repeating: "a", count: 128)
-        let changes: [PostgresFlagStore.Change] = [
+        let changes: [StoreChange] = [
             .set("ios", version: 7), .set(longest, version: Int.max), .tokens,
         ]
         #expect(changes[0].payload == #"{"set":"ios","version":7}"#)

@@ -50,25 +50,25 @@ struct SQLiteFlagStoreTests {
                 _ = try store.append(
                     set: "ios", base: 2, change: .init(items: [.flag("a"): nil]), digest: digest(3),
                     audit: audit("flag.delete", 3, subject: "a", reason: "done"))
-                try store.addToken(
+                try store.tokens.add(
                     StoredToken(
                         name: "ios-app", hash: digest(9), role: .sdk(set: "ios"),
                         createdAt: time(4)), audit: audit("key.create", 4))
-                try store.addToken(
+                try store.tokens.add(
                     StoredToken(name: "ci", hash: digest(10), role: .admin(.admin, sets: nil), createdAt: time(5)),
                     audit: audit("token.create", 5))
-                _ = try store.revokeToken(name: "ci", at: time(6), audit: audit("token.revoke", 6))
+                _ = try store.tokens.revoke(name: "ci", at: time(6), audit: audit("token.revoke", 6))
                 snapshots = try (1...3).map { try store.snapshot(set: "ios", version: $0) }
                 history = try store.history(set: "ios", subject: nil, limit: 10)
-                auditLog = try store.audit(set: nil, limit: 100)
-                tokens = try store.tokens()
+                auditLog = try store.auditLog.records(set: nil, limit: 100)
+                tokens = try store.tokens.all()
             }
             let reopened = try SQLiteFlagStore(path: path)
             #expect(try (1...3).map { try reopened.snapshot(set: "ios", version: $0) } == snapshots)
             #expect(try reopened.history(set: "ios", subject: nil, limit: 10) == history)
-            #expect(try reopened.audit(set: nil, limit: 100) == auditLog)
+            #expect(try reopened.auditLog.records(set: nil, limit: 100) == auditLog)
             #expect(auditLog.count == 6)
-            #expect(try reopened.tokens() == tokens)
+            #expect(try reopened.tokens.all() == tokens)
             #expect(tokens.map(\.revokedAt) == [nil, time(6)])
             #expect(try reopened.sets() == [StoredSet(name: "ios", version: 3, updatedAt: time(3))])
         }
@@ -104,7 +104,7 @@ struct SQLiteFlagStoreTests {
                     "INSERT INTO token (name, hash, role, role_set, created_at) VALUES ('app', x'02', 'sdk', 's', 6)")
             }
             let store = try SQLiteFlagStore(database: database)
-            let tokens = try store.tokens()
+            let tokens = try store.tokens.all()
             #expect(tokens.map(\.role) == [.admin(.admin, sets: nil), .sdk(set: "s")])
             #expect(tokens.allSatisfy { $0.expiresAt == nil && $0.sessionOf == nil && $0.lastUsedAt == nil })
         }

@@ -127,23 +127,23 @@ struct SigningRouteTests {
             #expect(await eventually { text().contains("event: put") })
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             // The patch is signed and stored with the version, and is what the stream got.
-            let patch = try #require(try store.signedBody(set: "ios-prod", version: 2, .patch))
+            let patch = try #require(try store.signing.body(set: "ios-prod", version: 2, .patch))
             #expect(await eventually { text().contains("event: patch") })
             #expect(
                 text().contains(
                     "signature: \(patch.signature)\ndata: " + String(decoding: patch.bytes, as: UTF8.self) + "\n\n"))
             // The document is not made by the write: it is signed when first asked for, and stored.
-            #expect(try store.signedBody(set: "ios-prod", version: 2, .document) == nil)
+            #expect(try store.signing.body(set: "ios-prod", version: 2, .document) == nil)
             let served = try harness.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
-            let document = try #require(try store.signedBody(set: "ios-prod", version: 2, .document))
+            let document = try #require(try store.signing.body(set: "ios-prod", version: 2, .document))
             #expect(document.bytes == served.body)
             #expect(document.signature == served.header("Flagstaff-Signature"))
 
             // Another server (or a restart) serves the stored bytes, not its own assembly: here they are made to
             // differ, as a later software version's might.
             let stored = SignedBody(bytes: document.bytes + [0x20], signature: document.signature)
-            try store.updateSigningKeys(
-                set: "ios-prod", try store.signingKeys(set: "ios-prod"), resigned: (2, stored),
+            try store.signing.updateKeys(
+                set: "ios-prod", try store.signing.keys(set: "ios-prod"), resigned: (2, stored),
                 audit: AuditRecord(actor: "test", action: "signing-key.test", time: Date()))
             let restarted = try harness.reopened()
             let again = try InProcessClient(handler: restarted.handler).send(
@@ -164,7 +164,7 @@ struct SigningRouteTests {
             // this request. Either way it verifies, is stored, and is the same bytes on every later request.
             let first = try harness.send("GET", "/v1/sets/ios-prod/versions/2", token: harness.sdk)
             try verify(first.header("Flagstaff-Signature"), body: first.body, version: 2, keys: keys)
-            #expect(try store.signedBody(set: "ios-prod", version: 2, .document)?.bytes == first.body)
+            #expect(try store.signing.body(set: "ios-prod", version: 2, .document)?.bytes == first.body)
             let second = try harness.send("GET", "/v1/sets/ios-prod/versions/2", token: harness.sdk)
             #expect(
                 second.body == first.body && second.header("Flagstaff-Signature") == first.header("Flagstaff-Signature")
@@ -293,13 +293,13 @@ struct SigningRouteTests {
             _ = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}")
             sync.setChanged("ios-prod", version: 2)
             let store = harness.app.service.store
-            let patch = try #require(try store.signedBody(set: "ios-prod", version: 2, .patch))
+            let patch = try #require(try store.signing.body(set: "ios-prod", version: 2, .patch))
             #expect(await eventually { text().contains("event: patch") })
             let patchData = "data: " + String(decoding: patch.bytes, as: UTF8.self) + "\n\n"
             #expect(text().contains("signature: \(patch.signature)\n" + patchData))
             // Both servers serve the one document kept in the store, whichever made it.
             let served = try two.service.servedDocument("ios-prod")
-            let document = try #require(try store.signedBody(set: "ios-prod", version: 2, .document))
+            let document = try #require(try store.signing.body(set: "ios-prod", version: 2, .document))
             #expect(served.bytes == document.bytes && served.signature == document.signature)
             #expect((try? harness.app.service.servedDocument("ios-prod"))?.signature == document.signature)
 
@@ -312,7 +312,7 @@ struct SigningRouteTests {
             let lines = last.split(separator: "\n").map(String.init)
             let data = Array(lines[1].dropFirst("data: ".count).utf8)
             try verify(String(lines[0].dropFirst("signature: ".count)), body: data, version: 4, keys: keys)
-            #expect(data == (try store.signedBody(set: "ios-prod", version: 4, .document))?.bytes)
+            #expect(data == (try store.signing.body(set: "ios-prod", version: 4, .document))?.bytes)
         }
     }
 }

@@ -95,73 +95,18 @@ final class PostgresTestStore: FlagStore {
         try store.history(set: set, subject: subject, limit: limit)
     }
 
-    func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord] {
-        try store.audit(set: set, filter: filter, limit: limit)
-    }
-
-    func recordAudit(_ record: AuditRecord, set: String?) throws { try store.recordAudit(record, set: set) }
-
-    func tokens() throws -> [StoredToken] { try store.tokens() }
-
-    func addToken(_ token: StoredToken, audit: AuditRecord) throws { try store.addToken(token, audit: audit) }
-
-    func revokeToken(name: String, at: Date, audit: AuditRecord) throws -> Bool {
-        try store.revokeToken(name: name, at: at, audit: audit)
-    }
-
-    func recordTokenUses(_ uses: [String: Date]) throws { try store.recordTokenUses(uses) }
-
-    func deleteSessions(endedBefore before: Date) throws -> Int {
-        try store.deleteSessions(endedBefore: before)
-    }
-
     func changes(set: String, since base: Int) throws -> SetChanges { try store.changes(set: set, since: base) }
-
-    func tokenRevision() throws -> Int { try store.tokenRevision() }
 
     func exclusively<T>(_ body: () throws -> T) throws -> T { try store.exclusively(body) }
 
     var health: StoreHealth { store.health }
 
-    func recordTelemetry(_ batch: TelemetryBatch) throws { try store.recordTelemetry(batch) }
-
-    func instances(set: String, seenSince since: Date) throws -> [StoredInstance] {
-        try store.instances(set: set, seenSince: since)
+    func reading<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try store.reading(action, body)
     }
 
-    func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance? {
-        try store.instance(set: set, id: id, seenSince: since)
-    }
-
-    func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount] {
-        try store.usage(set: set, flag: flag, fromHour: fromHour)
-    }
-
-    func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws {
-        try store.pruneTelemetry(countsBefore: countsBefore, instancesBefore: instancesBefore)
-    }
-
-    func settings(set: String) throws -> SetSettings { try store.settings(set: set) }
-
-    func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
-        try store.updateSettings(set: set, settings, audit: audit)
-    }
-
-    func signingKeys(set: String) throws -> [StoredSigningKey] { try store.signingKeys(set: set) }
-
-    func updateSigningKeys(
-        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?,
-        audit: AuditRecord
-    ) throws {
-        try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit)
-    }
-
-    func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody? {
-        try store.signedBody(set: set, version: version, kind)
-    }
-
-    func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody {
-        try store.keepSignedDocument(set: set, version: version, document)
+    func writing<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try store.writing(action, body)
     }
 }
 

@@ -16,20 +16,22 @@ extension StoreTests {
     @Test(arguments: StoreKind.allCases)
     func instancesAreReplacedAndReadBySeenTime(kind: StoreKind) throws {
         try kind.withStore { store in
-            try store.recordTelemetry(
+            try store.telemetry.record(
                 TelemetryBatch(instances: [Self.instance("a", seen: 10), Self.instance("b", seen: 20)]))
-            try store.recordTelemetry(TelemetryBatch(instances: [Self.instance("a", seen: 30, report: nil)]))
-            let all = try store.instances(set: "ios", seenSince: Self.t0)
+            try store.telemetry.record(TelemetryBatch(instances: [Self.instance("a", seen: 30, report: nil)]))
+            let all = try store.telemetry.instances(set: "ios", seenSince: Self.t0)
             #expect(all.map(\.id) == ["a", "b"])
             #expect(all[0] == Self.instance("a", seen: 30, report: nil))
             #expect(all[1].applied == [3: Self.t0.addingTimeInterval(1.25), 4: Self.t0.addingTimeInterval(20)])
-            #expect(try store.instances(set: "ios", seenSince: Self.t0.addingTimeInterval(25)).map(\.id) == ["a"])
-            #expect(try store.instances(set: "android", seenSince: .distantPast).isEmpty)
-            #expect(try store.instance(set: "ios", id: "b", seenSince: Self.t0) == Self.instance("b", seen: 20))
-            #expect(try store.instance(set: "ios", id: "b", seenSince: Self.t0.addingTimeInterval(21)) == nil)
+            #expect(
+                try store.telemetry.instances(set: "ios", seenSince: Self.t0.addingTimeInterval(25)).map(\.id) == ["a"])
+            #expect(try store.telemetry.instances(set: "android", seenSince: .distantPast).isEmpty)
+            #expect(
+                try store.telemetry.instance(set: "ios", id: "b", seenSince: Self.t0) == Self.instance("b", seen: 20))
+            #expect(try store.telemetry.instance(set: "ios", id: "b", seenSince: Self.t0.addingTimeInterval(21)) == nil)
 
-            try store.pruneTelemetry(countsBefore: 0, instancesBefore: Self.t0.addingTimeInterval(25))
-            #expect(try store.instances(set: "ios", seenSince: .distantPast).map(\.id) == ["a"])
+            try store.telemetry.prune(countsBefore: 0, instancesBefore: Self.t0.addingTimeInterval(25))
+            #expect(try store.telemetry.instances(set: "ios", seenSince: .distantPast).map(\.id) == ["a"])
         }
     }
 
@@ -41,20 +43,20 @@ extension StoreTests {
                     set: "ios", flag: flag, variant: variant, hour: hour, count: count,
                     lastAt: Self.t0.addingTimeInterval(seconds))
             }
-            try store.recordTelemetry(
+            try store.telemetry.record(
                 TelemetryBatch(counts: [count("a", "on", hour: 10, 2, at: 5), count("a", "", hour: 11, 1, at: 6)]))
-            try store.recordTelemetry(
+            try store.telemetry.record(
                 TelemetryBatch(counts: [count("a", "on", hour: 10, 3, at: 4), count("b", "off", hour: 12, 7, at: 9)]))
-            let all = try store.usage(set: "ios", flag: nil, fromHour: 0)
+            let all = try store.telemetry.usage(set: "ios", flag: nil, fromHour: 0)
             #expect(
                 all == [
                     count("a", "on", hour: 10, 5, at: 5), count("a", "", hour: 11, 1, at: 6),
                     count("b", "off", hour: 12, 7, at: 9),
                 ])
-            #expect(try store.usage(set: "ios", flag: "b", fromHour: 0).map(\.count) == [7])
-            #expect(try store.usage(set: "ios", flag: nil, fromHour: 11).count == 2)
-            try store.pruneTelemetry(countsBefore: 12, instancesBefore: .distantPast)
-            #expect(try store.usage(set: "ios", flag: nil, fromHour: 0).map(\.flag) == ["b"])
+            #expect(try store.telemetry.usage(set: "ios", flag: "b", fromHour: 0).map(\.count) == [7])
+            #expect(try store.telemetry.usage(set: "ios", flag: nil, fromHour: 11).count == 2)
+            try store.telemetry.prune(countsBefore: 12, instancesBefore: .distantPast)
+            #expect(try store.telemetry.usage(set: "ios", flag: nil, fromHour: 0).map(\.flag) == ["b"])
         }
     }
 
@@ -62,14 +64,14 @@ extension StoreTests {
     func settingsAreKeptPerSetWithTheirAudit(kind: StoreKind) throws {
         try kind.withStore { store in
             try Self.fill(store)
-            #expect(try store.settings(set: "ios") == SetSettings())
+            #expect(try store.settings.read(set: "ios") == SetSettings())
             let audit = AuditRecord(
                 actor: "root", action: "set.settings", reason: nil, subject: "compatibility=warn", time: Self.t0)
-            try store.updateSettings(set: "ios", SetSettings(compatibility: .warn), audit: audit)
-            #expect(try store.settings(set: "ios").compatibility == .warn)
-            #expect(try store.audit(set: "ios", limit: 1).first?.action == "set.settings")
-            #expect(throws: StoreError.self) { try store.settings(set: "nope") }
-            #expect(throws: StoreError.self) { try store.updateSettings(set: "nope", SetSettings(), audit: audit) }
+            try store.settings.update(set: "ios", SetSettings(compatibility: .warn), audit: audit)
+            #expect(try store.settings.read(set: "ios").compatibility == .warn)
+            #expect(try store.auditLog.records(set: "ios", limit: 1).first?.action == "set.settings")
+            #expect(throws: StoreError.self) { try store.settings.read(set: "nope") }
+            #expect(throws: StoreError.self) { try store.settings.update(set: "nope", SetSettings(), audit: audit) }
         }
     }
 }

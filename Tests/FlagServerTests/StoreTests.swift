@@ -107,7 +107,7 @@ struct StoreTests {
             }
             // Nothing of the refused writes was kept.
             #expect(try store.sets().map(\.version) == [5])
-            #expect(try store.audit(set: "ios", limit: 100).count == 5)
+            #expect(try store.auditLog.records(set: "ios", limit: 100).count == 5)
             #expect(try store.snapshot(set: "ios", version: nil).items[.flag("z")] == nil)
         }
     }
@@ -122,8 +122,8 @@ struct StoreTests {
                 { _ = try store.snapshot(set: "ios", version: 0) },
                 { _ = try store.version(set: "ios", 6) },
                 { _ = try store.history(set: "android", subject: nil, limit: 10) },
-                { _ = try store.audit(set: "android", limit: 10) },
-                { try store.recordAudit(audit("key.create", 9), set: "android") },
+                { _ = try store.auditLog.records(set: "android", limit: 10) },
+                { try store.auditLog.record(audit("key.create", 9), set: "android") },
                 {
                     _ = try store.append(
                         set: "android", base: 1, change: .init(), digest: digest(2), audit: audit("x", 9)
@@ -186,20 +186,20 @@ struct StoreTests {
         try kind.withStore { store in
             try Self.fill(store)
             try store.createSet("web", change: .init(), digest: digest(1), audit: audit("set.create", 6))
-            try store.recordAudit(audit("key.create", 7, subject: "ios-key"), set: "ios")
-            try store.recordAudit(audit("server.start", 8), set: nil)
+            try store.auditLog.record(audit("key.create", 7, subject: "ios-key"), set: "ios")
+            try store.auditLog.record(audit("server.start", 8), set: nil)
 
-            let ios = try store.audit(set: "ios", limit: 100)
+            let ios = try store.auditLog.records(set: "ios", limit: 100)
             #expect(ios.map(\.action) == ["key.create"] + Array(repeating: "flag.update", count: 4) + ["set.create"])
             #expect(ios.map(\.version) == [nil, 5, 4, 3, 2, 1])
-            #expect(try store.audit(set: "web", limit: 100).map(\.action) == ["set.create"])
-            let all = try store.audit(set: nil, limit: 3)
+            #expect(try store.auditLog.records(set: "web", limit: 100).map(\.action) == ["set.create"])
+            let all = try store.auditLog.records(set: nil, limit: 3)
             #expect(
                 all == [
                     audit("server.start", 8), audit("key.create", 7, subject: "ios-key"),
                     AuditRecord(actor: "alice", action: "set.create", time: time(6), version: 1),
                 ])
-            #expect(try store.audit(set: nil, limit: 100).count == 8)
+            #expect(try store.auditLog.records(set: nil, limit: 100).count == 8)
         }
     }
 
@@ -210,41 +210,44 @@ struct StoreTests {
             let admin = StoredToken(
                 name: "bootstrap", hash: digest(100), role: .admin(.admin, sets: nil), createdAt: time(2))
             let sdk = StoredToken(name: "ios-app", hash: digest(101), role: .sdk(set: "ios"), createdAt: time(3))
-            try store.addToken(admin, audit: audit("token.create", 2, subject: "bootstrap"))
-            try store.addToken(sdk, audit: audit("key.create", 3, subject: "ios-app"))
-            #expect(try store.tokens() == [admin, sdk])
+            try store.tokens.add(admin, audit: audit("token.create", 2, subject: "bootstrap"))
+            try store.tokens.add(sdk, audit: audit("key.create", 3, subject: "ios-app"))
+            #expect(try store.tokens.all() == [admin, sdk])
 
             let sameName = #expect(throws: StoreError.self) {
-                try store.addToken(
+                try store.tokens.add(
                     StoredToken(
                         name: "ios-app", hash: digest(102), role: .admin(.admin, sets: nil), createdAt: time(4)),
                     audit: audit("key.create", 4))
             }
             #expect(sameName?.isAlreadyExists == true)
             let sameSecret = #expect(throws: StoreError.self) {
-                try store.addToken(
+                try store.tokens.add(
                     StoredToken(name: "other", hash: digest(100), role: .admin(.admin, sets: nil), createdAt: time(4)),
                     audit: audit("key.create", 4))
             }
             #expect(sameSecret?.isAlreadyExists == true)
             let noSet = #expect(throws: StoreError.self) {
-                try store.addToken(
+                try store.tokens.add(
                     StoredToken(name: "web", hash: digest(103), role: .sdk(set: "web"), createdAt: time(4)),
                     audit: audit("key.create", 4)
                 )
             }
             #expect(noSet?.isNotFound == true)
 
-            #expect(try store.revokeToken(name: "ios-app", at: time(5), audit: audit("key.revoke", 5)))
-            #expect(try !store.revokeToken(name: "ios-app", at: time(6), audit: audit("key.revoke", 6)))
-            #expect(try !store.revokeToken(name: "nobody", at: time(6), audit: audit("key.revoke", 6)))
+            #expect(try store.tokens.revoke(name: "ios-app", at: time(5), audit: audit("key.revoke", 5)))
+            #expect(try !store.tokens.revoke(name: "ios-app", at: time(6), audit: audit("key.revoke", 6)))
+            #expect(try !store.tokens.revoke(name: "nobody", at: time(6), audit: audit("key.revoke", 6)))
             var revoked = sdk
             revoked.revokedAt = time(5)
-            #expect(try store.tokens() == [admin, revoked])
+            #expect(try store.tokens.all() == [admin, revoked])
             // Only the actions that happened are in the log: two creations and one revocation.
-            #expect(try store.audit(set: "ios", limit: 10).map(\.action) == ["key.revoke", "key.create", "set.create"])
             #expect(
-                try store.audit(set: nil, limit: 10).map(\.action)
+                try store.auditLog.records(set: "ios", limit: 10).map(\.action) == [
+                    "key.revoke", "key.create", "set.create",
+                ])
+            #expect(
+                try store.auditLog.records(set: nil, limit: 10).map(\.action)
                     == ["key.revoke", "key.create", "token.create", "set.create"])
         }
     }
@@ -277,21 +280,21 @@ struct StoreTests {
     func theTokenRevisionGrowsWithEveryTokenAddedOrRevoked(kind: StoreKind) throws {
         try kind.withStore { store in
             try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
-            var seen = [try store.tokenRevision()]
+            var seen = [try store.tokens.revision()]
             let admin = StoredToken(
                 name: "root", hash: digest(100), role: .admin(.admin, sets: nil), createdAt: time(2))
-            try store.addToken(admin, audit: audit("token.create", 2))
-            seen.append(try store.tokenRevision())
-            try store.addToken(
+            try store.tokens.add(admin, audit: audit("token.create", 2))
+            seen.append(try store.tokens.revision())
+            try store.tokens.add(
                 StoredToken(name: "ios-app", hash: digest(101), role: .sdk(set: "ios"), createdAt: time(3)),
                 audit: audit("key.create", 3))
-            seen.append(try store.tokenRevision())
-            try store.recordTokenUses(["root": time(4)])
-            #expect(try store.tokenRevision() == seen.last)
-            _ = try store.revokeToken(name: "ios-app", at: time(5), audit: audit("key.revoke", 5))
-            seen.append(try store.tokenRevision())
-            #expect(try !store.revokeToken(name: "ios-app", at: time(6), audit: audit("key.revoke", 6)))
-            #expect(try store.tokenRevision() == seen.last)
+            seen.append(try store.tokens.revision())
+            try store.tokens.recordUses(["root": time(4)])
+            #expect(try store.tokens.revision() == seen.last)
+            _ = try store.tokens.revoke(name: "ios-app", at: time(5), audit: audit("key.revoke", 5))
+            seen.append(try store.tokens.revision())
+            #expect(try !store.tokens.revoke(name: "ios-app", at: time(6), audit: audit("key.revoke", 6)))
+            #expect(try store.tokens.revision() == seen.last)
             #expect(seen == seen.sorted() && Set(seen).count == seen.count, "\(seen)")
         }
     }
@@ -302,11 +305,11 @@ struct StoreTests {
             try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
             try store.createSet("web", change: .init(), digest: digest(1), audit: audit("set.create", 2))
             let bob = AuditRecord(actor: "bob", action: "flag.kill", subject: "checkout", time: time(3))
-            try store.recordAudit(bob, set: "ios")
-            try store.recordAudit(audit("flag.update", 4, subject: "checkout"), set: "web")
-            try store.recordAudit(AuditRecord(actor: "bob", action: "token.create", time: time(5)), set: nil)
+            try store.auditLog.record(bob, set: "ios")
+            try store.auditLog.record(audit("flag.update", 4, subject: "checkout"), set: "web")
+            try store.auditLog.record(AuditRecord(actor: "bob", action: "token.create", time: time(5)), set: nil)
             func actions(set: String? = nil, _ filter: AuditFilter) throws -> [String] {
-                try store.audit(set: set, filter: filter, limit: 100).map(\.action)
+                try store.auditLog.records(set: set, filter: filter, limit: 100).map(\.action)
             }
             #expect(try actions(AuditFilter(actor: "bob")) == ["token.create", "flag.kill"])
             #expect(try actions(AuditFilter(subject: "checkout")) == ["flag.update", "flag.kill"])
@@ -321,7 +324,7 @@ struct StoreTests {
             #expect(try actions(set: "ios", AuditFilter(sets: ["web"])) == [])
             #expect(try actions(set: "ios", AuditFilter(actor: "alice")) == ["set.create"])
             #expect(
-                try store.audit(set: nil, filter: AuditFilter(subject: "checkout"), limit: 1) == [
+                try store.auditLog.records(set: nil, filter: AuditFilter(subject: "checkout"), limit: 1) == [
                     audit("flag.update", 4, subject: "checkout")
                 ])
         }
@@ -341,28 +344,28 @@ struct StoreTests {
             let viewer = StoredToken(name: "vi", hash: digest(99), role: .admin(.viewer, sets: nil), createdAt: time(2))
             let tokens = [editor, session("ed-1", 2), viewer, session("ed-2", 3)]
             for token in tokens {
-                try store.addToken(token, audit: audit("token.create", 1, subject: token.name))
+                try store.tokens.add(token, audit: audit("token.create", 1, subject: token.name))
             }
             // Oldest first, by name within one time.
-            #expect(try store.tokens() == tokens)
+            #expect(try store.tokens.all() == tokens)
 
-            try store.recordTokenUses(["ed": time(10), "vi": time(12), "nobody": time(11)])
-            try store.recordTokenUses(["ed": time(8)])
+            try store.tokens.recordUses(["ed": time(10), "vi": time(12), "nobody": time(11)])
+            try store.tokens.recordUses(["ed": time(8)])
             var expected = tokens
             expected[0].lastUsedAt = time(10)
             expected[2].lastUsedAt = time(12)
-            #expect(try store.tokens() == expected)
+            #expect(try store.tokens.all() == expected)
 
             // A session revoked on its own leaves the token it came from alone; revoking that token revokes the
             // sessions still valid.
-            #expect(try store.revokeToken(name: "ed-2", at: time(20), audit: audit("token.revoke", 20)))
-            #expect(try store.revokeToken(name: "ed", at: time(21), audit: audit("token.revoke", 21)))
+            #expect(try store.tokens.revoke(name: "ed-2", at: time(20), audit: audit("token.revoke", 20)))
+            #expect(try store.tokens.revoke(name: "ed", at: time(21), audit: audit("token.revoke", 21)))
             expected[3].revokedAt = time(20)
             expected[0].revokedAt = time(21)
             expected[1].revokedAt = time(21)
-            #expect(try store.tokens() == expected)
+            #expect(try store.tokens.all() == expected)
             #expect(
-                try store.audit(set: nil, filter: AuditFilter(actor: "alice"), limit: 2).map(\.action) == [
+                try store.auditLog.records(set: nil, filter: AuditFilter(actor: "alice"), limit: 2).map(\.action) == [
                     "token.revoke", "token.revoke",
                 ])
         }
@@ -385,22 +388,24 @@ struct StoreTests {
             let expiredLately = session("s-new", 5, expires: 40)
             let current = session("s-now", 6, expires: 100)
             for token in [person, expiredLongAgo, revokedLongAgo, expiredLately, current] {
-                try store.addToken(token, audit: audit("token.create", 1, subject: token.name))
+                try store.tokens.add(token, audit: audit("token.create", 1, subject: token.name))
             }
-            #expect(try store.revokeToken(name: "s-out", at: time(7), audit: audit("session.end", 7)))
-            let before = try store.tokenRevision()
-            #expect(try store.deleteSessions(endedBefore: time(30)) == 2)
-            #expect(try store.tokens().map(\.name) == ["ed", "s-new", "s-now"])
-            #expect(try store.tokens().first { $0.name == "s-now" }?.role == .admin(.editor, sets: ["ios"]))
-            let after = try store.tokenRevision()
+            #expect(try store.tokens.revoke(name: "s-out", at: time(7), audit: audit("session.end", 7)))
+            let before = try store.tokens.revision()
+            #expect(try store.tokens.deleteSessions(endedBefore: time(30)) == 2)
+            #expect(try store.tokens.all().map(\.name) == ["ed", "s-new", "s-now"])
+            #expect(try store.tokens.all().first { $0.name == "s-now" }?.role == .admin(.editor, sets: ["ios"]))
+            let after = try store.tokens.revision()
             #expect(after > before)
-            #expect(try store.audit(set: nil, filter: AuditFilter(), limit: 10).map(\.action).contains("session.end"))
+            #expect(
+                try store.auditLog.records(set: nil, filter: AuditFilter(), limit: 10).map(\.action).contains(
+                    "session.end"))
             // Nothing left to delete: nothing moves.
-            #expect(try store.deleteSessions(endedBefore: time(30)) == 0)
-            #expect(try store.tokenRevision() == after)
+            #expect(try store.tokens.deleteSessions(endedBefore: time(30)) == 0)
+            #expect(try store.tokens.revision() == after)
             // Adding after a deletion moves it on.
-            try store.addToken(session("s-next", 8, expires: 100), audit: audit("session.start", 8))
-            #expect(try store.tokenRevision() > after)
+            try store.tokens.add(session("s-next", 8, expires: 100), audit: audit("session.start", 8))
+            #expect(try store.tokens.revision() > after)
         }
     }
 }

@@ -318,7 +318,7 @@ struct TelemetryRouteTests {
     @Test func theGateNeitherWaitsForTheTelemetryQueueNorMissesAReportNotFlushed() async throws {
         try await withHarness { harness in
             try await Self.reportAClientWithoutSemver(harness)
-            #expect(try harness.app.service.store.instances(set: "ios-prod", seenSince: .distantPast).isEmpty)
+            #expect(try harness.app.service.store.telemetry.instances(set: "ios-prod", seenSince: .distantPast).isEmpty)
             let release = DispatchSemaphore(value: 0)
             harness.app.service.telemetry.queue.async { release.wait() }
             defer { release.signal() }

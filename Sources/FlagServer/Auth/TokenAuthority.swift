@@ -83,14 +83,14 @@ package final class TokenAuthority: Sendable {
     /// records stay.
     package static let endedSessionRetention: TimeInterval = 7 * 86_400
 
-    private let store: any FlagStore
+    private let storage: TokenStore
     private let clock: ServerClock
     private let environmentHash: [UInt8]?
     /// Active tokens by the hex of their hash.
     private let active: Locked<[String: StoredToken]>
     /// Held by every change of the stored tokens together with `active`, and by `reload()`, so that a reload never
     /// swaps in a list read before a token this server just made or revoked. The value is the token revision of the
-    /// store as last loaded (`FlagStore.tokenRevision()`), `nil` before the first load.
+    /// store as last loaded (`TokenStore.revision()`), `nil` before the first load.
     private let changes = Locked<Int?>(nil)
     /// When tokens of the admin API were used since the store last recorded it, by name.
     private let uses = Locked<[String: Date]>([:])
@@ -100,8 +100,8 @@ package final class TokenAuthority: Sendable {
     private let revocationObservers = Locked<[@Sendable (Set<String>) -> Void]>([])
 
     /// Loads the active tokens; `environmentToken` (from `FLAGSERVER_ADMIN_TOKEN`) is accepted as an admin token.
-    package init(store: any FlagStore, clock: ServerClock, environmentToken: String?) throws {
-        self.store = store
+    package init(tokens: TokenStore, clock: ServerClock, environmentToken: String?) throws {
+        self.storage = tokens
         self.clock = clock
         self.environmentHash = environmentToken.flatMap { $0.isEmpty ? nil : SHA256.hash($0) }
         self.active = Locked([:])
@@ -115,9 +115,9 @@ package final class TokenAuthority: Sendable {
             let revision: Int
             let stored: [StoredToken]
             do {
-                revision = try store.tokenRevision()
+                revision = try storage.revision()
                 if revision == loaded { return }
-                stored = try store.tokens()
+                stored = try storage.all()
             } catch {
                 throw ServiceError.storage(error)
             }
@@ -182,7 +182,7 @@ package final class TokenAuthority: Sendable {
             tokens = tokens.filter { $0.value.sessionOf == nil || ($0.value.expiresAt.map { $0 >= cutoff } ?? true) }
         }
         do {
-            return try store.deleteSessions(endedBefore: cutoff)
+            return try storage.deleteSessions(endedBefore: cutoff)
         } catch {
             throw ServiceError.storage(error)
         }
@@ -195,7 +195,7 @@ package final class TokenAuthority: Sendable {
             return uses
         }
         do {
-            try store.recordTokenUses(noted)
+            try storage.recordUses(noted)
         } catch {
             uses.withLock { uses in uses.merge(noted) { max($0, $1) } }
             throw ServiceError.storage(error)
@@ -245,7 +245,7 @@ package final class TokenAuthority: Sendable {
         if let expiresAt, expiresAt <= clock.now() {
             throw ServiceError.badRequest("the expiry \(ISO8601.format(expiresAt)) has passed already", path: "expires")
         }
-        if try store.tokens().contains(where: { $0.name == name }) {
+        if try storage.all().contains(where: { $0.name == name }) {
             throw ServiceError.alreadyExists(
                 "a token named \"\(name)\" exists (names are never reused)", subject: role.isSDKKey ? .key : .token)
         }
@@ -298,7 +298,7 @@ package final class TokenAuthority: Sendable {
         let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
         try changes.withLock { _ in
             do {
-                try store.addToken(record, audit: audit)
+                try storage.add(record, audit: audit)
             } catch {
                 throw ServiceError.storage(error)
             }
@@ -311,7 +311,7 @@ package final class TokenAuthority: Sendable {
     package func tokens(set: String?) throws -> [StoredToken] {
         var all: [StoredToken]
         do {
-            all = try store.tokens()
+            all = try storage.all()
         } catch {
             throw ServiceError.storage(error)
         }
@@ -337,7 +337,7 @@ package final class TokenAuthority: Sendable {
         try changes.withLock { _ in
             let revoked: Bool
             do {
-                revoked = try store.revokeToken(name: name, at: now, audit: audit)
+                revoked = try storage.revoke(name: name, at: now, audit: audit)
             } catch {
                 throw ServiceError.storage(error)
             }

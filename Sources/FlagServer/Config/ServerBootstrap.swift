@@ -62,7 +62,7 @@ public struct ServerBootstrap: Sendable {
             if service.states().isEmpty, let seeds = configuration.seedDirectory {
                 seeded = try Self.seed(service, from: seeds)
             }
-            let tokens = try TokenAuthority(store: store, clock: clock, environmentToken: environmentToken)
+            let tokens = try TokenAuthority(tokens: store.tokens, clock: clock, environmentToken: environmentToken)
             if case .repaired(let mode) = try TokenAuthority.secureTokenFile(tokenFile) {
                 log(
                     "\(tokenFile.path) was readable by others (mode \(String(mode, radix: 8))); it is owner-only (600) "

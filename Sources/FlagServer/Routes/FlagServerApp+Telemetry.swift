@@ -131,7 +131,8 @@ extension FlagServerApp {
         let telemetry = service.telemetry
         telemetry.flush()
         let (counts, active) = try service.storeCall {
-            let counts = try service.store.usage(set: state.name, flag: key, fromHour: (today - days + 1) * 24)
+            let counts = try service.store.telemetry.usage(
+                set: state.name, flag: key, fromHour: (today - days + 1) * 24)
             let active = try telemetry.instances(set: state.name, within: telemetry.limits.activeWindow)
             return (counts, active)
         }
@@ -195,7 +196,7 @@ extension FlagServerApp {
     /// `GET /v1/admin/sets/{set}/settings`.
     func settings(_ call: Call) throws -> Reply<SettingsAnswer> {
         let set = try requireState(call).name
-        let settings = try service.storeCall { try service.store.settings(set: set) }
+        let settings = try service.storeCall { try service.store.settings.read(set: set) }
         return Reply(SettingsAnswer(set: set, compatibility: settings.compatibility.rawValue))
     }
 
@@ -203,7 +204,7 @@ extension FlagServerApp {
     /// their value.
     func updateSettings(_ call: Call, _ request: SettingsRequest) throws -> Reply<SettingsAnswer> {
         let set = try requireState(call).name
-        var settings = try service.storeCall { try service.store.settings(set: set) }
+        var settings = try service.storeCall { try service.store.settings.read(set: set) }
         if let text = request.compatibility {
             guard let mode = SetSettings.Compatibility(rawValue: text) else {
                 let modes = SetSettings.Compatibility.allCases.map(\.rawValue).joined(separator: ", ")
@@ -215,7 +216,7 @@ extension FlagServerApp {
         let audit = AuditRecord(
             actor: call.actor, action: "set.settings", reason: request.reason,
             subject: "compatibility=\(settings.compatibility.rawValue)", time: clock.now())
-        try service.storeCall { try service.store.updateSettings(set: set, settings, audit: audit) }
+        try service.storeCall { try service.store.settings.update(set: set, settings, audit: audit) }
         return Reply(SettingsAnswer(set: set, compatibility: settings.compatibility.rawValue))
     }
 }

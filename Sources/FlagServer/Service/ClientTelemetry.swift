@@ -200,7 +200,7 @@ package final class ClientTelemetry: Sendable {
     private func adopt(_ instanceKey: InstanceKey, key: String, now: Date) throws {
         let stored: StoredInstance?
         do {
-            stored = try store.instance(
+            stored = try store.telemetry.instance(
                 set: instanceKey.set, id: instanceKey.id, seenSince: now.addingTimeInterval(-limits.expiry))
         } catch {
             // The store may be down: the report is refused, and the client keeps its counts for the next try.
@@ -332,7 +332,7 @@ package final class ClientTelemetry: Sendable {
         var unwritten = batch.chunked(rows: limits.rowsPerTransaction)[...]
         do {
             while let chunk = unwritten.first {
-                try store.recordTelemetry(chunk)
+                try store.telemetry.record(chunk)
                 unwritten = unwritten.dropFirst()
             }
         } catch {
@@ -359,7 +359,7 @@ package final class ClientTelemetry: Sendable {
         }
         if prune {
             do {
-                try store.pruneTelemetry(
+                try store.telemetry.prune(
                     countsBefore: Self.hour(of: now) - limits.retentionDays * 24,
                     instancesBefore: now.addingTimeInterval(-limits.expiry))
             } catch {

@@ -14,7 +14,7 @@ extension FlagService {
     ) throws -> (note: ChangeNote, warnings: [String]) {
         let constructs = Self.introduced(next, from: current, change: change)
         guard !constructs.isEmpty else { return (note, []) }
-        let mode = try storeCall { try store.settings(set: next.name) }.compatibility
+        let mode = try storeCall { try store.settings.read(set: next.name) }.compatibility
         guard mode != .off else { return (note, []) }
         let active = try telemetry.activeInstances(set: next.name)
         guard

@@ -28,7 +28,7 @@ extension FlagService {
         // The stored signed patch of a version applies to the version before it only.
         let patch =
             state.isSigned && changes.version == current.version + 1
-            ? try storeCall { try store.signedBody(set: set, version: changes.version, .patch) } : nil
+            ? try storeCall { try store.signing.body(set: set, version: changes.version, .patch) } : nil
         // Without a signed patch a signed version goes out as a put of its signed document: made here, on the
         // documents executor, before it is published.
         let put = state.isSigned && patch == nil ? documents.sync { makeServed(state) } : nil

@@ -35,7 +35,7 @@ extension FlagService {
     /// The set's keys, oldest first, public halves only.
     package func signingKeys(_ set: String) throws -> [PublishedSigningKey] {
         _ = try requireState(set)
-        return try storeCall { try store.signingKeys(set: set) }.map { stored in
+        return try storeCall { try store.signing.keys(set: set) }.map { stored in
             PublishedSigningKey(
                 key: try storeCall { try SigningKey(publicKey: stored.publicKey) }, state: stored.state,
                 createdAt: stored.createdAt)
@@ -49,7 +49,7 @@ extension FlagService {
         let keyEncryptionKey = try requireKeyEncryptionKey(set)
         return try writeLock.withLock { _ in
             let current = try requireState(set)
-            var keys = try storeCall { try store.signingKeys(set: set) }
+            var keys = try storeCall { try store.signing.keys(set: set) }
             let now = clock.wholeSecond()
             let (stored, privateKey) = try Self.newSigningKey(
                 set: set, state: keys.contains { $0.state == .active } ? .published : .active, at: now,
@@ -69,7 +69,7 @@ extension FlagService {
         let keyEncryptionKey = try requireKeyEncryptionKey(set)
         try writeLock.withLock { _ in
             let current = try requireState(set)
-            var keys = try storeCall { try store.signingKeys(set: set) }
+            var keys = try storeCall { try store.signing.keys(set: set) }
             guard let index = keys.firstIndex(where: { $0.id == id }) else { throw Self.noSuchKey(set, id) }
             switch keys[index].state {
             case .active: return
@@ -92,7 +92,7 @@ extension FlagService {
     package func retireSigningKey(_ set: String, id: String, note: ChangeNote) throws {
         try writeLock.withLock { _ in
             _ = try requireState(set)
-            var keys = try storeCall { try store.signingKeys(set: set) }
+            var keys = try storeCall { try store.signing.keys(set: set) }
             guard let index = keys.firstIndex(where: { $0.id == id }) else { throw Self.noSuchKey(set, id) }
             switch keys[index].state {
             case .retired: return
@@ -139,7 +139,7 @@ extension FlagService {
     /// Loads the set's keys from the store and keeps its active key, unsealed; returns whether the set is signed.
     @discardableResult
     func loadSigningKey(_ set: String) throws -> Bool {
-        let keys = try storeCall { try store.signingKeys(set: set) }
+        let keys = try storeCall { try store.signing.keys(set: set) }
         let active: ActiveSigningKey
         if let stored = keys.first(where: { $0.state == .active }) {
             do {
@@ -205,7 +205,7 @@ extension FlagService {
     ) throws {
         let audit = AuditRecord(
             actor: note.actor, action: note.action, reason: note.reason, subject: subject, time: time)
-        try storeCall { try store.updateSigningKeys(set: set, keys, resigned: resigned, audit: audit) }
+        try storeCall { try store.signing.updateKeys(set: set, keys, resigned: resigned, audit: audit) }
         if let resigned, let current = state(set), current.version == resigned.version {
             let signed = current.signed(true)
             if signed !== current { registry.install(signed) }
@@ -254,7 +254,7 @@ final class DocumentSigner: Sendable {
     /// version is then served unsigned by this server, and verifying clients refuse it until the next version.
     func signedDocument(set: String, version: Int, assembled: [UInt8], key active: ActiveSigningKey) -> SignedBody? {
         do {
-            if let stored = try store.signedBody(set: set, version: version, .document) { return stored }
+            if let stored = try store.signing.body(set: set, version: version, .document) { return stored }
             let key: PrivateSigningKey
             switch active {
             case .none: return nil
@@ -263,7 +263,7 @@ final class DocumentSigner: Sendable {
             }
             let signature = try Self.sign(
                 SignedMessage(set: set, version: version, baseVersion: nil, body: assembled), with: key)
-            return try store.keepSignedDocument(
+            return try store.signing.keepDocument(
                 set: set, version: version, SignedBody(bytes: assembled, signature: signature))
         } catch {
             log("flag set \(set) v\(version): serving its document unsigned, since it could not be signed: \(error)")

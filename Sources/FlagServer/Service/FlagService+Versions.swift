@@ -74,7 +74,7 @@ extension FlagService {
     /// Audit records, newest first: one set's or the whole log.
     package func audit(_ set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditRecord] {
         if let set { _ = try requireState(set) }
-        return try storeCall { try store.audit(set: set, filter: filter, limit: limit) }
+        return try storeCall { try store.auditLog.records(set: set, filter: filter, limit: limit) }
     }
 
     /// Runs a store call, turning its errors into `ServiceError`s.

@@ -26,7 +26,7 @@ final class InstanceReader: Sendable {
     func instances(set: String, within: TimeInterval) throws -> [ClientTelemetry.Instance] {
         let now = clock.now()
         let from = views.withLock { $0[set]?.readUpTo.addingTimeInterval(-Self.readOverlap) }
-        let rows = try store.instances(set: set, seenSince: from ?? now.addingTimeInterval(-expiry))
+        let rows = try store.telemetry.instances(set: set, seenSince: from ?? now.addingTimeInterval(-expiry))
         var decoded: [String: ClientTelemetry.Instance?] = [:]
         for stored in rows {
             // A stored report this build cannot read (a newer server's, or damage) leaves its instance out.

@@ -1,14 +1,15 @@
 import Foundation
 
-/// The server's durable state: versioned flag sets, the audit log, and API tokens.
+/// The server's durable state: versioned flag sets, and the other concerns beside them (`tokens`, `auditLog`,
+/// `telemetry`, `settings`, `signing`), each written once over the store's `SQLStore`.
 ///
 /// A version stores only what changed against the one before, so writing costs the size of the change, not of the
 /// set, and any version can be rebuilt. Version numbers run 1, 2, 3, … per set without gaps. Every write is atomic
 /// and durable when the call returns. Errors are `StoreError`s.
 ///
 /// Several servers may share one store (PostgreSQL): each learns of the others' writes through `changes(set:since:)`
-/// and `tokenRevision()`, and `exclusively` keeps their first starts apart.
-package protocol FlagStore: Sendable {
+/// and `tokens.revision()`, and `exclusively` keeps their first starts apart.
+package protocol FlagStore: SQLStore {
     /// Every set with its current version, sorted by name.
     func sets() throws -> [StoredSet]
 
@@ -40,38 +41,9 @@ package protocol FlagStore: Sendable {
     /// with that key or whose audit record names that subject.
     func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo]
 
-    /// Audit records, newest first, at most `limit`, that `filter` lets through: those of one set, or of the whole
-    /// log when `set` is `nil`.
-    func audit(set: String?, filter: AuditFilter, limit: Int) throws -> [AuditRecord]
-
-    /// Records an action that makes no version (an SDK key created, a token revoked), under a set or none.
-    func recordAudit(_ record: AuditRecord, set: String?) throws
-
-    /// Every token, revoked ones included, oldest first.
-    func tokens() throws -> [StoredToken]
-
-    /// Stores a new token, atomically with its audit record; throws `alreadyExists` for a name or hash in use,
-    /// `notFound` for an SDK key of a set that does not exist.
-    func addToken(_ token: StoredToken, audit: AuditRecord) throws
-
-    /// Revokes the token `name`, and the dashboard sessions made from it, as of `at`, atomically with its audit
-    /// record. Returns `false`, recording nothing, when there is no such token or it is already revoked.
-    func revokeToken(name: String, at: Date, audit: AuditRecord) throws -> Bool
-
-    /// Records when tokens were last used (by name); an older time than the one stored changes nothing.
-    func recordTokenUses(_ uses: [String: Date]) throws
-
-    /// Deletes the dashboard sessions that ended (expired or were revoked) before `before`, with the sets they were
-    /// limited to; their audit records stay. Returns how many it deleted.
-    func deleteSessions(endedBefore before: Date) throws -> Int
-
     /// What the set's versions after `base` changed, up to its current version: each item's newest bytes, or `nil`
     /// for one removed (perhaps one added and removed again after `base`). No items when `base` is current.
     func changes(set: String, since base: Int) throws -> SetChanges
-
-    /// A number that grows whenever a token is added, revoked or deleted, so that a server sharing the store knows
-    /// when to load the tokens again.
-    func tokenRevision() throws -> Int
 
     /// Runs `body` while no other server sharing the store runs its own: a first start's seeding and first admin
     /// token happen once, however many servers start together. Stores of one process run it at once.
@@ -79,49 +51,6 @@ package protocol FlagStore: Sendable {
 
     /// Whether the store answered the last time it was asked (a store of one process always does).
     var health: StoreHealth { get }
-
-    // MARK: Telemetry (docs/telemetry.md)
-
-    /// Writes a flush of telemetry in one transaction: instances replace those of the same set and id, counts add
-    /// to those of the same set, flag, variant and hour.
-    func recordTelemetry(_ batch: TelemetryBatch) throws
-
-    /// The set's instances seen at or after `since`, by id.
-    func instances(set: String, seenSince since: Date) throws -> [StoredInstance]
-
-    /// One instance of the set, if it was seen at or after `since`.
-    func instance(set: String, id: String, seenSince since: Date) throws -> StoredInstance?
-
-    /// The set's counts from the hour `fromHour` on (whole hours since 1970), of one flag or of all.
-    func usage(set: String, flag: String?, fromHour: Int) throws -> [UsageCount]
-
-    /// Deletes counts of hours before `countsBefore` and instances last seen before `instancesBefore`.
-    func pruneTelemetry(countsBefore: Int, instancesBefore: Date) throws
-
-    /// The set's settings; the defaults for a set that has none stored.
-    func settings(set: String) throws -> SetSettings
-
-    /// Stores the set's settings, atomically with the audit record; `notFound` for a set that does not exist.
-    func updateSettings(set: String, _ settings: SetSettings, audit: AuditRecord) throws
-
-    // MARK: Signing (docs/signing.md)
-
-    /// The set's signing keys, oldest first; none for a set that is not signed.
-    func signingKeys(set: String) throws -> [StoredSigningKey]
-
-    /// Replaces the set's signing keys with `keys` and, when given, the signed document of one of its versions (the
-    /// current version signed again by a newly active key), atomically with the audit record; `notFound` for a set
-    /// that does not exist.
-    func updateSigningKeys(
-        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, audit: AuditRecord
-    ) throws
-
-    /// A version's signed document or patch, if one was stored.
-    func signedBody(set: String, version: Int, _ kind: SignedBodyKind) throws -> SignedBody?
-
-    /// Stores a version's signed document unless one is stored already, and returns the one stored: of several
-    /// servers making it at once, all then serve the first.
-    func keepSignedDocument(set: String, version: Int, _ document: SignedBody) throws -> SignedBody
 }
 
 /// Whether the store can be reached.
@@ -181,6 +110,21 @@ package struct SetCreation: Sendable {
 }
 
 extension FlagStore {
+    /// API tokens and dashboard sessions.
+    package var tokens: TokenStore { TokenStore(self) }
+
+    /// The audit log.
+    package var auditLog: AuditStore { AuditStore(self) }
+
+    /// Client instances and evaluation counts.
+    package var telemetry: TelemetryStore { TelemetryStore(self) }
+
+    /// Each set's settings.
+    package var settings: SettingsStore { SettingsStore(self) }
+
+    /// Signing keys and signed bodies.
+    package var signing: SigningStore { SigningStore(self) }
+
     /// Appends an unsigned version (see the requirement).
     package func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
         -> VersionInfo
@@ -191,11 +135,6 @@ extension FlagStore {
     package func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
 
     package var health: StoreHealth { .up }
-
-    /// Audit records, newest first, at most `limit`: those of one set, or the whole log when `set` is `nil`.
-    package func audit(set: String?, limit: Int) throws -> [AuditRecord] {
-        try audit(set: set, filter: AuditFilter(), limit: limit)
-    }
 }
 
 /// Which audit records to list: by actor, subject, time, and the sets they belong to.

@@ -45,7 +45,7 @@ extension PostgresFlagStore {
         let initial = VersionChange(items: set.change.items.filter { $0.value != nil })
         let info = try insertVersion(
             set: set.name, version: 1, change: initial, digest: set.digest, audit: set.audit, db)
-        if let key = set.signingKey { try insertSigningKey(key, set: set.name, db) }
+        if let key = set.signingKey { try db.insertSigningKey(key, set: set.name) }
         return info
     }
 
@@ -63,7 +63,7 @@ extension PostgresFlagStore {
                 """,
                 [Self.microseconds(audit.time), .text(set), .int(base)])
             guard moved.affectedRows == 1 else {
-                guard let current = try currentVersion(of: set, db) else {
+                guard let current = try db.currentVersion(of: set) else {
                     throw StoreError.notFound(set: set)
                 }
                 throw StoreError.conflict(set: set, base: base, current: current)
@@ -71,7 +71,7 @@ extension PostgresFlagStore {
             let info = try insertVersion(
                 set: set, version: base + 1, change: change, digest: digest, audit: audit, db)
             if let signedPatch {
-                try putSigned(signedPatch, .patch, set: set, version: base + 1, replacing: false, db)
+                try db.putSigned(signedPatch, .patch, set: set, version: base + 1, replacing: false)
             }
             return info
         }
@@ -101,7 +101,7 @@ extension PostgresFlagStore {
 
     package func version(set: String, _ version: Int) throws -> VersionInfo {
         try read("reading version \(version) of flag set \"\(set)\"") { db in
-            guard try currentVersion(of: set, db) != nil else {
+            guard try db.currentVersion(of: set) != nil else {
                 throw StoreError.notFound(set: set)
             }
             guard let info = try versionInfos(set: set, versions: [version], db)[version] else {
@@ -113,7 +113,7 @@ extension PostgresFlagStore {
 
     package func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
         try read("reading the history of flag set \"\(set)\"") { db in
-            guard try currentVersion(of: set, db) != nil else {
+            guard try db.currentVersion(of: set) != nil else {
                 throw StoreError.notFound(set: set)
             }
             let versions: [Int]
@@ -169,11 +169,6 @@ extension PostgresFlagStore {
         }
     }
 
-    /// The set's current version, or `nil` when there is no such set.
-    func currentVersion(of set: String, _ db: PostgresConnection) throws -> Int? {
-        try db.queryFirst("SELECT current_version FROM flag_set WHERE name = $1", [.text(set)]) { try $0.int(0) }
-    }
-
     /// The number, time and digest of version `version` of the set, or of its current version when `nil`.
     private func versionRecord(set: String, version: Int?, _ db: PostgresConnection) throws -> (
         version: Int, createdAt: Date, digest: [UInt8]
@@ -213,7 +208,7 @@ extension PostgresFlagStore {
     ) throws -> VersionInfo {
         var record = audit
         record.version = version
-        let auditID = try insertAudit(record, set: set, db)
+        let auditID = try db.insertAudit(record, set: set)
         try db.execute(
             """
             INSERT INTO set_version (set_name, version, created_at, digest, audit_id)
@@ -236,7 +231,7 @@ extension PostgresFlagStore {
                     + rows.joined(separator: ", "),
                 arguments)
         }
-        try notify(.set(set, version: version), db)
+        try db.announce(.set(set, version: version))
         return VersionInfo(
             set: set, version: version, createdAt: audit.time, digest: digest, audit: record, changed: changed)
     }
@@ -264,7 +259,7 @@ extension PostgresFlagStore {
             let version = try row.int(0)
             return VersionInfo(
                 set: set, version: version, createdAt: Self.date(microseconds: try row.int64(1)),
-                digest: try row.bytes(2), audit: try Self.auditRecord(row, from: 3),
+                digest: try row.bytes(2), audit: try AuditStore.record(row, from: 3),
                 changed: (changed[version] ?? []).sorted())
         }
         return Dictionary(infos.map { ($0.version, $0) }, uniquingKeysWith: { first, _ in first })

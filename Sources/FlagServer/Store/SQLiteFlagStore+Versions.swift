@@ -31,7 +31,7 @@ extension SQLiteFlagStore {
     }
 
     private func insertSet(_ set: SetCreation, _ db: SQLiteConnection) throws -> VersionInfo {
-        guard try currentVersion(of: set.name, db) == nil else {
+        guard try db.currentVersion(of: set.name) == nil else {
             throw StoreError.alreadyExists("flag set \"\(set.name)\"")
         }
         try db.execute(
@@ -41,7 +41,7 @@ extension SQLiteFlagStore {
         let initial = VersionChange(items: set.change.items.filter { $0.value != nil })
         let info = try insertVersion(
             set: set.name, version: 1, change: initial, digest: set.digest, audit: set.audit, db)
-        if let key = set.signingKey { try insertSigningKey(key, set: set.name, db) }
+        if let key = set.signingKey { try db.insertSigningKey(key, set: set.name) }
         return info
     }
 
@@ -49,7 +49,7 @@ extension SQLiteFlagStore {
         set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signedPatch: SignedBody?
     ) throws -> VersionInfo {
         try write("appending to flag set \"\(set)\"") { db in
-            guard let current = try currentVersion(of: set, db) else {
+            guard let current = try db.currentVersion(of: set) else {
                 throw StoreError.notFound(set: set)
             }
             guard current == base else {
@@ -61,14 +61,14 @@ extension SQLiteFlagStore {
             )
             let info = try insertVersion(
                 set: set, version: base + 1, change: change, digest: digest, audit: audit, db)
-            if let signedPatch { try putSigned(signedPatch, .patch, set: set, version: base + 1, replacing: false, db) }
+            if let signedPatch { try db.putSigned(signedPatch, .patch, set: set, version: base + 1, replacing: false) }
             return info
         }
     }
 
     package func snapshot(set: String, version: Int?) throws -> Snapshot {
         try read("reading flag set \"\(set)\"") { db in
-            guard let current = try currentVersion(of: set, db) else {
+            guard let current = try db.currentVersion(of: set) else {
                 throw StoreError.notFound(set: set)
             }
             let wanted = version ?? current
@@ -107,7 +107,7 @@ extension SQLiteFlagStore {
 
     package func version(set: String, _ version: Int) throws -> VersionInfo {
         try read("reading version \(version) of flag set \"\(set)\"") { db in
-            guard try currentVersion(of: set, db) != nil else {
+            guard try db.currentVersion(of: set) != nil else {
                 throw StoreError.notFound(set: set)
             }
             guard let info = try versionInfo(set: set, version: version, db) else {
@@ -119,7 +119,7 @@ extension SQLiteFlagStore {
 
     package func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
         try read("reading the history of flag set \"\(set)\"") { db in
-            guard try currentVersion(of: set, db) != nil else {
+            guard try db.currentVersion(of: set) != nil else {
                 throw StoreError.notFound(set: set)
             }
             let versions: [Int]
@@ -157,7 +157,7 @@ extension SQLiteFlagStore {
 
     package func changes(set: String, since base: Int) throws -> SetChanges {
         try read("reading the changes of flag set \"\(set)\" since version \(base)") { db in
-            guard let current = try currentVersion(of: set, db) else {
+            guard let current = try db.currentVersion(of: set) else {
                 throw StoreError.notFound(set: set)
             }
             guard
@@ -190,11 +190,6 @@ extension SQLiteFlagStore {
         }
     }
 
-    /// The set's current version, or `nil` when there is no such set.
-    func currentVersion(of set: String, _ db: SQLiteConnection) throws -> Int? {
-        try db.queryFirst("SELECT current_version FROM flag_set WHERE name = ?", [.text(set)]) { try $0.int(0) }
-    }
-
     /// Writes version `version`: its audit record, its row, and one row per changed item, nothing per unchanged one.
     private func insertVersion(
         set: String,
@@ -206,7 +201,7 @@ extension SQLiteFlagStore {
     ) throws -> VersionInfo {
         var record = audit
         record.version = version
-        let auditID = try insertAudit(record, set: set, db)
+        let auditID = try db.insertAudit(record, set: set)
         try db.execute(
             "INSERT INTO set_version (set_name, version, created_at, digest, audit_id) VALUES (?, ?, ?, ?, ?)",
             [.text(set), .init(version), Self.microseconds(audit.time), .blob(digest), .integer(auditID)]
@@ -235,7 +230,7 @@ extension SQLiteFlagStore {
             """,
             [.text(set), .init(version)]
         ) { row in
-            (Self.date(microseconds: try row.int64(0)), try row.blob(1), try Self.auditRecord(row, from: 2))
+            (Self.date(microseconds: try row.int64(0)), try row.blob(1), try AuditStore.record(row, from: 2))
         }
         guard let (createdAt, digest, audit) = found else { return nil }
         // Sorted here, not by ORDER BY, which would make SQLite walk the set's whole history in key order.
