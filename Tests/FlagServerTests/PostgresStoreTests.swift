@@ -225,16 +225,16 @@ extension PostgresTests {
                 let values: [Int64] = [
                     0, 1, -1, 999_999, -999_999, 1_000_000, -1_000_001, 1_800_000_000_123_457,
                     9_007_199_254_740_993, -9_007_199_254_740_993, 253_402_300_799_999_999,
-                    PostgresFlagStore.storedTimes.lowerBound, PostgresFlagStore.storedTimes.upperBound,
+                    SQLValue.storedTimes.lowerBound, SQLValue.storedTimes.upperBound,
                 ]
                 for value in values {
                     let back = try db.queryFirst(
-                        "SELECT \(PostgresFlagStore.microseconds(of: PostgresFlagStore.time(1)))", [.int(value)]
+                        "SELECT \(SQLDialect.postgres.microseconds(of: SQLDialect.postgres.time(1)))", [.int(value)]
                     ) { try $0.int64(0) }
                     #expect(back == value)
                 }
                 let shown = try db.queryFirst(
-                    "SELECT to_char(\(PostgresFlagStore.time(1)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')",
+                    "SELECT to_char(\(SQLDialect.postgres.time(1)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')",
                     [.int(1_800_000_000_123_457)]
                 ) { try $0.text(0) }
                 #expect(shown == "2027-01-15 08:00:00.123457")

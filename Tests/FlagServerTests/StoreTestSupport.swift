@@ -69,34 +69,6 @@ final class PostgresTestStore: FlagStore {
         try? database.drop()
     }
 
-    func sets() throws -> [StoredSet] { try store.sets() }
-
-    func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
-        -> VersionInfo
-    {
-        try store.createSet(name, change: change, digest: digest, audit: audit)
-    }
-
-    func createSets(_ sets: [SetCreation]) throws -> [VersionInfo] { try store.createSets(sets) }
-
-    func append(
-        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
-        signedPatch: SignedBody?
-    ) throws -> VersionInfo {
-        try store.append(
-            set: set, base: base, change: change, digest: digest, audit: audit, signedPatch: signedPatch)
-    }
-
-    func snapshot(set: String, version: Int?) throws -> Snapshot { try store.snapshot(set: set, version: version) }
-
-    func version(set: String, _ version: Int) throws -> VersionInfo { try store.version(set: set, version) }
-
-    func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo] {
-        try store.history(set: set, subject: subject, limit: limit)
-    }
-
-    func changes(set: String, since base: Int) throws -> SetChanges { try store.changes(set: set, since: base) }
-
     func exclusively<T>(_ body: () throws -> T) throws -> T { try store.exclusively(body) }
 
     var health: StoreHealth { store.health }

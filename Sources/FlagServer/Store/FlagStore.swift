@@ -10,41 +10,6 @@ import Foundation
 /// Several servers may share one store (PostgreSQL): each learns of the others' writes through `changes(set:since:)`
 /// and `tokens.revision()`, and `exclusively` keeps their first starts apart.
 package protocol FlagStore: SQLStore {
-    /// Every set with its current version, sorted by name.
-    func sets() throws -> [StoredSet]
-
-    /// Creates a set at version 1 with the given items, atomically with its audit record.
-    ///
-    /// Removals (`nil` items) are ignored: nothing exists before version 1. Throws `alreadyExists` for a set that
-    /// exists.
-    @discardableResult
-    func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws -> VersionInfo
-
-    /// Creates several sets as `createSet` does, in one transaction: all of them, or none when any fails.
-    @discardableResult
-    func createSets(_ sets: [SetCreation]) throws -> [VersionInfo]
-
-    /// Appends version `base + 1` if the set's current version is `base`, else throws a conflict carrying the
-    /// current version. The items, the version, its audit record, its signed patch (for a signed set) and the
-    /// current-version pointer commit together.
-    func append(
-        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord, signedPatch: SignedBody?
-    ) throws -> VersionInfo
-
-    /// The set's items as of `version`, or as of its current version when `version` is `nil`.
-    func snapshot(set: String, version: Int?) throws -> Snapshot
-
-    /// What version `version` of the set changed, and who made it.
-    func version(set: String, _ version: Int) throws -> VersionInfo
-
-    /// The set's versions, newest first, at most `limit`. With a `subject`, only the versions that changed an item
-    /// with that key or whose audit record names that subject.
-    func history(set: String, subject: String?, limit: Int) throws -> [VersionInfo]
-
-    /// What the set's versions after `base` changed, up to its current version: each item's newest bytes, or `nil`
-    /// for one removed (perhaps one added and removed again after `base`). No items when `base` is current.
-    func changes(set: String, since base: Int) throws -> SetChanges
-
     /// Runs `body` while no other server sharing the store runs its own: a first start's seeding and first admin
     /// token happen once, however many servers start together. Stores of one process run it at once.
     func exclusively<T>(_ body: () throws -> T) throws -> T
@@ -124,13 +89,6 @@ extension FlagStore {
 
     /// Signing keys and signed bodies.
     package var signing: SigningStore { SigningStore(self) }
-
-    /// Appends an unsigned version (see the requirement).
-    package func append(set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
-        -> VersionInfo
-    {
-        try append(set: set, base: base, change: change, digest: digest, audit: audit, signedPatch: nil)
-    }
 
     package func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
 

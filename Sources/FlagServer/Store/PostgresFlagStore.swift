@@ -96,42 +96,4 @@ extension PostgresFlagStore {
     /// The advisory lock key of `exclusively` ("flagstex" in ASCII). Advisory locks are per database, and the
     /// key space is shared with whatever else uses the database, hence a key nobody picks by accident.
     static let firstStartLock: Int64 = 0x666C_6167_7374_6578
-
-    /// The earliest and latest stored times, in microseconds since 1970: from about 4700 BC, just after
-    /// PostgreSQL's earliest `timestamptz`, to about the year 20,000, up to which `time(_:)` is exact. No clock
-    /// yields a time outside them, and a bad one is clamped rather than failing the write, as in
-    /// `SQLiteFlagStore`.
-    static let storedTimes: ClosedRange<Int64> = -210_000_000_000_000_000...570_000_000_000_000_000
-
-    /// A time as bound to a statement: whole microseconds since 1970, which `time(_:)` turns into a
-    /// `timestamptz`.
-    static func microseconds(_ date: Date) -> PostgresValue {
-        let value = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        let lower = Double(storedTimes.lowerBound)
-        let upper = Double(storedTimes.upperBound)
-        return .int(Int64(min(max(value, lower), upper)))
-    }
-
-    /// A time as bound to a statement, or NULL.
-    static func microseconds(_ date: Date?) -> PostgresValue {
-        date.map { microseconds($0) } ?? .null
-    }
-
-    /// SQL for the `timestamptz` that is the microseconds bound to `$parameter`. Whole seconds and the rest
-    /// apart, because PostgreSQL multiplies an interval in `double precision`: one product of microseconds
-    /// would be exact only up to 2^53 µs (the year 2255), seconds are exact far beyond `storedTimes`.
-    static func time(_ parameter: Int) -> String {
-        "(timestamptz 'epoch' + ($\(parameter)::int8 / 1000000) * interval '1 second' "
-            + "+ ($\(parameter)::int8 % 1000000) * interval '1 microsecond')"
-    }
-
-    /// SQL for a `timestamptz` column as whole microseconds since 1970 (`extract` is `numeric`, so exact).
-    static func microseconds(of column: String) -> String {
-        "(extract(epoch FROM \(column)) * 1000000)::int8"
-    }
-
-    /// A stored time.
-    static func date(microseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
-    }
 }

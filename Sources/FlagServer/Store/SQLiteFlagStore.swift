@@ -94,17 +94,3 @@ package struct SQLiteFlagStore: FlagStore {
         )
     }
 }
-
-extension SQLiteFlagStore {
-    /// A time as stored: whole microseconds since 1970.
-    static func microseconds(_ date: Date) -> SQLiteValue {
-        // Clamped, not trapped: no clock yields a time this far out, and a bad one must not crash the server.
-        let value = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        return .integer(Int64(min(max(value, -9.0e18), 9.0e18)))
-    }
-
-    /// A stored time.
-    static func date(microseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
-    }
-}

@@ -124,6 +124,59 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// How many rows one `INSERT` writes: one in SQLite, whose prepared statement costs no round trip and stays
+    /// cached only while its text is the same; many in PostgreSQL, where each statement is a round trip (far below
+    /// its limit of 65,535 parameters).
+    package var rowsPerInsert: Int {
+        switch self {
+        case .sqlite: 1
+        case .postgres: 1000
+        }
+    }
+
+    /// A list of integers bound as one parameter, for `isIn(list:)`.
+    package func integerList(_ values: [Int]) -> SQLValue {
+        let items = values.map(String.init).joined(separator: ",")
+        switch self {
+        case .sqlite: return .text("[" + items + "]")
+        case .postgres: return .text("{" + items + "}")
+        }
+    }
+
+    /// SQL for "is one of the integers of the list bound to `$parameter`" (`integerList(_:)`), after a column.
+    package func isIn(list parameter: Int) -> String {
+        switch self {
+        case .sqlite: "IN (SELECT value FROM json_each($\(parameter)))"
+        case .postgres: "= ANY ($\(parameter)::int8[])"
+        }
+    }
+
+    /// SQL for the kind, key and body of each item's newest change in set `$1` among the changes that `condition`
+    /// admits (it names `item_change`'s columns unqualified).
+    package func newestChanges(where condition: String) -> String {
+        switch self {
+        case .sqlite:
+            // Found on the narrow version index alone, then the bodies of just those rows.
+            """
+            SELECT change.kind, change.item_key, change.body
+            FROM (
+                SELECT kind, item_key, max(version) AS version FROM item_change
+                WHERE set_name = $1 AND \(condition)
+                GROUP BY kind, item_key
+            ) AS latest
+            JOIN item_change AS change
+                ON change.set_name = $1 AND change.kind = latest.kind
+                AND change.item_key = latest.item_key AND change.version = latest.version
+            """
+        case .postgres:
+            """
+            SELECT DISTINCT ON (kind, item_key) kind, item_key, body FROM item_change
+            WHERE set_name = $1 AND \(condition)
+            ORDER BY kind, item_key, version DESC
+            """
+        }
+    }
+
     /// SQL for a time column as whole microseconds since 1970, which `SQLRow.date(_:)` reads.
     package func microseconds(of column: String) -> String {
         switch self {
