@@ -32,6 +32,20 @@ struct SQLiteFlagStoreTests {
         }
     }
 
+    /// The store's SQL needs `RETURNING` and `json_each`: an older SQLite is refused at open, naming what to install.
+    @Test func anSQLiteTooOldOrWithoutJSONIsNamed() throws {
+        #expect(SQLiteFlagStore.capabilityProblem(version: "3.40.1", hasJSON: true) == nil)
+        #expect(SQLiteFlagStore.capabilityProblem(version: "3.35.0", hasJSON: true) == nil)
+        #expect(SQLiteFlagStore.capabilityProblem(version: "4.0.0", hasJSON: true) == nil)
+        let old = try #require(SQLiteFlagStore.capabilityProblem(version: "3.34.1", hasJSON: true))
+        #expect(old.contains("needs SQLite 3.35 or later") && old.contains("has SQLite 3.34.1;"))
+        let bare = try #require(SQLiteFlagStore.capabilityProblem(version: "3.40.1", hasJSON: false))
+        #expect(bare.contains("has no json_each;"))
+        #expect(SQLiteFlagStore.capabilityProblem(version: "garbage", hasJSON: true)?.contains("SQLite garbage") == true)
+        // This machine's SQLite has what the store needs, or no store test could run.
+        #expect(try SQLiteFlagStore.inMemory().sets().isEmpty)
+    }
+
     @Test func everythingSurvivesReopening() throws {
         try withTemporaryDirectory { directory in
             let path = Self.path(in: directory)

@@ -31,6 +31,7 @@ package struct SQLiteFlagStore: FlagStore {
     package init(database: SQLiteDatabase) throws {
         self.database = database
         do {
+            try Self.checkCapabilities(of: database)
             let problems = try database.integrityCheck()
             guard problems.isEmpty else {
                 throw Self.damaged(path: database.path, problems: problems, underlying: nil)
@@ -76,6 +77,35 @@ package struct SQLiteFlagStore: FlagStore {
         } catch {
             throw StoreError.underlying(error, while: action)
         }
+    }
+
+    /// The oldest SQLite whose SQL the store's statements use: `RETURNING` (3.35), upserts, and the JSON functions
+    /// (`json_each`, built in from 3.38 and compiled into every Debian and Ubuntu build before that).
+    static let oldestVersion = (major: 3, minor: 35)
+
+    /// Throws, naming what to install, when the linked SQLite lacks what `oldestVersion` says the store uses.
+    private static func checkCapabilities(of database: SQLiteDatabase) throws {
+        let (version, hasJSON) = try database.read { db in
+            let version = try db.queryFirst("SELECT sqlite_version()") { try $0.text(0) } ?? "unknown"
+            // A build without the JSON functions fails to prepare this, which is the answer.
+            let hasJSON = (try? db.queryFirst("SELECT count(*) FROM json_each('[1]')") { try $0.int(0) }) == 1
+            return (version, hasJSON)
+        }
+        if let problem = capabilityProblem(version: version, hasJSON: hasJSON) {
+            throw StoreError.underlying(
+                SQLiteError(extendedResultCode: 1, message: problem), while: "opening \(database.path)")
+        }
+    }
+
+    /// What the store misses in an SQLite of `version`, with or without the JSON functions; `nil` when nothing.
+    static func capabilityProblem(version: String, hasJSON: Bool) -> String? {
+        let parts = version.split(separator: ".").compactMap { Int($0) }
+        let recent = parts.count >= 2 && (parts[0], parts[1]) >= oldestVersion
+        guard !recent || !hasJSON else { return nil }
+        let found = [recent ? nil : "SQLite \(version)", hasJSON ? nil : "no json_each"].compactMap { $0 }
+        return "the server's store needs SQLite \(oldestVersion.major).\(oldestVersion.minor) or later with the JSON "
+            + "functions, and this process has \(found.joined(separator: " and ")); install a newer libsqlite3 "
+            + "(Debian 12 has 3.40)"
     }
 
     /// Corruption, or a row the schema forbids: the file was damaged or written by something else.
