@@ -41,7 +41,8 @@ struct SQLiteFlagStoreTests {
         #expect(old.contains("needs SQLite 3.35 or later") && old.contains("has SQLite 3.34.1;"))
         let bare = try #require(SQLiteFlagStore.capabilityProblem(version: "3.40.1", hasJSON: false))
         #expect(bare.contains("has no json_each;"))
-        #expect(SQLiteFlagStore.capabilityProblem(version: "garbage", hasJSON: true)?.contains("SQLite garbage") == true)
+        #expect(
+            SQLiteFlagStore.capabilityProblem(version: "garbage", hasJSON: true)?.contains("SQLite garbage") == true)
         // This machine's SQLite has what the store needs, or no store test could run.
         #expect(try SQLiteFlagStore.inMemory().sets().isEmpty)
     }
