@@ -56,7 +56,7 @@ def set_document(name, count, rules, cohort_users=0):
 
 
 class Server:
-    def __init__(self, bin_dir, port):
+    def __init__(self, bin_dir, port, max_connections=4000):
         self.work = tempfile.mkdtemp(prefix="bench-writes-")
         self.base = f"http://127.0.0.1:{port}"
         self.port = port
@@ -67,7 +67,7 @@ class Server:
                        "seedDirectory": os.path.join(ROOT, "config", "flagsets"),
                        # Every benchmark client is on loopback: no cap per address, and every stream gets its
                        # instance id as before the limit on new ids per address.
-                       "limits": {"maxBodyBytes": 64 << 20, "maxConnections": 4000,
+                       "limits": {"maxBodyBytes": 64 << 20, "maxConnections": max_connections,
                                   "maxConnectionsPerAddress": 0},
                        "telemetry": {"instanceMintBurst": 1_000_000}}, file)
         self.log = open(os.path.join(self.work, "flagserver.log"), "w")

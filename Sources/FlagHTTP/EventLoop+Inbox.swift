@@ -46,7 +46,8 @@ extension EventLoop {
     func enqueue(_ message: LoopMessage) {
         let wake = inbox.withLock { inbox -> Bool in
             guard inbox.isOpen else { return false }
-            inbox.messages.append(message)
+            inbox.append(message)
+            if case .respond = message { answersWaiting.store(true, ordering: .releasing) }
             guard !inbox.wakePending else { return false }
             inbox.wakePending = true
             return true
@@ -63,30 +64,47 @@ extension EventLoop {
         var counter: UInt64 = 0
         _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
         var batch = spareMessages
+        var responses = spareResponses
         // A few rounds at most, so a producer that never stops cannot starve this loop's sockets.
         for _ in 0..<4 {
             inbox.withLock { inbox in
-                if inbox.messages.isEmpty {
+                if inbox.isEmpty {
                     inbox.wakePending = false
                 } else {
                     swap(&inbox.messages, &batch)
+                    swap(&inbox.responses, &responses)
+                    answersWaiting.store(false, ordering: .relaxed)
                 }
             }
-            if batch.isEmpty {
-                spareMessages = batch
+            if batch.isEmpty && responses.isEmpty {
+                (spareMessages, spareResponses) = (batch, responses)
                 return
             }
+            process(responses)  // answers first: see `Inbox.append`
             process(batch)
             batch.emptyKeepingCapacity()
+            responses.emptyKeepingCapacity()
         }
-        spareMessages = batch
+        (spareMessages, spareResponses) = (batch, responses)
         // Still busy: wake up again right after the sockets have had their turn.
         var one: UInt64 = 1
         _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
     }
 
+    /// Answers that came while the loop works through a batch of stream events, taken at once rather than after it.
+    private func answerWaitingRequests() {
+        var answers: [LoopMessage] = []
+        inbox.withLock { inbox in
+            swap(&inbox.responses, &answers)
+            answersWaiting.store(false, ordering: .relaxed)
+        }
+        process(answers)
+    }
+
     private func process(_ batch: [LoopMessage]) {
-        for message in batch {
+        for (index, message) in batch.enumerated() {
+            // A flag read every few messages: a fan-out to thousands of streams does not hold up a writer's answer.
+            if index % 32 == 31, answersWaiting.load(ordering: .acquiring) { answerWaitingRequests() }
             switch message {
             case .respond(let id, let sequence, let response):
                 connection(for: id)?.deliver(sequence: sequence, response)

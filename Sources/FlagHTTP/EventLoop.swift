@@ -89,6 +89,9 @@ final class EventLoop: @unchecked Sendable {
     let requestCount = Atomic<Int>(0)
     let wakeFD: Int32
     let inbox = Locked(Inbox())
+    /// Whether `inbox` holds answers to requests: set with them, read without the lock while the loop writes a long
+    /// batch of stream events.
+    let answersWaiting = Atomic<Bool>(false)
     private let loopThread = Atomic<UInt>(0)
 
     // Loop-thread state.
@@ -101,6 +104,7 @@ final class EventLoop: @unchecked Sendable {
     var liveConnections = 0
     private var dirty: [Connection] = []
     var spareMessages: [LoopMessage] = []
+    var spareResponses: [LoopMessage] = []
     private(set) var now: Int64 = 0
     private(set) var dateCache = HTTPDateCache()
     private(set) var drainDeadline: Int64?
@@ -110,9 +114,24 @@ final class EventLoop: @unchecked Sendable {
     private let events: UnsafeMutablePointer<epoll_event>
 
     struct Inbox {
+        /// Answers to requests: the loop takes them before `messages`.
+        var responses: [LoopMessage] = []
+        /// Everything else (stream starts, writes and ends, shutdown), in the order it came.
         var messages: [LoopMessage] = []
         var wakePending = false
         var isOpen = true
+
+        /// Queues `message` in its lane: a writer's answer does not wait behind the stream events its write fanned
+        /// out. Each lane keeps its order.
+        mutating func append(_ message: LoopMessage) {
+            if case .respond = message {
+                responses.append(message)
+            } else {
+                messages.append(message)
+            }
+        }
+
+        var isEmpty: Bool { responses.isEmpty && messages.isEmpty }
     }
 
     /// Creates the epoll instance and registers the listener and the wake-up eventfd (on the starting thread).
@@ -204,6 +223,7 @@ final class EventLoop: @unchecked Sendable {
         inbox.withLock {
             $0.isOpen = false
             $0.messages = []
+            $0.responses = []
         }
         closeListener()
         for case let connection? in connections {

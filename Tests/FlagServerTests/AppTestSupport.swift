@@ -87,12 +87,23 @@ struct AppHarness {
     }
 
     /// Sends a request that must be answered without waiting for a version (within 5 s: admin requests run on the
-    /// store queue), as the admin unless `token` says otherwise.
+    /// store queue), as the admin unless `token` says otherwise. Returns once what the request published has reached
+    /// the streams and long-polls (`settle()`), as a client on another connection would see it a moment later.
     func send(
         _ method: String, _ target: String, token: String? = "admin", headers: [(String, String)] = [],
         body: String = ""
     ) throws -> TestResponse {
-        try client.send(method, target, token: token == "admin" ? admin : token, headers: headers, body: body)
+        let response = try client.send(
+            method, target, token: token == "admin" ? admin : token, headers: headers, body: body)
+        settle()
+        return response
+    }
+
+    /// Returns when the store route running now has finished and every signal made so far has been told to the
+    /// subscribers: a write's fan-out starts after its answer (`SetRegistry.answeringFirst`).
+    func settle() {
+        app.storeWork.sync {}
+        app.service.registry.waitForFanout()
     }
 }
 

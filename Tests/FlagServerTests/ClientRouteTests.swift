@@ -149,6 +149,7 @@ struct ClientRouteTests {
             #expect(harness.app.metrics.openStreams.load(ordering: .relaxed) == 1)
 
             harness.app.service.registry.heartbeat()
+            harness.settle()
             #expect(String(decoding: recorder.streamBody, as: UTF8.self).hasSuffix(": heartbeat\n\n"))
             recorder.disconnectClient()
             #expect(harness.app.metrics.openStreams.load(ordering: .relaxed) == 0)

@@ -184,6 +184,7 @@ struct FlagServiceTests {
                 }
                 #expect(
                     try service.store.version(set: "size-\(count)", result.state.version).changed == [.flag("flag-7")])
+                harness.settle()
                 patches[count] = Array(stream.streamBody.dropFirst(put))
             }
             let small = String(decoding: try #require(patches[10]), as: UTF8.self)

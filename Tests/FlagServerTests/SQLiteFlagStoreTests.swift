@@ -47,6 +47,14 @@ struct SQLiteFlagStoreTests {
         #expect(try SQLiteFlagStore.inMemory().sets().isEmpty)
     }
 
+    /// The concerns' SQL numbers parameters as PostgreSQL does; SQLite gets the same numbers in its own spelling.
+    @Test func parametersAreRenumberedOutsideQuotesOnly() {
+        #expect(sqliteParameters("SELECT $1, $12 WHERE a = $2") == "SELECT ?1, ?12 WHERE a = ?2")
+        #expect(sqliteParameters("SELECT '$1', \"$2\", 'it''s $3', $4") == "SELECT '$1', \"$2\", 'it''s $3', ?4")
+        #expect(sqliteParameters("SELECT a$, $x, 'ü' || $1") == "SELECT a$, $x, 'ü' || ?1")
+        #expect(sqliteParameters("SELECT 1") == "SELECT 1")
+    }
+
     @Test func everythingSurvivesReopening() throws {
         try withTemporaryDirectory { directory in
             let path = Self.path(in: directory)

@@ -116,7 +116,7 @@ extension FlagServerApp {
         }
         deadlineID.store(deadline, ordering: .releasing)
         // The 200 of the version that woke the poll, from the documents executor: never made on a loop thread, nor
-        // inside the write that published the version (which holds the registry's lock while it tells everyone).
+        // on the fan-out queue, which tells every subscriber in turn.
         let wake: @Sendable () -> Void = { [self] in
             documentAnswer(set) { result in
                 switch result {
@@ -162,7 +162,8 @@ extension FlagServerApp {
             return
         }
         subscriptionID.store(id, ordering: .releasing)
-        // The engine may report the close from inside a write this registry's lock is held for: unsubscribe later.
+        // The engine may report the close from inside `subscribe`'s first look, which holds the registry's lock:
+        // unsubscribe later.
         exchange.responder.onClose { [timers] in
             finish(nil)
             timers.async { registry.unsubscribe(set, id) }
@@ -202,8 +203,8 @@ extension FlagServerApp {
             }
         }
         let subscription = Atomic<Int>(0)
-        // The engine may report the close from inside a write this registry's lock is held for, and a revocation
-        // may end the stream from inside one: unsubscribe later.
+        // The engine may report the close from inside `subscribe`'s first look, which holds the registry's lock, and a
+        // revocation may end the stream from inside one: unsubscribe later.
         let unsubscribe: @Sendable () -> Void = { [timers] in
             let id = subscription.load(ordering: .acquiring)
             if id != 0 { timers.async { registry.unsubscribe(set, id) } }
@@ -225,7 +226,8 @@ extension FlagServerApp {
         let service = self.service
         // Set while the stream waits for the document of the current version, which the documents executor makes
         // and announces (`.served`): it is put then, and versions published meanwhile are in it. Read and written
-        // by the registry's callbacks only, which its lock runs one at a time.
+        // by the registry's callbacks only, which its fan-out queue runs one at a time (after the first look, under
+        // its lock, that stored the subscription).
         let awaitingPut = Atomic<Bool>(false)
         let put: @Sendable (SetState, ServedDocument) -> Void = { state, served in
             stream.write(SetStreamEvent.put.head(id: String(state.version), signature: served.signature))

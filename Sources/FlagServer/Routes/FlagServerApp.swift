@@ -222,7 +222,9 @@ public final class FlagServerApp: Sendable {
             }
             switch endpoint.spec.executor {
             case .loop: run(call, endpoint.spec.handler)
-            case .store: storeWork.async { [self] in run(call, endpoint.spec.handler) }
+            case .store:
+                // A write's fan-out starts once it has answered (`SetRegistry.answeringFirst`).
+                storeWork.async { [self] in service.registry.answeringFirst { run(call, endpoint.spec.handler) } }
             case .telemetry: service.telemetry.queue.async { [self] in run(call, endpoint.spec.handler) }
             }
         }

@@ -274,11 +274,13 @@ package final class FlagService: Sendable {
     func publish(_ update: SetUpdate, replacing previous: SetState, served: ServedDocument? = nil) {
         let committed = clock.now()
         let started = ContinuousClock.now
-        let streams = registry.publish(update, served: served)
-        let elapsed = ContinuousClock.now - started
-        fanouts.record(
-            set: update.state.name, version: update.state.version,
-            FanoutRecord(committedAt: committed, streams: streams, milliseconds: elapsed.timeInterval * 1000))
+        let (set, version, fanouts) = (update.state.name, update.state.version, fanouts)
+        registry.publish(update, served: served) { streams in
+            let elapsed = ContinuousClock.now - started
+            fanouts.record(
+                set: set, version: version,
+                FanoutRecord(committedAt: committed, streams: streams, milliseconds: elapsed.timeInterval * 1000))
+        }
         let replaced = Array(update.patch.flags.keys) + Array(update.patch.removedFlags)
         telemetry.retire(set: update.state.name, flags: replaced.compactMap { previous.compiled.flag($0) })
     }

@@ -209,26 +209,21 @@ package protocol SQLStore: Sendable {
 
 /// `sql` with PostgreSQL's parameters `$1`, `$2`, … written as SQLite's `?1`, `?2`, …, which mean the same: the
 /// parameter of that number, however often and in whatever order it appears. Text in quotes is left as it is.
+/// Runs on every statement of the SQLite store, hence bytes rather than `Character`s.
 package func sqliteParameters(_ sql: String) -> String {
-    var result = ""
-    result.reserveCapacity(sql.utf8.count)
-    var quote: Character?
-    var previous: Character?
-    for character in sql {
+    let dollar = UInt8(ascii: "$")
+    guard sql.utf8.contains(dollar) else { return sql }
+    var bytes = Array(sql.utf8)
+    var quote: UInt8?
+    for index in bytes.indices {
+        let byte = bytes[index]
         if let open = quote {
-            if character == open { quote = nil }
-            result.append(character)
-        } else if character == "'" || character == "\"" {
-            quote = character
-            result.append(character)
-        } else if character.isASCII, character.isNumber, previous == "$" {
-            result.removeLast()
-            result.append("?")
-            result.append(character)
-        } else {
-            result.append(character)
+            if byte == open { quote = nil }
+        } else if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") {
+            quote = byte
+        } else if byte == dollar, index + 1 < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index + 1]) {
+            bytes[index] = UInt8(ascii: "?")
         }
-        previous = quote == nil ? character : nil
     }
-    return result
+    return String(decoding: bytes, as: UTF8.self)
 }
