@@ -4,6 +4,14 @@ a kill sent with curl reaches 1,000, 6,000, 12,000 and 18,500 SSE streams. Not p
 sockets in one client process, under this machine's cap of 20,000 open files a process).
 
   scale.py --bin .build/release [--before ../before/.build/release] [--streams 1000,6000,12000,18500] [--runs 3]
+  scale.py --replicas 3 --bin .build/bench-release/release [--streams 18000] [--runs 3]
+
+With --replicas N, N flagservers (built with the Postgres trait) share one PostgreSQL database (FLAGSTAFF_TEST_POSTGRES,
+e.g. under Tests/postgres/with-postgres, or a throwaway cluster as Benchmarks/replicas.py makes), each with --streams
+streams held by a client process of its own (a process may hold 20,000 descriptors), and the kill goes to replica 1:
+p50, p99 and max are over every stream of every replica, then per replica. --quiet SECONDS keeps the clients from
+reading for that long after each kill, so that they take no processor from the servers during the fan-out (the
+kernel stamps each patch when it arrives either way).
 
 For each count, the streams are opened once (each gets its `put`), then `--runs` kills and restores of one flag are
 measured: a kill is timed from the start of the curl process that sends it. "answer" is curl's own time to the kill's
@@ -16,12 +24,18 @@ and curl.
 
 import argparse
 import os
+import selectors
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+import json
+import signal
+import socket
+
+import replicas
 import sse_load
 import writes
 
@@ -85,14 +99,131 @@ def measure(bin_dir, counts, runs, port):
     return results
 
 
+def hold(args):
+    """A client process of --replicas: holds --streams streams on --url and, told `go WALL` on stdin, waits for the
+    next patch that names the flag on every stream and prints the kernel receive times minus WALL, in seconds, as a
+    JSON list; `reset` forgets what arrived so far. Prints `ready` once every stream has its `put`."""
+    selector, streams = sse_load.open_streams(args.url, "demo", args.key, args.streams)
+    sse_load.stamp(streams)
+    commands = []
+    selector.register(sys.stdin, selectors.EVENT_READ, lambda stdin: commands.append(stdin.readline().split()))
+    needle = json.dumps(args.flag).encode()
+    print("ready", flush=True)
+    waiting_since = None
+    while True:
+        sse_load.pump(selector, 0.5)
+        while commands:
+            command = commands.pop(0)
+            if not command:
+                return
+            if command[0] == "reset":
+                for stream in streams:
+                    stream.events.clear()
+                    stream.kernel_times.clear()
+                print("reset", flush=True)
+            elif command[0] == "go":
+                waiting_since = float(command[1])
+                # Quiet: read nothing for a while, so that this process takes no processor from the servers while
+                # they fan out; the kernel stamps each patch when it arrives all the same.
+                time.sleep(float(command[2]))
+        if waiting_since is not None and all(any(name == "patch" and needle in data for _, name, data in stream.events)
+                                             for stream in streams):
+            print(json.dumps([stream.kernel_times[0] - waiting_since for stream in streams]), flush=True)
+            waiting_since = None
+
+
+def measure_replicas(args):
+    """--replicas: N flagservers on one PostgreSQL database, --streams on each, kills sent to replica 1."""
+    run = replicas.Run(argparse.Namespace(bin=os.path.abspath(args.bin)))
+    clients = []
+    try:
+        run.postgres = replicas.Postgres(os.environ.get("FLAGSTAFF_TEST_POSTGRES"), args.port + 19)
+        _, uri = run.postgres.create_database("flagstaff_scale")
+        servers = []
+        for number in range(1, args.replicas + 1):
+            server = replicas.Replica(run, f"replica-{number}", args.port + number, uri)
+            server.wait_ready()  # one after the other: the first seeds the empty database
+            servers.append(server)
+        key = servers[0].sdk_key("demo")
+        for server in servers[1:]:
+            replicas.wait_for(f"{server.name} to accept the SDK key",
+                              lambda server=server: server.get("/v1/sets/demo", key)[0] == 200 or "not yet")
+        for server in servers:
+            client = subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), "--hold", "--url", server.base, "--key", key,
+                 "--streams", str(args.streams), "--flag", "new-checkout"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            clients.append(client)
+            if client.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the client of {server.name} did not open its streams")
+        print(f"  {len(servers)} replicas, {args.streams:,} streams on each", file=sys.stderr)
+        answers, delays, per_replica = [], [], {}
+        for _ in range(args.runs):
+            for client in clients:
+                client.stdin.write("reset\n")
+                client.stdin.flush()
+                client.stdout.readline()
+            sent = time.time()
+            answers.append(curl_kill(servers[0], "new-checkout", "kill"))
+            for client in clients:
+                client.stdin.write(f"go {sent} {args.quiet}\n")
+                client.stdin.flush()
+            for number, client in enumerate(clients, start=1):
+                found = [delay * 1000 for delay in json.loads(client.stdout.readline())]
+                delays += found
+                per_replica.setdefault(number, []).extend(found)
+            curl_kill(servers[0], "new-checkout", "restore")
+            time.sleep(2)  # the restore's patch reaches every stream before the next reset
+        def spread(values):
+            values = sorted(values)
+            return {"p50": values[len(values) // 2], "p99": values[max(0, int(len(values) * 0.99) - 1)],
+                    "max": values[-1]}
+
+        return {"answer": statistics.median(answers), **spread(delays), "streams": len(delays),
+                "replicas": {number: spread(found) for number, found in per_replica.items()}}
+    finally:
+        for client in clients:
+            client.kill()
+        run.processes.stop_all()
+        if run.postgres:
+            run.postgres.close()
+
+
 def main():
+    if "--hold" in sys.argv:
+        hold_parser = argparse.ArgumentParser()
+        for name in ("--url", "--key", "--flag"):
+            hold_parser.add_argument(name, required=True)
+        hold_parser.add_argument("--streams", type=int, required=True)
+        hold_parser.add_argument("--hold", action="store_true")
+        return hold(hold_parser.parse_args())
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="the build to measure (its flagserver)")
     parser.add_argument("--before", help="another build, measured in the same run for the ratio")
-    parser.add_argument("--streams", default="1000,6000,12000,18500", help="stream counts, comma-separated")
+    parser.add_argument("--streams", default="1000,6000,12000,18500",
+                        help="stream counts, comma-separated; with --replicas, one count a replica (18,000)")
     parser.add_argument("--runs", type=int, default=3, help="kills per count; the table shows their medians")
     parser.add_argument("--port", type=int, default=18470)
+    parser.add_argument("--replicas", type=int, help="this many flagservers on one PostgreSQL database")
+    parser.add_argument("--quiet", type=float, default=0.0,
+                        help="with --replicas: seconds the clients read nothing after a kill (0: they read at once)")
     args = parser.parse_args()
+    if args.replicas:
+        streams = int(args.streams) if args.streams.isdigit() else 18_000
+        if streams > replicas.MAX_STREAMS_PER_PROCESS:
+            parser.error(f"--streams: at most {replicas.MAX_STREAMS_PER_PROCESS} a replica (one client process each)")
+        result = measure_replicas(argparse.Namespace(bin=args.bin, replicas=args.replicas, streams=streams,
+                                                     runs=args.runs, port=args.port, quiet=args.quiet))
+        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load average "
+              f"{os.getloadavg()[0]:.1f}; {args.replicas} replicas on one PostgreSQL database, "
+              f"{result['streams'] // args.runs:,} streams in all; the kill sent to replica 1; {args.runs} kills; "
+              f"clients {'quiet for %.1f s' % args.quiet if args.quiet else 'reading'}; ms\n")
+        print("| streams on | answer (median) | p50 | p99 | max |\n|---|---:|---:|---:|---:|")
+        rows = [("every replica", result)] + [(f"replica {n}", r) for n, r in sorted(result["replicas"].items())]
+        for name, row in rows:
+            answer = f"{result['answer']:.1f}" if row is result else ""
+            print(f"| {name} | {answer} | {row['p50']:.1f} | {row['p99']:.1f} | {row['max']:.1f} |")
+        return
     counts = [int(text) for text in args.streams.split(",")]
     if max(counts) > 19_000:
         print("note: the client process holds every stream; keep the count under the open-file cap of 20,000",

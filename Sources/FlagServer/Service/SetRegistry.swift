@@ -209,7 +209,10 @@ final class SetRegistry: Sendable {
         _ subscribers: Subscribers, _ signal: SetSignal, in registry: inout Registry,
         then done: (@Sendable () -> Void)? = nil
     ) {
-        guard !subscribers.isEmpty || done != nil else { return }
+        guard !subscribers.isEmpty else {
+            done?()  // nobody to tell: no thread to wake
+            return
+        }
         let work: @Sendable () -> Void = { [self] in
             var declined: [Subscription] = []
             for subscription in subscribers.values where subscription.active.load(ordering: .acquiring) {
