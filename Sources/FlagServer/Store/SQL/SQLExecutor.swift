@@ -221,7 +221,9 @@ package func sqliteParameters(_ sql: String) -> String {
             if byte == open { quote = nil }
         } else if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") {
             quote = byte
-        } else if byte == dollar, index + 1 < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index + 1]) {
+        } else if byte == dollar, index + 1 < bytes.count,
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index + 1])
+        {
             bytes[index] = UInt8(ascii: "?")
         }
     }
