@@ -15,7 +15,7 @@ struct ClientTelemetryTests {
         configure(&limits)
         let clock = TestClock()
         let store = try SQLiteFlagStore.inMemory()
-        return (ClientTelemetry(store: store, clock: clock.clock, limits: limits), clock, store)
+        return (ClientTelemetry(store: store.telemetry, clock: clock.clock, limits: limits), clock, store)
     }
 
     static func report(_ id: String, counts: TelemetryReport.Counts = [:]) -> TelemetryReport {
@@ -117,8 +117,8 @@ struct ClientTelemetryTests {
     @Test func anIdReportsOnlyWithItsOwnKey() throws {
         let clock = TestClock()
         let store = try SQLiteFlagStore.inMemory()
-        let issuing = ClientTelemetry(store: store, clock: clock.clock)
-        let other = ClientTelemetry(store: store, clock: clock.clock)
+        let issuing = ClientTelemetry(store: store.telemetry, clock: clock.clock)
+        let other = ClientTelemetry(store: store.telemetry, clock: clock.clock)
         let id = try Self.issue(issuing, key: "ios-app")
         let refusal = try #require(throws: ClientTelemetry.Refusal.self) {
             try issuing.accept(Self.report(id), set: "s", key: "web-app", flags: Self.flags)
@@ -252,7 +252,7 @@ struct ClientTelemetryTests {
     @Test func aFailedFlushKeepsTheCountsForTheNext() throws {
         let clock = TestClock()
         let store = try SQLiteFlagStore.inMemory()
-        let telemetry = ClientTelemetry(store: store, clock: clock.clock)
+        let telemetry = ClientTelemetry(store: store.telemetry, clock: clock.clock)
         let id = try Self.issue(telemetry)
         try telemetry.accept(Self.report(id, counts: ["f": ["on": ["R": 2]]]), set: "s", key: "app", flags: Self.flags)
         // The table out of the way, the flush fails as with a store that went down.
@@ -268,8 +268,8 @@ struct ClientTelemetryTests {
     @Test func anInstanceFromAnotherServerIsKnownThroughTheStore() throws {
         let clock = TestClock()
         let store = try SQLiteFlagStore.inMemory()
-        let issuing = ClientTelemetry(store: store, clock: clock.clock)
-        let other = ClientTelemetry(store: store, clock: clock.clock)
+        let issuing = ClientTelemetry(store: store.telemetry, clock: clock.clock)
+        let other = ClientTelemetry(store: store.telemetry, clock: clock.clock)
         let id = try Self.issue(issuing)
         issuing.flush()
         try other.accept(Self.report(id), set: "s", key: "app", flags: Self.flags)
@@ -288,8 +288,8 @@ struct ClientTelemetryTests {
     @Test func readsFollowReportsAndReplacedIdsOnEveryServer() throws {
         let clock = TestClock()
         let store = try SQLiteFlagStore.inMemory()
-        let first = ClientTelemetry(store: store, clock: clock.clock)
-        let second = ClientTelemetry(store: store, clock: clock.clock)
+        let first = ClientTelemetry(store: store.telemetry, clock: clock.clock)
+        let second = ClientTelemetry(store: store.telemetry, clock: clock.clock)
         let id = try Self.issue(first)
         try first.accept(Self.report(id), set: "s", key: "app", flags: Self.flags)
         first.flush()

@@ -13,7 +13,7 @@ import Synchronization
 /// model"). What a bound drops is counted in `dropped` for `/metrics`. Reports are taken on a queue of their own
 /// and written by a flush every `flushInterval`, never on the store queue that admin writes (a kill) wait on.
 package final class ClientTelemetry: Sendable {
-    let store: any FlagStore
+    let store: TelemetryStore
     let clock: ServerClock
     let limits: Limits
     let log: @Sendable (String) -> Void
@@ -28,9 +28,9 @@ package final class ClientTelemetry: Sendable {
     /// Reports accepted, for `/metrics`.
     let accepted = Atomic<Int>(0)
 
-    /// Telemetry over `store`.
+    /// Telemetry over the store's telemetry concern.
     package init(
-        store: any FlagStore, clock: ServerClock, limits: Limits = Limits(),
+        store: TelemetryStore, clock: ServerClock, limits: Limits = Limits(),
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.store = store
@@ -200,7 +200,7 @@ package final class ClientTelemetry: Sendable {
     private func adopt(_ instanceKey: InstanceKey, key: String, now: Date) throws {
         let stored: StoredInstance?
         do {
-            stored = try store.telemetry.instance(
+            stored = try store.instance(
                 set: instanceKey.set, id: instanceKey.id, seenSince: now.addingTimeInterval(-limits.expiry))
         } catch {
             // The store may be down: the report is refused, and the client keeps its counts for the next try.
@@ -332,7 +332,7 @@ package final class ClientTelemetry: Sendable {
         var unwritten = batch.chunked(rows: limits.rowsPerTransaction)[...]
         do {
             while let chunk = unwritten.first {
-                try store.telemetry.record(chunk)
+                try store.record(chunk)
                 unwritten = unwritten.dropFirst()
             }
         } catch {
@@ -359,7 +359,7 @@ package final class ClientTelemetry: Sendable {
         }
         if prune {
             do {
-                try store.telemetry.prune(
+                try store.prune(
                     countsBefore: Self.hour(of: now) - limits.retentionDays * 24,
                     instancesBefore: now.addingTimeInterval(-limits.expiry))
             } catch {

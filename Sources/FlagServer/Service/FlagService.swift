@@ -49,7 +49,7 @@ package final class FlagService: Sendable {
         self.keyEncryptionKey = keyEncryptionKey
         self.documentSigner = DocumentSigner(store: store, log: log)
         self.log = log
-        self.telemetry = ClientTelemetry(store: store, clock: clock, limits: telemetryLimits, log: log)
+        self.telemetry = ClientTelemetry(store: store.telemetry, clock: clock, limits: telemetryLimits, log: log)
         for summary in try store.sets() {
             let snapshot = try store.snapshot(set: summary.name, version: nil)
             let state = try Self.state(of: snapshot)

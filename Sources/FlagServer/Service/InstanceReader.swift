@@ -5,13 +5,13 @@ import Foundation
 /// Reads the client instances of the store for `ClientTelemetry`: the instances of every server sharing it, decoded,
 /// as of the last read.
 final class InstanceReader: Sendable {
-    private let store: any FlagStore
+    private let store: TelemetryStore
     private let clock: ServerClock
     /// How long an instance is listed after it was last seen.
     private let expiry: TimeInterval
     private let views = Locked([String: InstanceView]())
 
-    init(store: any FlagStore, clock: ServerClock, expiry: TimeInterval) {
+    init(store: TelemetryStore, clock: ServerClock, expiry: TimeInterval) {
         self.store = store
         self.clock = clock
         self.expiry = expiry
@@ -26,7 +26,7 @@ final class InstanceReader: Sendable {
     func instances(set: String, within: TimeInterval) throws -> [ClientTelemetry.Instance] {
         let now = clock.now()
         let from = views.withLock { $0[set]?.readUpTo.addingTimeInterval(-Self.readOverlap) }
-        let rows = try store.telemetry.instances(set: set, seenSince: from ?? now.addingTimeInterval(-expiry))
+        let rows = try store.instances(set: set, seenSince: from ?? now.addingTimeInterval(-expiry))
         var decoded: [String: ClientTelemetry.Instance?] = [:]
         for stored in rows {
             // A stored report this build cannot read (a newer server's, or damage) leaves its instance out.
