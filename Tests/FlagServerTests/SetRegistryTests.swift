@@ -168,6 +168,27 @@ struct SetRegistryTests {
         #expect(counted.withLock { $0 } == 3)
     }
 
+    /// A shutdown during a store route goes out at once, with what the route held, not when the route ends.
+    @Test func closingInsideARouteDoesNotWaitForIt() {
+        let registry = SetRegistry()
+        registry.install(Self.state(1))
+        let told = Told()
+        let shutdowns = Atomic<Int>(0)
+        _ = registry.subscribe("ios") { _, _ in
+            let record = Self.recording(told)
+            return { signal in
+                if case .shutdown = signal { shutdowns.add(1, ordering: .relaxed) }
+                return record(signal)
+            }
+        }
+        registry.answeringFirst {
+            registry.publish(Self.update(2))
+            registry.close()
+            #expect(told.all == [2])
+            #expect(shutdowns.load(ordering: .relaxed) == 1)
+        }
+    }
+
     @Test func closingTellsEveryoneBeforeItReturnsAndRefusesNewSubscribers() {
         let registry = SetRegistry()
         registry.install(Self.state(1))

@@ -16,8 +16,8 @@ package enum SetSignal: Sendable {
 
 /// The current state of every set, its document once made, and who is waiting for its next version.
 ///
-/// The states and the subscriptions are behind one lock, which is held only to swap a state, subscribe and
-/// unsubscribe: a write's own answer never waits for its fan-out. Subscribers are told on one serial queue
+/// The states and the subscriptions are behind one lock, which is held only to swap a state, subscribe, unsubscribe
+/// and queue signals: a write's own answer never waits for its fan-out. Subscribers are told on one serial queue
 /// (`fanout`), in the order the signals were made, off the writer's thread.
 ///
 /// A signal goes to the subscriptions that existed when it was made, under the lock, together with the state swap.
@@ -117,7 +117,8 @@ final class SetRegistry: Sendable {
     }
 
     /// Swaps in the update's state (with its document, when the writer made it already) and tells every subscriber
-    /// of the set on the fan-out queue, then calls `done` there with how many it told. Returns at once.
+    /// of the set on the fan-out queue, then calls `done` there with how many it told (at once, with 0, when the set
+    /// has none). Returns without waiting for the subscribers.
     func publish(_ update: SetUpdate, served: ServedDocument? = nil, done: @escaping @Sendable (Int) -> Void = { _ in })
     {
         registry.withLock { registry in
@@ -169,6 +170,10 @@ final class SetRegistry: Sendable {
     func close() {
         registry.withLock { registry in
             registry.closed = true
+            // A store route still running must not hold the shutdown back: what it holds goes out now, first.
+            registry.answering = false
+            for work in registry.held { fanout.async(execute: work) }
+            registry.held = []
             for name in registry.entries.keys {
                 tell(registry.entries[name]?.subscribers ?? [:], .shutdown, in: &registry)
                 registry.entries[name]?.subscribers = [:]
