@@ -136,6 +136,7 @@ struct ClientRouteTests {
             #expect(head.headers["Cache-Control"] == "no-cache")
             #expect(head.headers["X-Accel-Buffering"] == "no")
             let document = try harness.app.service.servedDocument("ios-prod").bytes
+            harness.settle()  // the put goes out on the fan-out queue once the document is made
             let put = "event: put\nid: 1\ndata: " + String(decoding: document, as: UTF8.self) + "\n\n"
             #expect(String(decoding: recorder.streamBody, as: UTF8.self) == put)
 
