@@ -317,13 +317,13 @@ extension PostgresTests {
                 let seen = Locked<(backends: Set<Int>, most: Int)>(([], 0))
                 onThreads(6) { _ in
                     do {
-                        let (backend, open) = try store.read("testing the pool") { db in
-                            try db.execute("SELECT pg_sleep(0.1)")
-                            return try db.queryFirst(
+                        let (backend, open) = try store.reading("testing the pool") { db in
+                            try db.run("SELECT pg_sleep(0.1)", [])
+                            return try db.firstRow(
                                 """
                                 SELECT pg_backend_pid(), count(*) FROM pg_stat_activity
                                 WHERE datname = current_database() AND backend_type = 'client backend'
-                                """
+                                """, []
                             ) { (try $0.int(0), try $0.int(1)) } ?? (0, 0)
                         }
                         seen.withLock { seen in

@@ -171,9 +171,7 @@ final class SetRegistry: Sendable {
         registry.withLock { registry in
             registry.closed = true
             // A store route still running must not hold the shutdown back: what it holds goes out now, first.
-            registry.answering = false
-            for work in registry.held { fanout.async(execute: work) }
-            registry.held = []
+            releaseHeld(in: &registry)
             for name in registry.entries.keys {
                 tell(registry.entries[name]?.subscribers ?? [:], .shutdown, in: &registry)
                 registry.entries[name]?.subscribers = [:]
@@ -198,14 +196,17 @@ final class SetRegistry: Sendable {
     func answeringFirst<T>(_ body: () throws -> T) rethrows -> T {
         registry.withLock { $0.answering = true }
         defer {
-            // Queued under the lock, so that a signal made right after queues behind them.
-            registry.withLock { registry in
-                registry.answering = false
-                for work in registry.held { fanout.async(execute: work) }
-                registry.held = []
-            }
+            registry.withLock { releaseHeld(in: &$0) }
         }
         return try body()
+    }
+
+    /// Ends the hold of `answeringFirst`: what it held is queued for the fan-out, under the lock, so that a signal
+    /// made right after queues behind it.
+    private func releaseHeld(in registry: inout Registry) {
+        registry.answering = false
+        for work in registry.held { fanout.async(execute: work) }
+        registry.held = []
     }
 
     /// Tells `subscribers` of `signal` on the fan-out queue, then runs `done` there; those that decline the signal

@@ -53,13 +53,13 @@ package final class PostgresFlagStore: FlagStore {
 
     /// Runs `body` on a pooled connection, outside a transaction: for reads, whose versions never change once
     /// written, so that separate statements need no common snapshot.
-    func read<T>(_ action: String, _ body: (PostgresConnection) throws -> T) throws -> T {
-        try perform(action) { try pool.withConnection(body) }
+    package func reading<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try perform(action) { try pool.withConnection { try body($0) } }
     }
 
     /// Runs `body` in a transaction on a pooled connection.
-    func write<T>(_ action: String, _ body: (PostgresConnection) throws -> T) throws -> T {
-        try perform(action) { try pool.withConnection { try $0.transaction(body) } }
+    package func writing<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try perform(action) { try pool.withConnection { try $0.transaction { try body($0) } } }
     }
 
     /// Runs `body`, translating its errors into `StoreError`s and keeping `health`: `.down` when the database

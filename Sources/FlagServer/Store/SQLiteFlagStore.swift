@@ -58,13 +58,13 @@ package struct SQLiteFlagStore: FlagStore {
     }
 
     /// Runs `body` in a read transaction, translating storage errors into `StoreError`s.
-    func read<T>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        try translatingErrors(action) { try database.read(body) }
+    package func reading<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try translatingErrors(action) { try database.read { try body($0) } }
     }
 
     /// Runs `body` in a write transaction, translating storage errors into `StoreError`s.
-    func write<T>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        try translatingErrors(action) { try database.write(body) }
+    package func writing<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try translatingErrors(action) { try database.write { try body($0) } }
     }
 
     private func translatingErrors<T>(_ action: String, _ body: () throws -> T) throws -> T {
@@ -87,8 +87,12 @@ package struct SQLiteFlagStore: FlagStore {
     private static func checkCapabilities(of database: SQLiteDatabase) throws {
         let (version, hasJSON) = try database.read { db in
             let version = try db.queryFirst("SELECT sqlite_version()") { try $0.text(0) } ?? "unknown"
-            // A build without the JSON functions fails to prepare this, which is the answer.
-            let hasJSON = (try? db.queryFirst("SELECT count(*) FROM json_each('[1]')") { try $0.int(0) }) == 1
+            let hasJSON: Bool
+            do {
+                hasJSON = try db.queryFirst("SELECT count(*) FROM json_each('[1]')") { try $0.int(0) } == 1
+            } catch let error as SQLiteError where error.message.contains("json_each") {
+                hasJSON = false  // a build without the JSON functions: "no such table: json_each"
+            }
             return (version, hasJSON)
         }
         if let problem = capabilityProblem(version: version, hasJSON: hasJSON) {

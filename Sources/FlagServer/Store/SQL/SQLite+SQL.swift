@@ -33,13 +33,3 @@ extension SQLiteValue {
         }
     }
 }
-
-extension SQLiteFlagStore {
-    package func reading<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
-        try read(action) { try body($0) }
-    }
-
-    package func writing<T>(_ action: String, _ body: (any SQLExecutor) throws -> T) throws -> T {
-        try write(action) { try body($0) }
-    }
-}
