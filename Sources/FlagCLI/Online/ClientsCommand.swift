@@ -20,12 +20,7 @@ package struct ClientsCommand: Command {
         // Read even for --json: an answer that is not the contract's shape fails here, not in a script.
         let (wire, answer) = try client.send(API.clients, PathParameters(set: set), ClientsQuery())
         let clients = try ClientsReport(wire, route: API.clients.info.label)
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-        } else {
-            for line in ClientsText.lines(clients) { context.console.print(line) }
-        }
-        return .success
+        return context.show(answer) { ClientsText.lines(clients) }
     }
 }
 

@@ -67,22 +67,19 @@ package struct CohortListCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listCohorts, PathParameters(set: set), NoRequest())
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return try context.showTable(answer) { () throws(CLIError) in
+            var cohorts: [String: JSONValue] = [:]
+            for (name, cohort) in list.cohorts { cohorts[name] = try AdminClient.parsed(cohort, "cohort \"\(name)\"") }
+            var table = Table(header: ["NAME", "UNITS", "CONDITIONS", "DESCRIPTION"])
+            for name in cohorts.keys.sorted() {
+                let cohort = cohorts[name] ?? .null
+                table.append([
+                    name, String(cohort["include"].array?.count ?? 0), CohortText.conditions(cohort),
+                    cohort["description"].string ?? "",
+                ])
+            }
+            return table
         }
-        var cohorts: [String: JSONValue] = [:]
-        for (name, cohort) in list.cohorts { cohorts[name] = try AdminClient.parsed(cohort, "cohort \"\(name)\"") }
-        var table = Table(header: ["NAME", "UNITS", "CONDITIONS", "DESCRIPTION"])
-        for name in cohorts.keys.sorted() {
-            let cohort = cohorts[name] ?? .null
-            table.append([
-                name, String(cohort["include"].array?.count ?? 0), CohortText.conditions(cohort),
-                cohort["description"].string ?? "",
-            ])
-        }
-        context.printTable(table)
-        return .success
     }
 }
 
@@ -105,19 +102,17 @@ package struct CohortShowCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (read, answer) = try client.send(API.getCohort, PathParameters(set: set, name: name), NoRequest())
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return try context.show(answer) { () throws(CLIError) in
+            let cohort = try AdminClient.parsed(read.cohort, "cohort \"\(name)\"")
+            var lines = ["name:        \(name)"]
+            if let description = cohort["description"].string { lines.append("description: \(description)") }
+            let ids = { (list: JSONValue) in (list.array ?? []).compactMap(\.string).joined(separator: ", ") }
+            if cohort["include"].array?.isEmpty == false { lines.append("include:     \(ids(cohort["include"]))") }
+            if cohort["exclude"].array?.isEmpty == false { lines.append("exclude:     \(ids(cohort["exclude"]))") }
+            let conditions = CohortText.conditions(cohort)
+            if conditions != "-" { lines.append("matches:     \(conditions)") }
+            return lines
         }
-        let cohort = try AdminClient.parsed(read.cohort, "cohort \"\(name)\"")
-        context.console.print("name:        \(name)")
-        if let description = cohort["description"].string { context.console.print("description: \(description)") }
-        let ids = { (list: JSONValue) in (list.array ?? []).compactMap(\.string).joined(separator: ", ") }
-        if cohort["include"].array?.isEmpty == false { context.console.print("include:     \(ids(cohort["include"]))") }
-        if cohort["exclude"].array?.isEmpty == false { context.console.print("exclude:     \(ids(cohort["exclude"]))") }
-        let conditions = CohortText.conditions(cohort)
-        if conditions != "-" { context.console.print("matches:     \(conditions)") }
-        return .success
     }
 }
 

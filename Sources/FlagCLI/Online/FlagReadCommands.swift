@@ -30,23 +30,21 @@ package struct ListCommand: Command {
         let set = try client.requireSet(for: Self.configuration)
         let query = FlagListQuery(kind: kind?.name, expired: expired ? true : nil)
         let (list, answer) = try client.send(API.listFlags, PathParameters(set: set), query)
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return try context.showTable(answer) { () throws(CLIError) in
+            var flags: [String: JSONValue] = [:]
+            for (key, flag) in list.flags { flags[key] = try AdminClient.parsed(flag, "flag \"\(key)\"") }
+            var table = Table(header: ["KEY", "TYPE", "KIND", "DEFAULT", "STATE", "EXPIRES"])
+            let now = context.now()
+            for key in flags.keys.sorted() {
+                let flag = flags[key] ?? .null
+                table.append([
+                    key, flag["type"].string ?? "?", flag["kind"].string ?? "?", flag["default"].compactText,
+                    FlagState.summary(flag, now: now),
+                    flag["expiresAt"].date.map { Shown.relative($0, now: now) } ?? "-",
+                ])
+            }
+            return table
         }
-        var flags: [String: JSONValue] = [:]
-        for (key, flag) in list.flags { flags[key] = try AdminClient.parsed(flag, "flag \"\(key)\"") }
-        var table = Table(header: ["KEY", "TYPE", "KIND", "DEFAULT", "STATE", "EXPIRES"])
-        let now = context.now()
-        for key in flags.keys.sorted() {
-            let flag = flags[key] ?? .null
-            table.append([
-                key, flag["type"].string ?? "?", flag["kind"].string ?? "?", flag["default"].compactText,
-                FlagState.summary(flag, now: now), flag["expiresAt"].date.map { Shown.relative($0, now: now) } ?? "-",
-            ])
-        }
-        context.printTable(table)
-        return .success
     }
 }
 
@@ -69,13 +67,9 @@ package struct GetCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (read, answer) = try client.send(API.getFlag, PathParameters(set: set, key: key), NoRequest())
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return try context.show(answer) { () throws(CLIError) in
+            FlagState.describe(key, try AdminClient.parsed(read.flag, "flag \"\(key)\""), now: context.now())
         }
-        let flag = try AdminClient.parsed(read.flag, "flag \"\(key)\"")
-        for line in FlagState.describe(key, flag, now: context.now()) { context.console.print(line) }
-        return .success
     }
 }
 

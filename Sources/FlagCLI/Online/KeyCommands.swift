@@ -49,16 +49,13 @@ package struct KeysListCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listKeys, PathParameters(set: set), NoRequest())
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return context.showTable(answer) {
+            var table = Table(header: ["NAME", "CREATED", "REVOKED"])
+            for key in list.keys {
+                table.append([key.name, Shown.date(key.createdAt), key.revokedAt.map(Shown.date) ?? "-"])
+            }
+            return table
         }
-        var table = Table(header: ["NAME", "CREATED", "REVOKED"])
-        for key in list.keys {
-            table.append([key.name, Shown.date(key.createdAt), key.revokedAt.map(Shown.date) ?? "-"])
-        }
-        context.printTable(table)
-        return .success
     }
 }
 

@@ -149,11 +149,33 @@ enum Shown {
 extension CommandContext {
     /// Prints the server's answer as one JSON line with `--json`, else `line` for people.
     func report(_ answer: AdminClient.Answer, _ line: @autoclosure () -> String) {
+        show(answer) { [line()] }
+    }
+
+    /// Prints the server's answer as one JSON line with `--json`, else the lines that `human` makes for people.
+    @discardableResult
+    func show<Failure>(_ answer: AdminClient.Answer, _ human: () throws(Failure) -> [String]) throws(Failure)
+        -> ExitCode
+    {
         if globals.json {
             console.print(answer.json.compactText)
         } else {
-            console.print(line())
+            for line in try human() { console.print(line) }
         }
+        return .success
+    }
+
+    /// Prints the server's answer as one JSON line with `--json`, else the table that `human` makes, fitted to the
+    /// help width.
+    func showTable<Failure>(_ answer: AdminClient.Answer, _ human: () throws(Failure) -> Table) throws(Failure)
+        -> ExitCode
+    {
+        try show(answer) { () throws(Failure) in try human().lines(fitting: Help.width) }
+    }
+
+    /// Prints a table fitted to the help width.
+    func printTable(_ table: Table) {
+        for line in table.lines(fitting: Help.width) { console.print(line) }
     }
 }
 

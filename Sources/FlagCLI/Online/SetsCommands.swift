@@ -15,19 +15,16 @@ package struct SetsListCommand: Command {
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let (list, answer) = try client.send(API.listSets, PathParameters(), NoRequest())
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return context.showTable(answer) {
+            var table = Table(header: ["NAME", "VERSION", "FLAGS", "COHORTS", "UPDATED"])
+            for set in list.sets {
+                table.append([
+                    set.name, String(set.version), String(set.flags), String(set.cohorts),
+                    Shown.when(set.updatedAt, now: context.now()),
+                ])
+            }
+            return table
         }
-        var table = Table(header: ["NAME", "VERSION", "FLAGS", "COHORTS", "UPDATED"])
-        for set in list.sets {
-            table.append([
-                set.name, String(set.version), String(set.flags), String(set.cohorts),
-                Shown.when(set.updatedAt, now: context.now()),
-            ])
-        }
-        context.printTable(table)
-        return .success
     }
 }
 
@@ -56,13 +53,6 @@ package struct SetsCreateCommand: Command {
         return try mutation.finish(result, answer, set: name, client: client, context) {
             ["created set \(name) \(AdminClient.versionNote(result))"]
         }
-    }
-}
-
-extension CommandContext {
-    /// Prints a table fitted to the help width.
-    func printTable(_ table: Table) {
-        for line in table.lines(fitting: Help.width) { console.print(line) }
     }
 }
 
@@ -118,14 +108,10 @@ package struct SetsSettingsCommand: Command {
             } else {
                 try client.send(API.getSettings, parameters, NoRequest())
             }
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
-        }
         let mode = settings.compatibility
         let effect = Self.compatibilityModes.first { $0.name == mode }?.effect ?? "a mode this flagctl does not know"
         let lead = compatibility == nil ? "\(name):" : "set \(name):"
-        context.console.print("\(lead) compatibility \(mode): \(effect)")
+        context.report(answer, "\(lead) compatibility \(mode): \(effect)")
         return .success
     }
 }

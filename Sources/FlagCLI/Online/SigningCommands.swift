@@ -18,8 +18,7 @@ package struct SigningKeyShowCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (keys, answer) = try client.send(API.signingKeys, PathParameters(set: set), NoRequest())
-        SigningKeyTable(keys: keys, answer: answer).print(set: set, context)
-        return .success
+        return context.show(answer) { SigningKeyTable.lines(keys.keys, set: set) }
     }
 }
 
@@ -124,38 +123,25 @@ private struct SigningKeyChange {
         let set = try client.requireSet(for: configuration)
         let (keys, answer) = try client.send(
             endpoint, PathParameters(set: set, name: id), ChangeRequest(reason: reason))
-        if !context.globals.json {
-            context.console.print(
-                step == "activate" ? "set \(set): key \(id) signs now" : "set \(set): key \(id) retired")
+        return context.show(answer) {
+            [step == "activate" ? "set \(set): key \(id) signs now" : "set \(set): key \(id) retired"]
+                + SigningKeyTable.lines(keys.keys, set: set)
         }
-        SigningKeyTable(keys: keys, answer: answer).print(set: set, context)
-        return .success
     }
 }
 
-/// The keys of `GET /v1/sets/{set}/signing-keys`, as a table or as the JSON answer.
-private struct SigningKeyTable {
-    let keys: SigningKeyList
-    let answer: AdminClient.Answer
-
-    func print(set: String, _ context: CommandContext) {
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return
-        }
-        let keys = keys.keys
+/// The keys of `GET /v1/sets/{set}/signing-keys`, for people.
+enum SigningKeyTable {
+    /// `ID  STATE  CREATED  PUBLIC KEY`, or a line saying that the set is not signed.
+    static func lines(_ keys: [SigningKeyInfo], set: String) -> [String] {
         guard !keys.isEmpty else {
-            context.console.print(
-                "set \(set) has no signing key: it is not signed (flagctl signing-key rotate signs it)")
-            return
+            return ["set \(set) has no signing key: it is not signed (flagctl signing-key rotate signs it)"]
         }
         var table = Table(header: ["ID", "STATE", "CREATED", "PUBLIC KEY"])
         for key in keys {
-            table.append([
-                key.id, key.state, ISO8601.format(key.createdAt), key.publicKey,
-            ])
+            table.append([key.id, key.state, ISO8601.format(key.createdAt), key.publicKey])
         }
-        for line in table.lines(fitting: 160) { context.console.print(line) }
+        return table.lines(fitting: 160)
     }
 }
 

@@ -76,30 +76,28 @@ package struct TokensListCommand: Command {
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let (list, answer) = try client.send(API.listTokens, PathParameters(), NoRequest())
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
-        }
-        let now = context.now()
-        var table = Table(header: ["NAME", "ROLE", "SETS", "CREATED", "EXPIRES", "LAST USED"])
-        for token in list.tokens {
-            var name = token.name
-            if let person = token.sessionOf { name += " (session of \(person))" }
-            let expires: String
-            if let revoked = token.revokedAt {
-                expires = "revoked \(Shown.date(revoked))"
-            } else if let end = token.expiresAt {
-                expires = end <= now ? "expired \(Shown.date(end))" : Shown.date(end)
-            } else {
-                expires = "-"
+        return context.showTable(answer) {
+            let now = context.now()
+            var table = Table(header: ["NAME", "ROLE", "SETS", "CREATED", "EXPIRES", "LAST USED"])
+            for token in list.tokens {
+                var name = token.name
+                if let person = token.sessionOf { name += " (session of \(person))" }
+                let expires: String
+                if let revoked = token.revokedAt {
+                    expires = "revoked \(Shown.date(revoked))"
+                } else if let end = token.expiresAt {
+                    expires = end <= now ? "expired \(Shown.date(end))" : Shown.date(end)
+                } else {
+                    expires = "-"
+                }
+                table.append([
+                    name, token.role, token.sets.map { $0.joined(separator: ",") } ?? "all",
+                    Shown.date(token.createdAt),
+                    expires, token.lastUsedAt.map { Shown.relative($0, now: now) } ?? "never",
+                ])
             }
-            table.append([
-                name, token.role, token.sets.map { $0.joined(separator: ",") } ?? "all", Shown.date(token.createdAt),
-                expires, token.lastUsedAt.map { Shown.relative($0, now: now) } ?? "never",
-            ])
+            return table
         }
-        context.printTable(table)
-        return .success
     }
 }
 

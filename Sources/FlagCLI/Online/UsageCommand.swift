@@ -44,14 +44,9 @@ package struct UsageCommand: Command {
         if let key, !usage.flags.contains(where: { $0.key == key }) {
             throw .failure("no flag \"\(key)\" in the usage of set \"\(set)\" (see 'flagctl list')")
         }
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
-        }
-        let lines =
+        return context.show(answer) {
             key == nil ? UsageText.summary(usage, now: context.now()) : UsageText.days(usage, now: context.now())
-        for line in lines { context.console.print(line) }
-        return .success
+        }
     }
 
     /// `GET /v1/admin/sets/{set}/usage?key=&days=`, read.

@@ -34,19 +34,16 @@ package struct HistoryCommand: Command {
         let set = try client.requireSet(for: Self.configuration)
         let (history, answer) = try client.send(
             API.history, PathParameters(set: set), HistoryQuery(key: key, limit: limit))
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return context.showTable(answer) {
+            var table = Table(header: ["VERSION", "TIME", "ACTOR", "ACTION", "SUBJECT", "REASON"])
+            for version in history.versions {
+                table.append([
+                    String(version.version), Shown.date(version.createdAt), version.actor, version.action,
+                    version.subject ?? "-", version.reason ?? "",
+                ])
+            }
+            return table
         }
-        var table = Table(header: ["VERSION", "TIME", "ACTOR", "ACTION", "SUBJECT", "REASON"])
-        for version in history.versions {
-            table.append([
-                String(version.version), Shown.date(version.createdAt), version.actor, version.action,
-                version.subject ?? "-", version.reason ?? "",
-            ])
-        }
-        context.printTable(table)
-        return .success
     }
 }
 
@@ -74,14 +71,10 @@ package struct DiffCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (diff, answer) = try client.send(API.diff, PathParameters(set: set), DiffQuery(from: from, to: to))
-        if context.globals.json {
-            context.console.print(answer.json.compactText)
-            return .success
+        return try context.show(answer) { () throws(CLIError) in
+            let lines = try DiffText.lines(flags: diff.flags, cohorts: diff.cohorts)
+            return lines.isEmpty ? ["versions \(from) and \(to) have the same flags and cohorts"] : lines
         }
-        let lines = try DiffText.lines(flags: diff.flags, cohorts: diff.cohorts)
-        if lines.isEmpty { context.console.print("versions \(from) and \(to) have the same flags and cohorts") }
-        for line in lines { context.console.print(line) }
-        return .success
     }
 }
 
