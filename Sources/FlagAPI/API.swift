@@ -111,6 +111,27 @@ public enum API {
     public static let retireSigningKey = Endpoint<ChangeRequest, SigningKeyList>(
         "retireSigningKey", .post, "/v1/admin/sets/{set}/signing-keys/{name}/retire", .role(.admin))
 
+    // MARK: - Change requests
+
+    /// `GET …/changes?state=`: the set's change requests, newest first.
+    public static let listChanges = Endpoint<ChangeListQuery, ChangeList>(
+        "listChanges", .get, "/v1/admin/sets/{set}/changes", .role(.viewer))
+    /// `GET …/changes/{n}`: one change request, with its diff against the current version.
+    public static let getChange = Endpoint<NoRequest, ChangeAnswer>(
+        "getChange", .get, "/v1/admin/sets/{set}/changes/{n}", .role(.viewer))
+    /// `POST …/changes/{n}/approve`: by an editor who is not its author.
+    public static let approveChange = Endpoint<ChangeRequest, ChangeInfo>(
+        "approveChange", .post, "/v1/admin/sets/{set}/changes/{n}/approve", .role(.editor))
+    /// `POST …/changes/{n}/reject`.
+    public static let rejectChange = Endpoint<ChangeRequest, ChangeInfo>(
+        "rejectChange", .post, "/v1/admin/sets/{set}/changes/{n}/reject", .role(.editor))
+    /// `POST …/changes/{n}/apply`: writes it as one new version.
+    public static let applyChange = Endpoint<ChangeRequest, ChangeInfo>(
+        "applyChange", .post, "/v1/admin/sets/{set}/changes/{n}/apply", .role(.editor))
+    /// `DELETE …/changes/{n}`: withdrawn by its author or an admin.
+    public static let withdrawChange = Endpoint<ChangeRequest, ChangeInfo>(
+        "withdrawChange", .delete, "/v1/admin/sets/{set}/changes/{n}", .role(.editor))
+
     /// Every endpoint, in the order of the server's route table.
     public static let all: [EndpointInfo] =
         [
@@ -122,6 +143,8 @@ public enum API {
             listSets.info, createSet.info, exportSet.info, importSet.info, history.info, diff.info, setAudit.info,
             rollback.info, evaluate.info, clients.info, usage.info, propagation.info, getSettings.info,
             putSettings.info, rotateSigningKey.info, activateSigningKey.info, retireSigningKey.info,
+            listChanges.info, getChange.info, approveChange.info, rejectChange.info, applyChange.info,
+            withdrawChange.info,
         ] + flagEndpoints
 
     /// The endpoints of the admin API proper: those a token of the admin API with a role may call.

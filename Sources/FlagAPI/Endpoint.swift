@@ -22,15 +22,15 @@ public struct Endpoint<Request: APIRequest, Answer: APIAnswer>: Sendable {
     }
 
     /// The request for `parameters` and `request`: the path with its parameters filled in, and the request as the
-    /// query (`GET`, `DELETE`) or as the JSON body.
+    /// query (`GET`, `DELETE`) or as the JSON body; `review` goes into the query of a write of a set.
     /// - Throws: `EndpointError` when a parameter of the template is not given, or a query member is not a scalar.
     public func call(
         _ parameters: PathParameters = PathParameters(), _ request: Request, ifMatch: Int? = nil,
-        createOnly: Bool = false
+        createOnly: Bool = false, review: ReviewChoice? = nil
     ) throws(EndpointError) -> APICall {
         var target = try info.path(parameters)
         var body: [UInt8] = []
-        let members: JSONValue
+        var members: JSONValue
         do {
             members = try WireEncoder.jsonValue(request)
         } catch {
@@ -38,9 +38,19 @@ public struct Endpoint<Request: APIRequest, Answer: APIAnswer>: Sendable {
         }
         if info.method.sendsBody {
             body = members.canonicalBytes
-        } else {
-            target += try Self.query(members, for: info)
+            members = .object([:])
         }
+        if let review {
+            guard case .object(var query) = members else {
+                throw EndpointError("\(info.label): a review choice needs a request of members")
+            }
+            switch review {
+            case .propose(let title): query["propose"] = .string(title)
+            case .withoutReview(let reason): query["withoutReview"] = .string(reason)
+            }
+            members = .object(query)
+        }
+        target += try Self.query(members, for: info)
         var headers: [(String, String)] = []
         if !body.isEmpty { headers.append(("Content-Type", "application/json")) }
         if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
@@ -73,6 +83,15 @@ public struct Endpoint<Request: APIRequest, Answer: APIAnswer>: Sendable {
         }
         return items.isEmpty ? "" : "?" + items.joined(separator: "&")
     }
+}
+
+/// How a write of a set meets the set's reviews (docs/reviews.md).
+public enum ReviewChoice: Sendable, Hashable {
+    /// Held back as a change request with this title (`?propose=TITLE`).
+    case propose(String)
+    /// Written at once on a set whose reviews are required, by an admin not limited to sets
+    /// (`?withoutReview=REASON`).
+    case withoutReview(String)
 }
 
 /// The methods the API uses.

@@ -33,9 +33,9 @@ struct ContractTests {
         @discardableResult
         func walk<Request, Answer>(
             _ endpoint: Endpoint<Request, Answer>, _ parameters: PathParameters, _ request: Request,
-            token: String? = "admin", sourceLocation: SourceLocation = #_sourceLocation
+            token: String? = "admin", review: ReviewChoice? = nil, sourceLocation: SourceLocation = #_sourceLocation
         ) throws -> Answer {
-            let call = try endpoint.call(parameters, request)
+            let call = try endpoint.call(parameters, request, review: review)
             let response = try harness.send(
                 call.method, call.target, token: token, headers: call.headers,
                 body: String(decoding: call.body, as: UTF8.self))
@@ -56,6 +56,7 @@ struct ContractTests {
             try walkSets(walker)
             try walkFlags(walker)
             try walkCohortsAndKeys(walker)
+            try walkChanges(walker)
             // A report must name an instance the server issued: one it did not is refused with the contract's
             // error, which proves the route and the error's shape.
             let report = try API.telemetry.call(set, RawJSON(.object(["instanceId": .string("made-up")])))
@@ -174,5 +175,27 @@ struct ContractTests {
         let created = try walker.walk(API.createKey, set, CreateKeyRequest(name: "web"))
         #expect(try walker.walk(API.listKeys, set, NoRequest()).keys.contains { $0.name == created.name })
         try walker.walk(API.revokeKey, PathParameters(set: "ios-prod", name: "web"), ChangeRequest())
+    }
+
+    private func walkChanges(_ walker: Walker) throws {
+        let pat = try walker.walk(API.createToken, CreateTokenRequest(name: "pat", role: "editor")).token
+        func propose(_ title: String, _ endpoint: Endpoint<ChangeRequest, MutationResult> = API.archive) throws
+            -> PathParameters
+        {
+            let proposed = try walker.walk(endpoint, flag, ChangeRequest(), token: pat, review: .propose(title))
+            #expect(proposed.changed == false)
+            return PathParameters(set: "ios-prod", version: proposed.changeRequest)
+        }
+        let applied = try propose("Archive the checkout")
+        let open = try walker.walk(API.listChanges, set, ChangeListQuery(state: "open"))
+        #expect(open.changes.map(\.id) == [applied.version])
+        let shown = try walker.walk(API.getChange, applied, NoRequest())
+        #expect(shown.change.title == "Archive the checkout")
+        #expect(shown.flags.map(\.key) == ["new-checkout"])
+        #expect(try walker.walk(API.approveChange, applied, ChangeRequest(reason: "ok")).approvals.count == 1)
+        #expect(try walker.walk(API.applyChange, applied, ChangeRequest()).state == "applied")
+        #expect(try walker.walk(API.rejectChange, try propose("Kill", API.kill), ChangeRequest()).state == "rejected")
+        #expect(
+            try walker.walk(API.withdrawChange, try propose("Kill it", API.kill), ChangeRequest()).state == "withdrawn")
     }
 }

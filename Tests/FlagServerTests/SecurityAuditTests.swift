@@ -12,7 +12,7 @@ struct SecurityAuditTests {
             let sample = try RouteSample.of(route)
             #expect((sample.action != nil) == route.isMutation, "\(route.label)")
         }
-        #expect(Route.allCases.filter(\.isMutation).count == 34)
+        #expect(Route.allCases.filter(\.isMutation).count == 38)
     }
 
     @Test(arguments: Route.allCases.filter(\.isMutation))
@@ -43,11 +43,17 @@ struct SecurityAuditTests {
                     continue
                 }
                 #expect(newest["actor"] == .string("root"), "\(route.label)")
-                #expect(newest["reason"] == .string(reason), "\(route.label)")
+                if route == .applyChange {
+                    // The version a change request makes names its author and approvers before the reason given.
+                    #expect(newest["reason"] == .string("Archive, proposed by pat, approved by root; \(reason)"))
+                } else {
+                    #expect(newest["reason"] == .string(reason), "\(route.label)")
+                }
                 #expect(newest["action"] == sample.action.map(JSONValue.string), "\(route.label)")
-                // Keys, signing keys and settings make no version.
+                // Keys, signing keys, settings and decisions on change requests make no version.
                 let versionless: [Route] = [
                     .createKey, .revokeKey, .putSettings, .rotateSigningKey, .activateSigningKey, .retireSigningKey,
+                    .approveChange, .rejectChange, .withdrawChange,
                 ]
                 if let set, !versionless.contains(route) {
                     let version = harness.app.service.state(set)?.version

@@ -12,6 +12,9 @@ struct RouteSample: Sendable {
         var method: String
         var target: String
         var body: String
+        /// Sent by an editor of this name, made for it, instead of the admin: the author of a change request that
+        /// the admin approves.
+        var author: String?
     }
 
     var target: String
@@ -52,6 +55,10 @@ struct RouteSample: Sendable {
     /// Only a phased rollout can be paused.
     static let putSteps = Step(
         method: "PUT", target: "\(flag)/rollout", body: #"{"value":true,"steps":"0h:1,24h:5,72h:100"}"#)
+
+    /// A change request, number 1 of the fixture, by `pat`: archiving the checkout flag.
+    static let propose = Step(method: "POST", target: "\(flag)/archive?propose=Archive", body: "", author: "pat")
+    static let approve = Step(method: "POST", target: "\(set)/changes/1/approve", body: "")
 
     /// The fixture document with one default changed, for a real import.
     static var changedDocument: String {
@@ -178,6 +185,19 @@ struct RouteSample: Sendable {
         .putSettings: RouteSample(
             target: "\(set)/settings", body: #"{"compatibility":"warn"}"#, action: "set.settings", role: .admin),
 
+        .listChanges: RouteSample(target: "\(set)/changes", prepare: [propose]),
+        .getChange: RouteSample(target: "\(set)/changes/1", prepare: [propose]),
+        .approveChange: RouteSample(
+            target: "\(set)/changes/1/approve", prepare: [propose], action: "change.approve", role: .editor),
+        .rejectChange: RouteSample(
+            target: "\(set)/changes/1/reject", prepare: [propose], action: "change.reject", role: .editor),
+        .applyChange: RouteSample(
+            target: "\(set)/changes/1/apply", prepare: [propose, approve], action: "change.apply", role: .editor),
+        // Its author may withdraw a request, and an admin of the set any request: an editor who is not its author
+        // may not, which is why this sample, proposed by someone else, needs an admin.
+        .withdrawChange: RouteSample(
+            target: "\(set)/changes/1", prepare: [propose], action: "change.withdraw", role: .admin),
+
         .listKeys: RouteSample(target: "\(set)/keys", role: .admin),
         .createKey: RouteSample(
             target: "\(set)/keys", body: #"{"name":"web"}"#, success: 201, action: "key.create", role: .admin,
@@ -207,8 +227,16 @@ struct RouteSample: Sendable {
     /// Runs the preparation steps as the admin; each must succeed.
     func prepare(_ harness: AppHarness) throws {
         for step in prepare {
-            let response = try harness.send(step.method, step.target, body: step.body)
-            guard (200...201).contains(response.status) else {
+            var token = "admin"
+            if let author = step.author {
+                let made = try harness.send("POST", "/v1/admin/tokens", body: #"{"name":"\#(author)","role":"editor"}"#)
+                guard case .string(let secret)? = try made.json("token") else {
+                    throw TestClientError(description: "making the token of \(author): \(made.status)")
+                }
+                token = secret
+            }
+            let response = try harness.send(step.method, step.target, token: token, body: step.body)
+            guard (200...202).contains(response.status) else {
                 throw TestClientError(description: "preparing \(step.method) \(step.target): \(response.status)")
             }
         }

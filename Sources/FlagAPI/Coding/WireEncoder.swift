@@ -9,7 +9,7 @@ import Foundation
 /// `@ExplicitNull`; a `Date` is written as `ISO8601.format` writes it; `RawJSON` as its bytes, untouched.
 ///
 /// ```swift
-/// let bytes = try WireEncoder.encode(SettingsAnswer(set: "ios-prod", compatibility: "warn"))
+/// let bytes = try WireEncoder.encode(SettingsAnswer(set: "ios-prod", compatibility: "warn", reviews: "off"))
 /// // {"compatibility":"warn","set":"ios-prod"}
 /// ```
 public enum WireEncoder {

@@ -98,6 +98,12 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let conflict = ErrorCode(rawValue: "conflict")
     /// 409: what the request creates exists already (`subject` says what).
     public static let alreadyExists = ErrorCode(rawValue: "already_exists")
+    /// 409: a change request's items changed since its base version; the message names them.
+    public static let changeConflict = ErrorCode(rawValue: "change_conflict")
+    /// 409: a change request is not in a state that allows this (applied, rejected, withdrawn…).
+    public static let changeState = ErrorCode(rawValue: "change_state")
+    /// 409: the set requires reviews: propose the write (`?propose=TITLE`) instead.
+    public static let reviewRequired = ErrorCode(rawValue: "review_required")
     /// 422: the flag set would be invalid (`problems`).
     public static let invalidFlagSet = ErrorCode(rawValue: "invalid_flag_set")
     /// 422: a telemetry report names an instance the server did not issue.
@@ -155,4 +161,6 @@ public struct ErrorSubject: RawRepresentable, Sendable, Hashable, Codable, Custo
     public static let instance = ErrorSubject(rawValue: "instance")
     /// A route: no path of the API matches.
     public static let route = ErrorSubject(rawValue: "route")
+    /// A change request.
+    public static let change = ErrorSubject(rawValue: "change")
 }

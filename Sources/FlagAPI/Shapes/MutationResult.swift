@@ -25,21 +25,27 @@ public struct MutationResult: APIAnswer, Codable, Hashable {
     public var item: Item?
     /// What the server warns of although it wrote (the compatibility gate set to `warn`); absent when empty.
     public var warnings: [String]
+    /// The change request the write became instead of a version (`?propose=`); `changed` is then `false`.
+    public var changeRequest: Int?
 
     /// A mutation result.
-    public init(set: String, version: Int, changed: Bool, item: Item? = nil, warnings: [String] = []) {
+    public init(
+        set: String, version: Int, changed: Bool, item: Item? = nil, warnings: [String] = [], changeRequest: Int? = nil
+    ) {
         self.set = set
         self.version = version
         self.changed = changed
         self.item = item
         self.warnings = warnings
+        self.changeRequest = changeRequest
     }
 
     enum CodingKeys: String, CodingKey {
-        case set, version, changed, key, flag, name, cohort, warnings
+        case set, version, changed, key, flag, name, cohort, warnings, changeRequest
     }
 
-    /// Writes `set`, `version`, `changed`, then `key`/`flag` or `name`/`cohort`, and `warnings` when there are any.
+    /// Writes `set`, `version`, `changed`, then `key`/`flag` or `name`/`cohort`, `warnings` when there are any, and
+    /// `changeRequest` when the write became one.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(set, forKey: .set)
@@ -55,6 +61,7 @@ public struct MutationResult: APIAnswer, Codable, Hashable {
         case nil: break
         }
         if !warnings.isEmpty { try container.encode(warnings, forKey: .warnings) }
+        try container.encodeIfPresent(changeRequest, forKey: .changeRequest)
     }
 
     /// Reads an answer: unknown members are ignored; `set`, `version` and `changed` are required, and a `key`
@@ -104,6 +111,7 @@ public struct MutationResult: APIAnswer, Codable, Hashable {
         self.version = version
         self.changed = changed
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+        changeRequest = try container.decodeIfPresent(Int.self, forKey: .changeRequest)
     }
 
     /// Reads an answer; messages name it `the mutation response`.

@@ -126,14 +126,18 @@ public struct ImportAnswer: APIAnswer, Codable, Hashable {
     public var flags: [String: String]?
     /// For a dry run: `added`, `removed` or `changed`, by cohort name.
     public var cohorts: [String: String]?
-    /// Every changed item, as it was and as it is.
+    /// Every changed item, as it was and as it is (for a change request: as it would be).
     public var changes: ItemChanges
+    /// The change request the import became instead of a version (`?propose=`).
+    public var changeRequest: Int?
 
     /// An import's answer.
     public init(
         set: String, version: Int, changed: Bool? = nil, warnings: [String]? = nil, dryRun: Bool? = nil,
-        flags: [String: String]? = nil, cohorts: [String: String]? = nil, changes: ItemChanges
+        flags: [String: String]? = nil, cohorts: [String: String]? = nil, changes: ItemChanges,
+        changeRequest: Int? = nil
     ) {
+        self.changeRequest = changeRequest
         self.set = set
         self.version = version
         self.changed = changed
@@ -179,11 +183,15 @@ public struct SettingsAnswer: APIAnswer, Codable, Hashable {
     public var set: String
     /// What a write that active clients cannot evaluate meets: `enforce`, `warn` or `off`.
     public var compatibility: String
+    /// Whether a write needs an approved change request: `off` or `required` (docs/reviews.md); absent from a
+    /// server older than change requests.
+    public var reviews: String?
 
     /// Settings of `set`.
-    public init(set: String, compatibility: String) {
+    public init(set: String, compatibility: String, reviews: String? = nil) {
         self.set = set
         self.compatibility = compatibility
+        self.reviews = reviews
     }
 }
 
@@ -191,12 +199,15 @@ public struct SettingsAnswer: APIAnswer, Codable, Hashable {
 public struct SettingsRequest: APIRequest, Hashable {
     /// `enforce`, `warn` or `off`.
     public var compatibility: String?
+    /// `off` or `required`.
+    public var reviews: String?
     /// Why, for the audit log.
     public var reason: String?
 
     /// A change of settings.
-    public init(compatibility: String? = nil, reason: String? = nil) {
+    public init(compatibility: String? = nil, reviews: String? = nil, reason: String? = nil) {
         self.compatibility = compatibility
+        self.reviews = reviews
         self.reason = reason
     }
 }

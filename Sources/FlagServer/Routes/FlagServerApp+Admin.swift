@@ -13,14 +13,16 @@ extension FlagServerApp {
 
     /// `POST …/rollback`: a new version whose content is that of `version`.
     func rollback(_ call: Call, _ request: RollbackRequest) throws -> Reply<MutationResult> {
-        let note = note(call, request, "set.rollback", subject: "v\(request.version)")
+        let note = try note(call, request, "set.rollback", subject: "v\(request.version)")
         return mutationReply(
             try service.rollback(call.set, to: request.version, ifMatch: try call.ifMatch(), note: note))
     }
 
     /// The mutation response (`MutationResult`), with the version's `ETag`; `item` names the flag or cohort written.
+    /// A write that became a change request answers `202 Accepted`, with its id and no item.
     func mutationReply(_ result: WriteResult, status: Int = 200, item: ItemKey? = nil) -> Reply<MutationResult> {
-        Reply(result.answer(naming: item), status: status, version: result.state.version)
+        guard result.proposal == nil else { return Reply(result.answer(), status: 202, version: result.state.version) }
+        return Reply(result.answer(naming: item), status: status, version: result.state.version)
     }
 
     /// `GET /v1/admin/sets`: the sets the caller may access, each with its size, its stale flags (expired and not
@@ -64,9 +66,7 @@ extension FlagServerApp {
     func importSet(_ call: Call, _ request: ImportRequest) throws -> Reply<ImportAnswer> {
         let set = call.set
         let document = try Self.decodeDocument(raw: request.document.bytes)
-        let note = ChangeNote(
-            actor: call.actor, action: "set.import", subject: set, reason: request.reason,
-            allowIncompatible: request.allowIncompatible ?? false)
+        let note = try note(call, request, "set.import", subject: set)
         if request.dryRun == true {
             return try dryRun(set: set, document: document)
         }
@@ -77,6 +77,11 @@ extension FlagServerApp {
         }
         let result: WriteResult
         if service.state(set) == nil {
+            if note.proposal != nil {
+                throw ServiceError.badRequest(
+                    "there is no flag set \"\(set)\" to propose a change to; create it first, then propose the import",
+                    path: "propose")
+            }
             // Importing a set that does not exist creates it: only a caller who may create sets may.
             do {
                 try Self.check(caller, against: Route.createSet.spec.access, set: set)
@@ -91,11 +96,19 @@ extension FlagServerApp {
             result = try service.replace(set, with: document, ifMatch: try call.ifMatch(), note: note)
         }
         let written = result.answer()
+        let changes =
+            if let proposal = result.proposal {
+                Self.changes(
+                    result.changed, before: { proposal.items[$0]?.before }, after: { proposal.items[$0]?.after })
+            } else {
+                Self.changes(result.changed, before: result.previous?.bytes(of:), after: result.state.bytes(of:))
+            }
         let answer = ImportAnswer(
             set: written.set, version: written.version, changed: written.changed,
-            warnings: written.warnings.isEmpty ? nil : written.warnings,
-            changes: Self.changes(result.changed, before: result.previous?.bytes(of:), after: result.state.bytes(of:)))
-        return Reply(answer, status: result.previous == nil ? 201 : 200, version: result.state.version)
+            warnings: written.warnings.isEmpty ? nil : written.warnings, changes: changes,
+            changeRequest: result.proposal?.id)
+        let status = result.proposal != nil ? 202 : result.previous == nil ? 201 : 200
+        return Reply(answer, status: status, version: result.state.version)
     }
 
     private func dryRun(set: String, document: FlagSet) throws -> Reply<ImportAnswer> {

@@ -111,17 +111,41 @@ extension FlagServerApp {
         _ call: Call, _ request: some MutationRequest, action: String, _ change: (inout Flag) throws -> Void
     ) throws -> Reply<MutationResult> {
         let (set, key) = (call.set, call.key)
-        let written = note(call, request, action)
+        let written = try note(call, request, action)
         let result = try service.mutateFlag(set, key, ifMatch: try call.ifMatch(), note: written) { try change(&$0) }
         return mutationReply(result, item: .flag(key))
     }
 
-    /// The audit note of a write: the caller, `action` on the path's flag, cohort or key, the request's reason and
-    /// whether it allows what active clients cannot evaluate.
-    func note(_ call: Call, _ request: some MutationRequest, _ action: String, subject: String? = nil) -> ChangeNote {
-        ChangeNote(
+    /// The audit note of a write of the set: the caller, `action` on the path's flag, cohort or key, the request's
+    /// reason, whether it allows what active clients cannot evaluate, and the change request it is to become
+    /// (`?propose=TITLE`).
+    func note(
+        _ call: Call, _ request: some MutationRequest, _ action: String, subject: String? = nil
+    ) throws -> ChangeNote {
+        var note = ChangeNote(
             actor: call.actor, action: action, subject: subject ?? call.key, reason: request.reason,
             allowIncompatible: request.allowIncompatible ?? false)
+        note.proposal = try call.proposalTitle()
+        try exemptFromReview(&note, call)
+        return note
+    }
+
+    /// Kills and restores are never held for review (docs/reviews.md): they go ahead at once whatever the set's
+    /// `reviews`. `?withoutReview=REASON` lets an admin not limited to sets write at once too, audited so.
+    func exemptFromReview(_ note: inout ChangeNote, _ call: Call) throws {
+        note.skipsReview = note.action == "flag.kill" || note.action == "flag.restore"
+        guard let reason = call.request.query("withoutReview") else { return }
+        let caller = try adminCaller(call)
+        guard caller.role == .admin, caller.sets == nil else {
+            throw ServiceError.forbidden(
+                "withoutReview is for an admin not limited to sets; \"\(caller.name)\" may propose the change")
+        }
+        guard !reason.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ServiceError.badRequest(
+                "withoutReview needs a reason: ?withoutReview=incident+1234", path: "withoutReview")
+        }
+        note.skipsReview = true
+        note.reason = [note.reason, "without review: \(reason)"].compactMap { $0 }.joined(separator: "; ")
     }
 
     /// `PUT …/flags/{key}`: creates or replaces a flag; a new flag's expiry defaults to its kind's lifetime.
@@ -141,8 +165,10 @@ extension FlagServerApp {
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
     func deleteItem(_ call: Call, _ request: ChangeRequest, _ item: ItemKey) throws -> Reply<MutationResult> {
         let set = call.set
-        let note = ChangeNote(
+        var note = ChangeNote(
             actor: call.actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: request.reason)
+        note.proposal = try call.proposalTitle()
+        try exemptFromReview(&note, call)
         let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
             guard current.bytes(of: item) != nil else { throw Self.noItem(item, set) }
             switch item.kind {
@@ -169,7 +195,7 @@ extension FlagServerApp {
             throw ServiceError.notFound("no flag \"\(key)\" in set \"\(from)\"", path: "from", subject: .flag)
         }
         let withCohorts = request.withCohorts ?? false
-        var note = note(call, request, "flag.promote")
+        var note = try note(call, request, "flag.promote")
         note.reason = request.reason ?? "from \(from)"
         let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
             // The cohorts the flag needs that this set lacks, and, to copy them, the ones they need in turn.

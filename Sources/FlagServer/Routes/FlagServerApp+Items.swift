@@ -53,7 +53,7 @@ extension FlagServerApp {
         _ call: Call, _ request: some MutationRequest, _ item: ItemKey, existed: Bool, _ edit: SetEdit
     ) throws -> Reply<MutationResult> {
         let action = "\(item.kind.rawValue).\(existed ? "replace" : "create")"
-        let note = note(call, request, action, subject: item.key)
+        let note = try note(call, request, action, subject: item.key)
         let createOnly = call.request.headers["If-None-Match"]?.trimmingHTTPSpaces() == "*"
         let result = try service.mutate(call.set, ifMatch: try call.ifMatch(), note: note) { current in
             if createOnly, current.bytes(of: item) != nil {

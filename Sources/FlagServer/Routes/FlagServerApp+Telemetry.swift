@@ -196,15 +196,19 @@ extension FlagServerApp {
     /// `GET /v1/admin/sets/{set}/settings`.
     func settings(_ call: Call) throws -> Reply<SettingsAnswer> {
         let set = try requireState(call).name
-        let settings = try service.storeCall { try service.store.settings.read(set: set) }
-        return Reply(SettingsAnswer(set: set, compatibility: settings.compatibility.rawValue))
+        return Reply(Self.answer(set, try service.settings(set)))
     }
 
-    /// `PUT /v1/admin/sets/{set}/settings`: `{"compatibility": "enforce"|"warn"|"off"}`; members not given keep
-    /// their value.
+    /// The settings as the API shows them.
+    static func answer(_ set: String, _ settings: SetSettings) -> SettingsAnswer {
+        SettingsAnswer(set: set, compatibility: settings.compatibility.rawValue, reviews: settings.reviews.rawValue)
+    }
+
+    /// `PUT /v1/admin/sets/{set}/settings`: `{"compatibility": "enforce"|"warn"|"off", "reviews": "off"|"required"}`;
+    /// members not given keep their value.
     func updateSettings(_ call: Call, _ request: SettingsRequest) throws -> Reply<SettingsAnswer> {
         let set = try requireState(call).name
-        var settings = try service.storeCall { try service.store.settings.read(set: set) }
+        var settings = try service.settings(set)
         if let text = request.compatibility {
             guard let mode = SetSettings.Compatibility(rawValue: text) else {
                 let modes = SetSettings.Compatibility.allCases.map(\.rawValue).joined(separator: ", ")
@@ -213,11 +217,19 @@ extension FlagServerApp {
             }
             settings.compatibility = mode
         }
+        if let text = request.reviews {
+            guard let mode = SetSettings.Reviews(rawValue: text) else {
+                let modes = SetSettings.Reviews.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ServiceError.badRequest("reviews must be one of \(modes), not \"\(text)\"", path: "reviews")
+            }
+            settings.reviews = mode
+        }
         let audit = AuditRecord(
             actor: call.actor, action: "set.settings", reason: request.reason,
-            subject: "compatibility=\(settings.compatibility.rawValue)", time: clock.now())
+            subject: "compatibility=\(settings.compatibility.rawValue) reviews=\(settings.reviews.rawValue)",
+            time: clock.now())
         try service.storeCall { try service.store.settings.update(set: set, settings, audit: audit) }
-        return Reply(SettingsAnswer(set: set, compatibility: settings.compatibility.rawValue))
+        return Reply(Self.answer(set, settings))
     }
 }
 

@@ -24,6 +24,8 @@ package enum Route: CaseIterable, Sendable {
     case listSets, createSet, exportSet, importSet, history, diff, setAudit, rollback, evaluate, clients, usage
     /// A set's telemetry answers, settings and signing keys.
     case propagation, getSettings, putSettings, rotateSigningKey, activateSigningKey, retireSigningKey
+    /// Change requests.
+    case listChanges, getChange, approveChange, rejectChange, applyChange, withdrawChange
     /// Flags.
     case listFlags, getFlag, putFlag, deleteFlag, kill, restore, archive, unarchive, setDefault, putDefault, expire
     /// A flag's overrides, rollout, rules, and promotion from another set.
@@ -89,6 +91,14 @@ package enum Route: CaseIterable, Sendable {
             .answer(API.retireSigningKey) { app, call, request in
                 try app.changeSigningKey(call, request, activate: false)
             }
+        case .listChanges: .answer(API.listChanges) { app, call, query in try app.listChanges(call, query) }
+        case .getChange: .answer(API.getChange) { app, call, _ in try app.getChange(call) }
+        case .approveChange:
+            .answer(API.approveChange) { app, call, request in try app.approveChange(call, request) }
+        case .rejectChange: .answer(API.rejectChange) { app, call, request in try app.rejectChange(call, request) }
+        case .applyChange: .answer(API.applyChange) { app, call, request in try app.applyChange(call, request) }
+        case .withdrawChange:
+            .answer(API.withdrawChange) { app, call, request in try app.withdrawChange(call, request) }
 
         case .listFlags: .answer(API.listFlags) { app, call, query in try app.listFlags(call, query) }
         case .getFlag: .answer(API.getFlag) { app, call, _ in try app.getFlag(call) }

@@ -169,9 +169,7 @@ package final class FlagService: Sendable {
                     counters.invalid.add(1, ordering: .relaxed)
                     throw ServiceError.invalid(problems)
                 }
-                let next = current.next(compiled, changing: change)
-                let checked = try checkCompatibility(next, from: current, change: change, note)
-                return try append(next, to: current, change: change, note: checked.note, warnings: checked.warnings)
+                return try commit(current.next(compiled, changing: change), to: current, change: change, note: note)
             }
         }
     }
@@ -203,8 +201,7 @@ package final class FlagService: Sendable {
                 let state = try validated(next, reusing: current)
                 let change = SetState.change(from: current.items, to: state.items)
                 if change.isEmpty { return WriteResult(state: current, createdVersion: false, previous: current) }
-                let checked = try checkCompatibility(state, from: current, change: change, note)
-                return try append(state, to: current, change: change, note: checked.note, warnings: checked.warnings)
+                return try commit(state, to: current, change: change, note: note)
             }
         }
     }
@@ -236,6 +233,24 @@ package final class FlagService: Sendable {
 
     /// How often a write without `If-Match` runs again after losing a race to another server before it answers 409.
     static let raceRetries = 5
+
+    /// Makes `state`, checked and compiled, the version after `current`: through the compatibility gate, stored and
+    /// published; or, for a note that proposes it, held back as a change request instead (`FlagService+Proposals`).
+    private func commit(
+        _ state: SetState, to current: SetState, change: [ItemKey: [UInt8]?], note: ChangeNote
+    ) throws -> WriteResult {
+        if let title = note.proposal {
+            return try propose(change, to: current, title: title, note: note)
+        }
+        if !note.skipsReview, try settings(state.name).reviews == .required {
+            throw ServiceError.reviewRequired(
+                "set \"\(state.name)\" requires reviews: propose the change instead (?propose=TITLE, flagctl "
+                    + "--propose TITLE) and have another person approve it; an admin not limited to sets may write "
+                    + "at once with ?withoutReview=REASON")
+        }
+        let checked = try checkCompatibility(state, from: current, change: change, note)
+        return try append(state, to: current, change: change, note: checked.note, warnings: checked.warnings)
+    }
 
     /// Stores `state` as the version after `current`, then publishes it.
     private func append(

@@ -22,6 +22,9 @@ package struct ServiceError: Error, Sendable, CustomStringConvertible {
         case rateLimited(retryAfter: Int)
         case unknownInstance
         case incompatibleClients(IncompatibleClients)
+        case changeConflict
+        case changeState
+        case reviewRequired
     }
 
     let code: Code
@@ -38,6 +41,21 @@ package struct ServiceError: Error, Sendable, CustomStringConvertible {
         self.message = message
         self.path = path
         self.subject = subject
+    }
+
+    /// A change request touches items that changed since its base version (`message` names them).
+    package static func changeConflict(_ message: String) -> ServiceError {
+        ServiceError(.changeConflict, message, subject: .change)
+    }
+
+    /// The set requires reviews, and the write is neither proposed nor exempt.
+    package static func reviewRequired(_ message: String) -> ServiceError {
+        ServiceError(.reviewRequired, message, path: "propose")
+    }
+
+    /// A change request is not in a state that allows what was asked.
+    package static func changeState(_ message: String) -> ServiceError {
+        ServiceError(.changeState, message, subject: .change)
     }
 
     /// The request is malformed: bad JSON, a missing or mistyped field, a bad query parameter.

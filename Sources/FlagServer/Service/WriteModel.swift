@@ -13,6 +13,11 @@ package struct ChangeNote: Sendable {
     package var reason: String?
     /// Whether to write a change that active clients cannot evaluate (`allowIncompatible`); the audit says so.
     package var allowIncompatible: Bool
+    /// The title of the change request to make instead of writing (`?propose=TITLE`); `nil` writes.
+    package var proposal: String?
+    /// Whether the write goes ahead on a set whose reviews are `required`: a kill or restore, a change request
+    /// applied, or an unlimited admin's `?withoutReview=REASON`.
+    package var skipsReview = false
 
     /// A note of one change.
     package init(
@@ -39,6 +44,8 @@ package struct WriteResult: Sendable {
     package var changed: [ItemKey]
     /// What the write should tell its caller although it went ahead (the compatibility gate's `warn`).
     package var warnings: [String] = []
+    /// The change request the write became instead of a version (`ChangeNote.proposal`).
+    package var proposal: StoredProposal?
 
     /// The result of a write from `previous` to `state` that changed `changed`.
     package init(state: SetState, createdVersion: Bool, previous: SetState?, changed: [ItemKey] = []) {
@@ -64,7 +71,8 @@ package struct WriteResult: Sendable {
             }
         }
         return MutationResult(
-            set: state.name, version: state.version, changed: createdVersion, item: written, warnings: warnings)
+            set: state.name, version: state.version, changed: createdVersion, item: written, warnings: warnings,
+            changeRequest: proposal?.id)
     }
 }
 

@@ -90,6 +90,9 @@ extension FlagStore {
     /// Signing keys and signed bodies.
     package var signing: SigningStore { SigningStore(self) }
 
+    /// Change requests, their items and approvals.
+    package var proposals: ProposalStore { ProposalStore(self) }
+
     package func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
 
     package var health: StoreHealth { .up }

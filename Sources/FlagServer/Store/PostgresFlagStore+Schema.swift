@@ -21,6 +21,7 @@ extension PostgresFlagStore {
         Migration(version: 2, name: "client instances, evaluation counts, set settings", script: schemaV2),
         Migration(version: 3, name: "signing keys and signed versions", script: schemaV3),
         Migration(version: 4, name: "the key of a client instance, a token revision counter", script: schemaV4),
+        Migration(version: 5, name: "change requests, their items and approvals", script: schemaV5),
     ]
 
     /// The advisory lock key of migrations ("flagstmg" in ASCII): two servers starting together on an empty
@@ -220,5 +221,44 @@ extension PostgresFlagStore {
         END $$;
         CREATE TRIGGER token_revision_on_change AFTER INSERT OR DELETE OR UPDATE OF revoked_at ON token
             FOR EACH ROW EXECUTE FUNCTION token_revision_step();
+        """
+
+    // Change requests (docs/reviews.md), as in SQLite's migration 6.
+    static let schemaV5 = """
+        CREATE TABLE change_request (
+            id int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            set_name text COLLATE "C" NOT NULL REFERENCES flag_set (name),
+            title text NOT NULL,
+            author text NOT NULL,
+            reason text,
+            allow_incompatible int8 NOT NULL CHECK (allow_incompatible IN (0, 1)),
+            base_version int8 NOT NULL,
+            created_at timestamptz NOT NULL,
+            state text NOT NULL
+                CHECK (state IN ('open', 'approved', 'applied', 'rejected', 'withdrawn', 'failed')),
+            decided_by text,
+            decided_at timestamptz,
+            decision_reason text,
+            applied_version int8,
+            failure text
+        );
+        CREATE INDEX change_request_by_set ON change_request (set_name, id);
+
+        CREATE TABLE change_request_item (
+            change_id int8 NOT NULL REFERENCES change_request (id),
+            kind text NOT NULL CHECK (kind IN ('flag', 'cohort')),
+            item_key text COLLATE "C" NOT NULL,
+            before bytea,
+            after bytea,
+            PRIMARY KEY (change_id, kind, item_key)
+        );
+
+        CREATE TABLE change_request_approval (
+            change_id int8 NOT NULL REFERENCES change_request (id),
+            actor text NOT NULL,
+            time timestamptz NOT NULL,
+            reason text,
+            PRIMARY KEY (change_id, actor)
+        );
         """
 }

@@ -9,6 +9,7 @@ extension SQLiteFlagStore {
         SQLiteMigration(version: 3, name: "client instances, evaluation counts, set settings", script: schemaV3),
         SQLiteMigration(version: 4, name: "signing keys and signed versions", script: schemaV4),
         SQLiteMigration(version: 5, name: "the key of a client instance, a token revision counter", script: schemaV5),
+        SQLiteMigration(version: 6, name: "change requests, their items and approvals", script: schemaV6),
     ])
 
     // Times are INTEGER microseconds since 1970-01-01 UTC, the precision PostgreSQL's timestamp keeps too.
@@ -189,5 +190,45 @@ extension SQLiteFlagStore {
         BEGIN UPDATE token_revision SET value = value + 1; END;
         CREATE TRIGGER token_revision_on_delete AFTER DELETE ON token
         BEGIN UPDATE token_revision SET value = value + 1; END;
+        """
+
+    // Change requests (docs/reviews.md): a write held back, as the items it changes, each with its bytes at the base
+    // version (`before`, NULL: absent) and the bytes it writes (`after`, NULL: removed).
+    private static let schemaV6 = """
+        CREATE TABLE change_request (
+            id INTEGER PRIMARY KEY,
+            set_name TEXT NOT NULL REFERENCES flag_set (name),
+            title TEXT NOT NULL,
+            author TEXT NOT NULL,
+            reason TEXT,
+            allow_incompatible INTEGER NOT NULL CHECK (allow_incompatible IN (0, 1)),
+            base_version INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            state TEXT NOT NULL
+                CHECK (state IN ('open', 'approved', 'applied', 'rejected', 'withdrawn', 'failed')),
+            decided_by TEXT,
+            decided_at INTEGER,
+            decision_reason TEXT,
+            applied_version INTEGER,
+            failure TEXT
+        );
+        CREATE INDEX change_request_by_set ON change_request (set_name, id);
+
+        CREATE TABLE change_request_item (
+            change_id INTEGER NOT NULL REFERENCES change_request (id),
+            kind TEXT NOT NULL CHECK (kind IN ('flag', 'cohort')),
+            item_key TEXT NOT NULL,
+            before BLOB,
+            after BLOB,
+            PRIMARY KEY (change_id, kind, item_key)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE change_request_approval (
+            change_id INTEGER NOT NULL REFERENCES change_request (id),
+            actor TEXT NOT NULL,
+            time INTEGER NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (change_id, actor)
+        ) WITHOUT ROWID;
         """
 }

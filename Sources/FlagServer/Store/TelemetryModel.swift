@@ -124,19 +124,31 @@ package struct SetSettings: Sendable, Hashable {
         case off
     }
 
+    /// Whether a write of the set needs a change request that another person approved (docs/reviews.md).
+    package enum Reviews: String, Sendable, Hashable, CaseIterable {
+        /// Writes go ahead; anyone may still propose.
+        case off
+        /// A direct write is a 409 `review_required`, kills and restores aside.
+        case required
+    }
+
     /// The gate's mode; `enforce` unless set.
     package var compatibility: Compatibility = .enforce
+    /// Whether writes need review; `off` unless set.
+    package var reviews: Reviews = .off
 
     /// The defaults.
-    package init(compatibility: Compatibility = .enforce) {
+    package init(compatibility: Compatibility = .enforce, reviews: Reviews = .off) {
         self.compatibility = compatibility
+        self.reviews = reviews
     }
 
     /// The settings as stored: name → value.
-    package var stored: [String: String] { ["compatibility": compatibility.rawValue] }
+    package var stored: [String: String] { ["compatibility": compatibility.rawValue, "reviews": reviews.rawValue] }
 
     /// Settings from stored name → value pairs; an unknown name or value keeps the default.
     package init(stored: [String: String]) {
         if let value = stored["compatibility"], let mode = Compatibility(rawValue: value) { compatibility = mode }
+        if let value = stored["reviews"], let mode = Reviews(rawValue: value) { reviews = mode }
     }
 }

@@ -1,0 +1,265 @@
+import Foundation
+
+/// A change request as stored: a write held back until someone approves and applies it (docs/reviews.md).
+package struct StoredProposal: Sendable, Hashable {
+    /// Where a change request is in its life.
+    package enum State: String, Sendable, Hashable, CaseIterable {
+        /// Waiting for an approval.
+        case open
+        /// Approved; anyone who may write the set may apply it.
+        case approved
+        /// Written as a version (`appliedVersion`).
+        case applied
+        /// Refused by a reviewer.
+        case rejected
+        /// Taken back by its author or an admin.
+        case withdrawn
+        /// Applying it failed (`failure` says why): the compatibility gate or the set's checks refused it.
+        case failed
+
+        /// Whether nothing can happen to it any more.
+        package var isFinal: Bool { self != .open && self != .approved }
+    }
+
+    /// Its number, unique on the server.
+    package var id: Int
+    /// The set it changes.
+    package var set: String
+    /// What it does, in a line.
+    package var title: String
+    /// Who proposed it: the token's name, or the person of a dashboard session.
+    package var author: String
+    /// Why, as the author gave it.
+    package var reason: String?
+    /// Whether the author allowed what active clients cannot evaluate.
+    package var allowIncompatible: Bool
+    /// The version it was made against.
+    package var baseVersion: Int
+    /// When it was proposed.
+    package var createdAt: Date
+    /// Where it is.
+    package var state: State
+    /// Each item it changes: its bytes at `baseVersion` (`nil`: absent) and the bytes it writes (`nil`: removes).
+    package var items: [ItemKey: ProposedItem]
+    /// Who approved it, oldest first.
+    package var approvals: [ProposalApproval] = []
+    /// Who rejected, withdrew, applied it or failed to, when, and why.
+    package var decidedBy: String?
+    /// When it was decided.
+    package var decidedAt: Date?
+    /// The reason given with the decision.
+    package var decisionReason: String?
+    /// The version applying it made.
+    package var appliedVersion: Int?
+    /// Why applying it failed.
+    package var failure: String?
+
+    /// A new, open change request (its `id` is given when it is stored).
+    package init(
+        set: String, title: String, author: String, reason: String?, allowIncompatible: Bool, baseVersion: Int,
+        createdAt: Date, items: [ItemKey: ProposedItem]
+    ) {
+        self.id = 0
+        self.set = set
+        self.title = title
+        self.author = author
+        self.reason = reason
+        self.allowIncompatible = allowIncompatible
+        self.baseVersion = baseVersion
+        self.createdAt = createdAt
+        self.state = .open
+        self.items = items
+    }
+}
+
+/// One item of a change request: as it was at the base version, and as the request writes it.
+package struct ProposedItem: Sendable, Hashable {
+    /// Its bytes at the base version; `nil` when the set did not have it.
+    package var before: [UInt8]?
+    /// The bytes the request writes; `nil` when it removes the item.
+    package var after: [UInt8]?
+
+    /// An item changed from `before` to `after`.
+    package init(before: [UInt8]?, after: [UInt8]?) {
+        self.before = before
+        self.after = after
+    }
+}
+
+/// An approval of a change request.
+package struct ProposalApproval: Sendable, Hashable {
+    /// Who approved.
+    package var actor: String
+    /// When.
+    package var time: Date
+    /// Why, as given.
+    package var reason: String?
+
+    /// An approval by `actor`.
+    package init(actor: String, time: Date, reason: String?) {
+        self.actor = actor
+        self.time = time
+        self.reason = reason
+    }
+}
+
+/// Change requests: one concern of the store, written once for SQLite and PostgreSQL over `SQLExecutor`.
+package struct ProposalStore: Sendable {
+    let database: any SQLStore
+
+    /// The change-request concern of `database`.
+    package init(_ database: any SQLStore) {
+        self.database = database
+    }
+
+    /// Stores a new change request with its audit record, in one transaction; returns it with its id.
+    package func insert(_ proposal: StoredProposal, audit: AuditRecord) throws -> StoredProposal {
+        try database.writing("storing a change request of \"\(proposal.set)\"") { db in
+            guard try db.currentVersion(of: proposal.set) != nil else { throw StoreError.notFound(set: proposal.set) }
+            let id = try db.firstRow(
+                """
+                INSERT INTO change_request
+                    (set_name, title, author, reason, allow_incompatible, base_version, created_at, state)
+                VALUES ($1, $2, $3, $4, $5, $6, \(db.dialect.time(7)), $8) RETURNING id
+                """,
+                [
+                    .text(proposal.set), .text(proposal.title), .text(proposal.author), .text(proposal.reason),
+                    .integer(proposal.allowIncompatible ? 1 : 0), .integer(proposal.baseVersion),
+                    .time(proposal.createdAt), .text(proposal.state.rawValue),
+                ]
+            ) { try $0.int(0) }
+            guard let id else { throw StoreError.corrupt("the store returned no id for a new change request") }
+            for (item, change) in proposal.items.sorted(by: { $0.key < $1.key }) {
+                try db.run(
+                    "INSERT INTO change_request_item (change_id, kind, item_key, before, after) VALUES ($1, $2, $3, $4, $5)",
+                    [
+                        .integer(id), .text(item.kind.rawValue), .text(item.key), Self.bytes(change.before),
+                        Self.bytes(change.after),
+                    ])
+            }
+            var audit = audit
+            audit.subject = "change \(id)"
+            _ = try db.insertAudit(audit, set: proposal.set)
+            var stored = proposal
+            stored.id = id
+            return stored
+        }
+    }
+
+    /// The set's change requests, newest first, at most `limit`; only those in `states` when it is given.
+    package func proposals(set: String, states: Set<StoredProposal.State>?, limit: Int) throws -> [StoredProposal] {
+        try database.reading("reading the change requests of \"\(set)\"") { db in
+            guard try db.currentVersion(of: set) != nil else { throw StoreError.notFound(set: set) }
+            var arguments: [SQLValue] = [.text(set), .integer(max(0, limit))]
+            var condition = ""
+            if let states {
+                let parameters = states.map(\.rawValue).sorted().map { state -> String in
+                    arguments.append(.text(state))
+                    return "$\(arguments.count)"
+                }
+                condition = parameters.isEmpty ? " AND 1 = 0" : " AND state IN (\(parameters.joined(separator: ", ")))"
+            }
+            let ids = try db.rows(
+                "SELECT id FROM change_request WHERE set_name = $1\(condition) ORDER BY id DESC LIMIT $2", arguments
+            ) { try $0.int(0) }
+            return try ids.compactMap { try Self.read(id: $0, set: set, db) }
+        }
+    }
+
+    /// One change request of the set, or `nil`.
+    package func proposal(set: String, id: Int) throws -> StoredProposal? {
+        try database.reading("reading change request \(id) of \"\(set)\"") { db in
+            try Self.read(id: id, set: set, db)
+        }
+    }
+
+    /// Stores a decision on a change request (its state, who decided, an approval added), with its audit record when
+    /// it has one, in one transaction: `false`, and nothing stored, when its state is no longer `expected` (someone
+    /// decided first). Applying one has no record of its own: the version it made has one.
+    package func update(
+        _ proposal: StoredProposal, from expected: StoredProposal.State, approval: ProposalApproval? = nil,
+        audit: AuditRecord?
+    ) throws -> Bool {
+        try database.writing("storing change request \(proposal.id) of \"\(proposal.set)\"") { db in
+            let updated = try db.run(
+                """
+                UPDATE change_request SET state = $1, decided_by = $2, decided_at = \(db.dialect.time(3)),
+                    decision_reason = $4, applied_version = $5, failure = $6
+                WHERE id = $7 AND set_name = $8 AND state = $9
+                """,
+                [
+                    .text(proposal.state.rawValue), .text(proposal.decidedBy), .time(proposal.decidedAt),
+                    .text(proposal.decisionReason), .integer(proposal.appliedVersion), .text(proposal.failure),
+                    .integer(proposal.id), .text(proposal.set), .text(expected.rawValue),
+                ])
+            guard updated == 1 else { return false }
+            if let approval {
+                try db.run(
+                    """
+                    INSERT INTO change_request_approval (change_id, actor, time, reason)
+                    VALUES ($1, $2, \(db.dialect.time(3)), $4)
+                    """,
+                    [.integer(proposal.id), .text(approval.actor), .time(approval.time), .text(approval.reason)])
+            }
+            if var audit {
+                audit.subject = "change \(proposal.id)"
+                _ = try db.insertAudit(audit, set: proposal.set)
+            }
+            return true
+        }
+    }
+
+    private static func bytes(_ bytes: [UInt8]?) -> SQLValue { bytes.map { .bytes($0) } ?? .null }
+
+    /// The change request `id` of `set`, with its items and approvals, or `nil`.
+    private static func read(id: Int, set: String, _ db: any SQLExecutor) throws -> StoredProposal? {
+        let time = db.dialect.microseconds
+        let found = try db.firstRow(
+            """
+            SELECT title, author, reason, allow_incompatible, base_version, \(time("created_at")), state, decided_by,
+                \(time("decided_at")), decision_reason, applied_version, failure
+            FROM change_request WHERE id = $1 AND set_name = $2
+            """,
+            [.integer(id), .text(set)]
+        ) { row -> StoredProposal in
+            let stateText = try row.text(6)
+            guard let state = StoredProposal.State(rawValue: stateText) else {
+                throw StoreError.corrupt("change request \(id) has the unknown state \"\(stateText)\"")
+            }
+            var proposal = StoredProposal(
+                set: set, title: try row.text(0), author: try row.text(1), reason: try row.optionalText(2),
+                allowIncompatible: try row.int(3) != 0, baseVersion: try row.int(4), createdAt: try row.date(5),
+                items: [:])
+            proposal.id = id
+            proposal.state = state
+            proposal.decidedBy = try row.optionalText(7)
+            proposal.decidedAt = try row.optionalDate(8)
+            proposal.decisionReason = try row.optionalText(9)
+            proposal.appliedVersion = try row.optionalInt(10)
+            proposal.failure = try row.optionalText(11)
+            return proposal
+        }
+        guard var proposal = found else { return nil }
+        let items = try db.rows(
+            "SELECT kind, item_key, before, after FROM change_request_item WHERE change_id = $1", [.integer(id)]
+        ) { row -> (ItemKey, ProposedItem) in
+            let kindText = try row.text(0)
+            guard let kind = ItemKind(rawValue: kindText) else {
+                throw StoreError.corrupt("change request \(id) has an item of the unknown kind \"\(kindText)\"")
+            }
+            return (
+                ItemKey(kind, try row.text(1)),
+                ProposedItem(before: try row.optionalBytes(2), after: try row.optionalBytes(3))
+            )
+        }
+        proposal.items = Dictionary(items, uniquingKeysWith: { first, _ in first })
+        proposal.approvals = try db.rows(
+            """
+            SELECT actor, \(time("time")), reason FROM change_request_approval WHERE change_id = $1
+            ORDER BY time, actor
+            """,
+            [.integer(id)]
+        ) { ProposalApproval(actor: try $0.text(0), time: try $0.date(1), reason: try $0.optionalText(2)) }
+        return proposal
+    }
+}
