@@ -147,6 +147,19 @@ public enum API {
             withdrawChange.info,
         ] + flagEndpoints
 
+    /// The names of the endpoints that write a version of a set: `?propose=TITLE` holds such a write back as a change
+    /// request, and `?withoutReview=REASON` lets an admin write it at once on a set that requires reviews
+    /// (docs/reviews.md). Every other endpoint refuses both.
+    public static let setWrites: Set<String> = [
+        importSet.info.name, rollback.info.name, putFlag.info.name, deleteFlag.info.name, kill.info.name,
+        restore.info.name, archive.info.name,
+        unarchive.info.name, setDefault.info.name, putDefault.info.name, expire.info.name, addOverride.info.name,
+        removeOverride.info.name,
+        putRollout.info.name, postRollout.info.name, removeRollout.info.name, pauseRollout.info.name,
+        resumeRollout.info.name, addRule.info.name,
+        removeRule.info.name, promote.info.name, putCohort.info.name, deleteCohort.info.name,
+    ]
+
     /// The endpoints of the admin API proper: those a token of the admin API with a role may call.
     public static var admin: [EndpointInfo] { all.filter { $0.access.role != nil } }
 }

@@ -25,6 +25,10 @@ struct MutationResultTests {
             #"{"changed":true,"set":"web","version":1,"warnings":["3 clients lack semver_gte"]}"#,
             MutationResult(set: "web", version: 1, changed: true, warnings: ["3 clients lack semver_gte"])
         ),
+        (
+            #"{"changeRequest":12,"changed":false,"set":"ios-prod","version":43}"#,
+            MutationResult(set: "ios-prod", version: 43, changed: false, changeRequest: 12)
+        ),
     ]
 
     /// Answers as servers wrote them before the shapes moved into FlagAPI, members in the order written.

@@ -53,6 +53,29 @@ struct ShapeVectorTests {
             #"{"changes":{"cohorts":{"beta":{"after":null,"before":\#(cohort)}},"flags":{}},"cohorts":{"beta":"#
                 + #""removed"},"dryRun":true,"flags":{},"set":"ios-prod","version":4}"#),
         .answer(SettingsAnswer.self, #"{"compatibility":"warn","set":"ios-prod"}"#),
+        .answer(SettingsAnswer.self, #"{"compatibility":"warn","reviews":"required","set":"ios-prod"}"#),
+        .answer(
+            ImportAnswer.self,
+            #"{"changeRequest":7,"changed":false,"changes":{"cohorts":{},"flags":{"a":{"after":\#(flag),"#
+                + #""before":null}}},"set":"ios-prod","version":4}"#),
+        .answer(
+            ChangeList.self,
+            #"{"changes":[{"appliedVersion":5,"approvals":[{"actor":"bob","reason":"ok","#
+                + #""time":"2026-12-02T11:00:00Z"}],"author":"alice","baseVersion":4,"cohorts":[],"createdAt":"2026-12-02T10:00:00Z","#
+                + #""decidedAt":"2026-12-02T12:00:00Z","decidedBy":"carol","flags":[{"after":\#(flag),"before":null,"#
+                + #""key":"a"}],"id":7,"set":"ios-prod","state":"applied","title":"Add a"}],"set":"ios-prod"}"#),
+        .answer(
+            ChangeInfo.self,
+            #"{"approvals":[],"author":"alice","baseVersion":4,"cohorts":[{"after":null,"before":\#(cohort),"#
+                + #""key":"beta"}],"createdAt":"2026-12-02T10:00:00Z","decidedAt":"2026-12-02T12:00:00Z","#
+                + #""decidedBy":"bob","failure":"3 problems","flags":[],"id":8,"reason":"tidy","set":"ios-prod","#
+                + #""state":"failed","title":"Drop beta"}"#),
+        .answer(
+            ChangeAnswer.self,
+            #"{"change":{"approvals":[],"author":"alice","baseVersion":4,"cohorts":[],"#
+                + #""createdAt":"2026-12-02T10:00:00Z","flags":[{"after":\#(flag),"before":null,"key":"a"}],"id":9,"#
+                + #""set":"ios-prod","state":"open","title":"Add a"},"cohorts":[],"conflicts":[{"key":"a","#
+                + #""kind":"flag"}],"currentVersion":6,"flags":[{"after":\#(flag),"before":\#(flag),"key":"a"}]}"#),
         .answer(
             History.self,
             #"{"set":"ios-prod","versions":[{"action":"flag.kill","actor":"alice","changed":[{"key":"new-checkout","#
@@ -156,7 +179,8 @@ struct ShapeVectorTests {
         .answer(
             EndpointTable.self,
             #"{"endpoints":{"kill":{"confirmsPerson":false,"method":"POST","#
-                + #""role":"editor","template":"/v1/admin/sets/{set}/flags/{key}/kill","wholeServer":false}}}"#),
+                + #""role":"editor","template":"/v1/admin/sets/{set}/flags/{key}/kill","wholeServer":false,"#
+                + #""writesSet":true}}}"#),
     ]
 
     static let requests: [Vector] = [
@@ -165,6 +189,8 @@ struct ShapeVectorTests {
         .request(CreateSetRequest.self, #"{"document":{"flags":{}},"name":"web","reason":"new app"}"#),
         .request(ImportRequest.self, #"{"document":{"flags":{"a":\#(flag)}},"dryRun":true}"#),
         .request(SettingsRequest.self, #"{"compatibility":"warn","reason":"migration"}"#),
+        .request(SettingsRequest.self, #"{"reason":"four eyes","reviews":"required"}"#),
+        .request(ChangeListQuery.self, #"{"limit":20,"state":"open,approved"}"#),
         .request(HistoryQuery.self, #"{"key":"a","limit":5}"#),
         .request(DiffQuery.self, #"{"from":1,"to":2}"#),
         .request(RollbackRequest.self, #"{"reason":"bad rule","version":3}"#),
@@ -222,7 +248,8 @@ struct ShapeVectorTests {
             DiffQuery.self, RollbackRequest.self, AuditQuery.self, EvaluateRequest.self, CreateTokenRequest.self,
             FlagListQuery.self, PutFlagRequest.self, DefaultRequest.self, ExpireRequest.self, OverrideRequest.self,
             RemoveOverrideRequest.self, RolloutRequest.self, RuleRequest.self, PromoteRequest.self,
-            PutCohortRequest.self, CreateKeyRequest.self, ClientsQuery.self, UsageQuery.self,
+            PutCohortRequest.self, CreateKeyRequest.self, ClientsQuery.self, UsageQuery.self, ChangeList.self,
+            ChangeInfo.self, ChangeAnswer.self, ChangeListQuery.self,
         ]
         for shape in shapes { #expect(covered.contains(String(describing: shape)), "\(shape) has no vector") }
     }

@@ -334,7 +334,7 @@ struct TelemetryFormattingTests {
             (["sets", "settings", "t", "--compatibility"], "error: --compatibility needs a value (MODE)"),
             (
                 ["sets", "settings", "t", "--reason", "why"],
-                "error: --reason goes with a change: --compatibility enforce|warn|off"
+                "error: --reason goes with a change: --compatibility enforce|warn|off or --reviews required|off"
             ),
         ])
     func settingsUsage(_ line: [String], _ message: String) {
@@ -342,7 +342,9 @@ struct TelemetryFormattingTests {
         #expect(run.status == 2, "\(run)")
         #expect(
             run.stderrLines == [
-                message, "usage: flagctl sets settings SET [--compatibility enforce|warn|off] [--reason S]",
+                message,
+                "usage: flagctl sets settings SET [--compatibility enforce|warn|off] [--reviews required|off] "
+                    + "[--reason S]",
                 "See 'flagctl sets settings --help'.",
             ])
     }

@@ -37,6 +37,7 @@ public struct EndpointTable: APIAnswer, Codable, Hashable {
             var entryMembers: [String: JSONValue] = [
                 "method": .string(entry.method), "template": .string(entry.template),
                 "wholeServer": .bool(entry.wholeServer), "confirmsPerson": .bool(entry.confirmsPerson),
+                "writesSet": .bool(entry.writesSet),
             ]
             if let role = entry.role { entryMembers["role"] = .string(role) }
             members[name] = .object(entryMembers)
@@ -57,6 +58,8 @@ public struct EndpointEntry: Sendable, Codable, Hashable {
     public var wholeServer: Bool
     /// Whether a dashboard session must send its person's own token as well.
     public var confirmsPerson: Bool
+    /// Whether it writes a version of a set, which may then be proposed (`API.setWrites`).
+    public var writesSet: Bool
 
     /// The entry of `endpoint`.
     public init(_ endpoint: EndpointInfo) {
@@ -65,5 +68,6 @@ public struct EndpointEntry: Sendable, Codable, Hashable {
         role = endpoint.access.role?.rawValue
         if case .unlimited = endpoint.access { wholeServer = true } else { wholeServer = false }
         confirmsPerson = endpoint.confirmsPerson
+        writesSet = API.setWrites.contains(endpoint.name)
     }
 }

@@ -108,11 +108,12 @@ package struct AdminClient {
     /// - Returns: the typed answer, and the exchange it came in (status, headers, body) for `--wait` and `--json`.
     package func send<Request, Reply>(
         _ endpoint: Endpoint<Request, Reply>, _ parameters: PathParameters, _ request: Request, ifMatch: Int? = nil,
-        createOnly: String? = nil, typed: [String: String] = [:]
+        review: ReviewChoice? = nil, createOnly: String? = nil, typed: [String: String] = [:]
     ) throws(CLIError) -> (Reply, Answer) {
         let call: APICall
         do {
-            call = try endpoint.call(parameters, request, ifMatch: ifMatch, createOnly: createOnly != nil)
+            call = try endpoint.call(
+                parameters, request, ifMatch: ifMatch, createOnly: createOnly != nil, review: review)
         } catch {
             throw .failure("cannot make the request \(endpoint.info.label): \(error)")
         }

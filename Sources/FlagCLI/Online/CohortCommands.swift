@@ -45,7 +45,8 @@ package struct CohortCreateCommand: Command {
         let request = PutCohortRequest(
             cohort: RawJSON(cohort), reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
-            API.putCohort, PathParameters(set: set, name: name), request, ifMatch: mutation.ifMatch)
+            API.putCohort, PathParameters(set: set, name: name), request, ifMatch: mutation.ifMatch,
+            review: mutation.review)
         let verb = answer.status == 201 ? "created" : "replaced"
         return try mutation.finish(result, answer, set: set, client: client, context) {
             ["\(verb) cohort \(name) \(AdminClient.versionNote(result))"]

@@ -88,6 +88,7 @@ package struct CreateCommand: Command {
             flag: RawJSON(.object(flag)), reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
             API.putFlag, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
+            review: mutation.review,
             createOnly: "flag '\(key)' already exists in set '\(set)'; change it with set/rule/rollout")
         return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             var lines = ["created \(key) in \(set) \(AdminClient.versionNote(result))"]

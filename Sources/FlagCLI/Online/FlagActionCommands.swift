@@ -31,7 +31,8 @@ extension FlagActionCommand {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (result, answer) = try client.send(
-            Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch)
+            Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch,
+            review: mutation.review)
         return try mutation.finish(result, answer, set: set, client: client, context) {
             ["\(Self.done) \(key) \(AdminClient.versionNote(result))"]
         }
@@ -101,6 +102,7 @@ package struct SetDefaultCommand: Command {
         let request = DefaultRequest(valueText: text, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
             API.setDefault, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
+            review: mutation.review,
             typed: ["valueText": "--default for \(key)"])
         return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             let flag = try AdminClient.flag(of: result)
@@ -147,7 +149,7 @@ package struct ExpireCommand: Command {
         let request = ExpireRequest(
             keepText: keep, at: at, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
-            API.expire, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
+            API.expire, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch, review: mutation.review,
             typed: ["keepText": "--keep for \(key)"])
         return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             let flag = try AdminClient.flag(of: result)

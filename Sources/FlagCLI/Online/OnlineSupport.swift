@@ -13,6 +13,8 @@ struct Mutation {
     let wait: WaitRequest?
     /// Write even what active clients cannot evaluate (`allowIncompatible=true`).
     let force: Bool
+    /// `--propose TITLE` (a change request instead of a write) or `--without-review REASON`.
+    let review: ReviewChoice?
 
     /// `--reason` and `--if-match`: what the history records and the version guard.
     static let recordOptions: [Option] = [
@@ -20,10 +22,19 @@ struct Mutation {
         .value("if-match", "N", help: "change only if the set is still at version N (else exit 3)"),
     ]
 
-    /// The option declarations of a command that writes a version.
-    static let options: [Option] =
+    /// The option declarations of a command that makes a set: it writes a version that no review holds back.
+    static let creationOptions: [Option] =
         recordOptions + WaitRequest.options + [
             .flag("force", help: "write it even if active clients cannot evaluate it (the compatibility gate)")
+        ]
+
+    /// The option declarations of a command that writes a version of a set, which may be proposed instead.
+    static let options: [Option] =
+        creationOptions + [
+            .value("propose", "TITLE", help: "make a change request another person approves, instead of writing"),
+            .value(
+                "without-review", "REASON",
+                help: "write at once on a set that requires reviews (an admin not limited to sets)"),
         ]
 
     /// Reads and checks the options (those a command does not declare are absent).
@@ -39,6 +50,19 @@ struct Mutation {
         }
         wait = try WaitRequest.parse(arguments)
         force = arguments.flag("force")
+        switch (arguments.value("propose"), arguments.value("without-review")) {
+        case (let title?, nil):
+            guard !title.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw arguments.usageError("--propose needs a title, e.g. --propose 'Turn the sale banner on'")
+            }
+            guard wait == nil else {
+                throw arguments.usageError("--wait cannot go with --propose: nothing is written until it is applied")
+            }
+            review = .propose(title)
+        case (nil, let reason?): review = .withoutReview(reason)
+        case (nil, nil): review = nil
+        case (_?, _?): throw arguments.usageError("--propose and --without-review cannot be used together")
+        }
     }
 
     /// The request of an action that only says why: `--reason`, and `allowIncompatible` for `--force`.

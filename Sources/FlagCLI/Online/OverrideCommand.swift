@@ -57,7 +57,7 @@ package struct OverrideCommand: Command {
             let request = RemoveOverrideRequest(
                 unit: unit, cohort: cohort, reason: mutation.reason, allowIncompatible: mutation.forced)
             let (result, answer) = try client.send(
-                API.removeOverride, parameters, request, ifMatch: mutation.ifMatch)
+                API.removeOverride, parameters, request, ifMatch: mutation.ifMatch, review: mutation.review)
             return try mutation.finish(result, answer, set: set, client: client, context) {
                 ["removed the override of \(key) for \(who) \(AdminClient.versionNote(result))"]
             }
@@ -67,7 +67,8 @@ package struct OverrideCommand: Command {
             unit: unit, cohort: cohort, valueText: value, for: seconds.map(DurationText.format),
             reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
-            API.addOverride, parameters, request, ifMatch: mutation.ifMatch, typed: ["valueText": "VALUE for \(key)"])
+            API.addOverride, parameters, request, ifMatch: mutation.ifMatch, review: mutation.review,
+            typed: ["valueText": "VALUE for \(key)"])
         let until = seconds.map { " for \(DurationText.format($0))" } ?? ""
         return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             [

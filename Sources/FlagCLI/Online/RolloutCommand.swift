@@ -107,7 +107,7 @@ package struct RolloutCommand: Command {
             let (verb, endpoint) =
                 if case .pause = action { ("pause", API.pauseRollout) } else { ("resume", API.resumeRollout) }
             let (result, answer) = try client.send(
-                endpoint, parameters, mutation.changeRequest, ifMatch: mutation.ifMatch)
+                endpoint, parameters, mutation.changeRequest, ifMatch: mutation.ifMatch, review: mutation.review)
             return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
                 [
                     "\(verb)d the rollout of \(key) at "
@@ -120,7 +120,7 @@ package struct RolloutCommand: Command {
             request.reason = mutation.reason
             request.allowIncompatible = mutation.forced
             let (result, answer) = try client.send(
-                API.putRollout, parameters, request, ifMatch: mutation.ifMatch,
+                API.putRollout, parameters, request, ifMatch: mutation.ifMatch, review: mutation.review,
                 typed: ["valueText": "--value for \(key)"])
             return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
                 [

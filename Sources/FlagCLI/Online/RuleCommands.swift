@@ -59,6 +59,7 @@ package struct RuleAddCommand: Command {
             rule: RawJSON(.object(rule)), reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
             API.addRule, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
+            review: mutation.review,
             typed: ["rule.valueText": "--value for \(key)", "rule.rollout.valueText": "--value for \(key)"])
         return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             let added = try AdminClient.flag(of: result)["rules"].array?.last ?? .object(rule)
@@ -95,7 +96,7 @@ package struct RuleRemoveCommand: Command {
         let set = try client.requireSet(for: Self.configuration)
         let (result, answer) = try client.send(
             API.removeRule, PathParameters(set: set, key: key, name: name), mutation.changeRequest,
-            ifMatch: mutation.ifMatch)
+            ifMatch: mutation.ifMatch, review: mutation.review)
         return try mutation.finish(result, answer, set: set, client: client, context) {
             ["removed rule \(name) from \(key) \(AdminClient.versionNote(result))"]
         }

@@ -33,7 +33,7 @@ package struct SetsCreateCommand: Command {
     /// `sets create NAME`
     package static let configuration = CommandConfiguration(
         name: "sets create", abstract: "Create an empty flag set.", synopsis: "NAME [--reason S]",
-        positionals: [Positional("NAME", help: "the new set's name, e.g. ios-prod")], options: Mutation.options,
+        positionals: [Positional("NAME", help: "the new set's name, e.g. ios-prod")], options: Mutation.creationOptions,
         example: "flagctl sets create ios-prod")
 
     private let name: String
@@ -56,20 +56,28 @@ package struct SetsCreateCommand: Command {
     }
 }
 
-/// `flagctl sets settings SET [--compatibility enforce|warn|off]`: shows or changes a set's settings.
+/// `flagctl sets settings SET [--compatibility enforce|warn|off] [--reviews required|off]`: shows or changes a set's
+/// settings.
 package struct SetsSettingsCommand: Command {
     /// `sets settings SET`
     package static let configuration = CommandConfiguration(
-        name: "sets settings", abstract: "Show a set's settings, or change its compatibility gate.",
-        synopsis: "SET [--compatibility enforce|warn|off] [--reason S]",
+        name: "sets settings", abstract: "Show a set's settings, or change its compatibility gate or reviews.",
+        synopsis: "SET [--compatibility enforce|warn|off] [--reviews required|off] [--reason S]",
         positionals: [Positional("SET", help: "the set's name")],
         options: [
             .value(
                 "compatibility", "MODE",
                 help: "what a write that active clients cannot evaluate meets: enforce (refused), warn or off"),
+            .value("reviews", "MODE", help: "required: writes need an approved change request (kills aside); off"),
             .value("reason", "S", help: "why, recorded in the audit log"),
         ],
         example: "flagctl sets settings ios-prod --compatibility warn")
+
+    /// The values of `reviews` (docs/reviews.md) and what each does.
+    static let reviewModes: [(name: String, effect: String)] = [
+        ("required", "a write needs a change request that another person approved (--propose); kills go at once"),
+        ("off", "writes go ahead; --propose asks for a second pair of eyes"),
+    ]
 
     /// The values of `compatibility` (docs/telemetry.md) and what each does.
     static let compatibilityModes: [(name: String, effect: String)] = [
@@ -80,20 +88,27 @@ package struct SetsSettingsCommand: Command {
 
     private let name: String
     private let compatibility: String?
+    private let reviews: String?
     private let reason: String?
 
-    /// Takes the set and the new mode.
+    /// Takes the set and the new modes.
     package init(parsing arguments: ParsedArguments) throws(CLIError) {
         name = arguments.positionals[0]
         compatibility = arguments.value("compatibility")
+        reviews = arguments.value("reviews")
         reason = arguments.value("reason")
-        if reason != nil && compatibility == nil {
-            throw arguments.usageError("--reason goes with a change: --compatibility enforce|warn|off")
+        if reason != nil && compatibility == nil && reviews == nil {
+            throw arguments.usageError(
+                "--reason goes with a change: --compatibility enforce|warn|off or --reviews required|off")
         }
         if let compatibility, !Self.compatibilityModes.contains(where: { $0.name == compatibility }) {
             throw arguments.usageError(
                 "unknown --compatibility '\(compatibility)'; use "
                     + Vocabulary.choices(Self.compatibilityModes.map(\.name)))
+        }
+        if let reviews, !Self.reviewModes.contains(where: { $0.name == reviews }) {
+            throw arguments.usageError(
+                "unknown --reviews '\(reviews)'; use " + Vocabulary.choices(Self.reviewModes.map(\.name)))
         }
     }
 
@@ -101,17 +116,28 @@ package struct SetsSettingsCommand: Command {
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let parameters = PathParameters(set: name)
+        let changing = compatibility != nil || reviews != nil
         let (settings, answer) =
-            if let compatibility {
+            if changing {
                 try client.send(
-                    API.putSettings, parameters, SettingsRequest(compatibility: compatibility, reason: reason))
+                    API.putSettings, parameters,
+                    SettingsRequest(compatibility: compatibility, reviews: reviews, reason: reason))
             } else {
                 try client.send(API.getSettings, parameters, NoRequest())
             }
-        let mode = settings.compatibility
-        let effect = Self.compatibilityModes.first { $0.name == mode }?.effect ?? "a mode this flagctl does not know"
-        let lead = compatibility == nil ? "\(name):" : "set \(name):"
-        context.report(answer, "\(lead) compatibility \(mode): \(effect)")
-        return .success
+        func effect(_ mode: String, _ modes: [(name: String, effect: String)]) -> String {
+            modes.first { $0.name == mode }?.effect ?? "a mode this flagctl does not know"
+        }
+        let lead = changing ? "set \(name):" : "\(name):"
+        return context.show(answer) {
+            var lines = [
+                "\(lead) compatibility \(settings.compatibility): "
+                    + effect(settings.compatibility, Self.compatibilityModes)
+            ]
+            if let mode = settings.reviews {
+                lines.append("\(lead) reviews \(mode): \(effect(mode, Self.reviewModes))")
+            }
+            return lines
+        }
     }
 }

@@ -167,7 +167,8 @@ package struct PromoteCommand: Command {
             from: from, withCohorts: withCohorts ? true : nil, reason: mutation.reason,
             allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
-            API.promote, PathParameters(set: target, key: key), request, ifMatch: mutation.ifMatch)
+            API.promote, PathParameters(set: target, key: key), request, ifMatch: mutation.ifMatch,
+            review: mutation.review)
         return try mutation.finish(result, answer, set: target, client: client, context) {
             ["promoted \(key) from \(from) to \(target) \(AdminClient.versionNote(result))"]
         }

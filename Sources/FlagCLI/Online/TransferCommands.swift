@@ -131,11 +131,11 @@ package struct ImportCommand: Command {
             document: RawJSON(document), dryRun: dryRun ? true : nil, reason: mutation.reason,
             allowIncompatible: mutation.forced)
         let (imported, answer) = try client.send(
-            API.importSet, PathParameters(set: set), request, ifMatch: mutation.ifMatch)
+            API.importSet, PathParameters(set: set), request, ifMatch: mutation.ifMatch, review: mutation.review)
         // A dry run writes nothing, and `--dry-run` refuses `--wait`: `changed` is read only after a write.
         let result = MutationResult(
             set: imported.set, version: imported.version, changed: imported.changed ?? false,
-            warnings: imported.warnings ?? [])
+            warnings: imported.warnings ?? [], changeRequest: imported.changeRequest)
         return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
             var lines = try Self.changes(imported.changes)
             if dryRun {

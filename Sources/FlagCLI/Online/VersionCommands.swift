@@ -140,7 +140,7 @@ package struct RollbackCommand: Command {
         let set = try client.requireSet(for: Self.configuration)
         let request = RollbackRequest(version: version, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
-            API.rollback, PathParameters(set: set), request, ifMatch: mutation.ifMatch)
+            API.rollback, PathParameters(set: set), request, ifMatch: mutation.ifMatch, review: mutation.review)
         return try mutation.finish(result, answer, set: set, client: client, context) {
             ["rolled \(set) back to version \(version) \(AdminClient.versionNote(result))"]
         }

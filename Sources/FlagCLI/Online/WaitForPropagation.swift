@@ -251,15 +251,26 @@ extension Mutation {
     ///
     /// ```swift
     /// let (result, answer) = try client.send(
-    ///     API.kill, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch)
+    ///     API.kill, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch, review: mutation.review)
     /// return try mutation.finish(result, answer, set: set, client: client, context) { ["killed \(key) …"] }
     /// ```
+    /// What `--propose` made, and what comes next.
+    static func proposed(_ id: Int, set: String) -> [String] {
+        [
+            "proposed change request \(id) on \(set); nothing is written until another person approves it "
+                + "(flagctl changes approve \(id)) and it is applied (flagctl changes apply \(id))"
+        ]
+    }
+
     func finish(
         _ result: MutationResult, _ answer: AdminClient.Answer, set: String, client: AdminClient,
         _ context: CommandContext, lines: () throws(CLIError) -> [String]
     ) throws(CLIError) -> ExitCode {
         let console = context.console
         for warning in result.warnings { console.printError("warning: \(warning)") }
+        if let id = result.changeRequest {
+            return context.show(answer) { Self.proposed(id, set: set) }
+        }
         guard let wait else {
             if context.globals.json {
                 console.print(answer.json.compactText)

@@ -27,7 +27,14 @@ extension RouteSpec {
         _ handler: @escaping @Sendable (FlagServerApp, Call, Request) throws -> Reply<Answer>
     ) -> RouteSpec {
         RouteSpec(endpoint: endpoint.info, executor: executor, answersHead: false) { app, call in
-            try JSONResponse.answer(handler(app, call, try call.decode(Request.self)))
+            if !API.setWrites.contains(endpoint.info.name) {
+                for option in ["propose", "withoutReview"] where call.request.query(option) != nil {
+                    throw ServiceError.badRequest(
+                        "\(endpoint.info.label) writes no version of a set, so it takes no \(option); only the "
+                            + "writes of a set's flags and cohorts are reviewed", path: option)
+                }
+            }
+            return try JSONResponse.answer(handler(app, call, try call.decode(Request.self)))
         }
     }
 }
