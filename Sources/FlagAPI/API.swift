@@ -125,6 +125,9 @@ public enum API {
     /// `POST …/changes/{n}/reject`.
     public static let rejectChange = Endpoint<ChangeRequest, ChangeInfo>(
         "rejectChange", .post, "/v1/admin/sets/{set}/changes/{n}/reject", .role(.editor))
+    /// `POST …/changes/{n}/schedule`: a new time at which the server applies it.
+    public static let scheduleChange = Endpoint<ScheduleRequest, ChangeInfo>(
+        "scheduleChange", .post, "/v1/admin/sets/{set}/changes/{n}/schedule", .role(.editor))
     /// `POST …/changes/{n}/apply`: writes it as one new version.
     public static let applyChange = Endpoint<ChangeRequest, ChangeInfo>(
         "applyChange", .post, "/v1/admin/sets/{set}/changes/{n}/apply", .role(.editor))
@@ -143,8 +146,8 @@ public enum API {
             listSets.info, createSet.info, exportSet.info, importSet.info, history.info, diff.info, setAudit.info,
             rollback.info, evaluate.info, clients.info, usage.info, propagation.info, getSettings.info,
             putSettings.info, rotateSigningKey.info, activateSigningKey.info, retireSigningKey.info,
-            listChanges.info, getChange.info, approveChange.info, rejectChange.info, applyChange.info,
-            withdrawChange.info,
+            listChanges.info, getChange.info, approveChange.info, rejectChange.info, scheduleChange.info,
+            applyChange.info, withdrawChange.info,
         ] + flagEndpoints
 
     /// The names of the endpoints that write a version of a set: `?propose=TITLE` holds such a write back as a change

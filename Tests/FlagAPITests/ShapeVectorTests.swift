@@ -66,7 +66,7 @@ struct ShapeVectorTests {
                 + #""key":"a"}],"id":7,"set":"ios-prod","state":"applied","title":"Add a"}],"set":"ios-prod"}"#),
         .answer(
             ChangeInfo.self,
-            #"{"approvals":[],"author":"alice","baseVersion":4,"cohorts":[{"after":null,"before":\#(cohort),"#
+            #"{"applyAt":"2026-12-03T09:00:00Z","approvals":[],"author":"alice","baseVersion":4,"cohorts":[{"after":null,"before":\#(cohort),"#
                 + #""key":"beta"}],"createdAt":"2026-12-02T10:00:00Z","decidedAt":"2026-12-02T12:00:00Z","#
                 + #""decidedBy":"bob","failure":"3 problems","flags":[],"id":8,"reason":"tidy","set":"ios-prod","#
                 + #""state":"failed","title":"Drop beta"}"#),
@@ -191,6 +191,7 @@ struct ShapeVectorTests {
         .request(SettingsRequest.self, #"{"compatibility":"warn","reason":"migration"}"#),
         .request(SettingsRequest.self, #"{"reason":"four eyes","reviews":"required"}"#),
         .request(ChangeListQuery.self, #"{"limit":20,"state":"open,approved"}"#),
+        .request(ScheduleRequest.self, #"{"at":"2026-12-07T09:00:00Z","reason":"Monday morning"}"#),
         .request(HistoryQuery.self, #"{"key":"a","limit":5}"#),
         .request(DiffQuery.self, #"{"from":1,"to":2}"#),
         .request(RollbackRequest.self, #"{"reason":"bad rule","version":3}"#),
@@ -249,7 +250,7 @@ struct ShapeVectorTests {
             FlagListQuery.self, PutFlagRequest.self, DefaultRequest.self, ExpireRequest.self, OverrideRequest.self,
             RemoveOverrideRequest.self, RolloutRequest.self, RuleRequest.self, PromoteRequest.self,
             PutCohortRequest.self, CreateKeyRequest.self, ClientsQuery.self, UsageQuery.self, ChangeList.self,
-            ChangeInfo.self, ChangeAnswer.self, ChangeListQuery.self,
+            ChangeInfo.self, ChangeAnswer.self, ChangeListQuery.self, ScheduleRequest.self,
         ]
         for shape in shapes { #expect(covered.contains(String(describing: shape)), "\(shape) has no vector") }
     }

@@ -26,7 +26,8 @@ struct ChangeRequestTests {
     static func propose(
         _ harness: AppHarness, _ method: String, _ target: String, body: String, token: String, title: String = "t"
     ) throws -> Int {
-        let answer = try harness.send(method, "\(target)?propose=\(title)", token: token, body: body)
+        let separator = target.contains("?") ? "&" : "?"
+        let answer = try harness.send(method, "\(target)\(separator)propose=\(title)", token: token, body: body)
         #expect(answer.status == 202, "\(answer)")
         #expect(try answer.json("changed") == .bool(false))
         guard case .int(let id)? = try answer.json("changeRequest") else {

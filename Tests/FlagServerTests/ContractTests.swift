@@ -194,6 +194,9 @@ struct ContractTests {
         #expect(shown.flags.map(\.key) == ["new-checkout"])
         #expect(try walker.walk(API.approveChange, applied, ChangeRequest(reason: "ok")).approvals.count == 1)
         #expect(try walker.walk(API.applyChange, applied, ChangeRequest()).state == "applied")
+        let scheduled = try walker.walk(
+            API.scheduleChange, try propose("Kill", API.kill), ScheduleRequest(at: Date(timeIntervalSince1970: 1.9e9)))
+        #expect(scheduled.state == "scheduled")
         #expect(try walker.walk(API.rejectChange, try propose("Kill", API.kill), ChangeRequest()).state == "rejected")
         #expect(
             try walker.walk(API.withdrawChange, try propose("Kill it", API.kill), ChangeRequest()).state == "withdrawn")

@@ -12,7 +12,7 @@ struct SecurityAuditTests {
             let sample = try RouteSample.of(route)
             #expect((sample.action != nil) == route.isMutation, "\(route.label)")
         }
-        #expect(Route.allCases.filter(\.isMutation).count == 38)
+        #expect(Route.allCases.filter(\.isMutation).count == 39)
     }
 
     @Test(arguments: Route.allCases.filter(\.isMutation))
@@ -53,7 +53,7 @@ struct SecurityAuditTests {
                 // Keys, signing keys, settings and decisions on change requests make no version.
                 let versionless: [Route] = [
                     .createKey, .revokeKey, .putSettings, .rotateSigningKey, .activateSigningKey, .retireSigningKey,
-                    .approveChange, .rejectChange, .withdrawChange,
+                    .approveChange, .rejectChange, .scheduleChange, .withdrawChange,
                 ]
                 if let set, !versionless.contains(route) {
                     let version = harness.app.service.state(set)?.version

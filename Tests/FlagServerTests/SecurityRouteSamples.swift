@@ -191,6 +191,9 @@ struct RouteSample: Sendable {
             target: "\(set)/changes/1/approve", prepare: [propose], action: "change.approve", role: .editor),
         .rejectChange: RouteSample(
             target: "\(set)/changes/1/reject", prepare: [propose], action: "change.reject", role: .editor),
+        .scheduleChange: RouteSample(
+            target: "\(set)/changes/1/schedule", body: #"{"at":"2030-01-01T00:00:00Z"}"#, prepare: [propose],
+            action: "change.schedule", role: .editor),
         .applyChange: RouteSample(
             target: "\(set)/changes/1/apply", prepare: [propose, approve], action: "change.apply", role: .editor),
         // Its author may withdraw a request, and an admin of the set any request: an editor who is not its author

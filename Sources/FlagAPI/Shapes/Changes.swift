@@ -36,7 +36,7 @@ public struct ChangeInfo: APIAnswer, Codable, Hashable {
     public var set: String
     /// What it does, in a line.
     public var title: String
-    /// `open`, `approved`, `applied`, `rejected`, `withdrawn` or `failed`.
+    /// `open`, `approved`, `scheduled`, `applied`, `rejected`, `withdrawn` or `failed`.
     public var state: String
     /// Who proposed it.
     public var author: String
@@ -46,6 +46,8 @@ public struct ChangeInfo: APIAnswer, Codable, Hashable {
     public var baseVersion: Int
     /// When it was proposed.
     public var createdAt: Date
+    /// When the server applies it, for a scheduled change (`state` is `scheduled` once it needs nothing more).
+    public var applyAt: Date?
     /// Who approved it, oldest first.
     public var approvals: [ChangeApproval]
     /// Who rejected, withdrew or applied it.
@@ -66,7 +68,8 @@ public struct ChangeInfo: APIAnswer, Codable, Hashable {
     /// A change request.
     public init(
         id: Int, set: String, title: String, state: String, author: String, reason: String? = nil, baseVersion: Int,
-        createdAt: Date, approvals: [ChangeApproval] = [], decidedBy: String? = nil, decidedAt: Date? = nil,
+        createdAt: Date, applyAt: Date? = nil, approvals: [ChangeApproval] = [], decidedBy: String? = nil,
+        decidedAt: Date? = nil,
         decisionReason: String? = nil, appliedVersion: Int? = nil, failure: String? = nil, flags: [ItemDiff],
         cohorts: [ItemDiff]
     ) {
@@ -78,6 +81,7 @@ public struct ChangeInfo: APIAnswer, Codable, Hashable {
         self.reason = reason
         self.baseVersion = baseVersion
         self.createdAt = createdAt
+        self.applyAt = applyAt
         self.approvals = approvals
         self.decidedBy = decidedBy
         self.decidedAt = decidedAt
@@ -129,5 +133,19 @@ public struct ChangeAnswer: APIAnswer, Codable, Hashable {
         self.conflicts = conflicts
         self.flags = flags
         self.cohorts = cohorts
+    }
+}
+
+/// `POST …/changes/{n}/schedule`: when the server is to apply a change request.
+public struct ScheduleRequest: APIRequest, Hashable {
+    /// The time, in the future.
+    public var at: Date
+    /// Why, for the audit log.
+    public var reason: String?
+
+    /// A new time.
+    public init(at: Date, reason: String? = nil) {
+        self.at = at
+        self.reason = reason
     }
 }

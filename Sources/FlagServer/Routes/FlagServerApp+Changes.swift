@@ -64,12 +64,17 @@ extension FlagServerApp {
         return Reply(Self.info(proposal))
     }
 
+    /// `POST …/changes/{n}/schedule`: a new time.
+    func scheduleChange(_ call: Call, _ request: ScheduleRequest) throws -> Reply<ChangeInfo> {
+        let note = ChangeNote(actor: call.actor, action: "change.schedule", reason: request.reason)
+        return Reply(
+            Self.info(try service.rescheduleProposal(call.set, id: try changeID(call), at: request.at, note: note)))
+    }
+
     /// `POST …/changes/{n}/apply`: one new version, with the version's `ETag`.
     func applyChange(_ call: Call, _ request: ChangeRequest) throws -> Reply<ChangeInfo> {
         let note = ChangeNote(actor: call.actor, action: "change.apply", reason: request.reason)
-        let needsApproval = try service.settings(call.set).reviews == .required
-        let (proposal, result) = try service.applyProposal(
-            call.set, id: try changeID(call), note: note, needsApproval: needsApproval)
+        let (proposal, result) = try service.applyProposal(call.set, id: try changeID(call), note: note)
         return Reply(Self.info(proposal), version: result.state.version)
     }
 
@@ -88,7 +93,7 @@ extension FlagServerApp {
         return ChangeInfo(
             id: proposal.id, set: proposal.set, title: proposal.title, state: proposal.state.rawValue,
             author: proposal.author, reason: proposal.reason, baseVersion: proposal.baseVersion,
-            createdAt: proposal.createdAt,
+            createdAt: proposal.createdAt, applyAt: proposal.applyAt,
             approvals: proposal.approvals.map { ChangeApproval(actor: $0.actor, time: $0.time, reason: $0.reason) },
             decidedBy: proposal.decidedBy, decidedAt: proposal.decidedAt, decisionReason: proposal.decisionReason,
             appliedVersion: proposal.appliedVersion, failure: proposal.failure, flags: flags, cohorts: cohorts)
@@ -114,8 +119,28 @@ extension Call {
     /// The most characters of a change request's title.
     static let proposalTitleLimit = 200
 
-    /// `?propose=TITLE`: the title of the change request a write is to become; `nil` when absent.
-    func proposalTitle() throws -> String? {
+    /// `?propose=TITLE&at=TIME`: the change request a write is to become, scheduled at `TIME` (RFC 3339) when it is
+    /// given; `nil` without `propose`.
+    func proposalDraft() throws -> ProposalDraft? {
+        let at = try request.query("at").map { text in
+            do {
+                return try ISO8601.date(from: text)
+            } catch {
+                throw ServiceError.badRequest(
+                    "at must be a time such as 2026-12-07T09:00:00Z (RFC 3339), not \"\(text)\"", path: "at")
+            }
+        }
+        guard let title = try proposalTitle() else {
+            if at != nil {
+                throw ServiceError.badRequest("at schedules a change request: it goes with propose=TITLE", path: "at")
+            }
+            return nil
+        }
+        return ProposalDraft(title: title, applyAt: at)
+    }
+
+    /// `?propose=TITLE`, checked; `nil` when absent.
+    private func proposalTitle() throws -> String? {
         guard let title = request.query("propose") else { return nil }
         let trimmed = title.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else {

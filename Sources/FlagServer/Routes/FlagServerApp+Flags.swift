@@ -118,14 +118,14 @@ extension FlagServerApp {
 
     /// The audit note of a write of the set: the caller, `action` on the path's flag, cohort or key, the request's
     /// reason, whether it allows what active clients cannot evaluate, and the change request it is to become
-    /// (`?propose=TITLE`).
+    /// (`?propose=TITLE&at=TIME`).
     func note(
         _ call: Call, _ request: some MutationRequest, _ action: String, subject: String? = nil
     ) throws -> ChangeNote {
         var note = ChangeNote(
             actor: call.actor, action: action, subject: subject ?? call.key, reason: request.reason,
             allowIncompatible: request.allowIncompatible ?? false)
-        note.proposal = try call.proposalTitle()
+        note.proposal = try call.proposalDraft()
         try exemptFromReview(&note, call)
         return note
     }
@@ -167,7 +167,7 @@ extension FlagServerApp {
         let set = call.set
         var note = ChangeNote(
             actor: call.actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: request.reason)
-        note.proposal = try call.proposalTitle()
+        note.proposal = try call.proposalDraft()
         try exemptFromReview(&note, call)
         let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
             guard current.bytes(of: item) != nil else { throw Self.noItem(item, set) }

@@ -24,13 +24,17 @@ public final class FlagServerApp: Sendable {
         package var maxListLimit: Int
         /// How often client telemetry is written to the store.
         package var telemetryFlushInterval: Duration
+        /// How often the store is asked for scheduled change requests that are due.
+        package var changeSchedulerInterval: Duration
 
         /// The defaults: 300 s long-polls, a heartbeat every 15 s, lists of at most 1,000, telemetry written every
-        /// half second.
+        /// half second, due changes looked for four times a second.
         package init(
             longPollMaxSeconds: Int = 300, heartbeatInterval: Duration = .seconds(15), maxListLimit: Int = 1000,
-            telemetryFlushInterval: Duration = .milliseconds(500)
+            telemetryFlushInterval: Duration = .milliseconds(500),
+            changeSchedulerInterval: Duration = .milliseconds(250)
         ) {
+            self.changeSchedulerInterval = changeSchedulerInterval
             self.longPollMaxSeconds = longPollMaxSeconds
             self.heartbeatInterval = heartbeatInterval
             self.maxListLimit = maxListLimit
@@ -53,6 +57,8 @@ public final class FlagServerApp: Sendable {
     let storeWork = DispatchQueue(label: "flagserver.store")
     /// When waiting long-polls give up.
     let deadlines: Deadlines
+    /// Applies scheduled change requests at their time.
+    let scheduler: ChangeScheduler
     /// The prepared answers of each set's current version.
     let answers = AnswerCache()
     /// The dashboard's files, served under `/ui/`.
@@ -86,6 +92,7 @@ public final class FlagServerApp: Sendable {
         self.settings = settings
         self.replicas = replicas
         self.deadlines = Deadlines(queue: timers)
+        self.scheduler = ChangeScheduler(service: service, queue: storeWork)
         self.dashboard = .bundled
         tokens.onRevoked { [watch] names in watch.end(names) }
     }
@@ -98,6 +105,7 @@ public final class FlagServerApp: Sendable {
     /// Starts the stream heartbeats and reads the engine's counters for `/metrics` from `server`.
     public func start(server: HTTPServer?) {
         if let server { engineMetrics.withLock { $0 = { server.metrics } } }
+        scheduler.start(every: settings.changeSchedulerInterval, on: timers)
         let timer = DispatchSource.makeTimerSource(queue: timers)
         let interval = settings.heartbeatInterval
         timer.schedule(deadline: .now() + interval.timeInterval, repeating: interval.timeInterval)
@@ -169,6 +177,7 @@ public final class FlagServerApp: Sendable {
                 timer = nil
             }
         }
+        scheduler.stop()
         replicas?.stop()
         service.registry.close()
     }
@@ -277,6 +286,7 @@ public final class FlagServerApp: Sendable {
         text += "flagserver_write_rejections_total{reason=\"conflict\"} "
         text += "\(service.counters.conflicts.load(ordering: .relaxed))\n"
         renderTelemetry(into: &text)
+        scheduler.render(into: &text)
         text += "# HELP flagserver_store_up Whether the store answered its last call (1) or not (0).\n"
         text += "# TYPE flagserver_store_up gauge\n"
         text += "flagserver_store_up \(service.store.health == .up ? 1 : 0)\n"

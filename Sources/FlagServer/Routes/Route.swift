@@ -25,7 +25,7 @@ package enum Route: CaseIterable, Sendable {
     /// A set's telemetry answers, settings and signing keys.
     case propagation, getSettings, putSettings, rotateSigningKey, activateSigningKey, retireSigningKey
     /// Change requests.
-    case listChanges, getChange, approveChange, rejectChange, applyChange, withdrawChange
+    case listChanges, getChange, approveChange, rejectChange, scheduleChange, applyChange, withdrawChange
     /// Flags.
     case listFlags, getFlag, putFlag, deleteFlag, kill, restore, archive, unarchive, setDefault, putDefault, expire
     /// A flag's overrides, rollout, rules, and promotion from another set.
@@ -96,6 +96,8 @@ package enum Route: CaseIterable, Sendable {
         case .approveChange:
             .answer(API.approveChange) { app, call, request in try app.approveChange(call, request) }
         case .rejectChange: .answer(API.rejectChange) { app, call, request in try app.rejectChange(call, request) }
+        case .scheduleChange:
+            .answer(API.scheduleChange) { app, call, request in try app.scheduleChange(call, request) }
         case .applyChange: .answer(API.applyChange) { app, call, request in try app.applyChange(call, request) }
         case .withdrawChange:
             .answer(API.withdrawChange) { app, call, request in try app.withdrawChange(call, request) }

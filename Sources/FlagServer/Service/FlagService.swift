@@ -239,8 +239,8 @@ package final class FlagService: Sendable {
     private func commit(
         _ state: SetState, to current: SetState, change: [ItemKey: [UInt8]?], note: ChangeNote
     ) throws -> WriteResult {
-        if let title = note.proposal {
-            return try propose(change, to: current, title: title, note: note)
+        if let draft = note.proposal {
+            return try propose(change, to: current, draft: draft, note: note)
         }
         if !note.skipsReview, try settings(state.name).reviews == .required {
             throw ServiceError.reviewRequired(
@@ -263,7 +263,9 @@ package final class FlagService: Sendable {
         do {
             _ = try store.append(
                 set: state.name, base: current.version, change: VersionChange(items: change),
-                digest: state.digest.bytes, audit: audit, signedPatch: signedPatch)
+                digest: state.digest.bytes, audit: audit, signedPatch: signedPatch, applying: note.applies)
+        } catch let error as StoreError where error.isProposalMoved {
+            throw ServiceError.changeState(error.message)
         } catch let error as StoreError where error.isConflict {
             // Another server sharing the store wrote first: serve what it wrote before answering.
             counters.conflicts.add(1, ordering: .relaxed)

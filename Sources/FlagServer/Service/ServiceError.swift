@@ -185,5 +185,25 @@ package struct ServiceError: Error, Sendable, CustomStringConvertible {
         return []
     }
 
+    /// Whether a change request's items changed since its base version.
+    var isChangeConflict: Bool {
+        if case .changeConflict = code { return true }
+        return false
+    }
+
+    /// Whether a change request was no longer in a state that allows what was asked.
+    var isChangeState: Bool {
+        if case .changeState = code { return true }
+        return false
+    }
+
+    /// Whether the set's checks or the compatibility gate refused the write itself (a 422 of either).
+    var refusesTheWrite: Bool {
+        switch code {
+        case .invalid, .incompatibleClients: true
+        default: false
+        }
+    }
+
     package var description: String { path.map { "\($0): \(message)" } ?? message }
 }

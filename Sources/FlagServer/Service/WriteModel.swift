@@ -1,5 +1,6 @@
 import FlagAPI
 import FlagCore
+import Foundation
 
 /// Who made a change and why, for the audit log.
 package struct ChangeNote: Sendable {
@@ -13,8 +14,10 @@ package struct ChangeNote: Sendable {
     package var reason: String?
     /// Whether to write a change that active clients cannot evaluate (`allowIncompatible`); the audit says so.
     package var allowIncompatible: Bool
-    /// The title of the change request to make instead of writing (`?propose=TITLE`); `nil` writes.
-    package var proposal: String?
+    /// The change request to make instead of writing (`?propose=TITLE&at=TIME`); `nil` writes.
+    package var proposal: ProposalDraft?
+    /// The change request this write applies: it becomes `applied` in the transaction of the version.
+    package var applies: ProposalApplication?
     /// Whether the write goes ahead on a set whose reviews are `required`: a kill or restore, a change request
     /// applied, or an unlimited admin's `?withoutReview=REASON`.
     package var skipsReview = false
@@ -28,6 +31,20 @@ package struct ChangeNote: Sendable {
         self.subject = subject
         self.reason = reason
         self.allowIncompatible = allowIncompatible
+    }
+}
+
+/// A change request to make of a write: its title, and when to apply it, for a scheduled change.
+package struct ProposalDraft: Sendable, Hashable {
+    /// What it does, in a line.
+    package var title: String
+    /// When the server is to apply it; `nil` when someone applies it by hand.
+    package var applyAt: Date?
+
+    /// A draft titled `title`.
+    package init(title: String, applyAt: Date? = nil) {
+        self.title = title
+        self.applyAt = applyAt
     }
 }
 

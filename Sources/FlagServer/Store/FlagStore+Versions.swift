@@ -44,7 +44,7 @@ extension FlagStore {
     /// gets the conflict.
     package func append(
         set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
-        signedPatch: SignedBody? = nil
+        signedPatch: SignedBody? = nil, applying application: ProposalApplication? = nil
     ) throws -> VersionInfo {
         try writing("appending to flag set \"\(set)\"") { db in
             let moved = try db.run(
@@ -63,6 +63,9 @@ extension FlagStore {
                 set: set, version: base + 1, change: change, digest: digest, audit: audit)
             if let signedPatch {
                 try db.putSigned(signedPatch, .patch, set: set, version: base + 1, replacing: false)
+            }
+            if let application {
+                try db.markApplied(application, set: set, version: base + 1, time: audit.time)
             }
             return info
         }

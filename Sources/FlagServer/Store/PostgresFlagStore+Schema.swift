@@ -235,7 +235,8 @@ extension PostgresFlagStore {
             base_version int8 NOT NULL,
             created_at timestamptz NOT NULL,
             state text NOT NULL
-                CHECK (state IN ('open', 'approved', 'applied', 'rejected', 'withdrawn', 'failed')),
+                CHECK (state IN ('open', 'approved', 'scheduled', 'applied', 'rejected', 'withdrawn', 'failed')),
+            apply_at timestamptz,
             decided_by text,
             decided_at timestamptz,
             decision_reason text,
@@ -243,6 +244,8 @@ extension PostgresFlagStore {
             failure text
         );
         CREATE INDEX change_request_by_set ON change_request (set_name, id);
+        -- What the scheduler looks for: the scheduled requests that are due.
+        CREATE INDEX change_request_due ON change_request (apply_at) WHERE state = 'scheduled';
 
         CREATE TABLE change_request_item (
             change_id int8 NOT NULL REFERENCES change_request (id),

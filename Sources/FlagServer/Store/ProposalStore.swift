@@ -8,6 +8,8 @@ package struct StoredProposal: Sendable, Hashable {
         case open
         /// Approved; anyone who may write the set may apply it.
         case approved
+        /// Approved (or needing no approval) and waiting for its `applyAt`, when the server applies it.
+        case scheduled
         /// Written as a version (`appliedVersion`).
         case applied
         /// Refused by a reviewer.
@@ -18,7 +20,7 @@ package struct StoredProposal: Sendable, Hashable {
         case failed
 
         /// Whether nothing can happen to it any more.
-        package var isFinal: Bool { self != .open && self != .approved }
+        package var isFinal: Bool { self != .open && self != .approved && self != .scheduled }
     }
 
     /// Its number, unique on the server.
@@ -39,6 +41,8 @@ package struct StoredProposal: Sendable, Hashable {
     package var createdAt: Date
     /// Where it is.
     package var state: State
+    /// When it is to be applied, for a scheduled change.
+    package var applyAt: Date?
     /// Each item it changes: its bytes at `baseVersion` (`nil`: absent) and the bytes it writes (`nil`: removes).
     package var items: [ItemKey: ProposedItem]
     /// Who approved it, oldest first.
@@ -57,8 +61,9 @@ package struct StoredProposal: Sendable, Hashable {
     /// A new, open change request (its `id` is given when it is stored).
     package init(
         set: String, title: String, author: String, reason: String?, allowIncompatible: Bool, baseVersion: Int,
-        createdAt: Date, items: [ItemKey: ProposedItem]
+        createdAt: Date, applyAt: Date? = nil, items: [ItemKey: ProposedItem]
     ) {
+        self.applyAt = applyAt
         self.id = 0
         self.set = set
         self.title = title
@@ -119,13 +124,13 @@ package struct ProposalStore: Sendable {
             let id = try db.firstRow(
                 """
                 INSERT INTO change_request
-                    (set_name, title, author, reason, allow_incompatible, base_version, created_at, state)
-                VALUES ($1, $2, $3, $4, $5, $6, \(db.dialect.time(7)), $8) RETURNING id
+                    (set_name, title, author, reason, allow_incompatible, base_version, created_at, state, apply_at)
+                VALUES ($1, $2, $3, $4, $5, $6, \(db.dialect.time(7)), $8, \(db.dialect.time(9))) RETURNING id
                 """,
                 [
                     .text(proposal.set), .text(proposal.title), .text(proposal.author), .text(proposal.reason),
                     .integer(proposal.allowIncompatible ? 1 : 0), .integer(proposal.baseVersion),
-                    .time(proposal.createdAt), .text(proposal.state.rawValue),
+                    .time(proposal.createdAt), .text(proposal.state.rawValue), .time(proposal.applyAt),
                 ]
             ) { try $0.int(0) }
             guard let id else { throw StoreError.corrupt("the store returned no id for a new change request") }
@@ -184,13 +189,13 @@ package struct ProposalStore: Sendable {
             let updated = try db.run(
                 """
                 UPDATE change_request SET state = $1, decided_by = $2, decided_at = \(db.dialect.time(3)),
-                    decision_reason = $4, applied_version = $5, failure = $6
+                    decision_reason = $4, applied_version = $5, failure = $6, apply_at = \(db.dialect.time(10))
                 WHERE id = $7 AND set_name = $8 AND state = $9
                 """,
                 [
                     .text(proposal.state.rawValue), .text(proposal.decidedBy), .time(proposal.decidedAt),
                     .text(proposal.decisionReason), .integer(proposal.appliedVersion), .text(proposal.failure),
-                    .integer(proposal.id), .text(proposal.set), .text(expected.rawValue),
+                    .integer(proposal.id), .text(proposal.set), .text(expected.rawValue), .time(proposal.applyAt),
                 ])
             guard updated == 1 else { return false }
             if let approval {
@@ -209,6 +214,33 @@ package struct ProposalStore: Sendable {
         }
     }
 
+    /// The scheduled change requests whose time is `now` or past, on every set, soonest first, at most `limit`.
+    package func due(at now: Date, limit: Int) throws -> [(set: String, id: Int, applyAt: Date)] {
+        try database.reading("reading the scheduled change requests") { db in
+            try db.rows(
+                """
+                SELECT set_name, id, \(db.dialect.microseconds(of: "apply_at")) FROM change_request
+                WHERE state = 'scheduled' AND apply_at <= \(db.dialect.time(1)) ORDER BY apply_at, id LIMIT $2
+                """,
+                [.time(now), .integer(max(0, limit))]
+            ) { (try $0.text(0), try $0.int(1), try $0.date(2)) }
+        }
+    }
+
+    /// How many of the server's change requests are open (or approved) and how many scheduled, for `/metrics`.
+    package func pending() throws -> (open: Int, scheduled: Int) {
+        try database.reading("counting the change requests") { db in
+            let counts = try db.rows(
+                """
+                SELECT state, count(*) FROM change_request WHERE state IN ('open', 'approved', 'scheduled')
+                GROUP BY state
+                """, []
+            ) { (try $0.text(0), try $0.int(1)) }
+            let byState = Dictionary(counts, uniquingKeysWith: +)
+            return ((byState["open"] ?? 0) + (byState["approved"] ?? 0), byState["scheduled"] ?? 0)
+        }
+    }
+
     private static func bytes(_ bytes: [UInt8]?) -> SQLValue { bytes.map { .bytes($0) } ?? .null }
 
     /// The change request `id` of `set`, with its items and approvals, or `nil`.
@@ -217,7 +249,7 @@ package struct ProposalStore: Sendable {
         let found = try db.firstRow(
             """
             SELECT title, author, reason, allow_incompatible, base_version, \(time("created_at")), state, decided_by,
-                \(time("decided_at")), decision_reason, applied_version, failure
+                \(time("decided_at")), decision_reason, applied_version, failure, \(time("apply_at"))
             FROM change_request WHERE id = $1 AND set_name = $2
             """,
             [.integer(id), .text(set)]
@@ -237,6 +269,7 @@ package struct ProposalStore: Sendable {
             proposal.decisionReason = try row.optionalText(9)
             proposal.appliedVersion = try row.optionalInt(10)
             proposal.failure = try row.optionalText(11)
+            proposal.applyAt = try row.optionalDate(12)
             return proposal
         }
         guard var proposal = found else { return nil }
@@ -261,5 +294,45 @@ package struct ProposalStore: Sendable {
             [.integer(id)]
         ) { ProposalApproval(actor: try $0.text(0), time: try $0.date(1), reason: try $0.optionalText(2)) }
         return proposal
+    }
+}
+
+/// A change request that a version applies: its state moves from `from` to `applied` in the version's own
+/// transaction, so that the version and the request's end are stored together or not at all.
+package struct ProposalApplication: Sendable, Hashable {
+    /// The request.
+    package var id: Int
+    /// The state it must still be in; another state (someone decided first, another server applied it) undoes the
+    /// version.
+    package var from: StoredProposal.State
+    /// Who applied it: a person, or `flagserver` for a scheduled change.
+    package var by: String
+    /// The reason given with the apply.
+    package var reason: String?
+
+    /// The application of request `id` from state `from`.
+    package init(id: Int, from: StoredProposal.State, by: String, reason: String?) {
+        self.id = id
+        self.from = from
+        self.by = by
+        self.reason = reason
+    }
+}
+
+extension SQLExecutor {
+    /// Marks change request `application.id` of `set` applied as `version`, inside the transaction that stores the
+    /// version; `StoreError.proposalMoved` (which undoes the transaction) when it is no longer in the state expected.
+    func markApplied(_ application: ProposalApplication, set: String, version: Int, time: Date) throws {
+        let moved = try run(
+            """
+            UPDATE change_request SET state = 'applied', applied_version = $1, decided_by = $2,
+                decided_at = \(dialect.time(3)), decision_reason = $4
+            WHERE id = $5 AND set_name = $6 AND state = $7
+            """,
+            [
+                .integer(version), .text(application.by), .time(time), .text(application.reason),
+                .integer(application.id), .text(set), .text(application.from.rawValue),
+            ])
+        guard moved == 1 else { throw StoreError.proposalMoved(id: application.id) }
     }
 }

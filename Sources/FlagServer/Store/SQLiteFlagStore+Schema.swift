@@ -193,7 +193,8 @@ extension SQLiteFlagStore {
         """
 
     // Change requests (docs/reviews.md): a write held back, as the items it changes, each with its bytes at the base
-    // version (`before`, NULL: absent) and the bytes it writes (`after`, NULL: removed).
+    // version (`before`, NULL: absent) and the bytes it writes (`after`, NULL: removed); `apply_at` when it is
+    // scheduled.
     private static let schemaV6 = """
         CREATE TABLE change_request (
             id INTEGER PRIMARY KEY,
@@ -205,7 +206,8 @@ extension SQLiteFlagStore {
             base_version INTEGER NOT NULL,
             created_at INTEGER NOT NULL,
             state TEXT NOT NULL
-                CHECK (state IN ('open', 'approved', 'applied', 'rejected', 'withdrawn', 'failed')),
+                CHECK (state IN ('open', 'approved', 'scheduled', 'applied', 'rejected', 'withdrawn', 'failed')),
+            apply_at INTEGER,
             decided_by TEXT,
             decided_at INTEGER,
             decision_reason TEXT,
@@ -213,6 +215,8 @@ extension SQLiteFlagStore {
             failure TEXT
         );
         CREATE INDEX change_request_by_set ON change_request (set_name, id);
+        -- What the scheduler looks for: the scheduled requests that are due.
+        CREATE INDEX change_request_due ON change_request (apply_at) WHERE state = 'scheduled';
 
         CREATE TABLE change_request_item (
             change_id INTEGER NOT NULL REFERENCES change_request (id),

@@ -7,6 +7,7 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
         case corrupt(details: String)
         case unavailable
         case underlying
+        case proposalMoved
     }
 
     private let code: Code
@@ -52,6 +53,18 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
     ///   - reason: the error, naming what failed.
     package static func unavailable(database: String, reason: String, underlying: (any Error)? = nil) -> StoreError {
         StoreError(.unavailable, "the database \(database) is unavailable: \(reason)", underlying: underlying)
+    }
+
+    /// A version was to apply a change request that is no longer in the state it was read in: someone decided on it,
+    /// or another server applied it, first. Nothing was stored.
+    package static func proposalMoved(id: Int) -> StoreError {
+        StoreError(.proposalMoved, "change request \(id) was decided on meanwhile, or applied by another server")
+    }
+
+    /// Whether a version was refused because its change request moved on first (`proposalMoved`).
+    package var isProposalMoved: Bool {
+        if case .proposalMoved = code { return true }
+        return false
     }
 
     /// The storage engine failed (I/O, a lock held too long, a full disk).
