@@ -1,4 +1,5 @@
 import FlagCore
+import Foundation
 
 /// One route of the API as data: its method, path template and who may call it, and the types of its request and
 /// answer. The server compiles its router from these, flagctl sends them, the dashboard reads them as
@@ -45,7 +46,9 @@ public struct Endpoint<Request: APIRequest, Answer: APIAnswer>: Sendable {
                 throw EndpointError("\(info.label): a review choice needs a request of members")
             }
             switch review {
-            case .propose(let title): query["propose"] = .string(title)
+            case .propose(let title, let at):
+                query["propose"] = .string(title)
+                if let at { query["at"] = .string(ISO8601.format(at)) }
             case .withoutReview(let reason): query["withoutReview"] = .string(reason)
             }
             members = .object(query)
@@ -87,8 +90,9 @@ public struct Endpoint<Request: APIRequest, Answer: APIAnswer>: Sendable {
 
 /// How a write of a set meets the set's reviews (docs/reviews.md).
 public enum ReviewChoice: Sendable, Hashable {
-    /// Held back as a change request with this title (`?propose=TITLE`).
-    case propose(String)
+    /// Held back as a change request with this title (`?propose=TITLE`), which the server applies at `at` once it
+    /// needs nothing more (`&at=TIME`).
+    case propose(String, at: Date? = nil)
     /// Written at once on a set whose reviews are required, by an admin not limited to sets
     /// (`?withoutReview=REASON`).
     case withoutReview(String)

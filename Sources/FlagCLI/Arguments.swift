@@ -1,3 +1,5 @@
+import Foundation
+
 /// An option a command declares: `--name`, `--name VALUE` (also `--name=VALUE`), or one given any number of times.
 package struct Option: Sendable, Hashable {
     /// How an option takes values.
@@ -75,6 +77,10 @@ package struct ParsedArguments: Sendable {
     var flags: Set<String> = []
     /// Positional arguments after the command's name, in order.
     package internal(set) var positionals: [String] = []
+    /// When the command line was read: what a relative time on it (`+2h`, `tomorrow 09:00`) counts from.
+    package internal(set) var readAt = Date(timeIntervalSince1970: 0)
+    /// The zone a local time on it is read in: `TZ`, else the system's.
+    package internal(set) var timeZone = TimeZone(secondsFromGMT: 0) ?? .current
 
     /// Creates empty arguments for a command; the parser fills them.
     init(configuration: CommandConfiguration) {

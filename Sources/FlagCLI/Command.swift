@@ -94,7 +94,8 @@ package enum FlagCTL {
             CohortListCommand.self, CohortShowCommand.self,
             EvalCommand.self, LintCommand.self, GenerateCommand.self, RefsCommand.self, HistoryCommand.self,
             DiffCommand.self, RollbackCommand.self, ChangesListCommand.self, ChangesShowCommand.self,
-            ChangesApproveCommand.self, ChangesRejectCommand.self, ChangesApplyCommand.self,
+            ChangesApproveCommand.self, ChangesRejectCommand.self, ChangesScheduleCommand.self,
+            ChangesApplyCommand.self,
             ChangesWithdrawCommand.self,
             ExportCommand.self, ImportCommand.self, PromoteCommand.self, KeysCreateCommand.self,
             KeysListCommand.self, KeysRevokeCommand.self, TokensCreateCommand.self, TokensListCommand.self,
@@ -120,7 +121,9 @@ package enum FlagCTL {
             case .help(let configuration):
                 console.printText(Help.text(for: configuration, commands: commands))
                 return ExitCode.success.rawValue
-            case .run(let type, let arguments, let globals):
+            case .run(let type, var arguments, let globals):
+                arguments.readAt = now()
+                arguments.timeZone = environment["TZ"].flatMap { TimeZone(identifier: $0) } ?? .current
                 let command = try type.init(parsing: arguments)
                 let context = CommandContext(globals: globals, console: console, now: now, commands: commands)
                 return try command.run(in: context).rawValue

@@ -74,4 +74,23 @@ struct OnlineChangeTests {
         #expect(created.status == 2)
         #expect(try server.ctl(["changes", "show", "one"]).status == 2)
     }
+
+    @Test func aChangeScheduledWithAtAppliesAtItsTime() throws {
+        let server = try LiveServer()
+        #expect(try server.ctl(["sets", "create", "t"]).status == 0)
+        #expect(try server.ctl(["create", "nc", "--type", "bool", "--default", "false"]).status == 0)
+        let proposed = try server.ctl(["kill", "nc", "--propose", "Night kill", "--at", "+2s"])
+        #expect(proposed.stdout.hasPrefix("proposed change request 1 on t, to apply at "), "\(proposed)")
+        #expect(try server.ctl(["changes", "list"]).stdoutLines.dropFirst().first?.contains("scheduled") == true)
+        let deadline = Date().addingTimeInterval(15)
+        while try server.flag("nc")["killed"] as? Bool != true, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        let show = try server.ctl(["changes", "show", "1"])
+        #expect(show.stdoutLines.contains { $0.hasPrefix("decided:     applied by flagserver") }, "\(show)")
+        let late = try server.ctl(["changes", "schedule", "1", "--at", "+1h"])
+        #expect(late.stderrLines.first?.contains("is applied; only one that is open or approved or scheduled") == true)
+        let alone = try server.ctl(["kill", "nc", "--at", "+1h"])
+        #expect(alone.stderrLines.first == "error: --at schedules a change request: it goes with --propose TITLE")
+    }
 }

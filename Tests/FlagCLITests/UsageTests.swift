@@ -58,7 +58,8 @@ struct UsageTests {
                 "error: no command 'frob'; commands: sets list, sets create, sets settings, list, get, create, "
                     + "set, rule add, rule remove, rollout, override, kill, restore, expire, archive, stale, usage, "
                     + "clients, cohort create, cohort list, cohort show, eval, lint, generate swift, refs, history, diff, "
-                    + "rollback, changes list, changes show, changes approve, changes reject, changes apply, "
+                    + "rollback, changes list, changes show, changes approve, changes reject, changes schedule, "
+                    + "changes apply, "
                     + "changes withdraw, export, import, "
                     + "promote, keys create, keys list, keys revoke, tokens create, tokens list, tokens revoke, "
                     + "signing-key show, signing-key rotate, signing-key activate, signing-key retire, verify, help",

@@ -28,18 +28,18 @@ package struct ChangesListCommand: Command {
         query = ChangeListQuery(state: arguments.value("state"), limit: limit)
     }
 
-    /// `ID  STATE  TITLE  AUTHOR  APPROVED BY  PROPOSED`
+    /// `ID  STATE  TITLE  AUTHOR  APPROVED BY  PROPOSED  APPLIES`
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let set = try client.requireSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listChanges, PathParameters(set: set), query)
         return context.showTable(answer) {
-            var table = Table(header: ["ID", "STATE", "TITLE", "AUTHOR", "APPROVED BY", "PROPOSED"])
+            var table = Table(header: ["ID", "STATE", "TITLE", "AUTHOR", "APPROVED BY", "PROPOSED", "APPLIES"])
             for change in list.changes {
                 let approvers = change.approvals.map(\.actor).joined(separator: ", ")
                 table.append([
                     String(change.id), change.state, change.title, change.author, approvers.isEmpty ? "-" : approvers,
-                    Shown.when(change.createdAt, now: context.now()),
+                    Shown.when(change.createdAt, now: context.now()), change.applyAt.map(Shown.date) ?? "-",
                 ])
             }
             return table
@@ -127,6 +127,45 @@ package struct ChangesRejectCommand: ChangeDecisionCommand {
     let reason: String?
 }
 
+/// `flagctl changes schedule ID --at TIME`: when the server applies it.
+package struct ChangesScheduleCommand: Command {
+    /// `changes schedule ID`
+    package static let configuration = CommandConfiguration(
+        name: "changes schedule", abstract: "Give a change request the time at which the server applies it.",
+        synopsis: "ID --at TIME [--reason S]", positionals: [Positional("ID", help: "the change request's number")],
+        options: [
+            .value("at", "TIME", help: "when: 2026-12-07T09:00:00Z, +2h or tomorrow 09:00 (in $TZ)"),
+            .value("reason", "S", help: "why, recorded in the audit log"),
+        ],
+        example: "flagctl --set ios-prod changes schedule 12 --at 'tomorrow 09:00'")
+
+    private let id: Int
+    private let at: Date
+    private let reason: String?
+    private let timeZone: TimeZone
+
+    /// Takes the id and the time.
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
+        id = try ChangeText.id(arguments)
+        guard let text = arguments.value("at") else { throw arguments.usageError("missing --at TIME") }
+        at = try Typed.when(text, option: "at", arguments)
+        reason = arguments.value("reason")
+        timeZone = arguments.timeZone
+    }
+
+    /// POSTs the time.
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let (change, answer) = try client.send(
+            API.scheduleChange, PathParameters(set: set, version: id), ScheduleRequest(at: at, reason: reason))
+        context.report(
+            answer,
+            "change request \(id) (\(change.title)) is \(change.state), to apply at \(Shown.local(at, timeZone))")
+        return .success
+    }
+}
+
 /// `flagctl changes apply ID`: one new version.
 package struct ChangesApplyCommand: ChangeDecisionCommand {
     /// `changes apply ID`
@@ -166,6 +205,7 @@ enum ChangeText {
                 + "\(change.baseVersion) (now \(shown.currentVersion))",
         ]
         if let reason = change.reason { lines.append("reason:      \(reason)") }
+        if let at = change.applyAt { lines.append("applies at:  \(Shown.date(at)) (\(Shown.relative(at, now: now)))") }
         for approval in change.approvals {
             let why = approval.reason.map { ": \($0)" } ?? ""
             lines.append("approved:    by \(approval.actor), \(Shown.when(approval.time, now: now))\(why)")

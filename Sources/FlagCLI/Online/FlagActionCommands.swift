@@ -122,7 +122,7 @@ package struct ExpireCommand: Command {
             .value("at", "DATE", help: "when it expires (default: now)"),
             .flag("now", help: "expire now"),
             .value("keep", "V", help: "the value served once expired"),
-        ] + Mutation.options,
+        ] + Mutation.creationOptions + Mutation.reviewOptions(schedule: "apply-at"),
         example: "flagctl expire new-checkout --now --keep true")
 
     private let key: String
@@ -139,7 +139,7 @@ package struct ExpireCommand: Command {
         at = try arguments.value("at").map { text throws(CLIError) in try Typed.date(text, option: "at", arguments) }
         guard let keep = arguments.value("keep") else { throw arguments.usageError("missing --keep V") }
         self.keep = keep
-        mutation = try Mutation(arguments)
+        mutation = try Mutation(arguments, schedule: "apply-at")
     }
 
     /// Expires the flag in one request: the server reads the kept value as the flag's type.

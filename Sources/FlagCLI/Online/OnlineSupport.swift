@@ -13,8 +13,10 @@ struct Mutation {
     let wait: WaitRequest?
     /// Write even what active clients cannot evaluate (`allowIncompatible=true`).
     let force: Bool
-    /// `--propose TITLE` (a change request instead of a write) or `--without-review REASON`.
+    /// `--propose TITLE [--at TIME]` (a change request instead of a write) or `--without-review REASON`.
     let review: ReviewChoice?
+    /// The zone the command line's times are read and shown in.
+    let timeZone: TimeZone
 
     /// `--reason` and `--if-match`: what the history records and the version guard.
     static let recordOptions: [Option] = [
@@ -29,16 +31,25 @@ struct Mutation {
         ]
 
     /// The option declarations of a command that writes a version of a set, which may be proposed instead.
-    static let options: [Option] =
-        creationOptions + [
+    static let options: [Option] = creationOptions + reviewOptions(schedule: "at")
+
+    /// `--propose`, its time (`--at`, unless the command has an `--at` of its own), and `--without-review`.
+    static func reviewOptions(schedule: String) -> [Option] {
+        [
             .value("propose", "TITLE", help: "make a change request another person approves, instead of writing"),
+            .value(
+                schedule, "TIME",
+                help: "with --propose: when the server applies it (2026-12-07T09:00:00Z, +2h, tomorrow 09:00)"),
             .value(
                 "without-review", "REASON",
                 help: "write at once on a set that requires reviews (an admin not limited to sets)"),
         ]
+    }
 
-    /// Reads and checks the options (those a command does not declare are absent).
-    init(_ arguments: ParsedArguments) throws(CLIError) {
+    /// Reads and checks the options (those a command does not declare are absent); `schedule` is the name of the
+    /// option that gives a change request its time.
+    init(_ arguments: ParsedArguments, schedule: String = "at") throws(CLIError) {
+        timeZone = arguments.timeZone
         reason = arguments.value("reason")
         if let text = arguments.value("if-match") {
             guard let version = Int(text), version >= 1 else {
@@ -50,6 +61,9 @@ struct Mutation {
         }
         wait = try WaitRequest.parse(arguments)
         force = arguments.flag("force")
+        let at = try arguments.value(schedule).map { text throws(CLIError) in
+            try Typed.when(text, option: schedule, arguments)
+        }
         switch (arguments.value("propose"), arguments.value("without-review")) {
         case (let title?, nil):
             guard !title.trimmingCharacters(in: .whitespaces).isEmpty else {
@@ -58,7 +72,9 @@ struct Mutation {
             guard wait == nil else {
                 throw arguments.usageError("--wait cannot go with --propose: nothing is written until it is applied")
             }
-            review = .propose(title)
+            review = .propose(title, at: at)
+        case (_, _) where at != nil:
+            throw arguments.usageError("--\(schedule) schedules a change request: it goes with --propose TITLE")
         case (nil, let reason?): review = .withoutReview(reason)
         case (nil, nil): review = nil
         case (_?, _?): throw arguments.usageError("--propose and --without-review cannot be used together")
@@ -93,6 +109,42 @@ enum Typed {
             throw arguments.usageError(
                 "--\(option) '\(text)' is not a date: \(error.message); use 2026-12-01 or 2026-12-01T09:00:00Z")
         }
+    }
+
+    /// A time to come: RFC 3339 (`2026-12-07T09:00:00+01:00`), `+DURATION` from now (`+2h`, `+1d`), or
+    /// `today HH:MM` / `tomorrow HH:MM` in the zone of the command line (`TZ`).
+    static func when(_ text: String, option: String, _ arguments: ParsedArguments) throws(CLIError) -> Date {
+        let now = arguments.readAt
+        let forms = "use 2026-12-07T09:00:00Z, +2h or tomorrow 09:00"
+        let date: Date
+        if text.hasPrefix("+") {
+            date = now.addingTimeInterval(Double(try duration(String(text.dropFirst()), option: option, arguments)))
+        } else if let day = ["today": 0, "tomorrow": 1][String(text.prefix { $0 != " " })] {
+            let clock = text.drop { $0 != " " }.trimmingCharacters(in: .whitespaces).split(separator: ":")
+            guard clock.count == 2, let hour = Int(clock[0]), let minute = Int(clock[1]), (0..<24).contains(hour),
+                (0..<60).contains(minute)
+            else { throw arguments.usageError("--\(option) '\(text)' needs a time of day as HH:MM; \(forms)") }
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = arguments.timeZone
+            let start = calendar.startOfDay(for: now)
+            guard let base = calendar.date(byAdding: .day, value: day, to: start),
+                let local = calendar.date(bySettingHour: hour, minute: minute, second: 0, of: base)
+            else {
+                throw arguments.usageError("--\(option) '\(text)' is not a time in \(arguments.timeZone.identifier)")
+            }
+            date = local
+        } else {
+            do {
+                date = try ISO8601.date(from: text)
+            } catch {
+                throw arguments.usageError("--\(option) '\(text)' is not a time: \(error.message); \(forms)")
+            }
+        }
+        guard date > now else {
+            throw arguments.usageError(
+                "--\(option) \(Shown.local(date, arguments.timeZone)) is not in the future; \(forms)")
+        }
+        return date
     }
 
     /// A duration such as `2h` or `6w`, in seconds.
@@ -137,6 +189,20 @@ enum Shown {
     static func date(_ date: Date) -> String {
         let iso = ISO8601.format(date)  // 2026-12-01T09:00:00Z
         return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(5)) + " UTC"
+    }
+
+    /// `2026-12-07 10:00 Europe/Berlin (09:00 UTC)`: a time in `zone` and in UTC; just UTC where the zone is at UTC.
+    static func local(_ date: Date, _ zone: TimeZone) -> String {
+        let utc = Self.date(date)
+        guard zone.secondsFromGMT(for: date) != 0 else { return utc }
+        let name = zone.identifier
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        func two(_ value: Int?) -> String { value.map { $0 < 10 ? "0\($0)" : "\($0)" } ?? "00" }
+        return
+            "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)) \(name) "
+            + "(\(utc.dropFirst(11).dropLast(4)) UTC)"
     }
 
     /// `in 5 days`, `3 hours ago`, `now`.

@@ -255,10 +255,16 @@ extension Mutation {
     /// return try mutation.finish(result, answer, set: set, client: client, context) { ["killed \(key) …"] }
     /// ```
     /// What `--propose` made, and what comes next.
-    static func proposed(_ id: Int, set: String) -> [String] {
-        [
-            "proposed change request \(id) on \(set); nothing is written until another person approves it "
-                + "(flagctl changes approve \(id)) and it is applied (flagctl changes apply \(id))"
+    static func proposed(_ id: Int, set: String, at: Date?, zone: TimeZone) -> [String] {
+        guard let at else {
+            return [
+                "proposed change request \(id) on \(set); nothing is written until another person approves it "
+                    + "(flagctl changes approve \(id)) and it is applied (flagctl changes apply \(id))"
+            ]
+        }
+        return [
+            "proposed change request \(id) on \(set), to apply at \(Shown.local(at, zone)); where the set requires "
+                + "reviews, another person approves it first (flagctl changes approve \(id))"
         ]
     }
 
@@ -269,7 +275,9 @@ extension Mutation {
         let console = context.console
         for warning in result.warnings { console.printError("warning: \(warning)") }
         if let id = result.changeRequest {
-            return context.show(answer) { Self.proposed(id, set: set) }
+            var at: Date?
+            if case .propose(_, let time)? = review { at = time }
+            return context.show(answer) { Self.proposed(id, set: set, at: at, zone: timeZone) }
         }
         guard let wait else {
             if context.globals.json {
