@@ -125,9 +125,9 @@ final class ScriptedHTTPServer: @unchecked Sendable {
             }
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             head += "\r\n"
-            guard write(fd, Array(head.utf8)) else { return }
+            guard sendAll(fd, Array(head.utf8)) else { return }
             for part in response.chunks {
-                guard write(fd, part) else { return }
+                guard sendAll(fd, part) else { return }
                 Thread.sleep(forTimeInterval: response.pause)
             }
             if response.keepOpen {
@@ -136,16 +136,6 @@ final class ScriptedHTTPServer: @unchecked Sendable {
                 return
             }
         }
-    }
-
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
     }
 
     private func parse(_ buffer: inout [UInt8]) -> Request? {

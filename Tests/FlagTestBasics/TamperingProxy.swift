@@ -118,7 +118,7 @@ public final class TamperingProxy: @unchecked Sendable {
             } else {
                 pending = []
             }
-            guard write(destination, ready) else { break }
+            guard sendAll(destination, ready) else { break }
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(destination, Int32(SHUT_RDWR))
@@ -150,15 +150,5 @@ public final class TamperingProxy: @unchecked Sendable {
             }
         }
         return (out, [], changes)
-    }
-
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
     }
 }
