@@ -35,13 +35,14 @@ enum Signed {
         return (bytes, try key.sign(message).headerValue + "\n")
     }
 
-    /// A client of `ios-prod` at `server`, built as an app builds it (URLSession, system clock), trusting `keys`.
+    /// A client of `ios-prod` at `server` with `sdkKey`, built as an app builds it (URLSession, system clock),
+    /// trusting `keys`.
     static func client(
-        _ server: URL, cache: URL?, trusting keys: [SigningKey], logs: LogSink,
+        _ server: URL, sdkKey: String = "sdk-key", cache: URL?, trusting keys: [SigningKey], logs: LogSink,
         configure: (inout FlagClient.Configuration) -> Void = { _ in }
     ) throws -> FlagClient {
         var configuration = FlagClient.Configuration(
-            server: server, set: "ios-prod", sdkKey: "sdk-key", cacheDirectory: cache)
+            server: server, set: "ios-prod", sdkKey: sdkKey, cacheDirectory: cache)
         configuration.environment = [:]
         configuration.telemetry = .off
         configuration.trustedKeys = keys
