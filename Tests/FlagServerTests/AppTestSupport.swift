@@ -116,6 +116,18 @@ func withHarness<T>(
     }
 }
 
+/// A harness in a fresh directory served live on port 0 (`withLive`, `configure`), for synchronous tests; `signed:
+/// false` leaves its sets unsigned.
+func withLiveHarness(
+    signed: Bool = true, _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    _ body: (AppHarness, LiveHTTPServer) throws -> Void
+) throws {
+    try withTemporaryDirectory { directory in
+        let harness = try AppHarness(directory: directory, signed: signed)
+        try harness.withLive(configure) { live in try body(harness, live) }
+    }
+}
+
 extension AppHarness {
     /// Kills `flag` of `ios-prod` through the admin API over a new socket to `port`; the response.
     func killOverSocket(_ flag: String, port: Int, reason: String) throws -> TestResponse {
