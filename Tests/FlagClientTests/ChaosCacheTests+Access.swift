@@ -17,19 +17,12 @@ extension ChaosCacheTests {
             let file = directory.appendingPathComponent(FlagCache.fileName)
             try #require(ChaosFileSystem.setReadOnly(file, true))
             defer { ChaosFileSystem.setReadOnly(file, false) }
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try await Chaos.bounded("init") {
-                try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
-            }
+            let (client, transport, logs) = try await Chaos.start(directory)
             defer { client.shutdown() }
             #expect(client.state == .cached(version: 1))
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 11)
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
-            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            let stream = try await transport.openStream()
+            try await Chaos.send(2, newCheckout: false, maxItems: 12, on: stream, to: client)
             _ = try await Chaos.bounded("a persisted session") { client.session(id: "s", unitID: "u").value(.maxItems) }
             _ = try await Chaos.bounded("setOverride") { client.setOverride(.maxItems, to: 5) }
             for _ in 0..<3 { stream.yield(.bytes(Array(": heartbeat\n\n".utf8))) }
@@ -51,11 +44,7 @@ extension ChaosCacheTests {
             let other = try SQLiteDatabase(
                 path: directory.appendingPathComponent(FlagCache.fileName).path, configuration: .client)
             try other.writeWithoutTransaction { db in try db.execute("BEGIN EXCLUSIVE") }
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try await Chaos.bounded("init", seconds: 1) {
-                try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
-            }
+            let (client, transport, logs) = try await Chaos.start(directory, seconds: 1)
             defer { client.shutdown() }
             #expect(client.state == .cached(version: 1))
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 11)
@@ -67,11 +56,8 @@ extension ChaosCacheTests {
             let session = client.session(id: "many", unitID: "u")
             for index in 0..<20 { _ = session.value(FlagKey("padding-\(index)", default: false)) }
             _ = try await Chaos.bounded("the queued session writes", seconds: 1) { client.core.flushPersistence() }
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
-            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            let stream = try await transport.openStream()
+            try await Chaos.send(2, newCheckout: false, maxItems: 12, on: stream, to: client)
             try await eventually("the failed write logged", timeout: Chaos.patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
@@ -96,19 +82,11 @@ extension ChaosCacheTests {
             try seedCache(cache, Chaos.document(1, newCheckout: true, maxItems: 11), version: 1)
             try #require(ChaosFileSystem.setReadOnly(cache, true))
             defer { ChaosFileSystem.setReadOnly(cache, false) }
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try await Chaos.bounded("init") {
-                try makeClient(directory: cache, transport: transport) { $0.logger = logs.logger }
-            }
+            let (client, transport, logs) = try await Chaos.start(cache)
             defer { client.shutdown() }
             #expect(client.state == .defaultsOnly)
             #expect(logs.messages.contains { $0.level == .error && $0.message.hasPrefix("no flag cache") })
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
-            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            try await Chaos.send(2, newCheckout: false, maxItems: 12, on: transport.openStream(), to: client)
             #expect(Chaos.movedAside(cache).isEmpty)
             ChaosFileSystem.setReadOnly(cache, false)
             #expect(try Chaos.cachedVersion(cache) == 1)
@@ -121,20 +99,14 @@ extension ChaosCacheTests {
     func aCacheFileMadeReadOnlyWhileRunning() async throws {
         try await withTemporaryDirectory { directory in
             try seedCache(directory, Chaos.document(1, newCheckout: true, maxItems: 11), version: 1)
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
+            let (client, transport, logs) = try await Chaos.start(directory)
             defer { client.shutdown() }
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Array(": current\n\n".utf8)))
-            try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
+            let stream = try await transport.openStream()
+            try await Chaos.sendCurrent(1, on: stream, to: client)
             let file = directory.appendingPathComponent(FlagCache.fileName)
             try #require(ChaosFileSystem.setReadOnly(file, true))
             defer { ChaosFileSystem.setReadOnly(file, false) }
-            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
-            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            try await Chaos.send(2, newCheckout: false, maxItems: 12, on: stream, to: client)
             #expect(!logs.messages.contains { $0.level >= .warning })
             let next = try await Chaos.bounded("init of the next client") {
                 try makeClient(directory: directory, transport: ScriptedTransport(), refresh: .off)
@@ -153,19 +125,11 @@ extension ChaosCacheTests {
             try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
             try #require(ChaosFileSystem.setReadOnly(cache, true))
             defer { ChaosFileSystem.setReadOnly(cache, false) }
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try await Chaos.bounded("init") {
-                try makeClient(directory: cache, transport: transport) { $0.logger = logs.logger }
-            }
+            let (client, transport, logs) = try await Chaos.start(cache)
             defer { client.shutdown() }
             #expect(client.core.cache == nil)
             #expect(logs.messages.contains { $0.level == .error && $0.message.hasPrefix("no flag cache") })
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Chaos.put(1, newCheckout: true, maxItems: 12)))
-            try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
-            try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 12)
+            try await Chaos.send(1, newCheckout: true, maxItems: 12, on: transport.openStream(), to: client)
             let persisted = try await Chaos.bounded("a persisted session") {
                 client.session(id: "s", unitID: "u").value(.maxItems)
             }

@@ -47,19 +47,11 @@ struct ChaosCacheTests {
         try await withTemporaryDirectory { directory in
             try seedCache(directory, Chaos.document(1, newCheckout: true, padding: 100), version: 1)
             try damage.apply(directory.appendingPathComponent(FlagCache.fileName).path)
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try await Chaos.bounded("init") {
-                try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
-            }
+            let (client, transport, logs) = try await Chaos.start(directory)
             defer { client.shutdown() }
             #expect(client.state == .defaultsOnly)
             try await Chaos.expectServing(client, version: nil, newCheckout: false, maxItems: 10)
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Chaos.put(2, newCheckout: true, maxItems: 12)))
-            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
-            try await Chaos.expectServing(client, version: 2, newCheckout: true, maxItems: 12)
+            try await Chaos.send(2, newCheckout: true, maxItems: 12, on: transport.openStream(), to: client)
             #expect(try Chaos.cachedVersion(directory) == 2)
             #expect(!logs.messages.contains { $0.level == .error })
         }
@@ -106,19 +98,16 @@ struct ChaosCacheTests {
         try seedCache(directory, Chaos.document(1, newCheckout: true, padding: 100), version: 1)
         let transport = ScriptedTransport()
         let logs = LogSink()
+        // Made here rather than on `Chaos.start`'s thread: the caller waits for this client to be released.
         let client = try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
-        stream.yield(.bytes(Array(": current\n\n".utf8)))
-        try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
+        let stream = try await transport.openStream()
+        try await Chaos.sendCurrent(1, on: stream, to: client)
         let open = client.session(id: "s-1", unitID: "u-1")
         #expect(open.value(.maxItems) == 10)
 
         try damage.apply(directory.appendingPathComponent(FlagCache.fileName).path)
         try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
-        stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12)))
-        try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
-        try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+        try await Chaos.send(2, newCheckout: false, maxItems: 12, on: stream, to: client)
         #expect(open.value(.maxItems) == 10)
         _ = try await Chaos.bounded("a persisted session after the damage") {
             client.session(id: "s-2", unitID: "u-1").value(.maxItems)

@@ -24,20 +24,14 @@ struct ChaosDiskTests {
     @Test func aFullDiskKeepsNewSetsInMemoryUntilThereIsRoom() async throws {
         try await Self.withTmpfs { cache, mount in
             try seedCache(cache, Chaos.document(1, newCheckout: true), version: 1)
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try makeClient(directory: cache, transport: transport) { $0.logger = logs.logger }
+            let (client, transport, logs) = try await Chaos.start(cache)
             defer { client.shutdown() }
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Array(": current\n\n".utf8)))
-            try await eventually("live v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
+            let stream = try await transport.openStream()
+            try await Chaos.sendCurrent(1, on: stream, to: client)
 
             let filler = mount.fill()
             // About 40 KB: more than any page SQLite may still have free.
-            stream.yield(.bytes(Chaos.put(2, newCheckout: false, maxItems: 12, padding: 300)))
-            try await eventually("live v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
-            try await Chaos.expectServing(client, version: 2, newCheckout: false, maxItems: 12)
+            try await Chaos.send(2, newCheckout: false, maxItems: 12, padding: 300, on: stream, to: client)
             try await eventually("the failed write logged", timeout: Chaos.patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
@@ -65,21 +59,14 @@ struct ChaosDiskTests {
         try await Self.withTmpfs { cache, mount in
             try seedCache(cache, Chaos.document(3, newCheckout: true, maxItems: 13), version: 3)
             let filler = mount.fill()
-            let transport = ScriptedTransport()
-            let logs = LogSink()
-            let client = try await Chaos.bounded("init") {
-                try makeClient(directory: cache, transport: transport) { $0.logger = logs.logger }
-            }
+            let (client, transport, _) = try await Chaos.start(cache)
             switch client.state {
             case .cached(let version): #expect(version == 3)
             case .defaultsOnly: #expect(client.core.cache == nil)
             default: Issue.record("unexpected state \(client.state)")
             }
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Chaos.put(4, newCheckout: false, maxItems: 14, padding: 300)))
-            try await eventually("live v4", timeout: Chaos.patience) { client.state == .live(version: 4) }
-            try await Chaos.expectServing(client, version: 4, newCheckout: false, maxItems: 14)
+            try await Chaos.send(
+                4, newCheckout: false, maxItems: 14, padding: 300, on: transport.openStream(), to: client)
             _ = try await Chaos.bounded("shutdown") { client.shutdown() }
             #expect(Chaos.movedAside(cache).isEmpty)
 

@@ -13,17 +13,11 @@ import Testing
 /// and starts it again on the same port, which no other test may take meanwhile.
 @Suite("Chaos: the server dies, fails, throttles", .serialized)
 struct ChaosServerTests {
-    static let document = """
-        {"schema": 1, "set": "ios-prod", "flags": {
-          "new-checkout": {"type": "bool", "kind": "ops", "default": true, "killValue": false},
-          "max-items": {"type": "int", "kind": "ops", "default": 20, "killValue": 0}}}
-        """
-
     @Test func theServerKilledMidStreamComesBackAndTheClientConverges() async throws {
         try await withTemporaryDirectory { directory in
             let data = directory.appendingPathComponent("server")
             let first = try LiveFlagServer(dataDirectory: data)
-            let key = try await first.createSet("ios-prod", document: Self.document)
+            let key = try await first.createSet("ios-prod", document: LiveFlagServer.iosProd)
             let sleeps = Locked<[Double]>([])
             let cache = directory.appendingPathComponent("cache")
             let client = try Chaos.client(server: first.url, sdkKey: key, cache: cache, sleeps: sleeps)

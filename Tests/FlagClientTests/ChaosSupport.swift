@@ -75,6 +75,37 @@ enum Chaos {
         return try FlagClient(configuration: configuration, dependencies: dependencies)
     }
 
+    /// A client on `directory` with a scripted transport and its log recorded; `init` must return within `seconds`.
+    static func start(
+        _ directory: URL, seconds: Double = bound
+    ) async throws -> (client: FlagClient, transport: ScriptedTransport, logs: LogSink) {
+        let transport = ScriptedTransport()
+        let logs = LogSink()
+        let client = try await bounded("init", seconds: seconds) {
+            try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
+        }
+        return (client, transport, logs)
+    }
+
+    /// Sends `put(version)` on `stream` and checks that the client goes live on it and serves it.
+    static func send(
+        _ version: Int, newCheckout: Bool, maxItems: Int, padding: Int = 0, on stream: ScriptedTransport.Continuation,
+        to client: FlagClient, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        stream.yield(.bytes(put(version, newCheckout: newCheckout, maxItems: maxItems, padding: padding)))
+        try await eventually("live v\(version)", timeout: patience) { client.state == .live(version: version) }
+        try await expectServing(
+            client, version: version, newCheckout: newCheckout, maxItems: maxItems, sourceLocation: sourceLocation)
+    }
+
+    /// Tells the client on `stream` that its cached set is current, and waits until it is live on `version`.
+    static func sendCurrent(_ version: Int, on stream: ScriptedTransport.Continuation, to client: FlagClient)
+        async throws
+    {
+        stream.yield(.bytes(Array(": current\n\n".utf8)))
+        try await eventually("live v\(version)", timeout: patience) { client.state == .live(version: version) }
+    }
+
     /// Checks the promises that hold in every chaos case: each public call returns within the bound, and the values
     /// served are those of `version` (or the compiled-in defaults when `nil`), never of a set that was refused.
     static func expectServing(

@@ -17,10 +17,7 @@ extension EndToEndTests {
     @Test(.enabled(if: flagdemoBinary != nil))
     func flagdemoPrintsValuesAndTheKillThatArrives() async throws {
         try await Self.withFixture { fixture in
-            let demo = try String(
-                contentsOf: BuiltProducts.repositoryRoot.appendingPathComponent("config/flagsets/demo.json"),
-                encoding: .utf8)
-            let key = try await fixture.server.createSet("demo", document: demo)
+            let key = try await fixture.createDemoSet()
 
             let output = fixture.directory.appendingPathComponent("flagdemo.out")
             let pid = try Spawn.start(

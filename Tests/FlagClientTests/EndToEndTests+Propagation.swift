@@ -18,10 +18,7 @@ extension EndToEndTests {
     @Test(.enabled(if: flagdemoBinary != nil && flagctlBinary != nil))
     func waitConfirmsAKillOnEveryProcessAndNamesAStoppedOne() async throws {
         try await Self.withFixture { fixture in
-            let demo = try String(
-                contentsOf: BuiltProducts.repositoryRoot.appendingPathComponent("config/flagsets/demo.json"),
-                encoding: .utf8)
-            let key = try await fixture.server.createSet("demo", document: demo)
+            let key = try await fixture.createDemoSet()
             var pids: [pid_t] = []
             defer { for pid in pids { Spawn.stop(pid, signal: SIGKILL) } }
             for index in 1...3 {

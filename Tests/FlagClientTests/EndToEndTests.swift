@@ -25,6 +25,14 @@ struct EndToEndTests {
 
         var cache: URL { directory.appendingPathComponent("cache") }
 
+        /// Creates set `demo` on the server from the repository's config/flagsets/demo.json; an SDK key for it.
+        func createDemoSet() async throws -> String {
+            let demo = try String(
+                contentsOf: BuiltProducts.repositoryRoot.appendingPathComponent("config/flagsets/demo.json"),
+                encoding: .utf8)
+            return try await server.createSet("demo", document: demo)
+        }
+
         /// A client of set `e2e` built as an application builds it (live URLSession, system clock).
         func client(
             server url: URL? = nil, cache: URL? = nil, logs: LogSink? = nil,

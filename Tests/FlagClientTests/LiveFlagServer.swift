@@ -15,6 +15,13 @@ final class LiveFlagServer: Sendable {
     /// Accepted as an admin token through `FLAGSERVER_ADMIN_TOKEN`, as a CI script would pass it.
     static let adminToken = "fsa_end-to-end-admin-token-for-the-live-server"
 
+    /// Set `ios-prod` as the live chaos and signed-set suites create it: `new-checkout` on, `max-items` 20.
+    static let iosProd = """
+        {"schema": 1, "set": "ios-prod", "flags": {
+          "new-checkout": {"type": "bool", "kind": "ops", "default": true, "killValue": false},
+          "max-items": {"type": "int", "kind": "ops", "default": 20, "killValue": 0}}}
+        """
+
     let app: FlagServerApp
     let live: LiveHTTPServer
     let url: URL

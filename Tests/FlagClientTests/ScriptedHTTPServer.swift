@@ -11,8 +11,8 @@ import Foundation
 /// A tiny HTTP/1.1 server on 127.0.0.1 and a free port, in the test process, on POSIX sockets: each request is
 /// answered by a script, with the body written in chunks (with pauses) so that the client meets data split anywhere.
 final class ScriptedHTTPServer: @unchecked Sendable {
-    // @unchecked Sendable is safe: `listener` and `port` are set in init and never change; the mutable lists are
-    // only touched while holding `lock`.
+    // @unchecked Sendable is safe: `listener` and `handler` are set in init and never change; `requests` is only
+    // touched while holding `lock`.
     struct Request: Sendable {
         var method: String
         var path: String
@@ -31,24 +31,19 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         var keepOpen = false
     }
 
-    let port: UInt16
-    private let listener: Int32
+    private let listener: LoopbackListener
     private let lock = NSLock()
     private var requests: [Request] = []
-    /// Open connections; a descriptor leaves the list, under `lock`, in the same step that closes it, so that
-    /// `stop()` never shuts down a number the system has since given to another test's socket.
-    private var connections: [Int32] = []
-    private var stopped = false
     private let handler: @Sendable (Request) -> Response
 
     init(handler: @escaping @Sendable (Request) -> Response) throws {
         self.handler = handler
-        let (fd, port) = try listenOnLoopback()
-        self.port = UInt16(port)
-        listener = fd
+        listener = try LoopbackListener()
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
+
+    var port: UInt16 { UInt16(listener.port) }
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
@@ -58,42 +53,21 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         return requests
     }
 
-    /// Stops accepting and ends every open connection. The listener is closed by the accept loop as it ends, not
-    /// here: closed here, its number could be reused before the loop's next `accept` call.
+    /// Stops accepting and ends every open connection.
     func stop() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        stopped = true
-        shutdown(listener, Int32(SHUT_RDWR))
-        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
+        listener.stop()
     }
 
     private func acceptLoop() {
-        defer { close(listener) }
-        while true {
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
-            lock.lock()
-            guard !stopped else {
-                close(fd)
-                lock.unlock()
-                return
-            }
-            connections.append(fd)
-            lock.unlock()
+        while let fd = listener.accept() {
+            guard listener.keep([fd]) else { return }
             let thread = Thread { [self] in serve(fd) }
             thread.start()
         }
     }
 
     private func serve(_ fd: Int32) {
-        defer {
-            lock.lock()
-            connections.removeAll { $0 == fd }
-            close(fd)
-            lock.unlock()
-        }
+        defer { listener.close([fd]) }
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -125,9 +99,9 @@ final class ScriptedHTTPServer: @unchecked Sendable {
             }
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             head += "\r\n"
-            guard write(fd, Array(head.utf8)) else { return }
+            guard sendAll(fd, Array(head.utf8)) else { return }
             for part in response.chunks {
-                guard write(fd, part) else { return }
+                guard sendAll(fd, part) else { return }
                 Thread.sleep(forTimeInterval: response.pause)
             }
             if response.keepOpen {
@@ -136,16 +110,6 @@ final class ScriptedHTTPServer: @unchecked Sendable {
                 return
             }
         }
-    }
-
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
     }
 
     private func parse(_ buffer: inout [UInt8]) -> Request? {

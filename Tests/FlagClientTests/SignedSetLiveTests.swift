@@ -11,12 +11,6 @@ import Testing
 /// from an older backup. Serialized: one test stops its server and starts it again on the same port.
 @Suite("Signed flag sets against a live FlagServer", .serialized)
 struct SignedSetLiveTests {
-    static let document = """
-        {"schema": 1, "set": "ios-prod", "flags": {
-          "new-checkout": {"type": "bool", "kind": "ops", "default": true, "killValue": false},
-          "max-items": {"type": "int", "kind": "ops", "default": 20, "killValue": 0}}}
-        """
-
     /// The public keys of `set`, by state, as its clients read them with their SDK key.
     static func keys(_ server: LiveFlagServer, set: String = "ios-prod", token: String) async throws
         -> [(key: SigningKey, state: String)]
@@ -33,32 +27,17 @@ struct SignedSetLiveTests {
         }
     }
 
-    /// A verifying client of `ios-prod` at `url` with `sdkKey`, streaming.
-    static func client(
-        _ url: URL, sdkKey: String, cache: URL, trusting keys: [SigningKey], logs: LogSink,
-        configure: (inout FlagClient.Configuration) -> Void = { _ in }
-    ) throws -> FlagClient {
-        var configuration = FlagClient.Configuration(
-            server: url, set: "ios-prod", sdkKey: sdkKey, cacheDirectory: cache)
-        configuration.environment = [:]
-        configuration.telemetry = .off
-        configuration.trustedKeys = keys
-        configuration.logger = logs.logger
-        configure(&configuration)
-        return try FlagClient(configuration: configuration)
-    }
-
     @Test func aValueChangedInFlightIsNotActivatedAndTheLastGoodValueStays() async throws {
         try await withTemporaryDirectory { directory in
             let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
             defer { server.stop() }
-            let sdkKey = try await server.createSet("ios-prod", document: Self.document)
+            let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
             let trusted = try await Self.keys(server, token: sdkKey).map(\.key)
             // The proxy turns the new default, 30, into 99 on its way to the client.
             let proxy = try TamperingProxy(upstream: server.port, find: #""default":30"#, replace: #""default":99"#)
             defer { proxy.stop() }
             let logs = LogSink()
-            let client = try Self.client(
+            let client = try Signed.client(
                 proxy.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache"), trusting: trusted,
                 logs: logs)
             defer { client.shutdown() }
@@ -78,7 +57,7 @@ struct SignedSetLiveTests {
             #expect(try client.core.cache?.stored(set: "ios-prod")?.version == 1)
 
             // Straight from the server, the same version verifies and is activated.
-            let direct = try Self.client(
+            let direct = try Signed.client(
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache-direct"),
                 trusting: trusted, logs: LogSink())
             defer { direct.shutdown() }
@@ -91,7 +70,7 @@ struct SignedSetLiveTests {
         try await withTemporaryDirectory { directory in
             let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
             defer { server.stop() }
-            let sdkKey = try await server.createSet("ios-prod", document: Self.document)
+            let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
             let rotated = try await server.admin(
                 "POST", "/v1/admin/sets/ios-prod/signing-keys", #"{"reason":"yearly"}"#)
             #expect(rotated.status == 201, "\(rotated.text)")
@@ -100,7 +79,7 @@ struct SignedSetLiveTests {
             let newKey = try #require(keys.first { $0.state == "published" }?.key)
             // The app build that ships between the two steps trusts both keys.
             let logs = LogSink()
-            let client = try Self.client(
+            let client = try Signed.client(
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache"),
                 trusting: [oldKey, newKey], logs: logs)
             defer { client.shutdown() }
@@ -126,7 +105,7 @@ struct SignedSetLiveTests {
             #expect(client.state == .live(version: 4))
 
             // A later build that trusts only the new key starts from the same server without a refusal.
-            let later = try Self.client(
+            let later = try Signed.client(
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache-later"), trusting: [newKey],
                 logs: LogSink())
             defer { later.shutdown() }
@@ -139,15 +118,16 @@ struct SignedSetLiveTests {
         try await withTemporaryDirectory { directory in
             let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
             defer { server.stop() }
-            let sdkKey = try await server.createSet("ios-prod", document: Self.document)
+            let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
             let otherKey = try await server.createSet(
-                "android-prod", document: Self.document.replacingOccurrences(of: "ios-prod", with: "android-prod"))
+                "android-prod",
+                document: LiveFlagServer.iosProd.replacingOccurrences(of: "ios-prod", with: "android-prod"))
             let android = try await Self.keys(server, set: "android-prod", token: otherKey).map(\.key)
             let ios = try await Self.keys(server, token: sdkKey).map(\.key)
             #expect(Set(android.map(\.id)).isDisjoint(with: ios.map(\.id)))
 
             let logs = LogSink()
-            let client = try Self.client(
+            let client = try Signed.client(
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache"), trusting: android,
                 logs: logs)
             defer { client.shutdown() }
@@ -163,7 +143,7 @@ struct SignedSetLiveTests {
             let data = directory.appendingPathComponent("server")
             let backup = directory.appendingPathComponent("backup")
             var server = try LiveFlagServer(dataDirectory: data)
-            let sdkKey = try await server.createSet("ios-prod", document: Self.document)
+            let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
             let trusted = try await Self.keys(server, token: sdkKey).map(\.key)
             // A backup of the data directory at version 1, key-encryption key included.
             let port = server.port
@@ -173,7 +153,7 @@ struct SignedSetLiveTests {
 
             let logs = LogSink()
             let cache = directory.appendingPathComponent("cache")
-            let client = try Self.client(server.url, sdkKey: sdkKey, cache: cache, trusting: trusted, logs: logs) {
+            let client = try Signed.client(server.url, sdkKey: sdkKey, cache: cache, trusting: trusted, logs: logs) {
                 $0.refresh = .poll
                 $0.pollInterval = 1
             }

@@ -2,6 +2,7 @@ import FlagCore
 import FlagSigning
 import FlagTestSupport
 import Foundation
+import Testing
 
 @testable import FlagClient
 
@@ -35,19 +36,48 @@ enum Signed {
         return (bytes, try key.sign(message).headerValue + "\n")
     }
 
-    /// A client of `ios-prod` at `server`, built as an app builds it (URLSession, system clock), trusting `keys`.
+    /// A client of `ios-prod` at `server` with `sdkKey`, built as an app builds it (URLSession, system clock),
+    /// trusting `keys`.
     static func client(
-        _ server: URL, cache: URL?, trusting keys: [SigningKey], logs: LogSink,
+        _ server: URL, sdkKey: String = "sdk-key", cache: URL?, trusting keys: [SigningKey], logs: LogSink,
         configure: (inout FlagClient.Configuration) -> Void = { _ in }
     ) throws -> FlagClient {
         var configuration = FlagClient.Configuration(
-            server: server, set: "ios-prod", sdkKey: "sdk-key", cacheDirectory: cache)
+            server: server, set: "ios-prod", sdkKey: sdkKey, cacheDirectory: cache)
         configuration.environment = [:]
         configuration.telemetry = .off
         configuration.trustedKeys = keys
         configuration.logger = logs.logger
         configure(&configuration)
         return try FlagClient(configuration: configuration)
+    }
+
+    /// Runs `body` with a `SigningSetServer` of `ios-prod` that signs with key 1 and serves `document`, and a client
+    /// of it (its cache in a fresh directory) trusting `keys`, key 1 unless given, once the client is ready. The
+    /// client follows the server by `refresh`, polling every second, or by its default. Both stop when `body` returns.
+    static func withReadyClient(
+        document: FlagSet = document(1, items: 20), spoil: SigningSetServer.Spoil = .none,
+        trusting keys: [SigningKey]? = nil, refresh: RefreshMode? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: (SigningSetServer, FlagClient, LogSink) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let key = try Self.key(1)
+            let server = try SigningSetServer(set: "ios-prod", key: key, document: document, spoil: spoil)
+            defer { server.stop() }
+            let logs = LogSink()
+            let client = try Self.client(
+                server.url, cache: directory, trusting: keys ?? [key.signingKey], logs: logs
+            ) { configuration in
+                if let refresh {
+                    configuration.refresh = refresh
+                    configuration.pollInterval = 1
+                }
+            }
+            defer { client.shutdown() }
+            #expect(await client.ready(timeout: .seconds(10)), sourceLocation: sourceLocation)
+            try await body(server, client, logs)
+        }
     }
 
     /// The refusal the client's state names, if it names one.

@@ -15,17 +15,7 @@ import Testing
 struct SignedSetTests {
     @Test(arguments: [RefreshMode.stream, .poll])
     func aSignedSetIsActivatedAndCachedAsTheSignedBytes(_ refresh: RefreshMode) async throws {
-        try await withTemporaryDirectory { directory in
-            let key = try Signed.key(1)
-            let server = try SigningSetServer(set: "ios-prod", key: key, document: Signed.document(1, items: 20))
-            defer { server.stop() }
-            let logs = LogSink()
-            let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs) {
-                $0.refresh = refresh
-                $0.pollInterval = 1
-            }
-            defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+        try await Signed.withReadyClient(refresh: refresh) { server, client, logs in
             #expect(client.state == .live(version: 1))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
             // A patch is served at once and cached just after: wait for both.
@@ -59,17 +49,7 @@ struct SignedSetTests {
             case "another key": (.signedBy(other), .untrustedKey)
             default: (.garbled, .badSignature)
             }
-        try await withTemporaryDirectory { directory in
-            let key = try Signed.key(1)
-            let server = try SigningSetServer(set: "ios-prod", key: key, document: Signed.document(1, items: 20))
-            defer { server.stop() }
-            let logs = LogSink()
-            let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs) {
-                $0.refresh = refresh
-                $0.pollInterval = 1
-            }
-            defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+        try await Signed.withReadyClient(refresh: refresh) { server, client, logs in
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30), spoil: spoiled)
             try await eventually("the update refused", timeout: .seconds(10)) { Signed.refusal(client) != nil }
             let refusal = try #require(Signed.refusal(client))
@@ -164,15 +144,8 @@ struct SignedSetTests {
     /// Key A signs v1; the server activates key B and signs v2 with it while the client is connected. A client
     /// that trusts both follows without a refusal.
     @Test func aRotationMidStreamIsFollowedWithoutARefusal() async throws {
-        try await withTemporaryDirectory { directory in
-            let (old, new) = (try Signed.key(1), try Signed.key(2))
-            let server = try SigningSetServer(set: "ios-prod", key: old, document: Signed.document(1, items: 20))
-            defer { server.stop() }
-            let logs = LogSink()
-            let client = try Signed.client(
-                server.url, cache: directory, trusting: [old.signingKey, new.signingKey], logs: logs)
-            defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+        let (old, new) = (try Signed.key(1), try Signed.key(2))
+        try await Signed.withReadyClient(trusting: [old.signingKey, new.signingKey]) { server, client, logs in
             server.activate(new)
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
             try await eventually("v2 by the new key", timeout: .seconds(10)) { Signed.served(client) == (30, 2) }
@@ -186,15 +159,7 @@ struct SignedSetTests {
     /// With no trusted key nothing is verified: an unsigned server is followed, and the cache holds the patched set
     /// re-encoded, as before sets were signed.
     @Test func withoutTrustedKeysNothingIsVerified() async throws {
-        try await withTemporaryDirectory { directory in
-            let key = try Signed.key(1)
-            let server = try SigningSetServer(
-                set: "ios-prod", key: key, document: Signed.document(1, items: 20), spoil: .unsigned)
-            defer { server.stop() }
-            let logs = LogSink()
-            let client = try Signed.client(server.url, cache: directory, trusting: [], logs: logs)
-            defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+        try await Signed.withReadyClient(spoil: .unsigned, trusting: []) { server, client, logs in
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30), spoil: .unsigned)
             // A patch is served at once and cached just after: wait for both.
             try await eventually("v2 in use and cached", timeout: .seconds(10)) {
@@ -213,14 +178,7 @@ extension SignedSetTests {
     /// After `Refresher.compactAfter` signed patches the client fetches their version whole from
     /// `versions/{n}` and caches it in their place, so that a launch does not verify patches without end.
     @Test func manyCachedPatchesAreReplacedByTheirVersionFetchedWhole() async throws {
-        try await withTemporaryDirectory { directory in
-            let key = try Signed.key(1)
-            let server = try SigningSetServer(set: "ios-prod", key: key, document: Signed.document(1, items: 1))
-            defer { server.stop() }
-            let logs = LogSink()
-            let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs)
-            defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+        try await Signed.withReadyClient(document: Signed.document(1, items: 1)) { server, client, logs in
             let last = Refresher.compactAfter + 1
             for version in 2...last {
                 try server.publish(

@@ -6,6 +6,14 @@ import Testing
 
 /// The reporter's decisions without I/O: times in seconds from 0, randomness as an argument.
 @Suite struct TelemetryScheduleTests {
+    /// A schedule of a 60 s period from 0 whose report went out and got `outcome` at `now`.
+    static func answered(_ outcome: TelemetrySchedule.Outcome, at now: Double) -> TelemetrySchedule {
+        var schedule = TelemetrySchedule(period: 60, now: 0)
+        schedule.sending()
+        schedule.record(outcome, now: now)
+        return schedule
+    }
+
     @Test func reportsEveryPeriod() {
         var schedule = TelemetrySchedule(period: 60, now: 0)
         #expect(schedule.delay(now: 0) == 60)
@@ -40,25 +48,17 @@ import Testing
 
     @Test func failuresAndRefusedReportsRetryAtTheNextPeriod() {
         for outcome in [TelemetrySchedule.Outcome.failed, .rejected] {
-            var schedule = TelemetrySchedule(period: 60, now: 0)
-            schedule.sending()
-            schedule.record(outcome, now: 60)
-            #expect(schedule.delay(now: 60) == 60)
+            #expect(Self.answered(outcome, at: 60).delay(now: 60) == 60)
         }
     }
 
     @Test func aBacklogLargerThanOneReportFollowsAfterTheServersInterval() {
-        var schedule = TelemetrySchedule(period: 60, now: 0)
-        schedule.sending()
-        schedule.record(.accepted(more: true), now: 60)
-        #expect(schedule.delay(now: 60) == TelemetrySchedule.backlogInterval)
+        #expect(Self.answered(.accepted(more: true), at: 60).delay(now: 60) == TelemetrySchedule.backlogInterval)
     }
 
     /// A `Retry-After` is a floor: neither the period nor a new version brings the next report before it.
     @Test func retryAfterIsAFloor() {
-        var schedule = TelemetrySchedule(period: 60, now: 0)
-        schedule.sending()
-        schedule.record(.throttled(retryAfter: 120), now: 60)
+        var schedule = Self.answered(.throttled(retryAfter: 120), at: 60)
         #expect(schedule.delay(now: 60) == 120)
         schedule.versionApplied(now: 70, random: 0)
         #expect(schedule.delay(now: 70) == 110)
@@ -68,18 +68,13 @@ import Testing
     }
 
     @Test func retryAfterIsHonouredUpToTenMinutes() {
-        var schedule = TelemetrySchedule(period: 60, now: 0)
-        schedule.sending()
-        schedule.record(.throttled(retryAfter: 86_400), now: 0)
-        #expect(schedule.delay(now: 0) == 600)
+        #expect(Self.answered(.throttled(retryAfter: 86_400), at: 0).delay(now: 0) == 600)
     }
 
     /// After 422 `unknown_instance` nothing is sent, not even for a new version, until the server issues an id; then
     /// the kept counts go soon.
     @Test func anUnknownInstanceWaitsForTheNextID() {
-        var schedule = TelemetrySchedule(period: 60, now: 0)
-        schedule.sending()
-        schedule.record(.unknownInstance, now: 60)
+        var schedule = Self.answered(.unknownInstance, at: 60)
         #expect(schedule.delay(now: 60) == .infinity)
         schedule.versionApplied(now: 100, random: 0)
         #expect(schedule.delay(now: 1_000) == .infinity)
@@ -94,9 +89,7 @@ import Testing
     }
 
     @Test func aRefusalStopsReporting() {
-        var schedule = TelemetrySchedule(period: 60, now: 0)
-        schedule.sending()
-        schedule.record(.refused, now: 60)
+        var schedule = Self.answered(.refused, at: 60)
         #expect(schedule.delay(now: 60) == nil)
         schedule.versionApplied(now: 61, random: 0)
         #expect(schedule.delay(now: 61) == nil)

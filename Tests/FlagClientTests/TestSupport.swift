@@ -90,6 +90,13 @@ final class ScriptedTransport: FlagTransport {
         try await eventually("stream \(index) opened") { self.state.withLock { $0.open.count > index } }
         return state.withLock { $0.open[index] }
     }
+
+    /// Waits for the client's first stream and answers it with a 200 event-stream head; its feed.
+    func openStream() async throws -> Continuation {
+        let stream = try await stream(0)
+        stream.yield(eventStreamHead)
+        return stream
+    }
 }
 
 struct URLErrorStandIn: Error {}

@@ -10,23 +10,6 @@ import Testing
 struct CompiledFlagSetUpdateTests {
     static let now = Fixtures.date("2026-12-02T12:00:00Z")
 
-    /// A fixed-seed generator (SplitMix64), so that a failure repeats.
-    struct Random {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-        mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-    }
-
     static let flagKeys = (0..<24).map { "f\($0)" }
     /// Seven names for a set that holds a few of them at a time; `gone` is never created.
     static let cohortNames = (0..<6).map { "c\($0)" } + ["gone"]
@@ -39,11 +22,11 @@ struct CompiledFlagSetUpdateTests {
     ]
 
     /// A cohort name to refer to: one the set has, mostly; any name of the pool (`gone` included) now and then.
-    static func cohortName(_ random: inout Random, _ existing: [String]) -> String {
+    static func cohortName(_ random: inout SplitMix64, _ existing: [String]) -> String {
         existing.isEmpty || random.chance(8) ? random.pick(cohortNames) : random.pick(existing)
     }
 
-    static func condition(_ random: inout Random, _ existing: [String]) -> Condition {
+    static func condition(_ random: inout SplitMix64, _ existing: [String]) -> Condition {
         switch random.below(7) {
         case 0: Condition(attribute: "country", op: .eq, values: [random.pick(["DE", "NL", "FR"])])
         case 1:
@@ -58,7 +41,7 @@ struct CompiledFlagSetUpdateTests {
         }
     }
 
-    static func cohort(_ random: inout Random, _ existing: [String]) -> Cohort {
+    static func cohort(_ random: inout SplitMix64, _ existing: [String]) -> Cohort {
         var cohort = Cohort(include: random.chance(50) ? ["vip"] : [], exclude: random.chance(30) ? ["u-2"] : [])
         for _ in 0..<random.below(3) {
             cohort.groups.append((0..<(1 + random.below(2))).map { _ in condition(&random, existing) })
@@ -66,7 +49,7 @@ struct CompiledFlagSetUpdateTests {
         return cohort
     }
 
-    static func flag(_ key: String, _ random: inout Random, _ existing: [String]) -> Flag {
+    static func flag(_ key: String, _ random: inout SplitMix64, _ existing: [String]) -> Flag {
         let isBool = random.chance(50)
         func value() -> JSONValue {
             // One value in twenty has the wrong type: a problem of this flag only.
@@ -99,7 +82,7 @@ struct CompiledFlagSetUpdateTests {
 
     /// One write: a few flags and cohorts replaced or removed.
     static func change(
-        _ random: inout Random, _ set: FlagSet
+        _ random: inout SplitMix64, _ set: FlagSet
     ) -> (flags: [String: Flag?], cohorts: [String: Cohort?]) {
         var flags: [String: Flag?] = [:]
         var cohorts: [String: Cohort?] = [:]
@@ -148,7 +131,7 @@ struct CompiledFlagSetUpdateTests {
     }
 
     @Test func aThousandRandomWritesKeepTheSetEqualToOneCompiledFromScratch() {
-        var random = Random(state: 20_261_202)
+        var random = SplitMix64(seed: 20_261_202)
         var model = FlagSet(name: "prop", version: 1)
         var kept = CompiledFlagSet(model)
         var lastValid = model

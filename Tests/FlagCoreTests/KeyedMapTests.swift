@@ -9,7 +9,7 @@ struct KeyedMapTests {
     @Test func holdsWhatADictionaryHoldsThroughGrowthAndRemoval() {
         var map = KeyedMap<Int>()
         var reference: [String: Int] = [:]
-        var random = CompiledFlagSetUpdateTests.Random(state: 7)
+        var random = SplitMix64(seed: 7)
         for step in 0..<20_000 {
             let key = "k\(random.below(3_000))"
             if random.chance(25) {

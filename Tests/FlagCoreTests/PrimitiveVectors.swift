@@ -68,3 +68,13 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Random choices for generated cases, drawn from the seeded generator so that a failure repeats.
+extension SplitMix64 {
+    /// A number in `0..<bound`.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    /// True `percent` times in a hundred.
+    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+    /// One of `items`.
+    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+}

@@ -35,6 +35,21 @@ struct HTTPServerStreamLiveTests {
         }
     }
 
+    /// A server on port 0 with `loops` loops, for a test that shuts it down itself; its port.
+    static func started(_ captured: Captured, loops: Int) throws -> (server: HTTPServer, port: Int) {
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(port: 0, loopCount: loops), handler: handler(captured))
+        return (server, try server.start())
+    }
+
+    /// Shuts `server` down with `deadline`; how long that took.
+    static func shutdown(_ server: HTTPServer, deadline: Duration) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        server.shutdown(deadline: deadline)
+        return clock.now - start
+    }
+
     @Test func streamsWritesFromAnotherThreadAndReportsTheClientLeaving() throws {
         let captured = Captured()
         try withServer(handler: Self.handler(captured)) { server, port in
@@ -146,9 +161,7 @@ struct HTTPServerStreamLiveTests {
 
     @Test func shutdownLetsAnInFlightRequestFinishAndClosesStreams() throws {
         let captured = Captured()
-        let server = HTTPServer(
-            configuration: HTTPServerConfiguration(port: 0, loopCount: 2), handler: Self.handler(captured))
-        let port = try server.start()
+        let (server, port) = try Self.started(captured, loops: 2)
         let waiting = try TestClient(port: port)
         waiting.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n")
         let streaming = try TestClient(port: port)
@@ -163,11 +176,9 @@ struct HTTPServerStreamLiveTests {
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(150)) {
             responder.respond(HTTPResponse(status: 200, body: Array("finished".utf8)))
         }
-        let clock = ContinuousClock()
-        let start = clock.now
-        server.shutdown(deadline: .seconds(3))
-        #expect(clock.now - start >= .milliseconds(100))
-        #expect(clock.now - start < .seconds(2))
+        let took = Self.shutdown(server, deadline: .seconds(3))
+        #expect(took >= .milliseconds(100))
+        #expect(took < .seconds(2))
 
         let response = try waiting.readResponse()
         #expect(response.text == "finished")
@@ -183,16 +194,11 @@ struct HTTPServerStreamLiveTests {
 
     @Test func shutdownClosesWhatIsStillOpenAtTheDeadline() throws {
         let captured = Captured()
-        let server = HTTPServer(
-            configuration: HTTPServerConfiguration(port: 0, loopCount: 1), handler: Self.handler(captured))
-        let port = try server.start()
+        let (server, port) = try Self.started(captured, loops: 1)
         let waiting = try TestClient(port: port)
         waiting.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(waitUntil { captured.responders.withLock { $0.count } == 1 })
-        let clock = ContinuousClock()
-        let start = clock.now
-        server.shutdown(deadline: .milliseconds(200))
-        #expect(clock.now - start >= .milliseconds(190))
+        #expect(Self.shutdown(server, deadline: .milliseconds(200)) >= .milliseconds(190))
         #expect(waiting.isClosedByServer())
         #expect(captured.closed.load(ordering: .relaxed) == 1)
     }

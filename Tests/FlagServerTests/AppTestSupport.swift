@@ -32,6 +32,28 @@ let fixtureDocument = """
      "search-timeout-ms":{"type":"int","kind":"ops","default":800}}}
     """
 
+extension ServerConfiguration {
+    /// A start's configuration with its data in `directory`/data, seeded from `seeds` (no seed sets unless given).
+    static func test(in directory: URL, seeds: URL? = nil) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = directory.appendingPathComponent("data").path
+        configuration.seedDirectory = seeds?.path
+        return configuration
+    }
+}
+
+extension ServerBootstrap {
+    /// A start on `configuration` at `clock`'s time, its log dropped, with `adminToken` as `FLAGSERVER_ADMIN_TOKEN`
+    /// when given and no other environment.
+    static func quiet(
+        _ configuration: ServerConfiguration, adminToken: String? = nil, clock: TestClock = TestClock()
+    ) throws -> ServerBootstrap {
+        try ServerBootstrap(
+            configuration: configuration, environment: adminToken.map { ["FLAGSERVER_ADMIN_TOKEN": $0] } ?? [:],
+            clock: clock.clock, log: { _ in })
+    }
+}
+
 /// An app on an SQLite file in its own directory, with the fixture set `ios-prod` at version 1, an empty set
 /// `android-prod`, an admin token and an SDK key for `ios-prod`. Its server has a key-encryption key, as a default
 /// flagserver does, so both sets are signed (docs/signing.md), unless `signed` is false.
@@ -113,6 +135,18 @@ func withHarness<T>(
 ) async throws -> T {
     try await withTemporaryDirectory { directory in
         try await body(AppHarness(directory: directory, settings: settings, signed: signed))
+    }
+}
+
+/// A harness in a fresh directory served live on port 0 (`withLive`, `configure`), for synchronous tests; `signed:
+/// false` leaves its sets unsigned.
+func withLiveHarness(
+    signed: Bool = true, _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    _ body: (AppHarness, LiveHTTPServer) throws -> Void
+) throws {
+    try withTemporaryDirectory { directory in
+        let harness = try AppHarness(directory: directory, signed: signed)
+        try harness.withLive(configure) { live in try body(harness, live) }
     }
 }
 

@@ -109,12 +109,9 @@ struct AuthTests {
 
     @Test func theFirstStartWritesAnAdminTokenOnlyItsOwnerCanRead() throws {
         try withTemporaryDirectory { directory in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = directory.appendingPathComponent("data").path
-            configuration.seedDirectory = nil
+            let configuration = ServerConfiguration.test(in: directory)
             let clock = TestClock()
-            let first = try ServerBootstrap(
-                configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
+            let first = try ServerBootstrap.quiet(configuration, clock: clock)
             let file = try #require(first.adminTokenFile)
             #expect(file == configuration.adminTokenFile)
             let attributes = try FileManager.default.attributesOfItem(atPath: file)
@@ -122,8 +119,7 @@ struct AuthTests {
             let token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(
                 in: .whitespacesAndNewlines)
             #expect(try first.app.tokens.authenticate("Bearer \(token)").name == "admin")
-            let second = try ServerBootstrap(
-                configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
+            let second = try ServerBootstrap.quiet(configuration, clock: clock)
             #expect(second.adminTokenFile == nil)
             #expect(try second.app.tokens.authenticate("Bearer \(token)").name == "admin")
         }
@@ -131,13 +127,8 @@ struct AuthTests {
 
     @Test func anEnvironmentTokenMeansNoTokenFile() throws {
         try withTemporaryDirectory { directory in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = directory.path
-            configuration.seedDirectory = nil
-            let bootstrap = try ServerBootstrap(
-                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
-                clock: TestClock().clock,
-                log: { _ in })
+            let configuration = ServerConfiguration.test(in: directory)
+            let bootstrap = try ServerBootstrap.quiet(configuration, adminToken: environmentAdminToken)
             #expect(bootstrap.adminTokenFile == nil)
             #expect(!FileManager.default.fileExists(atPath: configuration.adminTokenFile))
             #expect(try bootstrap.app.tokens.authenticate("Bearer \(environmentAdminToken)").name == "env")

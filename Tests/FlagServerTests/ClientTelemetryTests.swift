@@ -18,6 +18,14 @@ struct ClientTelemetryTests {
         return (ClientTelemetry(store: store.telemetry, clock: clock.clock, limits: limits), clock, store)
     }
 
+    /// The telemetry of two servers sharing one store, as replicas on one database do, and their clock.
+    static func twoServers() throws -> (ClientTelemetry, ClientTelemetry, TestClock) {
+        let clock = TestClock()
+        let store = try SQLiteFlagStore.inMemory()
+        let telemetry = { ClientTelemetry(store: store.telemetry, clock: clock.clock) }
+        return (telemetry(), telemetry(), clock)
+    }
+
     static func report(_ id: String, counts: TelemetryReport.Counts = [:]) -> TelemetryReport {
         TelemetryReport(instance: id, sdk: .init(name: "FlagClient", version: "2.0.0"), version: 1, counts: counts)
     }
@@ -115,10 +123,7 @@ struct ClientTelemetryTests {
 
     /// An id is bound to the key it was issued to, here and on another server sharing the store.
     @Test func anIdReportsOnlyWithItsOwnKey() throws {
-        let clock = TestClock()
-        let store = try SQLiteFlagStore.inMemory()
-        let issuing = ClientTelemetry(store: store.telemetry, clock: clock.clock)
-        let other = ClientTelemetry(store: store.telemetry, clock: clock.clock)
+        let (issuing, other, _) = try Self.twoServers()
         let id = try Self.issue(issuing, key: "ios-app")
         let refusal = try #require(throws: ClientTelemetry.Refusal.self) {
             try issuing.accept(Self.report(id), set: "s", key: "web-app", flags: Self.flags)
@@ -266,10 +271,7 @@ struct ClientTelemetryTests {
     }
 
     @Test func anInstanceFromAnotherServerIsKnownThroughTheStore() throws {
-        let clock = TestClock()
-        let store = try SQLiteFlagStore.inMemory()
-        let issuing = ClientTelemetry(store: store.telemetry, clock: clock.clock)
-        let other = ClientTelemetry(store: store.telemetry, clock: clock.clock)
+        let (issuing, other, _) = try Self.twoServers()
         let id = try Self.issue(issuing)
         issuing.flush()
         try other.accept(Self.report(id), set: "s", key: "app", flags: Self.flags)
@@ -286,10 +288,7 @@ struct ClientTelemetryTests {
 
     /// Reads are incremental: a later report, and an id replaced on another server, show in the next read.
     @Test func readsFollowReportsAndReplacedIdsOnEveryServer() throws {
-        let clock = TestClock()
-        let store = try SQLiteFlagStore.inMemory()
-        let first = ClientTelemetry(store: store.telemetry, clock: clock.clock)
-        let second = ClientTelemetry(store: store.telemetry, clock: clock.clock)
+        let (first, second, clock) = try Self.twoServers()
         let id = try Self.issue(first)
         try first.accept(Self.report(id), set: "s", key: "app", flags: Self.flags)
         first.flush()

@@ -199,20 +199,16 @@ struct ConfigurationTests {
             try Data(fixtureDocument.utf8).write(to: seeds.appendingPathComponent("ios.json"))
             try Data(#"{"schema":1,"flags":{}}"#.utf8).write(to: seeds.appendingPathComponent("web-prod.json"))
             try Data("not json".utf8).write(to: seeds.appendingPathComponent("notes.txt"))
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = directory.appendingPathComponent("data").path
-            configuration.seedDirectory = seeds.path
+            let configuration = ServerConfiguration.test(in: directory, seeds: seeds)
             let clock = TestClock()
-            let first = try ServerBootstrap(
-                configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
+            let first = try ServerBootstrap.quiet(configuration, clock: clock)
             #expect(first.seeded == ["ios-prod", "web-prod"])
             _ = try first.app.service.mutateFlag(
                 "ios-prod", "new-checkout", note: ChangeNote(actor: "a", action: "flag.kill")
             ) {
                 $0.killed = true
             }
-            let second = try ServerBootstrap(
-                configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
+            let second = try ServerBootstrap.quiet(configuration, clock: clock)
             #expect(second.seeded.isEmpty)
             #expect(second.app.service.state("ios-prod")?.version == 2)
             #expect(try second.app.service.audit("ios-prod", limit: 5).map(\.action) == ["flag.kill", "set.seed"])
@@ -225,12 +221,9 @@ struct ConfigurationTests {
             try FileManager.default.createDirectory(at: seeds, withIntermediateDirectories: true)
             let bad = #"{"schema":1,"flags":{"x":{"type":"bool","default":"yes"}}}"#
             try Data(bad.utf8).write(to: seeds.appendingPathComponent("bad.json"))
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = directory.appendingPathComponent("data").path
-            configuration.seedDirectory = seeds.path
+            let configuration = ServerConfiguration.test(in: directory, seeds: seeds)
             let error = try #require(throws: ConfigurationError.self) {
-                try ServerBootstrap(
-                    configuration: configuration, environment: [:], clock: TestClock().clock, log: { _ in })
+                try ServerBootstrap.quiet(configuration)
             }
             #expect(error.message.contains("bad.json is invalid"))
             #expect(error.message.contains("flags.x.default"))

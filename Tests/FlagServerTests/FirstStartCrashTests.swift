@@ -41,23 +41,16 @@ struct FirstStartCrashTests {
             let clash = seeds.appendingPathComponent("b.json")
             try Data(#"{"schema":1,"set":"alpha","flags":{}}"#.utf8).write(to: clash)
             try Data(#"{"schema":1,"set":"gamma","flags":{}}"#.utf8).write(to: seeds.appendingPathComponent("c.json"))
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = directory.appendingPathComponent("data").path
-            configuration.seedDirectory = seeds.path
+            let configuration = ServerConfiguration.test(in: directory, seeds: seeds)
             let clock = TestClock()
             let error = #expect(throws: ConfigurationError.self) {
-                try ServerBootstrap(
-                    configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
-                    clock: clock.clock, log: { _ in })
+                try ServerBootstrap.quiet(configuration, adminToken: environmentAdminToken, clock: clock)
             }
             #expect(error?.message.contains("flag set \"alpha\" already exists") == true)
             let store = try SQLiteFlagStore(path: configuration.databasePath)
             #expect(try store.sets().isEmpty)
             try FileManager.default.removeItem(at: clash)
-            let next = try ServerBootstrap(
-                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
-                clock: clock.clock,
-                log: { _ in })
+            let next = try ServerBootstrap.quiet(configuration, adminToken: environmentAdminToken, clock: clock)
             #expect(next.seeded == ["alpha", "gamma"])
             #expect(try next.app.service.audit(nil, limit: 10).map(\.action) == ["set.seed", "set.seed"])
         }
@@ -65,14 +58,9 @@ struct FirstStartCrashTests {
 
     @Test func theFirstAdminTokenIsStoredOnlyOnceItsFileIsWritten() throws {
         try withTemporaryDirectory { directory in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = directory.appendingPathComponent("data").path
-            configuration.seedDirectory = nil
+            let configuration = ServerConfiguration.test(in: directory)
             let clock = TestClock()
-            _ = try ServerBootstrap(
-                configuration: configuration, environment: ["FLAGSERVER_ADMIN_TOKEN": environmentAdminToken],
-                clock: clock.clock,
-                log: { _ in })
+            _ = try ServerBootstrap.quiet(configuration, adminToken: environmentAdminToken, clock: clock)
             let store = try SQLiteFlagStore(path: configuration.databasePath)
             let tokens = try TokenAuthority(tokens: store.tokens, clock: clock.clock, environmentToken: nil)
             // The token file cannot be written: before, the token's hash was already stored, so every later start
@@ -83,8 +71,7 @@ struct FirstStartCrashTests {
             }
             #expect(!tokens.hasStoredAdminToken)
             #expect(try store.tokens.all().isEmpty)
-            let next = try ServerBootstrap(
-                configuration: configuration, environment: [:], clock: clock.clock, log: { _ in })
+            let next = try ServerBootstrap.quiet(configuration, clock: clock)
             let file = try #require(next.adminTokenFile)
             let token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .newlines)
             #expect(try next.app.tokens.authenticate("Bearer \(token)").name == "admin")

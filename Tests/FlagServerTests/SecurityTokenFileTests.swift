@@ -20,10 +20,7 @@ struct SecurityTokenFileTests {
         let lines = Mutex<[String]>([])
 
         init(_ directory: URL) {
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = directory.appendingPathComponent("data").path
-            configuration.seedDirectory = nil
-            self.configuration = configuration
+            configuration = .test(in: directory)
         }
 
         func boot() throws -> ServerBootstrap {

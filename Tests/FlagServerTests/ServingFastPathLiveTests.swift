@@ -41,21 +41,18 @@ struct ServingFastPathLiveTests {
     }
 
     @Test func aKeyRevokedWhileItsConnectionStaysOpenIsRefused() throws {
-        try withTemporaryDirectory { directory in
-            let harness = try AppHarness(directory: directory)
-            try harness.withLive { live in
-                let reader = try live.client()
-                #expect(try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 200)
-                #expect(try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 200)
+        try withLiveHarness { harness, live in
+            let reader = try live.client()
+            #expect(try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 200)
+            #expect(try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk).status == 200)
 
-                let revoked = try live.client().send(
-                    "DELETE", "/v1/admin/sets/ios-prod/keys/ios-app", token: harness.admin)
-                #expect(revoked.status == 200)
+            let revoked = try live.client().send(
+                "DELETE", "/v1/admin/sets/ios-prod/keys/ios-app", token: harness.admin)
+            #expect(revoked.status == 200)
 
-                let refused = try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
-                #expect(refused.status == 401)
-                #expect(refused.header("WWW-Authenticate") == "Bearer realm=\"flagserver\"")
-            }
+            let refused = try reader.send("GET", "/v1/sets/ios-prod", token: harness.sdk)
+            #expect(refused.status == 401)
+            #expect(refused.header("WWW-Authenticate") == "Bearer realm=\"flagserver\"")
         }
     }
 

@@ -9,28 +9,17 @@ import Testing
 /// What a start refuses or warns about.
 @Suite("checks at start")
 struct StartChecksTests {
-    private func configuration(_ directory: URL) -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        configuration.dataDirectory = directory.appendingPathComponent("data").path
-        configuration.seedDirectory = nil
-        return configuration
-    }
-
     @Test func anEnvironmentAdminTokenShorterThan32CharactersStopsTheStart() throws {
         try withTemporaryDirectory { directory in
             let short = String(repeating: "k", count: 31)
             let refused = try #require(throws: ConfigurationError.self) {
-                try ServerBootstrap(
-                    configuration: configuration(directory), environment: ["FLAGSERVER_ADMIN_TOKEN": short],
-                    clock: TestClock().clock, log: { _ in })
+                try ServerBootstrap.quiet(.test(in: directory), adminToken: short)
             }
             #expect(refused.message.contains("FLAGSERVER_ADMIN_TOKEN has 31 characters"))
             #expect(refused.message.contains("openssl rand -hex 32"))
             #expect(!refused.message.contains(short))
             let enough = String(repeating: "k", count: 32)
-            let started = try ServerBootstrap(
-                configuration: configuration(directory), environment: ["FLAGSERVER_ADMIN_TOKEN": enough],
-                clock: TestClock().clock, log: { _ in })
+            let started = try ServerBootstrap.quiet(.test(in: directory), adminToken: enough)
             #expect(try started.app.tokens.authenticate("Bearer \(enough)").name == "env")
         }
     }
@@ -48,7 +37,7 @@ struct StartChecksTests {
 
     @Test func aKeyEncryptionKeyInTheDataDirectoryIsWarnedAboutOnce() throws {
         try withTemporaryDirectory { directory in
-            let embedded = configuration(directory)
+            let embedded = ServerConfiguration.test(in: directory)
             try FileManager.default.createDirectory(
                 atPath: embedded.dataDirectory, withIntermediateDirectories: true)
             // The default: DATA/signing-key, beside DATA/flagserver.sqlite.

@@ -50,14 +50,7 @@ public final class TestClient {
 
     /// Sends `bytes`, all of them unless the connection fails.
     public func send(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard sent > 0 else { return }
-            offset += sent
-        }
+        _ = sendAll(fd, bytes)
     }
 
     /// The local port of this client's socket, as the server sees it.
@@ -177,4 +170,15 @@ public func listenOnLoopback(backlog: Int32 = 16) throws -> (socket: Int32, port
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// Sends all of `bytes` on the connected socket `fd`; false once the peer is gone (never a `SIGPIPE`).
+public func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent > 0 else { return false }
+        offset += sent
+    }
+    return true
 }

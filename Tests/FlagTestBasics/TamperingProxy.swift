@@ -6,16 +6,13 @@ import Glibc
 /// chunk sizes still hold), as a compromised cache or an intercepting proxy would. Bytes that could start an
 /// occurrence are held back only until the next read tells.
 public final class TamperingProxy: @unchecked Sendable {
-    // @unchecked Sendable is safe: `listener`, `port`, `upstream`, `find` and `replace` never change after init;
-    // `connections`, `stopped` and `replacements` are only touched while holding `lock`.
-    public let port: Int
-    private let listener: Int32
+    // @unchecked Sendable is safe: `listener`, `upstream`, `find` and `replace` never change after init;
+    // `replacements` is only touched while holding `lock`.
+    private let listener: LoopbackListener
     private let upstream: Int
     private let find: [UInt8]
     private let replace: [UInt8]
     private let lock = NSLock()
-    private var connections: [Int32] = []
-    private var stopped = false
     private var replacements = 0
 
     /// A proxy to the server on `upstream` that changes `find` into `replace` (the same number of bytes).
@@ -26,11 +23,12 @@ public final class TamperingProxy: @unchecked Sendable {
         guard self.find.count == self.replace.count, !self.find.isEmpty else {
             throw TestClientError(description: "the proxy replaces bytes with as many bytes")
         }
-        let (fd, port) = try listenOnLoopback()
-        self.port = port
-        listener = fd
+        listener = try LoopbackListener()
         Thread { [self] in acceptLoop() }.start()
     }
+
+    /// The port the proxy listens on.
+    public var port: Int { listener.port }
 
     /// The proxy's base URL.
     public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -42,23 +40,15 @@ public final class TamperingProxy: @unchecked Sendable {
         return replacements
     }
 
-    /// Stops accepting and ends every relayed connection; the listener is closed by the accept loop as it ends.
+    /// Stops accepting and ends every relayed connection.
     public func stop() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        stopped = true
-        shutdown(listener, Int32(SHUT_RDWR))
-        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
+        listener.stop()
     }
 
     deinit { stop() }
 
     private func acceptLoop() {
-        defer { close(listener) }
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
+        while let client = listener.accept() {
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = loopback(port: upstream)
             let connected = withUnsafePointer(to: &address) {
@@ -66,16 +56,12 @@ public final class TamperingProxy: @unchecked Sendable {
                     connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-            lock.lock()
-            guard !stopped, server >= 0, connected == 0 else {
-                lock.unlock()
+            guard server >= 0, connected == 0 else {
                 close(client)
                 if server >= 0 { close(server) }
-                if stopped { return }
                 continue
             }
-            connections += [client, server]
-            lock.unlock()
+            guard listener.keep([client, server]) else { return }
             let ended = Ended()
             Thread { [self] in relay(from: client, to: server, tamper: false, ended: ended) }.start()
             Thread { [self] in relay(from: server, to: client, tamper: true, ended: ended) }.start()
@@ -118,16 +104,12 @@ public final class TamperingProxy: @unchecked Sendable {
             } else {
                 pending = []
             }
-            guard write(destination, ready) else { break }
+            guard sendAll(destination, ready) else { break }
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(destination, Int32(SHUT_RDWR))
         guard ended.last() else { return }
-        lock.lock()
-        connections.removeAll { $0 == source || $0 == destination }
-        close(source)
-        close(destination)
-        lock.unlock()
+        listener.close([source, destination])
     }
 
     /// `bytes` with every occurrence replaced, cut where a trailing part could still start an occurrence: what can be
@@ -150,15 +132,5 @@ public final class TamperingProxy: @unchecked Sendable {
             }
         }
         return (out, [], changes)
-    }
-
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
     }
 }
