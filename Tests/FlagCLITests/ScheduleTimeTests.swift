@@ -48,7 +48,8 @@ struct ScheduleTimeTests {
     @Test func aTimeIsShownInTheZoneAndInUTC() throws {
         let date = Date(timeIntervalSince1970: 1_796_634_000)  // 2026-12-07T09:00:00Z
         #expect(
-            Shown.local(date, try #require(TimeZone(identifier: "Europe/Berlin"))) == "2026-12-07 10:00 Europe/Berlin (09:00 UTC)"
+            Shown.local(date, try #require(TimeZone(identifier: "Europe/Berlin")))
+                == "2026-12-07 10:00 Europe/Berlin (09:00 UTC)"
         )
         #expect(Shown.local(date, try #require(TimeZone(identifier: "UTC"))) == "2026-12-07 09:00 UTC")
     }
