@@ -608,6 +608,51 @@ class DashboardTests(unittest.TestCase):
             self.assertEqual(newest(), ("root", "key.revoke", "web-dashboard"))
             self.assertEqual(api("GET", "/v1/sets/demo", token=secret)[0], 401)
 
+    def test_15_a_proposed_kill_is_approved_in_a_second_browser_and_seen_live_in_the_first(self):
+        key = "payments-enabled"
+        with Browser() as author, Browser() as reviewer:
+            sign_in(author, tokens["alice"])
+            open_flag(author, key)
+            author.one("action-kill").click()
+            author.one("reason-input").type("declines in 5.4")
+            author.one("propose-input").click()
+            author.one("propose-title").type("Stop payments in 5.4")
+            shot(author, "27-propose-dialog")
+            author.one("confirm").click()
+            author.wait(lambda: [t for t in author.by_test_id("toast") if "Proposed change request" in t.text],
+                        "the proposal's notice")
+            flag = api("GET", f"/v1/admin/sets/demo/flags/{key}")[2]["flag"]
+            self.assertFalse(flag.get("killed", False), "a proposal wrote the flag")
+            changes = api("GET", "/v1/admin/sets/demo/changes?state=open")[2]["changes"]
+            change = next(c for c in changes if c["title"] == "Stop payments in 5.4")
+            self.assertEqual((change["author"], change["reason"]), ("alice", "declines in 5.4"))
+            item = f'[data-item="{change["id"]}"]'
+
+            # Its author is offered no approval of her own request.
+            author.get(f"{BASE}/ui/#/sets/demo/changes")
+            author.one("change-applyChange", item)
+            self.assertEqual(author.by_test_id("change-approveChange", item), [])
+            open_flag(author, key)
+
+            sign_in(reviewer, tokens["root"])
+            reviewer.get(f"{BASE}/ui/#/sets/demo/changes")
+            reviewer.one("change-show", item).click()
+            diff = reviewer.one("change-diff")
+            self.assertIn(key, diff.text)
+            shot(reviewer, "28-changes", diff)
+            reviewer.one("change-approveChange", item).click()
+            reviewer.one("confirm").click()
+            reviewer.wait(lambda: [t for t in reviewer.by_test_id("toast") if "is approved" in t.text], "the approval")
+            reviewer.one("change-applyChange", item).click()
+            started = time.monotonic()
+            reviewer.one("confirm").click()
+            author.wait(lambda: any(b.text == "killed" for b in author.by_test_id("state-badge")),
+                        "the applied kill in the author's browser", timeout=5)
+            self.assertLess(time.monotonic() - started, 3.0)
+            applied = api("GET", f"/v1/admin/sets/demo/changes/{change['id']}")[2]["change"]
+            self.assertEqual((applied["state"], applied["decidedBy"]), ("applied", "root"))
+            self.assertEqual(applied["approvals"][0]["actor"], "root")
+
 
 if __name__ == "__main__":
     os.makedirs(SHOTS, exist_ok=True)

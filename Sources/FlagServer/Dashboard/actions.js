@@ -88,15 +88,17 @@ export function createActions({ api, store, live, notices, region, canForce = ()
     /**
      * Sends one write to the open set and answers its mutation response, or null when it failed (the failure is
      * shown). `ifMatch: false` only for kill and restore. `refetch: true` when the answer cannot update the store
-     * alone (a promote that copies cohorts). `done(answer)` gives the toast's text.
+     * alone (a promote that copies cohorts). `done(answer)` gives the toast's text. `review` (dialog.js's
+     * `reviewOf`) proposes the write instead: nothing changes until the change request is applied.
      */
-    async function run({ endpoint, params, body, query, ifMatch = true, refetch = false, done }) {
+    async function run({ endpoint, params, body, query, ifMatch = true, refetch = false, done, review = null }) {
         const set = store.state.set;
         if (!set) return null;
         // Written anyway after a refusal, the change still goes in at the version the person saw.
         const shown = set.version;
+        const proposal = review ? { propose: review.title, at: review.at } : {};
         const send = async (allowIncompatible) => {
-            const sent = allowIncompatible ? { ...query, allowIncompatible: 'true' } : query;
+            const sent = { ...query, ...proposal, ...(allowIncompatible ? { allowIncompatible: 'true' } : {}) };
             try {
                 return await api.call(endpoint, params, { body, query: sent, ifMatch: ifMatch ? shown : undefined });
             } catch (error) {
@@ -111,6 +113,11 @@ export function createActions({ api, store, live, notices, region, canForce = ()
             if (!answer) return null;
             notices.clearError();
             closeConflict();
+            if (answer.json && answer.json.changeRequest !== undefined) {
+                const when = review && review.at ? `, to apply at ${review.at}` : '';
+                notices.toast(`Proposed change request ${answer.json.changeRequest}${when}: it waits for another person's approval on the Changes screen.`);
+                return answer.json;
+            }
             const applied = !refetch && store.state.set === set ? applyMutation(set, answer.json) : { status: 'refetch' };
             if (applied.status === 'applied') store.setChanged(applied);
             else if (applied.status === 'refetch') await live.reload();

@@ -12,6 +12,7 @@ import { isPlainHTTPRemote } from '/ui/origin.js';
 import { permissions } from '/ui/roles.js';
 import { parseHash } from '/ui/router.js';
 import * as audit from '/ui/screen-audit.js';
+import * as changes from '/ui/screen-changes.js';
 import * as cohorts from '/ui/screen-cohorts.js';
 import * as compare from '/ui/screen-compare.js';
 import * as evaluate from '/ui/screen-evaluate.js';
@@ -50,6 +51,7 @@ const SCREENS = {
     flags: flags.render,
     flag: flag.render,
     history: history.render,
+    changes: changes.render,
     cohorts: cohorts.render,
     cohort: cohorts.renderCohort,
     evaluate: evaluate.render,

@@ -58,12 +58,31 @@ function buildField(spec) {
 }
 
 /**
+ * The fields that make a write of a set a change request instead (docs/reviews.md): a title, and when the server
+ * applies it. `reviewOf(values)` reads them for `actions.run`.
+ */
+const REVIEW_FIELDS = [
+    { name: 'propose', label: 'Propose it as a change request: another person approves it first', type: 'checkbox', testid: 'propose-input' },
+    { name: 'proposeTitle', label: 'Title of the change request', required: true, testid: 'propose-title', when: (v) => v.propose },
+    { name: 'proposeAt', label: 'Apply at (optional, your local time)', type: 'datetime-local', testid: 'propose-at', when: (v) => v.propose,
+        hint: 'Left empty, someone applies it by hand once it is approved.' },
+];
+
+/** The review choice of a dialog's values: `{title, at?}` to propose, or null to write at once. */
+export function reviewOf(values) {
+    if (!values || !values.propose) return null;
+    const at = values.proposeAt ? new Date(values.proposeAt) : null;
+    return { title: values.proposeTitle, at: at && !Number.isNaN(at.getTime()) ? at.toISOString() : undefined };
+}
+
+/**
  * Opens a modal form and resolves to its values (`{name: value}`, `reason` included) when confirmed, or null when
  * cancelled or closed with Escape. `fields`: `{name, label, type (text, number, select, radio, checkbox, textarea,
  * datetime-local), options, value, required, hint, placeholder, testid, when(values)}`; a field whose `when`
- * answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`.
+ * answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`. `review: true` adds
+ * the fields that propose the write instead (`reviewOf`).
  */
-export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional' }) {
+export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional', review = false }) {
     return new Promise((resolve) => {
         const opener = document.activeElement;
         // A live update may re-render the screen while the dialog is open: find the opener's replacement then.
@@ -78,6 +97,8 @@ export function formDialog({ title, description, fields = [], confirmLabel = 'Co
                 hint: 'Recorded in the audit log with your name.',
             });
         }
+        // After the reason, so that an action's own fields keep the focus when it opens.
+        if (review) specs.push(...REVIEW_FIELDS);
         const built = specs.map((spec) => ({ spec, ...buildField(spec) }));
         const values = () => {
             const result = {};

@@ -61,7 +61,7 @@ export function itemDiffElement(item, { leftLabel, rightLabel, extra, wording })
 export function diffListElement(answer, { leftLabel, rightLabel, extraFor, testid, wording }) {
     const items = [
         ...(answer.flags || []).map((entry) => ({ kind: 'flag', name: entry.key, before: entry.before, after: entry.after })),
-        ...(answer.cohorts || []).map((entry) => ({ kind: 'cohort', name: entry.name, before: entry.before, after: entry.after })),
+        ...(answer.cohorts || []).map((entry) => ({ kind: 'cohort', name: entry.name ?? entry.key, before: entry.before, after: entry.after })),
     ];
     const root = h('div', { class: 'diff-list', testid });
     if (items.length === 0) {

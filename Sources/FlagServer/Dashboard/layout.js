@@ -41,6 +41,7 @@ export function renderHeader(ctx, header) {
 const TABS = [
     ['flags', 'Flags', 'nav-flags'],
     ['history', 'History', 'nav-history'],
+    ['changes', 'Changes', 'nav-changes'],
     ['cohorts', 'Cohorts', 'nav-cohorts'],
     ['evaluate', 'Evaluate', 'nav-evaluate'],
     ['set-audit', 'Audit', 'nav-audit'],

@@ -14,7 +14,7 @@ function encode(segment) {
 }
 
 /** The screens of a set, by the path segment after `#/sets/{set}/`. */
-export const SET_SCREENS = ['flags', 'history', 'cohorts', 'evaluate', 'audit', 'keys', 'compare'];
+export const SET_SCREENS = ['flags', 'history', 'changes', 'cohorts', 'evaluate', 'audit', 'keys', 'compare'];
 
 /**
  * A route from a hash: `{name, set?, key?, cohort?, query}` with `name` one of `signin`, `sets`, `audit`,

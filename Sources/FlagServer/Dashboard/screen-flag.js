@@ -2,7 +2,7 @@
 // person's role allows. Every action asks for a reason; kill and restore require one.
 
 import { rolloutChartElement } from '/ui/chart.js';
-import { formDialog } from '/ui/dialog.js';
+import { formDialog, reviewOf } from '/ui/dialog.js';
 import { focusKey, h, replaceChildren, restoreFocus, timeElement } from '/ui/dom.js';
 import { flagStates, percentAt, rolloutPhase, scheduleSteps, pausedAtMillis } from '/ui/flagmodel.js';
 import {
@@ -32,39 +32,41 @@ function valueCode(value) {
 function flagActions(ctx, setName, key) {
     const params = { set: setName, key };
     const flag = () => ctx.store.state.set.flags[key];
-    const run = (options) => ctx.actions.run(options);
+    // Every action writes the set: its dialog offers to propose it instead (docs/reviews.md).
+    const ask = (spec) => formDialog({ ...spec, review: true });
+    const run = (options, values) => ctx.actions.run({ ...options, review: reviewOf(values) });
     const reasonQuery = (reason, extra = {}) => ({ ...extra, reason: reason || undefined });
 
     return {
         async kill() {
-            const values = await formDialog({
+            const values = await ask({
                 title: `Kill ${key}?`,
                 description: `Everyone gets the kill value ${valueText(flag().killValue)} at once, open sessions included, until someone restores the flag.`,
                 reason: 'required', confirmLabel: 'Kill', danger: true,
             });
             if (!values) return;
-            const answer = await run({ endpoint: 'kill', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` });
+            const answer = await run({ endpoint: 'kill', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` }, values);
             if (answer && answer.changed !== false) await showPropagation(ctx, { set: setName, key, version: answer.version });
         },
         async restore() {
-            const values = await formDialog({
+            const values = await ask({
                 title: `Restore ${key}?`, description: 'The flag serves its default and targeting again.',
                 reason: 'required', confirmLabel: 'Restore',
             });
-            if (values) await run({ endpoint: 'restore', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Restored ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'restore', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Restored ${key} (version ${a.version}).` }, values);
         },
         async setDefault() {
             const f = flag();
-            const values = await formDialog({
+            const values = await ask({
                 title: `Change the default of ${key}`, confirmLabel: 'Change default',
                 fields: [{ name: 'value', label: `Default value (${f.type})`, value: inputText(f.default, f.type), required: true, testid: 'value-input', hint: f.type === 'string' ? 'The text itself, without quotes.' : 'true/false, a number, or JSON, as the flag\'s type reads it.' }],
             });
-            if (values) await run({ endpoint: 'setDefault', params, body: { valueText: values.value, reason: values.reason || undefined }, done: (a) => `Changed the default of ${key} (version ${a.version}).` });
+            if (values) await run({ endpoint: 'setDefault', params, body: { valueText: values.value, reason: values.reason || undefined }, done: (a) => `Changed the default of ${key} (version ${a.version}).` }, values);
         },
         async addRule() {
             const f = flag();
             const cohorts = Object.keys(ctx.store.state.set.cohorts).sort();
-            const values = await formDialog({
+            const values = await ask({
                 title: `Add a rule to ${key}`, confirmLabel: 'Add rule',
                 description: 'The rule goes last: rules are tried in order, after overrides.',
                 fields: [
@@ -95,16 +97,16 @@ function flagActions(ctx, setName, key) {
             }
             if (values.serve === 'rollout') rule.rollout = { percent: Number(values.percent), valueText: values.value };
             else rule.valueText = values.value;
-            await run({ endpoint: 'addRule', params, body: { rule, reason: values.reason || undefined }, done: (a) => `Added a rule to ${key} (version ${a.version}).` });
+            await run({ endpoint: 'addRule', params, body: { rule, reason: values.reason || undefined }, done: (a) => `Added a rule to ${key} (version ${a.version}).` }, values);
         },
         async removeRule(name) {
-            const values = await formDialog({ title: `Remove rule ${name} from ${key}?`, confirmLabel: 'Remove rule', danger: true });
-            if (values) await run({ endpoint: 'removeRule', params: { ...params, name }, query: reasonQuery(values.reason), done: (a) => `Removed rule ${name} from ${key} (version ${a.version}).` });
+            const values = await ask({ title: `Remove rule ${name} from ${key}?`, confirmLabel: 'Remove rule', danger: true });
+            if (values) await run({ endpoint: 'removeRule', params: { ...params, name }, query: reasonQuery(values.reason), done: (a) => `Removed rule ${name} from ${key} (version ${a.version}).` }, values);
         },
         async addOverride() {
             const f = flag();
             const cohorts = Object.keys(ctx.store.state.set.cohorts).sort();
-            const values = await formDialog({
+            const values = await ask({
                 title: `Override ${key}`, confirmLabel: 'Add override',
                 description: 'A forced value for one unit or one cohort; it replaces an override for the same unit or cohort.',
                 fields: [
@@ -121,19 +123,19 @@ function flagActions(ctx, setName, key) {
             if (values.target === 'unit') body.unit = values.unit;
             else body.cohort = values.cohort;
             if (values.for) body.for = values.for;
-            await run({ endpoint: 'addOverride', params, body, done: (a) => `Added an override to ${key} (version ${a.version}).` });
+            await run({ endpoint: 'addOverride', params, body, done: (a) => `Added an override to ${key} (version ${a.version}).` }, values);
         },
         async removeOverride(override) {
             const who = overrideTarget(override);
-            const values = await formDialog({ title: `Remove the override for ${who}?`, confirmLabel: 'Remove override', danger: true });
+            const values = await ask({ title: `Remove the override for ${who}?`, confirmLabel: 'Remove override', danger: true });
             if (!values) return;
             const target = typeof override.unit === 'string' ? { unit: override.unit } : { cohort: override.cohort };
-            await run({ endpoint: 'removeOverride', params, query: reasonQuery(values.reason, target), done: (a) => `Removed the override for ${who} (version ${a.version}).` });
+            await run({ endpoint: 'removeOverride', params, query: reasonQuery(values.reason, target), done: (a) => `Removed the override for ${who} (version ${a.version}).` }, values);
         },
         async setRollout() {
             const f = flag();
             const current = f.rollout && typeof f.rollout === 'object' ? f.rollout : null;
-            const values = await formDialog({
+            const values = await ask({
                 title: `Roll out ${key}`, confirmLabel: 'Set rollout',
                 description: 'Replaces the flag-level rollout. Units inside at a percent stay inside at every higher percent.',
                 fields: [
@@ -155,24 +157,24 @@ function flagActions(ctx, setName, key) {
             } else {
                 body.percent = Number(values.percent);
             }
-            await run({ endpoint: 'putRollout', params, body, done: (a) => `Set the rollout of ${key} (version ${a.version}).` });
+            await run({ endpoint: 'putRollout', params, body, done: (a) => `Set the rollout of ${key} (version ${a.version}).` }, values);
         },
         async pauseRollout() {
-            const values = await formDialog({ title: `Pause the rollout of ${key}?`, description: 'The percent stays where it is now until resumed.', confirmLabel: 'Pause' });
-            if (values) await run({ endpoint: 'pauseRollout', params, body: { reason: values.reason || undefined }, done: (a) => `Paused the rollout of ${key} (version ${a.version}).` });
+            const values = await ask({ title: `Pause the rollout of ${key}?`, description: 'The percent stays where it is now until resumed.', confirmLabel: 'Pause' });
+            if (values) await run({ endpoint: 'pauseRollout', params, body: { reason: values.reason || undefined }, done: (a) => `Paused the rollout of ${key} (version ${a.version}).` }, values);
         },
         async resumeRollout() {
-            const values = await formDialog({ title: `Resume the rollout of ${key}?`, description: 'The remaining steps move later by the time spent paused.', confirmLabel: 'Resume' });
-            if (values) await run({ endpoint: 'resumeRollout', params, body: { reason: values.reason || undefined }, done: (a) => `Resumed the rollout of ${key} (version ${a.version}).` });
+            const values = await ask({ title: `Resume the rollout of ${key}?`, description: 'The remaining steps move later by the time spent paused.', confirmLabel: 'Resume' });
+            if (values) await run({ endpoint: 'resumeRollout', params, body: { reason: values.reason || undefined }, done: (a) => `Resumed the rollout of ${key} (version ${a.version}).` }, values);
         },
         async removeRollout() {
-            const values = await formDialog({ title: `Remove the rollout of ${key}?`, confirmLabel: 'Remove rollout', danger: true });
-            if (values) await run({ endpoint: 'removeRollout', params, query: reasonQuery(values.reason), done: (a) => `Removed the rollout of ${key} (version ${a.version}).` });
+            const values = await ask({ title: `Remove the rollout of ${key}?`, confirmLabel: 'Remove rollout', danger: true });
+            if (values) await run({ endpoint: 'removeRollout', params, query: reasonQuery(values.reason), done: (a) => `Removed the rollout of ${key} (version ${a.version}).` }, values);
         },
         async expire() {
             const f = flag();
             const keep = f.expiredValue !== undefined ? f.expiredValue : f.default;
-            const values = await formDialog({
+            const values = await ask({
                 title: `Expire ${key}`, confirmLabel: 'Set expiry',
                 description: 'From the expiry on, everyone gets the kept value; then remove the flag from the code and archive it.',
                 fields: [
@@ -184,15 +186,15 @@ function flagActions(ctx, setName, key) {
             const body = { keepText: values.keep, reason: values.reason || undefined };
             const at = localInputToISO(values.at || '');
             if (at) body.at = at;
-            await run({ endpoint: 'expire', params, body, done: (a) => `Set the expiry of ${key} (version ${a.version}).` });
+            await run({ endpoint: 'expire', params, body, done: (a) => `Set the expiry of ${key} (version ${a.version}).` }, values);
         },
         async archive() {
-            const values = await formDialog({ title: `Archive ${key}?`, description: 'An archived flag is not served: clients fall back to their compiled-in default.', confirmLabel: 'Archive', danger: true });
-            if (values) await run({ endpoint: 'archive', params, body: { reason: values.reason || undefined }, done: (a) => `Archived ${key} (version ${a.version}).` });
+            const values = await ask({ title: `Archive ${key}?`, description: 'An archived flag is not served: clients fall back to their compiled-in default.', confirmLabel: 'Archive', danger: true });
+            if (values) await run({ endpoint: 'archive', params, body: { reason: values.reason || undefined }, done: (a) => `Archived ${key} (version ${a.version}).` }, values);
         },
         async unarchive() {
-            const values = await formDialog({ title: `Unarchive ${key}?`, confirmLabel: 'Unarchive' });
-            if (values) await run({ endpoint: 'unarchive', params, body: { reason: values.reason || undefined }, done: (a) => `Unarchived ${key} (version ${a.version}).` });
+            const values = await ask({ title: `Unarchive ${key}?`, confirmLabel: 'Unarchive' });
+            if (values) await run({ endpoint: 'unarchive', params, body: { reason: values.reason || undefined }, done: (a) => `Unarchived ${key} (version ${a.version}).` }, values);
         },
     };
 }
