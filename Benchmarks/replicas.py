@@ -381,6 +381,23 @@ class Replica(writes.Server):
         self.processes.stop(self.process)
 
 
+def start_on_one_database(run, count, port, database):
+    """`count` replicas on a fresh PostgreSQL database named `database` (FLAGSTAFF_TEST_POSTGRES's cluster, else a
+    throwaway one on port + 19), on ports port + 1…; and an SDK key of the demo set that each accepts."""
+    run.postgres = Postgres(os.environ.get("FLAGSTAFF_TEST_POSTGRES"), port + 19)
+    _, uri = run.postgres.create_database(database)
+    servers = []
+    for number in range(1, count + 1):
+        server = Replica(run, f"replica-{number}", port + number, uri)
+        server.wait_ready()  # one after the other: the first seeds the empty database
+        servers.append(server)
+    key = servers[0].sdk_key("demo")
+    for server in servers[1:]:
+        wait_for(f"{server.name} to accept the SDK key",
+                 lambda server=server: server.get("/v1/sets/demo", key)[0] == 200 or "not yet")
+    return servers, key
+
+
 def get(url, path, token, headers=None):
     parsed = urllib.parse.urlsplit(url)
     connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)

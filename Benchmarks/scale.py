@@ -137,17 +137,7 @@ def measure_replicas(args):
     run = replicas.Run(argparse.Namespace(bin=os.path.abspath(args.bin)))
     clients = []
     try:
-        run.postgres = replicas.Postgres(os.environ.get("FLAGSTAFF_TEST_POSTGRES"), args.port + 19)
-        _, uri = run.postgres.create_database("flagstaff_scale")
-        servers = []
-        for number in range(1, args.replicas + 1):
-            server = replicas.Replica(run, f"replica-{number}", args.port + number, uri)
-            server.wait_ready()  # one after the other: the first seeds the empty database
-            servers.append(server)
-        key = servers[0].sdk_key("demo")
-        for server in servers[1:]:
-            replicas.wait_for(f"{server.name} to accept the SDK key",
-                              lambda server=server: server.get("/v1/sets/demo", key)[0] == 200 or "not yet")
+        servers, key = replicas.start_on_one_database(run, args.replicas, args.port, "flagstaff_scale")
         for server in servers:
             client = subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), "--hold", "--url", server.base, "--key", key,

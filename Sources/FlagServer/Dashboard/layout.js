@@ -84,3 +84,16 @@ export function setHeader(ctx, route) {
     update();
     return node;
 }
+
+/** Runs `load` now, and again whenever the open set reaches a new version, until the screen goes. */
+export function loadOnEachVersion(ctx, load) {
+    let lastVersion = ctx.store.state.set?.version;
+    ctx.onDispose(ctx.store.subscribe((change) => {
+        const version = ctx.store.state.set?.version;
+        if (change.topic === 'set' && version !== undefined && version !== lastVersion) {
+            lastVersion = version;
+            load();
+        }
+    }));
+    load();
+}

@@ -5,7 +5,7 @@
 import { formDialog } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren, timeElement } from '/ui/dom.js';
-import { setHeader } from '/ui/layout.js';
+import { loadOnEachVersion, setHeader } from '/ui/layout.js';
 import { decisionsFor } from '/ui/roles.js';
 import { formatUTC, relativeTime } from '/ui/time.js';
 
@@ -120,14 +120,6 @@ export function render(ctx, route) {
         }
     }
 
-    let lastVersion = ctx.store.state.set?.version;
-    ctx.onDispose(ctx.store.subscribe((change) => {
-        const version = ctx.store.state.set?.version;
-        if (change.topic === 'set' && version !== undefined && version !== lastVersion) {
-            lastVersion = version;
-            load();
-        }
-    }));
-    load();
+    loadOnEachVersion(ctx, load);
     return { node, title: `Changes · ${setName}` };
 }

@@ -4,7 +4,7 @@ import { formDialog } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren, timeElement } from '/ui/dom.js';
 import { actionVerb } from '/ui/format.js';
-import { setHeader } from '/ui/layout.js';
+import { loadOnEachVersion, setHeader } from '/ui/layout.js';
 import { hashFor } from '/ui/router.js';
 import { formatUTC, relativeTime } from '/ui/time.js';
 
@@ -126,14 +126,6 @@ export function render(ctx, route) {
         }
     }
 
-    let lastVersion = ctx.store.state.set?.version;
-    ctx.onDispose(ctx.store.subscribe((change) => {
-        const version = ctx.store.state.set?.version;
-        if (change.topic === 'set' && version !== undefined && version !== lastVersion) {
-            lastVersion = version;
-            load();
-        }
-    }));
-    load();
+    loadOnEachVersion(ctx, load);
     return { node, title: `History · ${setName}` };
 }
