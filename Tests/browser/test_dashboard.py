@@ -633,6 +633,8 @@ class DashboardTests(unittest.TestCase):
             author.one("change-applyChange", item)
             self.assertEqual(author.by_test_id("change-approveChange", item), [])
             open_flag(author, key)
+            pending = author.one("flag-pending-change", f'[data-id="{change["id"]}"]')
+            self.assertIn("Stop payments in 5.4", pending.text)
 
             sign_in(reviewer, tokens["root"])
             reviewer.get(f"{BASE}/ui/#/sets/demo/changes")
@@ -649,9 +651,27 @@ class DashboardTests(unittest.TestCase):
             author.wait(lambda: any(b.text == "killed" for b in author.by_test_id("state-badge")),
                         "the applied kill in the author's browser", timeout=5)
             self.assertLess(time.monotonic() - started, 3.0)
+            author.wait(lambda: not author.by_test_id("flag-pending-change"), "the applied change to leave the pending list")
             applied = api("GET", f"/v1/admin/sets/demo/changes/{change['id']}")[2]["change"]
             self.assertEqual((applied["state"], applied["decidedBy"]), ("applied", "root"))
             self.assertEqual(applied["approvals"][0]["actor"], "root")
+
+    def test_16_a_thousand_change_requests_render(self):
+        """Speed is measured here and recorded in BENCHMARKS.md, not asserted: timing belongs in benchmarks."""
+        for n in range(1000):
+            status, _, _ = api("POST", f"/v1/admin/sets/big/flags/bench-{n:04d}/archive?propose=archive+{n}", body={})
+            self.assertEqual(status, 202)
+        with Browser() as session:
+            sign_in(session, tokens["alice"])
+            renders = []
+            for _ in range(3):
+                session.get(BASE + "/ui/#/sets/demo/flags")
+                session.one("flag-row")
+                session.get(BASE + "/ui/#/sets/big/changes")
+                session.wait(lambda: len(session.by_test_id("change")) == 1000, "1,000 change requests")
+                renders.append(float(session.script("return document.body.dataset.lastRenderMs;")))
+            shot(session, "29-thousand-changes")
+            print(f"\nDASHBOARD 1,000 change requests: render {sorted(renders)} ms")
 
 
 if __name__ == "__main__":

@@ -265,8 +265,26 @@ function rolloutSection(flag, now, can, actions) {
     return h('section', { class: 'card' }, head, lines, h('div', { class: 'chart-box' }, rolloutChartElement(rollout, now, Math.max(320, Math.min(640, window.innerWidth - 56)))), table);
 }
 
-/** `usage` is the usage card's state (usageview.js's `usageSection`). */
-function content(ctx, route, usage) {
+/**
+ * The change requests waiting to change the flag (docs/reviews.md): open, approved and scheduled ones, soonest
+ * first, each with when it applies; `pending` is `{status: 'loading' | 'ready' | 'failed', changes}`.
+ */
+function pendingSection(pending, route, now) {
+    const changes = pending.status === 'ready' ? pending.changes : [];
+    if (pending.status === 'ready' && changes.length === 0) return h('section', { class: 'card', testid: 'flag-pending', hidden: true });
+    const sorted = [...changes].sort((a, b) => (a.applyAt ?? '9').localeCompare(b.applyAt ?? '9') || a.id - b.id);
+    return h('section', { class: 'card', testid: 'flag-pending' },
+        h('h3', null, 'Pending changes'),
+        pending.status === 'loading' ? h('p', { class: 'loading' }, 'Loading the change requests…') : null,
+        pending.status === 'failed' ? h('p', { class: 'muted' }, 'Could not load the change requests.') : null,
+        h('ul', null, sorted.map((change) => h('li', { testid: 'flag-pending-change', data: { id: String(change.id), state: change.state } },
+            h('a', { href: hashFor({ name: 'changes', set: route.set }) }, `#${change.id} ${change.title}`),
+            ` · ${change.state} · by ${change.author}`,
+            change.applyAt ? h('span', null, ' · applies ', timeElement(change.applyAt, relativeTime(change.applyAt, now), formatUTC(change.applyAt))) : null))));
+}
+
+/** `usage` is the usage card's state (usageview.js's `usageSection`), `pending` the pending changes' (`pendingSection`). */
+function content(ctx, route, usage, pending) {
     const set = ctx.store.state.set;
     const key = route.key;
     const flag = set && set.flags[key];
@@ -320,6 +338,7 @@ function content(ctx, route, usage) {
         overridesSection(flag, now, can, actions),
         rulesSection(flag, can, actions),
         rolloutSection(flag, now, can, actions),
+        pendingSection(pending, route, now),
         usageSection(usage, key, now),
         h('p', { class: 'links' },
             h('a', { href: hashFor({ name: 'evaluate', set: route.set, query: { key } }), testid: 'flag-evaluate' }, 'Evaluate this flag'),
@@ -335,22 +354,41 @@ export function render(ctx, route) {
     const node = h('section', { class: 'screen' }, setHeader(ctx, route), body);
     // Loaded once per visit: what clients report changes by the minute, not with each version of the set.
     let usage = { status: 'loading' };
+    let pending = { status: 'loading' };
     let disposed = false;
     function draw() {
         const focused = focusKey();
-        replaceChildren(body, content(ctx, route, usage));
+        replaceChildren(body, content(ctx, route, usage, pending));
         // Kill turns into Restore: when the focused control is gone, focus goes to the flag's heading.
         if (focused && !restoreFocus(body, focused)) body.querySelector('h2')?.focus();
+    }
+    async function loadPending() {
+        try {
+            const answer = await ctx.api.get('listChanges', { set: route.set }, { state: 'open,approved,scheduled' });
+            const changes = (answer.json.changes || []).filter((change) => (change.flags || []).some((item) => item.key === route.key));
+            pending = { status: 'ready', changes };
+        } catch (error) {
+            if (error.status === 401) return;
+            pending = { status: 'failed', changes: [] };
+        }
+        if (disposed) return;
+        // Only the card, as for usage: a redraw would move focus away from where the person is.
+        const card = body.querySelector('[data-testid="flag-pending"]');
+        if (card) card.replaceWith(pendingSection(pending, route, Date.now()));
     }
     ctx.onDispose(ctx.store.subscribe((change) => {
         if (change.topic !== 'set' || !ctx.store.state.set) return;
         if (change.reset || (change.flags || []).includes(route.key) || (change.removedFlags || []).includes(route.key)
-            || (change.cohorts || []).length) draw();
+            || (change.cohorts || []).length) {
+            draw();
+            loadPending();
+        }
     }));
     ctx.onDispose(() => {
         disposed = true;
     });
     draw();
+    loadPending();
     loadUsage(ctx.api, route.set, route.key).then(
         (model) => ({ status: 'ready', model }),
         (error) => ({ status: 'failed', error })).then((state) => {
