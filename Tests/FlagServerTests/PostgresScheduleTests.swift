@@ -39,7 +39,8 @@ extension PostgresTests {
             replicas[2].stop(signal: SIGKILL)
             let applied = waitUntil(timeout: .seconds(5), every: .milliseconds(50)) {
                 ids.allSatisfy { id in
-                    (try? replicas.send(0, "GET", "\(Self.set)/changes/\(id)").json("change.state")) == .string("applied")
+                    (try? replicas.send(0, "GET", "\(Self.set)/changes/\(id)").json("change.state"))
+                        == .string("applied")
                 }
             }
             #expect(applied, "not every scheduled change applied within 5 s")
