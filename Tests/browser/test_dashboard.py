@@ -673,6 +673,89 @@ class DashboardTests(unittest.TestCase):
             shot(session, "29-thousand-changes")
             print(f"\nDASHBOARD 1,000 change requests: render {sorted(renders)} ms")
 
+    def test_17_a_flag_and_a_cohort_are_written_in_the_dashboard(self):
+        def select(session, test_id, value):
+            session.script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('change'));",
+                           session.one(test_id).reference, value)
+
+        with Browser() as session:
+            sign_in(session, tokens["alice"])
+            open_flags(session)
+            session.one("flag-create").click()
+            session.one("flag-key-input").type("made-in-browser")
+            select(session, "flag-type-select", "int")
+            select(session, "flag-kind-select", "ops")
+            session.one("flag-default-input").clear()
+            session.one("flag-default-input").type("not a number")
+            session.one("confirm").click()
+            banner = session.one("error-banner")
+            session.wait(lambda: "flags.made-in-browser.default" in banner.text, "the problem at its field's path")
+            self.assertEqual(api("GET", "/v1/admin/sets/demo/flags/made-in-browser")[0], 404)
+
+            session.one("flag-create").click()
+            session.one("flag-key-input").type("made-in-browser")
+            select(session, "flag-type-select", "int")
+            select(session, "flag-kind-select", "ops")
+            session.one("flag-default-input").clear()
+            session.one("flag-default-input").type("3")
+            session.one("flag-owner-input").type("web")
+            shot(session, "30-new-flag")
+            session.one("confirm").click()
+            session.wait(lambda: session.by_test_id("state-badge"), "the new flag's screen")
+            flag = api("GET", "/v1/admin/sets/demo/flags/made-in-browser")[2]["flag"]
+            self.assertEqual((flag["type"], flag["kind"], flag["default"], flag["owner"]), ("int", "ops", 3, "web"))
+
+            session.get(f"{BASE}/ui/#/sets/demo/cohorts")
+            session.one("cohort-create").click()
+            session.one("cohort-name-input").type("browser-testers")
+            session.one("cohort-include-input").type("u-1\nu-2")
+            session.one("cohort-conditions-input").type("country in DE,AT")
+            session.one("confirm").click()
+            session.wait(lambda: session.by_test_id("cohort-include"), "the new cohort's screen")
+            cohort = api("GET", "/v1/admin/sets/demo/cohorts/browser-testers")[2]["cohort"]
+            self.assertEqual(cohort["include"], ["u-1", "u-2"])
+            self.assertEqual(cohort["groups"], [[{"attribute": "country", "op": "in", "values": ["DE", "AT"]}]])
+
+            session.one("cohort-edit").click()
+            self.assertEqual(session.one("cohort-include-input").property("value"), "u-1\nu-2")
+            session.one("cohort-exclude-input").type("u-2")
+            session.one("confirm").click()
+            session.wait(lambda: api("GET", "/v1/admin/sets/demo/cohorts/browser-testers")[2]["cohort"].get("exclude")
+                         == ["u-2"], "the edited cohort")
+            session.one("cohort-delete").click()
+            session.one("confirm").click()
+            session.wait(lambda: session.by_test_id("cohort-create"), "the cohorts list")
+            self.assertEqual(api("GET", "/v1/admin/sets/demo/cohorts/browser-testers")[0], 404)
+
+            open_flag(session, "made-in-browser")
+            session.one("action-delete").click()
+            session.one("confirm").click()
+            session.wait(lambda: session.by_test_id("flag-create"), "the flags list")
+            self.assertEqual(api("GET", "/v1/admin/sets/demo/flags/made-in-browser")[0], 404)
+            _, _, audit = api("GET", "/v1/admin/sets/demo/audit?limit=5")
+            self.assertEqual([r["action"] for r in audit["records"]][:4],
+                             ["flag.delete", "cohort.delete", "cohort.replace", "cohort.create"])
+
+    def test_18_where_reviews_are_required_a_dialog_only_proposes_but_a_kill_still_may_write(self):
+        self.assertEqual(api("PUT", "/v1/admin/sets/demo/settings", body={"reviews": "required"})[0], 200)
+        try:
+            with Browser() as session:
+                sign_in(session, tokens["alice"])
+                open_flag(session, "dark-mode")
+                session.one("action-default").click()
+                propose = session.one("propose-input")
+                self.assertTrue(propose.property("checked") and propose.property("disabled"))
+                self.assertTrue(session.one("propose-title").displayed)
+                shot(session, "31-reviews-required")
+                session.one("cancel").click()
+                session.wait(lambda: not any(d.displayed for d in session.by_test_id("dialog")), "the dialog to close")
+                session.one("action-kill").click()
+                propose = session.one("propose-input")
+                self.assertFalse(propose.property("checked") or propose.property("disabled"))
+                session.one("cancel").click()
+        finally:
+            api("PUT", "/v1/admin/sets/demo/settings", body={"reviews": "off"})
+
 
 if __name__ == "__main__":
     os.makedirs(SHOTS, exist_ok=True)

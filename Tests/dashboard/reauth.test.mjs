@@ -1,19 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { register } from 'node:module';
+import { dashboardModule } from './dashboard-modules.mjs';
 import { CONFIRM_HEADER, confirmHeaders, isReauthenticationRefusal } from '../../Sources/FlagServer/Dashboard/reauth.js';
 
-// api.js imports its neighbours as the page serves them (`/ui/errors.js`): this resolves `/ui/` to the dashboard's
-// directory, for this test file's process only, so that the real module is tested rather than a copy.
-const dashboard = new URL('../../Sources/FlagServer/Dashboard/', import.meta.url).href;
-register(`data:text/javascript,${encodeURIComponent(`
-    export async function resolve(specifier, context, next) {
-        if (specifier.startsWith('/ui/')) return next(${JSON.stringify(dashboard)} + specifier.slice(4), context);
-        return next(specifier, context);
-    }`)}`);
-const { createApi } = await import(`${dashboard}api.js`);
-const { createEndpoints } = await import(`${dashboard}endpoints.js`);
+const { createApi } = await dashboardModule('api.js');
+const { createEndpoints } = await dashboardModule('endpoints.js');
 const endpoints = createEndpoints(JSON.parse(readFileSync(new URL('endpoints.json', import.meta.url), 'utf8')));
 
 test('the own token goes in Flagstaff-Confirm-Token, trimmed, and nothing goes without one', () => {

@@ -91,7 +91,7 @@ export function createActions({ api, store, live, notices, region, canForce = ()
      * alone (a promote that copies cohorts). `done(answer)` gives the toast's text. `review` (dialog.js's
      * `reviewOf`) proposes the write instead: nothing changes until the change request is applied.
      */
-    async function run({ endpoint, params, body, query, ifMatch = true, refetch = false, done, review = null }) {
+    async function run({ endpoint, params, body, query, ifMatch = true, refetch = false, done, review = null, createOnly = false }) {
         const set = store.state.set;
         if (!set) return null;
         // Written anyway after a refusal, the change still goes in at the version the person saw.
@@ -100,7 +100,7 @@ export function createActions({ api, store, live, notices, region, canForce = ()
         const send = async (allowIncompatible) => {
             const sent = { ...query, ...proposal, ...(allowIncompatible ? { allowIncompatible: 'true' } : {}) };
             try {
-                return await api.call(endpoint, params, { body, query: sent, ifMatch: ifMatch ? shown : undefined });
+                return await api.call(endpoint, params, { body, query: sent, ifMatch: ifMatch ? shown : undefined, createOnly });
             } catch (error) {
                 if (allowIncompatible || error.status !== 422 || error.code !== 'incompatible_clients') throw error;
                 notices.clearError();

@@ -78,10 +78,13 @@ export function createApi({ fetchImpl, tokens, onUnauthorized, endpoints }) {
      * Sends one request and answers `{status, json, version}` (`version` from `ETag`), or throws ApiError.
      * Options: `query`, `body` (JSON), `ifMatch` (a version), `bearer` (a token other than the session's: the
      * personal token at sign-in), `ownToken` (the person's own token, in `Flagstaff-Confirm-Token`: the server asks
-     * a session for it to make or revoke a token or an SDK key; it goes into this request only), `signal`.
+     * a session for it to make or revoke a token or an SDK key; it goes into this request only), `createOnly`
+     * (`If-None-Match: *`: create, never replace), `signal`.
      */
     async function request(method, path, options = {}) {
         const headers = headersFor(options.bearer, options.ifMatch, 'application/json', options.ownToken);
+        // Create only: the server answers 409 `already_exists` instead of replacing what is there.
+        if (options.createOnly) headers['If-None-Match'] = '*';
         const init = { method, headers, cache: 'no-store', credentials: 'same-origin', signal: options.signal };
         if (options.body !== undefined) {
             headers['Content-Type'] = 'application/json';

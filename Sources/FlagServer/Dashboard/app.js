@@ -119,8 +119,18 @@ async function signedIn() {
     navigate(target);
 }
 
+/** Whether each set requires reviews (`GET …/settings`), asked once per set and page: dialogs then offer only to
+ * propose. A wrong guess costs nothing but a refusal: the server decides. */
+const reviewSettings = new Map();
+function reviewMode(set) {
+    if (!reviewSettings.has(set)) {
+        reviewSettings.set(set, api.get('getSettings', { set }).then((answer) => (answer.json.reviews === 'required' ? 'required' : true), () => true));
+    }
+    return reviewSettings.get(set);
+}
+
 const base = {
-    api, store, live, notices, actions, navigate, signOut, signedIn,
+    api, store, live, notices, actions, navigate, signOut, signedIn, reviewMode,
     perms: () => permissions(store.state.whoami && store.state.whoami.role, endpoints),
 };
 

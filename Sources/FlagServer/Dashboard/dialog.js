@@ -3,6 +3,7 @@
 // and the confirm button (`confirm`).
 
 import { h, uniqueId } from '/ui/dom.js';
+import { localInputToISO } from '/ui/time.js';
 
 function optionElements(options, selected) {
     return options.map((option) => {
@@ -37,7 +38,7 @@ function buildField(spec) {
         input = h('textarea', { id, name: spec.name, testid, required: spec.required, rows: spec.rows || 3, placeholder: spec.placeholder });
         input.value = spec.value ?? '';
     } else if (spec.type === 'checkbox') {
-        input = h('input', { type: 'checkbox', id, name: spec.name, testid, checked: Boolean(spec.value) });
+        input = h('input', { type: 'checkbox', id, name: spec.name, testid, checked: Boolean(spec.value), disabled: spec.locked });
         const wrapper = h('div', { class: 'field choice' }, input, h('label', { for: id }, spec.label));
         return { wrapper, inputs: [input], read: () => input.checked };
     } else {
@@ -68,11 +69,15 @@ const REVIEW_FIELDS = [
         hint: 'Left empty, someone applies it by hand once it is approved.' },
 ];
 
+/** The review fields of a set that requires reviews: proposing is the only choice. */
+const REQUIRED_REVIEW_FIELDS = REVIEW_FIELDS.map((field) => (field.name === 'propose'
+    ? { ...field, value: true, locked: true, label: 'Propose it as a change request: this set requires another person\'s approval' }
+    : field));
+
 /** The review choice of a dialog's values: `{title, at?}` to propose, or null to write at once. */
 export function reviewOf(values) {
     if (!values || !values.propose) return null;
-    const at = values.proposeAt ? new Date(values.proposeAt) : null;
-    return { title: values.proposeTitle, at: at && !Number.isNaN(at.getTime()) ? at.toISOString() : undefined };
+    return { title: values.proposeTitle, at: localInputToISO(values.proposeAt) || undefined };
 }
 
 /**
@@ -80,7 +85,7 @@ export function reviewOf(values) {
  * cancelled or closed with Escape. `fields`: `{name, label, type (text, number, select, radio, checkbox, textarea,
  * datetime-local), options, value, required, hint, placeholder, testid, when(values)}`; a field whose `when`
  * answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`. `review: true` adds
- * the fields that propose the write instead (`reviewOf`).
+ * the fields that propose the write instead (`reviewOf`); `review: 'required'` makes proposing the only choice.
  */
 export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional', review = false }) {
     return new Promise((resolve) => {
@@ -98,7 +103,7 @@ export function formDialog({ title, description, fields = [], confirmLabel = 'Co
             });
         }
         // After the reason, so that an action's own fields keep the focus when it opens.
-        if (review) specs.push(...REVIEW_FIELDS);
+        if (review) specs.push(...(review === 'required' ? REQUIRED_REVIEW_FIELDS : REVIEW_FIELDS));
         const built = specs.map((spec) => ({ spec, ...buildField(spec) }));
         const values = () => {
             const result = {};

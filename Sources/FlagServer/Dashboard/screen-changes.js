@@ -7,7 +7,7 @@ import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren, timeElement } from '/ui/dom.js';
 import { loadOnEachVersion, setHeader } from '/ui/layout.js';
 import { decisionsFor } from '/ui/roles.js';
-import { formatUTC, relativeTime } from '/ui/time.js';
+import { formatUTC, localInputToISO, relativeTime } from '/ui/time.js';
 
 /** What each state shows as. */
 const STATE_TEXT = {
@@ -52,6 +52,22 @@ export function render(ctx, route) {
         load();
     }
 
+    async function schedule(change) {
+        const values = await formDialog({
+            title: `When should change request ${change.id} apply?`, description: change.title, confirmLabel: 'Schedule',
+            fields: [{ name: 'at', label: 'Apply at (your local time)', type: 'datetime-local', required: true, testid: 'change-at-input' }],
+        });
+        if (!values) return;
+        try {
+            const at = localInputToISO(values.at);
+            const answer = await ctx.api.call('scheduleChange', { set: setName, n: change.id }, { body: { at, reason: values.reason || undefined } });
+            ctx.notices.toast(`Change request ${change.id} is ${answer.json.state}, to apply at ${formatUTC(answer.json.applyAt)}.`);
+        } catch (error) {
+            if (error.status !== 401) ctx.notices.error(error);
+        }
+        load();
+    }
+
     async function showDiff(change, host) {
         replaceChildren(host, h('p', { class: 'loading' }, 'Loading what it changes…'));
         try {
@@ -84,6 +100,12 @@ export function render(ctx, route) {
             button.addEventListener('click', () => decide(change, endpoint, label));
             return button;
         });
+        if (ctx.perms().changes && ['open', 'approved', 'scheduled'].includes(change.state)) {
+            const retime = h('button', { type: 'button', class: 'button small', testid: 'change-schedule', data: { item: String(change.id) } },
+                change.applyAt ? 'Change time' : 'Schedule');
+            retime.addEventListener('click', () => schedule(change));
+            buttons.push(retime);
+        }
         const approvals = (change.approvals || []).map((approval) => `${approval.actor}${approval.reason ? ` (${approval.reason})` : ''}`);
         const items = [...(change.flags || []).map((item) => `flag ${item.key}`), ...(change.cohorts || []).map((item) => `cohort ${item.key}`)];
         return h('article', { class: 'change', testid: 'change', data: { id: String(change.id), state: change.state } },

@@ -1,10 +1,45 @@
 // Cohorts of a set: the list, and one cohort with its members, conditions and the flags that use it (the
 // server's `usedBy`).
 
+import { cohortFormValues, cohortFromForm } from '/ui/authoring.js';
+import { formDialog, reviewOf } from '/ui/dialog.js';
 import { h, replaceChildren } from '/ui/dom.js';
 import { conditionText } from '/ui/format.js';
-import { setHeader } from '/ui/layout.js';
+import { loadOnEachVersion, setHeader } from '/ui/layout.js';
 import { hashFor } from '/ui/router.js';
+
+/**
+ * Creates (no `name`) or replaces the cohort `name` of the open set from a dialog, which can propose the change
+ * instead; goes to the cohort's screen once written.
+ */
+async function editCohort(ctx, setName, name, cohort) {
+    const values = cohortFormValues(name ?? '', cohort ?? {});
+    const answers = await formDialog({
+        title: name ? `Edit cohort ${name}` : 'New cohort', confirmLabel: name ? 'Save cohort' : 'Create cohort',
+        review: await ctx.reviewMode(setName),
+        description: 'A unit is in the cohort if it is included, or if it is not excluded and every condition of one group matches.',
+        fields: [
+            name ? null : { name: 'name', label: 'Name', required: true, testid: 'cohort-name-input', hint: 'Lower-case letters, digits, ".", "_" and "-".' },
+            { name: 'description', label: 'Description', value: values.description, testid: 'cohort-description-input' },
+            { name: 'include', label: 'Included units, one per line', type: 'textarea', value: values.include, testid: 'cohort-include-input' },
+            { name: 'exclude', label: 'Excluded units, one per line', type: 'textarea', value: values.exclude, testid: 'cohort-exclude-input' },
+            { name: 'conditions', label: 'Conditions, one per line; a line "or" starts another group', type: 'textarea', rows: 4,
+                value: values.conditions, testid: 'cohort-conditions-input', placeholder: 'country in DE,AT\nor\nplan eq pro' },
+        ].filter(Boolean),
+    });
+    if (!answers) return;
+    const built = cohortFromForm({ ...answers, name: name ?? answers.name });
+    if (built.errors) {
+        ctx.notices.error({ message: 'The cohort was not saved: the form has problems.', problems: built.errors });
+        return;
+    }
+    const written = await ctx.actions.run({
+        endpoint: 'putCohort', params: { set: setName, name: built.name }, body: { cohort: built.cohort, reason: answers.reason || undefined },
+        createOnly: !name, review: reviewOf(answers),
+        done: (a) => `${name ? 'Saved' : 'Created'} cohort ${built.name} (version ${a.version}).`,
+    });
+    if (written && written.changeRequest === undefined && !name) location.hash = hashFor({ name: 'cohort', set: setName, cohort: built.name });
+}
 
 function count(items) {
     return Array.isArray(items) ? items.length : 0;
@@ -24,26 +59,19 @@ function flagLinks(setName, keys) {
     return h('ul', { class: 'inline-list' }, keys.map((key) => h('li', null, h('a', { href: hashFor({ name: 'flag', set: setName, key }) }, key))));
 }
 
-/** Reloads the screen's data whenever the open set moves to a new version (the stream's changes). */
-function onNewVersion(ctx, load) {
-    let last = ctx.store.state.set?.version;
-    ctx.onDispose(ctx.store.subscribe((change) => {
-        const version = ctx.store.state.set?.version;
-        if (change.topic === 'set' && version !== undefined && version !== last) {
-            last = version;
-            load();
-        }
-    }));
-}
-
 /** The cohorts screen of `route.set`. */
 export function render(ctx, route) {
     const setName = route.set;
     const tbody = h('tbody');
     const status = h('p', { class: 'loading' }, 'Loading cohorts…');
+    const create = ctx.perms().cohortActions
+        ? h('div', { class: 'toolbar' }, h('button', { type: 'button', class: 'button', testid: 'cohort-create' }, 'New cohort'))
+        : null;
+    create?.querySelector('button').addEventListener('click', () => editCohort(ctx, setName, null, null));
     const node = h('section', { class: 'screen' },
         setHeader(ctx, route),
         h('h2', { tabindex: '-1' }, 'Cohorts'),
+        create,
         status,
         h('div', { class: 'table-scroll' }, h('table', { class: 'data stack' },
             h('thead', null, h('tr', null, ['Cohort', 'Description', 'Members', 'Used by'].map((name) => h('th', { scope: 'col' }, name)))),
@@ -70,9 +98,22 @@ export function render(ctx, route) {
             if (error.status !== 401) ctx.notices.error(error);
         }
     }
-    onNewVersion(ctx, load);
-    load();
+    loadOnEachVersion(ctx, load);
     return { node, title: `Cohorts · ${setName}` };
+}
+
+/** Deletes the cohort `name` (the server refuses while a flag uses it, naming the flag); can propose it instead. */
+async function deleteCohort(ctx, setName, name) {
+    const values = await formDialog({
+        title: `Delete cohort ${name}?`, confirmLabel: 'Delete cohort', danger: true, review: await ctx.reviewMode(setName),
+        description: 'A cohort that a flag still uses cannot be deleted: the server names the flag.',
+    });
+    if (!values) return;
+    const deleted = await ctx.actions.run({
+        endpoint: 'deleteCohort', params: { set: setName, name }, query: { reason: values.reason || undefined },
+        review: reviewOf(values), done: (a) => `Deleted cohort ${name} (version ${a.version}).`,
+    });
+    if (deleted && deleted.changeRequest === undefined) location.hash = hashFor({ name: 'cohorts', set: setName });
 }
 
 function unitList(title, units, testid) {
@@ -95,7 +136,16 @@ export function renderCohort(ctx, route) {
             const answer = await ctx.api.get('getCohort', { set: setName, name: route.cohort });
             const cohort = answer.json.cohort || {};
             const groups = Array.isArray(cohort.groups) ? cohort.groups : [];
+            let toolbar = null;
+            if (ctx.perms().cohortActions) {
+                const editButton = h('button', { type: 'button', class: 'button', testid: 'cohort-edit' }, 'Edit');
+                const deleteButton = h('button', { type: 'button', class: 'button danger', testid: 'cohort-delete' }, 'Delete');
+                editButton.addEventListener('click', () => editCohort(ctx, setName, route.cohort, cohort));
+                deleteButton.addEventListener('click', () => deleteCohort(ctx, setName, route.cohort));
+                toolbar = h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Cohort actions' }, editButton, deleteButton);
+            }
             replaceChildren(body,
+                toolbar,
                 cohort.description ? h('p', { class: 'description' }, cohort.description) : null,
                 h('p', { class: 'muted' }, 'A unit is in the cohort if it is included, or if it is not excluded and all conditions of any one group match.'),
                 unitList('Included units', cohort.include, 'cohort-include'),
@@ -112,7 +162,6 @@ export function renderCohort(ctx, route) {
             if (error.status !== 401 && error.status !== 404) ctx.notices.error(error);
         }
     }
-    onNewVersion(ctx, load);
-    load();
+    loadOnEachVersion(ctx, load);
     return { node, title: `${route.cohort} · ${setName}` };
 }

@@ -1,7 +1,7 @@
 // Compare the open set with another: the flags and cohorts that differ, side by side, and promoting one flag's
 // configuration from the other set into this one.
 
-import { formDialog } from '/ui/dialog.js';
+import { formDialog, reviewOf } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren } from '/ui/dom.js';
 import { setHeader } from '/ui/layout.js';
@@ -33,14 +33,15 @@ export function render(ctx, route) {
         const values = await formDialog({
             title: `Promote ${key} from ${other} into ${setName}?`,
             description: `Copies the flag's configuration in ${other} over the one in ${setName}.`,
-            confirmLabel: 'Promote',
+            confirmLabel: 'Promote', review: await ctx.reviewMode(setName),
             fields: [{ name: 'withCohorts', label: `Also copy the cohorts it uses that ${setName} lacks or has differently`, type: 'checkbox', testid: 'promote-with-cohorts' }],
         });
         if (!values) return;
         const answer = await ctx.actions.run({
             endpoint: 'promote', params: { set: setName, key },
             body: { from: other, withCohorts: values.withCohorts, reason: values.reason || undefined },
-            refetch: values.withCohorts, done: (a) => `Promoted ${key} from ${other} (version ${a.version}).`,
+            refetch: values.withCohorts, review: reviewOf(values),
+            done: (a) => `Promoted ${key} from ${other} (version ${a.version}).`,
         });
         if (answer) load();
     }

@@ -33,7 +33,8 @@ function flagActions(ctx, setName, key) {
     const params = { set: setName, key };
     const flag = () => ctx.store.state.set.flags[key];
     // Every action writes the set: its dialog offers to propose it instead (docs/reviews.md).
-    const ask = (spec) => formDialog({ ...spec, review: true });
+    // Kills and restores are never held for review: they offer proposing, never demand it.
+    const ask = async (spec, { exempt = false } = {}) => formDialog({ ...spec, review: exempt ? true : await ctx.reviewMode(setName) });
     const run = (options, values) => ctx.actions.run({ ...options, review: reviewOf(values) });
     const reasonQuery = (reason, extra = {}) => ({ ...extra, reason: reason || undefined });
 
@@ -43,7 +44,7 @@ function flagActions(ctx, setName, key) {
                 title: `Kill ${key}?`,
                 description: `Everyone gets the kill value ${valueText(flag().killValue)} at once, open sessions included, until someone restores the flag.`,
                 reason: 'required', confirmLabel: 'Kill', danger: true,
-            });
+            }, { exempt: true });
             if (!values) return;
             const answer = await run({ endpoint: 'kill', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Killed ${key} (version ${a.version}).` }, values);
             if (answer && answer.changed !== false) await showPropagation(ctx, { set: setName, key, version: answer.version });
@@ -52,7 +53,7 @@ function flagActions(ctx, setName, key) {
             const values = await ask({
                 title: `Restore ${key}?`, description: 'The flag serves its default and targeting again.',
                 reason: 'required', confirmLabel: 'Restore',
-            });
+            }, { exempt: true });
             if (values) await run({ endpoint: 'restore', params, body: { reason: values.reason }, ifMatch: false, done: (a) => `Restored ${key} (version ${a.version}).` }, values);
         },
         async setDefault() {
@@ -192,6 +193,18 @@ function flagActions(ctx, setName, key) {
             const values = await ask({ title: `Archive ${key}?`, description: 'An archived flag is not served: clients fall back to their compiled-in default.', confirmLabel: 'Archive', danger: true });
             if (values) await run({ endpoint: 'archive', params, body: { reason: values.reason || undefined }, done: (a) => `Archived ${key} (version ${a.version}).` }, values);
         },
+        async remove() {
+            const values = await ask({
+                title: `Delete ${key}?`, confirmLabel: 'Delete flag', danger: true,
+                description: 'The flag leaves the set: clients fall back to their compiled-in default. The history keeps it.',
+            });
+            if (!values) return;
+            const deleted = await ctx.actions.run({
+                endpoint: 'deleteFlag', params, query: reasonQuery(values.reason), review: reviewOf(values),
+                done: (a) => `Deleted ${key} (version ${a.version}).`,
+            });
+            if (deleted && deleted.changeRequest === undefined) location.hash = hashFor({ name: 'flags', set: setName });
+        },
         async unarchive() {
             const values = await ask({ title: `Unarchive ${key}?`, confirmLabel: 'Unarchive' });
             if (values) await run({ endpoint: 'unarchive', params, body: { reason: values.reason || undefined }, done: (a) => `Unarchived ${key} (version ${a.version}).` }, values);
@@ -307,7 +320,8 @@ function content(ctx, route, usage, pending) {
         actionButton('action-expire', 'Expire', () => actions.expire()),
         flag.archived === true
             ? actionButton('action-unarchive', 'Unarchive', () => actions.unarchive())
-            : actionButton('action-archive', 'Archive', () => actions.archive())) : null;
+            : actionButton('action-archive', 'Archive', () => actions.archive()),
+        actionButton('action-delete', 'Delete', () => actions.remove(), { danger: true })) : null;
 
     const notices = [];
     if (flag.killed === true) notices.push(h('p', { class: 'notice killed' }, 'Killed: everyone gets the kill value ', valueCode(flag.killValue), '.'));

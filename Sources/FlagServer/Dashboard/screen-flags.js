@@ -3,11 +3,13 @@
 // `document.body.dataset.lastRenderMs`, for the browser tests' budget (1,000 flags in 200 ms). What clients report
 // (last evaluated, evaluations per day) arrives once, after the rows, and fills their usage cells.
 
+import { FLAG_KINDS, FLAG_TYPES, flagFromForm } from '/ui/authoring.js';
+import { formDialog, reviewOf } from '/ui/dialog.js';
 import { h, replaceChildren } from '/ui/dom.js';
 import { indexFlag, kinds, matches, normalizeFilter, owners, percentAt, QUIET_STATE, rolloutPhase } from '/ui/flagmodel.js';
 import { percentText } from '/ui/format.js';
 import { hashFor } from '/ui/router.js';
-import { expiryText, formatUTC } from '/ui/time.js';
+import { expiryText, formatUTC, localInputToISO } from '/ui/time.js';
 import { setHeader } from '/ui/layout.js';
 import { loadUsage, USAGE_DAYS, usageCellContent } from '/ui/usageview.js';
 
@@ -59,6 +61,41 @@ function select(id, label, testid, choices, preset) {
     return { element, preset: preset || '', wrapper: h('div', { class: 'field' }, h('label', { for: id }, label), element) };
 }
 
+/**
+ * A new flag of the open set from a dialog (type, kind, default, kill value, description, owner, expiry), which can
+ * propose it instead; goes to the flag once written. Without an expiry, a release or experiment flag gets its kind's
+ * lifetime from the server.
+ */
+async function createFlag(ctx, setName) {
+    const values = await formDialog({
+        title: 'New flag', confirmLabel: 'Create flag', review: await ctx.reviewMode(setName),
+        fields: [
+            { name: 'key', label: 'Key', required: true, testid: 'flag-key-input', hint: 'Lower-case letters, digits, ".", "_" and "-", as the code names it.' },
+            { name: 'type', label: 'Type', type: 'select', options: FLAG_TYPES, value: 'bool', testid: 'flag-type-select' },
+            { name: 'kind', label: 'Kind', type: 'select', options: FLAG_KINDS, value: 'release', testid: 'flag-kind-select' },
+            { name: 'default', label: 'Default value', required: true, value: 'false', testid: 'flag-default-input',
+                hint: 'true/false, a number, the text itself for a string flag, or JSON.' },
+            { name: 'killValue', label: 'Kill value (optional)', testid: 'flag-kill-input' },
+            { name: 'description', label: 'Description', testid: 'flag-description-input' },
+            { name: 'owner', label: 'Owner', testid: 'flag-owner-input' },
+            { name: 'expiresAt', label: 'Expires (optional, your local time)', type: 'datetime-local', testid: 'flag-expires-input',
+                hint: 'Left empty, a release flag expires in 42 days and an experiment in 90.' },
+        ],
+    });
+    if (!values) return;
+    const expiresAt = values.expiresAt ? localInputToISO(values.expiresAt) : '';
+    const built = flagFromForm({ ...values, expiresAt });
+    if (built.errors) {
+        ctx.notices.error({ message: 'The flag was not created: the form has problems.', problems: built.errors });
+        return;
+    }
+    const written = await ctx.actions.run({
+        endpoint: 'putFlag', params: { set: setName, key: built.key }, body: { flag: built.flag, reason: values.reason || undefined },
+        createOnly: true, review: reviewOf(values), done: (a) => `Created ${built.key} (version ${a.version}).`,
+    });
+    if (written && written.changeRequest === undefined) location.hash = hashFor({ name: 'flag', set: setName, key: built.key });
+}
+
 /** The flags screen of `route.set`; `route.query` may preset `q`, `kind`, `state`, `owner`. */
 export function render(ctx, route) {
     const setName = route.set;
@@ -73,9 +110,14 @@ export function render(ctx, route) {
     const tbody = h('tbody');
     const empty = h('p', { class: 'empty', hidden: true }, 'No flag matches.');
     const usageNote = h('p', { class: 'muted small', testid: 'usage-note' }, 'Loading what clients report…');
+    const create = ctx.perms().flagActions
+        ? h('div', { class: 'toolbar' }, h('button', { type: 'button', class: 'button', testid: 'flag-create' }, 'New flag'))
+        : null;
+    create?.querySelector('button').addEventListener('click', () => createFlag(ctx, setName));
     const node = h('section', { class: 'screen' },
         setHeader(ctx, route),
         h('h2', { tabindex: '-1' }, 'Flags'),
+        create,
         h('div', { class: 'filters', role: 'search' },
             h('div', { class: 'field grow' }, h('label', { for: 'flag-search' }, 'Search'), search),
             kind.wrapper, state.wrapper, owner.wrapper),

@@ -1,6 +1,6 @@
 // The versions of a set: who changed what and why; pick two to see them side by side; roll back to one.
 
-import { formDialog } from '/ui/dialog.js';
+import { formDialog, reviewOf } from '/ui/dialog.js';
 import { diffListElement } from '/ui/diffview.js';
 import { h, replaceChildren, timeElement } from '/ui/dom.js';
 import { actionVerb } from '/ui/format.js';
@@ -65,13 +65,13 @@ export function render(ctx, route) {
         const values = await formDialog({
             title: `Roll ${setName} back to version ${version}?`,
             description: `Makes a new version whose flags and cohorts are those of version ${version}. Nothing is deleted: the history keeps every version.`,
-            confirmLabel: 'Roll back', danger: true,
+            confirmLabel: 'Roll back', danger: true, review: await ctx.reviewMode(setName),
         });
         if (!values) return;
         // The set's new version reloads this list (the store subscription below).
         await ctx.actions.run({
             endpoint: 'rollback', params: { set: setName }, body: { version, reason: values.reason || undefined },
-            refetch: true, done: (a) => `Rolled ${setName} back to version ${version} (now version ${a.version}).`,
+            refetch: true, review: reviewOf(values), done: (a) => `Rolled ${setName} back to version ${version} (now version ${a.version}).`,
         });
     }
 

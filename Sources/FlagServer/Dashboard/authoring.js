@@ -1,0 +1,112 @@
+// Flags and cohorts as the dashboard's forms write them: form values in, the document's JSON out (SPEC §3), or the
+// problems, each with the path the server would name. The server checks everything again; these checks only spare a
+// round trip for what a form can see. Pure.
+
+import { conditionText, parseConditions } from '/ui/format.js';
+
+/** The flag types and kinds the server knows (FlagCore's `FlagType.known`, `FlagKind.known`). */
+export const FLAG_TYPES = ['bool', 'int', 'double', 'string', 'json'];
+export const FLAG_KINDS = ['release', 'experiment', 'ops', 'kill-switch', 'permission'];
+
+/** The text of a value typed into a form, read as a value of `type`: `{value}` or `{error}`. */
+export function typedValue(text, type) {
+    const trimmed = String(text ?? '').trim();
+    switch (type) {
+        case 'bool':
+            if (trimmed === 'true' || trimmed === 'false') return { value: trimmed === 'true' };
+            return { error: `is not true or false: "${trimmed}"` };
+        case 'int':
+            if (/^-?\d+$/.test(trimmed) && Number.isSafeInteger(Number(trimmed))) return { value: Number(trimmed) };
+            return { error: `is not a whole number: "${trimmed}"` };
+        case 'double':
+            if (trimmed !== '' && Number.isFinite(Number(trimmed))) return { value: Number(trimmed) };
+            return { error: `is not a number: "${trimmed}"` };
+        case 'string':
+            return { value: String(text ?? '') };
+        case 'json':
+            try {
+                return { value: JSON.parse(trimmed) };
+            } catch {
+                return { error: 'is not JSON' };
+            }
+        default:
+            return { error: `has an unknown type "${type}"` };
+    }
+}
+
+/**
+ * A new flag from the create form's values (`key`, `type`, `kind`, `default`, `killValue`, `description`,
+ * `owner`, `expiresAt` as an ISO time or empty): `{key, flag}` or `{errors: [{path, message}]}`.
+ */
+export function flagFromForm(values) {
+    const key = String(values.key ?? '').trim();
+    const errors = [];
+    const path = `flags.${key || '(key)'}`;
+    if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(key)) {
+        errors.push({ path: 'key', message: 'a key is lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
+    }
+    if (!FLAG_TYPES.includes(values.type)) errors.push({ path: `${path}.type`, message: `the type must be one of ${FLAG_TYPES.join(', ')}` });
+    const flag = { type: values.type, kind: values.kind };
+    const value = typedValue(values.default, values.type);
+    if (value.error) errors.push({ path: `${path}.default`, message: `the default ${value.error}` });
+    else flag.default = value.value;
+    if (String(values.killValue ?? '').trim() !== '') {
+        const kill = typedValue(values.killValue, values.type);
+        if (kill.error) errors.push({ path: `${path}.killValue`, message: `the kill value ${kill.error}` });
+        else flag.killValue = kill.value;
+    }
+    for (const member of ['description', 'owner']) {
+        const text = String(values[member] ?? '').trim();
+        if (text) flag[member] = text;
+    }
+    if (values.expiresAt) flag.expiresAt = values.expiresAt;
+    return errors.length ? { errors } : { key, flag };
+}
+
+/** A list typed one per line or separated by commas, without empties. */
+function units(text) {
+    return String(text ?? '').split(/[\n,]/).map((unit) => unit.trim()).filter((unit) => unit !== '');
+}
+
+/**
+ * A cohort from the form's values (`name`, `description`, `include`, `exclude`, `conditions`: one condition per line,
+ * all of a group must match, groups separated by a line `or`): `{name, cohort}` or `{errors: [{path, message}]}`.
+ */
+export function cohortFromForm(values) {
+    const name = String(values.name ?? '').trim();
+    const errors = [];
+    if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(name)) {
+        errors.push({ path: 'name', message: 'a name is lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
+    }
+    const cohort = {};
+    const description = String(values.description ?? '').trim();
+    if (description) cohort.description = description;
+    const include = units(values.include);
+    const exclude = units(values.exclude);
+    if (include.length) cohort.include = include;
+    if (exclude.length) cohort.exclude = exclude;
+    const groups = [];
+    const blocks = String(values.conditions ?? '').split(/^\s*or\s*$/m);
+    for (const [index, block] of blocks.entries()) {
+        if (block.trim() === '') continue;
+        const parsed = parseConditions(block);
+        if (parsed.errors) {
+            for (const message of parsed.errors) errors.push({ path: `cohorts.${name}.groups[${index}]`, message });
+        } else {
+            groups.push(parsed.conditions);
+        }
+    }
+    if (groups.length) cohort.groups = groups;
+    return errors.length ? { errors } : { name, cohort };
+}
+
+/** The form's values for editing `cohort` (the inverse of cohortFromForm). */
+export function cohortFormValues(name, cohort) {
+    return {
+        name,
+        description: cohort.description ?? '',
+        include: (cohort.include || []).join('\n'),
+        exclude: (cohort.exclude || []).join('\n'),
+        conditions: (cohort.groups || []).map((group) => group.map(conditionText).join('\n')).join('\nor\n'),
+    };
+}
