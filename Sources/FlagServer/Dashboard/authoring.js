@@ -1,5 +1,5 @@
 // Flags and cohorts as the dashboard's forms write them: form values in, the document's JSON out (SPEC §3), or the
-// problems, each with the path the server would name. The server checks everything again; these checks only spare a
+// problems, each with the form's field it concerns and the path the server would name. The server checks everything again; these checks only spare a
 // round trip for what a form can see. Pure.
 
 import { conditionText, parseConditions } from '/ui/format.js';
@@ -43,16 +43,16 @@ export function flagFromForm(values) {
     const errors = [];
     const path = `flags.${key || '(key)'}`;
     if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(key)) {
-        errors.push({ path: 'key', message: 'a key is lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
+        errors.push({ field: 'key', path: 'key', message: 'a key is lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
     }
-    if (!FLAG_TYPES.includes(values.type)) errors.push({ path: `${path}.type`, message: `the type must be one of ${FLAG_TYPES.join(', ')}` });
+    if (!FLAG_TYPES.includes(values.type)) errors.push({ field: 'type', path: `${path}.type`, message: `the type must be one of ${FLAG_TYPES.join(', ')}` });
     const flag = { type: values.type, kind: values.kind };
     const value = typedValue(values.default, values.type);
-    if (value.error) errors.push({ path: `${path}.default`, message: `the default ${value.error}` });
+    if (value.error) errors.push({ field: 'default', path: `${path}.default`, message: `the default ${value.error}` });
     else flag.default = value.value;
     if (String(values.killValue ?? '').trim() !== '') {
         const kill = typedValue(values.killValue, values.type);
-        if (kill.error) errors.push({ path: `${path}.killValue`, message: `the kill value ${kill.error}` });
+        if (kill.error) errors.push({ field: 'killValue', path: `${path}.killValue`, message: `the kill value ${kill.error}` });
         else flag.killValue = kill.value;
     }
     for (const member of ['description', 'owner']) {
@@ -76,7 +76,7 @@ export function cohortFromForm(values) {
     const name = String(values.name ?? '').trim();
     const errors = [];
     if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(name)) {
-        errors.push({ path: 'name', message: 'a name is lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
+        errors.push({ field: 'name', path: 'name', message: 'a name is lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
     }
     const cohort = {};
     const description = String(values.description ?? '').trim();
@@ -91,7 +91,7 @@ export function cohortFromForm(values) {
         if (block.trim() === '') continue;
         const parsed = parseConditions(block);
         if (parsed.errors) {
-            for (const message of parsed.errors) errors.push({ path: `cohorts.${name}.groups[${index}]`, message });
+            for (const message of parsed.errors) errors.push({ field: 'conditions', path: `cohorts.${name}.groups[${index}]`, message });
         } else {
             groups.push(parsed.conditions);
         }

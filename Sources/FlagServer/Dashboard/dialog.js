@@ -86,8 +86,10 @@ export function reviewOf(values) {
  * datetime-local), options, value, required, hint, placeholder, testid, when(values)}`; a field whose `when`
  * answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`. `review: true` adds
  * the fields that propose the write instead (`reviewOf`); `review: 'required'` makes proposing the only choice.
+ * `check(values)` answers the form's problems, `[{field, message}]`: each shows under its field and the form stays
+ * open until there are none.
  */
-export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional', review = false }) {
+export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional', review = false, check = null }) {
     return new Promise((resolve) => {
         const opener = document.activeElement;
         // A live update may re-render the screen while the dialog is open: find the opener's replacement then.
@@ -131,8 +133,26 @@ export function formDialog({ title, description, fields = [], confirmLabel = 'Co
         let result = null;
         form.addEventListener('input', refresh);
         form.addEventListener('change', refresh);
+        /** Shows each of `problems` (`{field, message}`) under its field; the form stays open. */
+        const showProblems = (problems) => {
+            for (const old of form.querySelectorAll('.field-error')) old.remove();
+            for (const item of built) for (const input of item.inputs) input.removeAttribute('aria-invalid');
+            for (const problem of problems) {
+                const item = built.find((candidate) => candidate.spec.name === problem.field) || built[0];
+                const note = h('small', { class: 'field-error', role: 'alert', testid: 'field-error', data: { field: problem.field ?? '' } }, problem.message);
+                item.wrapper.appendChild(note);
+                item.inputs[0].setAttribute('aria-invalid', 'true');
+            }
+            const firstBad = built.find((item) => item.inputs[0].getAttribute('aria-invalid') === 'true');
+            if (firstBad) firstBad.inputs[0].focus();
+        };
         form.addEventListener('submit', (event) => {
             event.preventDefault();
+            const problems = check ? check(values()) : [];
+            if (problems.length) {
+                showProblems(problems);
+                return;
+            }
             result = values();
             dialog.close();
         });

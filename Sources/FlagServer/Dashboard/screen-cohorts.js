@@ -26,13 +26,10 @@ async function editCohort(ctx, setName, name, cohort) {
             { name: 'conditions', label: 'Conditions, one per line; a line "or" starts another group', type: 'textarea', rows: 4,
                 value: values.conditions, testid: 'cohort-conditions-input', placeholder: 'country in DE,AT\nor\nplan eq pro' },
         ].filter(Boolean),
+        check: (form) => cohortFromForm({ ...form, name: name ?? form.name }).errors ?? [],
     });
     if (!answers) return;
     const built = cohortFromForm({ ...answers, name: name ?? answers.name });
-    if (built.errors) {
-        ctx.notices.error({ message: 'The cohort was not saved: the form has problems.', problems: built.errors });
-        return;
-    }
     const written = await ctx.actions.run({
         endpoint: 'putCohort', params: { set: setName, name: built.name }, body: { cohort: built.cohort, reason: answers.reason || undefined },
         createOnly: !name, review: reviewOf(answers),

@@ -67,6 +67,7 @@ function select(id, label, testid, choices, preset) {
  * lifetime from the server.
  */
 async function createFlag(ctx, setName) {
+    const read = (form) => flagFromForm({ ...form, expiresAt: form.expiresAt ? localInputToISO(form.expiresAt) : '' });
     const values = await formDialog({
         title: 'New flag', confirmLabel: 'Create flag', review: await ctx.reviewMode(setName),
         fields: [
@@ -81,14 +82,10 @@ async function createFlag(ctx, setName) {
             { name: 'expiresAt', label: 'Expires (optional, your local time)', type: 'datetime-local', testid: 'flag-expires-input',
                 hint: 'Left empty, a release flag expires in 42 days and an experiment in 90.' },
         ],
+        check: (form) => read(form).errors ?? [],
     });
     if (!values) return;
-    const expiresAt = values.expiresAt ? localInputToISO(values.expiresAt) : '';
-    const built = flagFromForm({ ...values, expiresAt });
-    if (built.errors) {
-        ctx.notices.error({ message: 'The flag was not created: the form has problems.', problems: built.errors });
-        return;
-    }
+    const built = read(values);
     const written = await ctx.actions.run({
         endpoint: 'putFlag', params: { set: setName, key: built.key }, body: { flag: built.flag, reason: values.reason || undefined },
         createOnly: true, review: reviewOf(values), done: (a) => `Created ${built.key} (version ${a.version}).`,

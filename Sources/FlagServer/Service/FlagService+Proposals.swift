@@ -242,25 +242,22 @@ extension FlagService {
         var edit = SetEdit()
         for (item, change) in proposal.items {
             let path = "\(item.kind == .flag ? "flags" : "cohorts").\(item.key)"
-            switch item.kind {
-            case .flag:
-                guard let bytes = change.after else {
-                    edit.flags[item.key] = .some(nil)
-                    continue
+            do {
+                switch (item.kind, change.after) {
+                case (.flag, nil): edit.flags[item.key] = .some(nil)
+                case (.cohort, nil): edit.cohorts[item.key] = .some(nil)
+                case (.flag, let bytes?):
+                    let (flag, problems) = try Flag.decode(bytes, key: item.key)
+                    guard let flag else { throw StoreError.corrupt("\(problems)") }
+                    edit.flags[item.key] = flag
+                case (.cohort, let bytes?):
+                    let (cohort, problems) = try Cohort.decode(bytes)
+                    guard let cohort else { throw StoreError.corrupt("\(problems)") }
+                    edit.cohorts[item.key] = cohort
                 }
-                guard let flag = try? Flag.decode(bytes, key: item.key).0 else {
-                    throw ServiceError.corrupt("change request \(proposal.id) holds an unreadable \(path)")
-                }
-                edit.flags[item.key] = flag
-            case .cohort:
-                guard let bytes = change.after else {
-                    edit.cohorts[item.key] = .some(nil)
-                    continue
-                }
-                guard let cohort = try? Cohort.decode(bytes).0 else {
-                    throw ServiceError.corrupt("change request \(proposal.id) holds an unreadable \(path)")
-                }
-                edit.cohorts[item.key] = cohort
+            } catch {
+                throw ServiceError.corrupt(
+                    "change request \(proposal.id) holds an unreadable \(path) (\(error)); withdraw it and propose it again")
             }
         }
         return edit
