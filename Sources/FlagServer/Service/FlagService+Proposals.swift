@@ -257,7 +257,8 @@ extension FlagService {
                 }
             } catch {
                 throw ServiceError.corrupt(
-                    "change request \(proposal.id) holds an unreadable \(path) (\(error)); withdraw it and propose it again")
+                    "change request \(proposal.id) holds an unreadable \(path) (\(error)); withdraw it and propose it again"
+                )
             }
         }
         return edit
