@@ -19,7 +19,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let asQuery = choice & 0x80 != 0
     let body = asQuery ? [] : payload
     let query = asQuery ? queryItems(payload) : [:]
-    switch Int(choice & 0x7F) % 20 {
+    switch Int(choice & 0x7F) % 24 {
     case 0: request(ChangeRequest.self, body, query)
     case 1: request(PutFlagRequest.self, body, query)
     case 2: request(RolloutRequest.self, body, query)
@@ -39,6 +39,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 16: answer(PropagationAnswer.self, payload)
     case 17: answer(SetList.self, payload)
     case 18: answer(ImportAnswer.self, payload)
+    case 19: request(ScheduleRequest.self, body, query)
+    case 20: request(ChangeListQuery.self, body, query)
+    case 21: answer(ChangeAnswer.self, payload)
+    case 22: answer(ChangeList.self, payload)
     default: answer(SettingsAnswer.self, payload)
     }
     return 0
