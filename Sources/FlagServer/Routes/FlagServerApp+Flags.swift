@@ -165,10 +165,7 @@ extension FlagServerApp {
     /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
     func deleteItem(_ call: Call, _ request: ChangeRequest, _ item: ItemKey) throws -> Reply<MutationResult> {
         let set = call.set
-        var note = ChangeNote(
-            actor: call.actor, action: "\(item.kind.rawValue).delete", subject: item.key, reason: request.reason)
-        note.proposal = try call.proposalDraft()
-        try exemptFromReview(&note, call)
+        let note = try note(call, request, "\(item.kind.rawValue).delete", subject: item.key)
         let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
             guard current.bytes(of: item) != nil else { throw Self.noItem(item, set) }
             switch item.kind {

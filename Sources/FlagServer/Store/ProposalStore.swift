@@ -164,17 +164,15 @@ package struct ProposalStore: Sendable {
                 }
                 condition = parameters.isEmpty ? " AND 1 = 0" : " AND state IN (\(parameters.joined(separator: ", ")))"
             }
-            let ids = try db.rows(
-                "SELECT id FROM change_request WHERE set_name = $1\(condition) ORDER BY id DESC LIMIT $2", arguments
-            ) { try $0.int(0) }
-            return try ids.compactMap { try Self.read(id: $0, set: set, db) }
+            return try Self.read(
+                where: "set_name = $1\(condition) ORDER BY id DESC LIMIT $2", arguments, set: set, db)
         }
     }
 
     /// One change request of the set, or `nil`.
     package func proposal(set: String, id: Int) throws -> StoredProposal? {
         try database.reading("reading change request \(id) of \"\(set)\"") { db in
-            try Self.read(id: id, set: set, db)
+            try Self.read(where: "set_name = $1 AND id = $2", [.text(set), .integer(id)], set: set, db).first
         }
     }
 
@@ -243,57 +241,74 @@ package struct ProposalStore: Sendable {
 
     private static func bytes(_ bytes: [UInt8]?) -> SQLValue { bytes.map { .bytes($0) } ?? .null }
 
-    /// The change request `id` of `set`, with its items and approvals, or `nil`.
-    private static func read(id: Int, set: String, _ db: any SQLExecutor) throws -> StoredProposal? {
+    /// The change requests of `set` that `condition` selects (in its order, with its limit; `arguments` bind its
+    /// parameters), each with its items and approvals: three queries, however many requests.
+    private static func read(
+        where condition: String, _ arguments: [SQLValue], set: String, _ db: any SQLExecutor
+    ) throws -> [StoredProposal] {
         let time = db.dialect.microseconds
-        let found = try db.firstRow(
+        let proposals = try db.rows(
             """
-            SELECT title, author, reason, allow_incompatible, base_version, \(time("created_at")), state, decided_by,
-                \(time("decided_at")), decision_reason, applied_version, failure, \(time("apply_at"))
-            FROM change_request WHERE id = $1 AND set_name = $2
+            SELECT id, title, author, reason, allow_incompatible, base_version, \(time("created_at")), state,
+                decided_by, \(time("decided_at")), decision_reason, applied_version, failure, \(time("apply_at"))
+            FROM change_request WHERE \(condition)
             """,
-            [.integer(id), .text(set)]
+            arguments
         ) { row -> StoredProposal in
-            let stateText = try row.text(6)
+            let id = try row.int(0)
+            let stateText = try row.text(7)
             guard let state = StoredProposal.State(rawValue: stateText) else {
                 throw StoreError.corrupt("change request \(id) has the unknown state \"\(stateText)\"")
             }
             var proposal = StoredProposal(
-                set: set, title: try row.text(0), author: try row.text(1), reason: try row.optionalText(2),
-                allowIncompatible: try row.int(3) != 0, baseVersion: try row.int(4), createdAt: try row.date(5),
+                set: set, title: try row.text(1), author: try row.text(2), reason: try row.optionalText(3),
+                allowIncompatible: try row.int(4) != 0, baseVersion: try row.int(5), createdAt: try row.date(6),
                 items: [:])
             proposal.id = id
             proposal.state = state
-            proposal.decidedBy = try row.optionalText(7)
-            proposal.decidedAt = try row.optionalDate(8)
-            proposal.decisionReason = try row.optionalText(9)
-            proposal.appliedVersion = try row.optionalInt(10)
-            proposal.failure = try row.optionalText(11)
-            proposal.applyAt = try row.optionalDate(12)
+            proposal.decidedBy = try row.optionalText(8)
+            proposal.decidedAt = try row.optionalDate(9)
+            proposal.decisionReason = try row.optionalText(10)
+            proposal.appliedVersion = try row.optionalInt(11)
+            proposal.failure = try row.optionalText(12)
+            proposal.applyAt = try row.optionalDate(13)
             return proposal
         }
-        guard var proposal = found else { return nil }
-        let items = try db.rows(
-            "SELECT kind, item_key, before, after FROM change_request_item WHERE change_id = $1", [.integer(id)]
-        ) { row -> (ItemKey, ProposedItem) in
-            let kindText = try row.text(0)
+        guard !proposals.isEmpty else { return [] }
+        let ids = db.dialect.integerList(proposals.map(\.id))
+        var items: [Int: [ItemKey: ProposedItem]] = [:]
+        _ = try db.rows(
+            """
+            SELECT change_id, kind, item_key, before, after FROM change_request_item
+            WHERE change_id \(db.dialect.isIn(list: 1))
+            """,
+            [ids]
+        ) { row in
+            let id = try row.int(0)
+            let kindText = try row.text(1)
             guard let kind = ItemKind(rawValue: kindText) else {
                 throw StoreError.corrupt("change request \(id) has an item of the unknown kind \"\(kindText)\"")
             }
-            return (
-                ItemKey(kind, try row.text(1)),
-                ProposedItem(before: try row.optionalBytes(2), after: try row.optionalBytes(3))
-            )
+            items[id, default: [:]][ItemKey(kind, try row.text(2))] = ProposedItem(
+                before: try row.optionalBytes(3), after: try row.optionalBytes(4))
         }
-        proposal.items = Dictionary(items, uniquingKeysWith: { first, _ in first })
-        proposal.approvals = try db.rows(
+        var approvals: [Int: [ProposalApproval]] = [:]
+        _ = try db.rows(
             """
-            SELECT actor, \(time("time")), reason FROM change_request_approval WHERE change_id = $1
-            ORDER BY time, actor
+            SELECT change_id, actor, \(time("time")), reason FROM change_request_approval
+            WHERE change_id \(db.dialect.isIn(list: 1)) ORDER BY time, actor
             """,
-            [.integer(id)]
-        ) { ProposalApproval(actor: try $0.text(0), time: try $0.date(1), reason: try $0.optionalText(2)) }
-        return proposal
+            [ids]
+        ) { row in
+            approvals[try row.int(0), default: []].append(
+                ProposalApproval(actor: try row.text(1), time: try row.date(2), reason: try row.optionalText(3)))
+        }
+        return proposals.map { proposal in
+            var proposal = proposal
+            proposal.items = items[proposal.id] ?? [:]
+            proposal.approvals = approvals[proposal.id] ?? []
+            return proposal
+        }
     }
 }
 
