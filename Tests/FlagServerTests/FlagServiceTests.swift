@@ -175,7 +175,11 @@ struct FlagServiceTests {
                     "size-\(count)", from: document, note: ChangeNote(actor: "a", action: "set.create"))
                 let stream = harness.start("GET", "/v1/sets/size-\(count)/stream", token: harness.admin)
                 // The put comes from the documents executor; a version published before it would be in the put.
-                #expect(await eventually(timeout: .seconds(30)) { stream.streamBody.count > 0 })
+                // Its bytes may arrive in more than one read: wait for the blank line that ends the event.
+                #expect(
+                    await eventually(timeout: .seconds(30)) {
+                        String(decoding: stream.streamBody, as: UTF8.self).hasSuffix("\n\n")
+                    })
                 let put = stream.streamBody.count
                 let result = try service.mutateFlag(
                     "size-\(count)", "flag-7", note: ChangeNote(actor: "a", action: "flag.kill")
