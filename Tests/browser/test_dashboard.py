@@ -357,10 +357,20 @@ class DashboardTests(unittest.TestCase):
             self.assertFalse(api("GET", "/v1/admin/sets/demo/flags/checkout-button")[2]["flag"]["killed"])
 
     def test_08_every_screen(self):
+        # A change scheduled for the flag shows on its rollout chart's time axis, and in its pending changes.
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 2 * 86400))
+        status, _, proposed = api("POST", "/v1/admin/sets/demo/flags/new-checkout/default?"
+                                  + urllib.parse.urlencode({"propose": "Default on", "at": at}), body={"value": True})
+        self.assertEqual(status, 202)
+        change = proposed["changeRequest"]
         with Browser() as session:
             sign_in(session, tokens["root"])
             open_flag(session, "new-checkout")
+            mark = session.one("chart-change", f'[data-id="{change}"]')
+            self.assertIn(f"#{change}", mark.text)
+            session.one("flag-pending-change", f'[data-id="{change}"]')
             shot(session, "10-flag-rollout-chart", session.one("rollout-chart"))
+            self.assertEqual(api("DELETE", f"/v1/admin/sets/demo/changes/{change}", body={})[0], 200)
             session.one("nav-history").click()
             session.one("history-row")
             picks = session.by_test_id("history-pick")
@@ -694,8 +704,17 @@ class DashboardTests(unittest.TestCase):
             self.assertEqual(session.script("return document.activeElement.dataset.testid;"), "flag-default-input")
             self.assertEqual(api("GET", "/v1/admin/sets/demo/flags/made-in-browser")[0], 404)
             shot(session, "30-new-flag-problem", problem)
+            # What only the server can see lands at its field too: a key that is taken.
+            session.one("flag-key-input").clear()
+            session.one("flag-key-input").type("new-checkout")
             session.one("flag-default-input").clear()
             session.one("flag-default-input").type("3")
+            session.one("confirm").click()
+            taken = session.one("field-error", '[data-field="key"]')
+            self.assertIn("already exists", taken.text)
+            self.assertEqual(api("GET", "/v1/admin/sets/demo/flags/new-checkout")[2]["flag"]["type"], "bool")
+            session.one("flag-key-input").clear()
+            session.one("flag-key-input").type("made-in-browser")
             session.one("flag-owner-input").type("web")
             session.one("confirm").click()
             session.wait(lambda: session.by_test_id("action-delete"), "the new flag's screen")
@@ -706,6 +725,12 @@ class DashboardTests(unittest.TestCase):
             session.one("cohort-create").click()
             session.one("cohort-name-input").type("browser-testers")
             session.one("cohort-include-input").type("u-1\nu-2")
+            session.one("cohort-conditions-input").type("unitID in_cohort no-such-cohort")
+            session.one("confirm").click()
+            missing = session.one("field-error", '[data-field="conditions"]')
+            self.assertIn("no-such-cohort", missing.text)
+            self.assertEqual(api("GET", "/v1/admin/sets/demo/cohorts/browser-testers")[0], 404)
+            session.one("cohort-conditions-input").clear()
             session.one("cohort-conditions-input").type("country in DE,AT")
             session.one("confirm").click()
             session.wait(lambda: session.by_test_id("cohort-include"), "the new cohort's screen")

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dashboardModule } from './dashboard-modules.mjs';
 
-const { cohortFormValues, cohortFromForm, flagFromForm, typedValue } = await dashboardModule('authoring.js');
+const { COHORT_FIELDS, FLAG_FIELDS, cohortFormValues, cohortFromForm, fieldProblems, flagFromForm, typedValue } = await dashboardModule('authoring.js');
 
 test('a typed value is read as the flag\'s type, or says why not', () => {
     assert.deepEqual(typedValue('true', 'bool'), { value: true });
@@ -54,4 +54,32 @@ test('a cohort\'s form reads lists and condition groups, and its values round-tr
     const bad = cohortFromForm({ name: 'qa', conditions: 'country frobs DE' });
     assert.equal(bad.errors[0].path, 'cohorts.qa.groups[0]');
     assert.match(bad.errors[0].message, /unknown operator frobs/);
+});
+
+test('the server\'s refusal of a form lands at the fields it names', () => {
+    const flag = { prefixes: ['flags.beta', 'flag'], fields: FLAG_FIELDS, fallback: 'key' };
+    const refusal = (status, code, problems, path = null) => ({ status, code, message: 'refused', path, problems });
+    assert.deepEqual(fieldProblems(refusal(409, 'already_exists', []), flag), [{ field: 'key', message: 'refused' }]);
+    assert.deepEqual(fieldProblems(refusal(422, 'invalid', [
+        { path: 'flags.beta.default', message: 'must be a bool' },
+        { path: 'flags.beta.rules[0].conditions[1]', message: 'unknown cohort' },
+        { path: 'flag.killValue', message: 'must be a bool' },
+        { path: 'cohorts.vip', message: 'in_cohort cycle' },
+        { path: 'propose', message: 'too long' },
+    ]), flag), [
+        { field: 'default', message: 'must be a bool' },
+        { field: 'key', message: 'flags.beta.rules[0].conditions[1]: unknown cohort' },
+        { field: 'killValue', message: 'must be a bool' },
+        { field: 'key', message: 'cohorts.vip: in_cohort cycle' },
+        { field: 'proposeTitle', message: 'too long' },
+    ]);
+    // Without a list of problems, the error's own path and message.
+    assert.deepEqual(fieldProblems(refusal(400, 'bad_request', [], 'flag.expiresAt'), flag), [{ field: 'expiresAt', message: 'refused' }]);
+    const cohort = { prefixes: ['cohorts.vip', 'cohort'], fields: COHORT_FIELDS, fallback: 'name' };
+    assert.deepEqual(fieldProblems(refusal(422, 'invalid', [{ path: 'cohorts.vip.groups[0][1].cohort', message: 'no cohort "gone"' }]), cohort),
+        [{ field: 'conditions', message: 'groups[0][1].cohort: no cohort "gone"' }]);
+    // What no field can show stays in the banner.
+    for (const error of [refusal(409, 'conflict', []), refusal(403, 'forbidden', []), refusal(422, 'incompatible_clients', [])]) {
+        assert.deepEqual(fieldProblems(error, flag), []);
+    }
 });

@@ -88,6 +88,21 @@ test('the default domain holds every step and now, with a margin', () => {
     }
 });
 
+test('scheduled changes are marks at their times, inside the domain', () => {
+    const steps = scheduleSteps(apple);
+    const later = steps[steps.length - 1].at + 20 * DAY;
+    const chart = rolloutChart({ steps, pausedAt: null }, start + DAY, { marks: [{ at: start + 2 * DAY, id: 3 }, { at: later, id: 4 }] });
+    assert.deepEqual(chart.marks.map((mark) => mark.id), [3, 4]);
+    assert.ok(chart.domain.to > later, 'a change after the last step widens the domain');
+    const [early, late] = chart.marks;
+    assert.ok(early.x > chart.now.x && late.x > early.x && late.x < chart.plot.right);
+    // A fixed percent shows three days either side of now, and further when a change applies later.
+    const now = start;
+    assert.deepEqual(chartDomain({ percent: 30 }, now), { from: now - 3 * DAY, to: now + 3 * DAY });
+    assert.ok(chartDomain({ percent: 30 }, now, [now + 9 * DAY]).to > now + 9 * DAY);
+    assert.deepEqual(rolloutChart({ percent: 30 }, now).marks, []);
+});
+
 test('day ticks are UTC midnights, spaced to at most seven', () => {
     assert.deepEqual(dayTicks(start - 0.5 * DAY, start + 2.5 * DAY), [start, start + DAY, start + 2 * DAY]);
     const many = dayTicks(start, start + 30 * DAY);

@@ -90,8 +90,10 @@ export function createActions({ api, store, live, notices, region, canForce = ()
      * shown). `ifMatch: false` only for kill and restore. `refetch: true` when the answer cannot update the store
      * alone (a promote that copies cohorts). `done(answer)` gives the toast's text. `review` (dialog.js's
      * `reviewOf`) proposes the write instead: nothing changes until the change request is applied.
+     * `problemsAt(error)` places a refusal at a form's fields (authoring.js's `fieldProblems`): when it answers any,
+     * run answers `{problems}` for the form to show, and the banner stays clear.
      */
-    async function run({ endpoint, params, body, query, ifMatch = true, refetch = false, done, review = null, createOnly = false }) {
+    async function run({ endpoint, params, body, query, ifMatch = true, refetch = false, done, review = null, createOnly = false, problemsAt = null }) {
         const set = store.state.set;
         if (!set) return null;
         // Written anyway after a refusal, the change still goes in at the version the person saw.
@@ -130,6 +132,11 @@ export function createActions({ api, store, live, notices, region, canForce = ()
             return answer.json;
         } catch (error) {
             if (error.name === 'AbortError') return null;
+            const problems = problemsAt ? problemsAt(error) : [];
+            if (problems.length) {
+                notices.clearError();
+                return { problems };
+            }
             if (error.status === 409 && error.code === 'conflict') {
                 notices.clearError();
                 await showConflict(set.name, shown, error.currentVersion);

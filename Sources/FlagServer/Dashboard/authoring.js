@@ -110,3 +110,37 @@ export function cohortFormValues(name, cohort) {
         conditions: (cohort.groups || []).map((group) => group.map(conditionText).join('\n')).join('\nor\n'),
     };
 }
+
+/** The create flag form's field of each member of a flag that the server names in a refusal. */
+export const FLAG_FIELDS = {
+    type: 'type', kind: 'kind', default: 'default', killValue: 'killValue', description: 'description', owner: 'owner',
+    expiresAt: 'expiresAt',
+};
+
+/** The cohort form's field of each member of a cohort that the server names in a refusal. */
+export const COHORT_FIELDS = { description: 'description', include: 'include', exclude: 'exclude', groups: 'conditions' };
+
+/**
+ * The server's refusal of a form's write (an ApiError) as problems at the form's fields, `[{field, message}]`, or
+ * none when the banner should show it. A problem at `flags.KEY.default` or at `flag.default` (the request's body)
+ * goes to `fields.default`; one the fields do not name, and a taken key (409 `already_exists`), go to `fallback`,
+ * the key or name field; `reason`, `propose` and `at` go to the reason and review fields. `prefixes` are the paths
+ * of the item: `['flags.new-checkout', 'flag']`.
+ */
+export function fieldProblems(error, { prefixes, fields, fallback }) {
+    // The request's own parameters, which every form with review fields has (dialog.js).
+    const own = { reason: 'reason', propose: 'proposeTitle', at: 'proposeAt' };
+    if (error.status === 409 && error.code === 'already_exists') return [{ field: fallback, message: error.message }];
+    if ((error.status !== 400 && error.status !== 422) || error.code === 'incompatible_clients') return [];
+    const problems = error.problems.length ? error.problems : [{ path: error.path ?? '', message: error.message }];
+    return problems.map((problem) => {
+        const path = problem.path ?? '';
+        if (own[path]) return { field: own[path], message: problem.message };
+        const prefix = prefixes.find((candidate) => path.startsWith(`${candidate}.`));
+        const rest = prefix ? path.slice(prefix.length + 1) : '';
+        const member = /^[A-Za-z]+/.exec(rest)?.[0];
+        const field = member ? fields[member] : undefined;
+        if (!field) return { field: fallback, message: path ? `${path}: ${problem.message}` : problem.message };
+        return { field, message: rest === member ? problem.message : `${rest}: ${problem.message}` };
+    });
+}

@@ -26,13 +26,17 @@ export function chartSummary(rollout, now) {
 
 /**
  * The `<svg data-testid="rollout-chart">` of a flag-level rollout at `now` (ms), drawn `width` units wide: the
- * screen's width on a phone, so that its labels keep a readable size when the SVG scales to its box.
+ * screen's width on a phone, so that its labels keep a readable size when the SVG scales to its box. `changes` are
+ * the flag's scheduled change requests (`{id, title, applyAt}`), each a dashed line at its time labelled `#id`.
  */
-export function rolloutChartElement(rollout, now, width = 640) {
+export function rolloutChartElement(rollout, now, width = 640, changes = []) {
     const narrow = width < 480;
-    const geometry = rolloutChart(chartInput(rollout), now, { width, height: narrow ? 200 : 220, maxTicks: narrow ? 4 : 7 });
+    const marks = changes.map((change) => ({ at: Date.parse(change.applyAt), id: change.id, title: change.title }))
+        .filter((mark) => Number.isFinite(mark.at));
+    const geometry = rolloutChart(chartInput(rollout), now, { width, height: narrow ? 200 : 220, maxTicks: narrow ? 4 : 7, marks });
     const { plot } = geometry;
-    const summary = chartSummary(rollout, now);
+    const scheduled = geometry.marks.map((mark) => ` Change request #${mark.id} applies ${formatUTC(mark.at)}.`).join('');
+    const summary = chartSummary(rollout, now) + scheduled;
     const root = svg('svg', {
         class: 'rollout-chart', testid: 'rollout-chart', viewBox: `0 0 ${geometry.width} ${geometry.height}`,
         role: 'img', 'aria-label': summary, 'data-percent': geometry.now.percent,
@@ -57,6 +61,13 @@ export function rolloutChartElement(rollout, now, width = 640) {
             class: 'label-paused', x: geometry.paused.x, y: Math.max(plot.top + 10, geometry.paused.y - 10),
             'text-anchor': 'middle', text: 'paused',
         }));
+    }
+    for (const mark of geometry.marks) {
+        const group = svg('g', { class: 'change-mark', 'data-testid': 'chart-change', 'data-id': String(mark.id) });
+        group.appendChild(svg('title', { text: `#${mark.id} ${mark.title}: applies ${formatUTC(mark.at)}` }));
+        group.appendChild(svg('line', { class: 'change-line', x1: mark.x, x2: mark.x, y1: plot.top, y2: plot.bottom }));
+        group.appendChild(svg('text', { class: 'label-change', x: mark.x, y: plot.bottom - 4, 'text-anchor': 'middle', text: `#${mark.id}` }));
+        root.appendChild(group);
     }
     root.appendChild(svg('line', { class: 'now-line', x1: geometry.now.x, x2: geometry.now.x, y1: plot.top, y2: plot.bottom, 'data-testid': 'chart-now' }));
     root.appendChild(svg('circle', { class: 'now-dot', cx: geometry.now.x, cy: geometry.now.y, r: 4 }));

@@ -38,12 +38,14 @@ export function stepLine(steps, from, to, initial = 0) {
     return points;
 }
 
-/** The time span the chart shows: every step, now and the pause, plus a margin on both sides. */
-export function chartDomain(rollout, now) {
-    if (typeof rollout.percent === 'number' || !rollout.steps || rollout.steps.length === 0) {
-        return { from: now - 3 * DAY, to: now + 3 * DAY };
-    }
-    const times = [now, ...rollout.steps.map((step) => step.at)];
+/**
+ * The time span the chart shows: every step, now, the pause and the `marks` (times in ms), plus a margin on both
+ * sides; three days either side of now for a fixed percent.
+ */
+export function chartDomain(rollout, now, marks = []) {
+    const fixed = typeof rollout.percent === 'number' || !rollout.steps || rollout.steps.length === 0;
+    const times = fixed ? [now - 3 * DAY, now + 3 * DAY, ...marks] : [now, ...rollout.steps.map((step) => step.at), ...marks];
+    if (fixed) return { from: Math.min(...times), to: Math.max(...times) + (marks.length ? HOUR : 0) };
     if (rollout.pausedAt !== null && rollout.pausedAt !== undefined) {
         times.push(rollout.pausedAt);
         for (const step of projectedSteps(rollout, now)) times.push(step.at);
@@ -77,14 +79,17 @@ export function dayTicks(from, to, max = 7) {
  *   remaining steps as if resumed now) and `paused` (flat from `pausedAt` to now);
  * - `now`: `{x, y, percent}`; `paused`: `{x, y, percent}` or null;
  * - `yTicks` (0, 25, 50, 75, 100 %) and `xTicks` (`{x, t}`, UTC midnights), `plot` (the drawing area), `domain`.
+ * - `marks`: `{x, at, ...}` for each of `options.marks` (`{at, ...}`, `at` in ms), the scheduled changes of the
+ *   flag, which the domain includes.
  * Times outside the domain and percents outside 0–100 are clamped to the plot's edges. `options` may change the
  * size (DEFAULT_SIZE's members), the domain (`from`, `to`) and the number of day ticks (`maxTicks`, 7).
  */
 export function rolloutChart(rollout, now, options = {}) {
     const size = { ...DEFAULT_SIZE, ...options };
+    const marks = options.marks ?? [];
     const domain = options.from !== undefined && options.to !== undefined
         ? { from: options.from, to: options.to }
-        : chartDomain(rollout, now);
+        : chartDomain(rollout, now, marks.map((mark) => mark.at));
     const plot = { left: size.left, right: size.width - size.right, top: size.top, bottom: size.height - size.bottom };
     const span = Math.max(1, domain.to - domain.from);
     const x = (t) => round(plot.left + ((clamp(t, domain.from, domain.to) - domain.from) / span) * (plot.right - plot.left));
@@ -132,5 +137,6 @@ export function rolloutChart(rollout, now, options = {}) {
         paused: paused && { x: x(paused.t), y: y(paused.p), percent: paused.p },
         yTicks: [0, 25, 50, 75, 100].map((p) => ({ y: y(p), percent: p })),
         xTicks: dayTicks(domain.from, domain.to, size.maxTicks ?? 7).map((t) => ({ x: x(t), t })),
+        marks: marks.map((mark) => ({ ...mark, x: x(mark.at) })),
     };
 }

@@ -87,9 +87,10 @@ export function reviewOf(values) {
  * answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`. `review: true` adds
  * the fields that propose the write instead (`reviewOf`); `review: 'required'` makes proposing the only choice.
  * `check(values)` answers the form's problems, `[{field, message}]`: each shows under its field and the form stays
- * open until there are none.
+ * open until there are none. `submit(values)`, when given, sends the form while it stays open and resolves to
+ * `{problems}` (the server's refusal, shown at the fields like `check`'s) or to what the dialog resolves to.
  */
-export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional', review = false, check = null }) {
+export function formDialog({ title, description, fields = [], confirmLabel = 'Confirm', danger = false, reason = 'optional', review = false, check = null, submit = null }) {
     return new Promise((resolve) => {
         const opener = document.activeElement;
         // A live update may re-render the screen while the dialog is open: find the opener's replacement then.
@@ -146,14 +147,29 @@ export function formDialog({ title, description, fields = [], confirmLabel = 'Co
             const firstBad = built.find((item) => item.inputs[0].getAttribute('aria-invalid') === 'true');
             if (firstBad) firstBad.inputs[0].focus();
         };
-        form.addEventListener('submit', (event) => {
+        form.addEventListener('submit', async (event) => {
             event.preventDefault();
+            if (confirm.disabled) return;
             const problems = check ? check(values()) : [];
             if (problems.length) {
                 showProblems(problems);
                 return;
             }
-            result = values();
+            if (!submit) {
+                result = values();
+                dialog.close();
+                return;
+            }
+            confirm.disabled = true;
+            form.setAttribute('aria-busy', 'true');
+            const answer = await submit(values());
+            confirm.disabled = false;
+            form.removeAttribute('aria-busy');
+            if (answer && Array.isArray(answer.problems) && answer.problems.length) {
+                showProblems(answer.problems);
+                return;
+            }
+            result = answer;
             dialog.close();
         });
         cancel.addEventListener('click', () => dialog.close());

@@ -1,7 +1,7 @@
 // Cohorts of a set: the list, and one cohort with its members, conditions and the flags that use it (the
 // server's `usedBy`).
 
-import { cohortFormValues, cohortFromForm } from '/ui/authoring.js';
+import { COHORT_FIELDS, cohortFormValues, cohortFromForm, fieldProblems } from '/ui/authoring.js';
 import { formDialog, reviewOf } from '/ui/dialog.js';
 import { h, replaceChildren } from '/ui/dom.js';
 import { conditionText } from '/ui/format.js';
@@ -14,7 +14,7 @@ import { hashFor } from '/ui/router.js';
  */
 async function editCohort(ctx, setName, name, cohort) {
     const values = cohortFormValues(name ?? '', cohort ?? {});
-    const answers = await formDialog({
+    const written = await formDialog({
         title: name ? `Edit cohort ${name}` : 'New cohort', confirmLabel: name ? 'Save cohort' : 'Create cohort',
         review: await ctx.reviewMode(setName),
         description: 'A unit is in the cohort if it is included, or if it is not excluded and every condition of one group matches.',
@@ -27,15 +27,21 @@ async function editCohort(ctx, setName, name, cohort) {
                 value: values.conditions, testid: 'cohort-conditions-input', placeholder: 'country in DE,AT\nor\nplan eq pro' },
         ].filter(Boolean),
         check: (form) => cohortFromForm({ ...form, name: name ?? form.name }).errors ?? [],
+        submit: async (form) => {
+            const built = cohortFromForm({ ...form, name: name ?? form.name });
+            const answer = await ctx.actions.run({
+                endpoint: 'putCohort', params: { set: setName, name: built.name }, body: { cohort: built.cohort, reason: form.reason || undefined },
+                createOnly: !name, review: reviewOf(form),
+                done: (a) => `${name ? 'Saved' : 'Created'} cohort ${built.name} (version ${a.version}).`,
+                // Editing, the form has no name field: what the fields do not name goes to the description.
+                problemsAt: (error) => fieldProblems(error, {
+                    prefixes: [`cohorts.${built.name}`, 'cohort'], fields: COHORT_FIELDS, fallback: name ? 'description' : 'name',
+                }),
+            });
+            return answer && !answer.problems ? { ...answer, name: built.name } : answer;
+        },
     });
-    if (!answers) return;
-    const built = cohortFromForm({ ...answers, name: name ?? answers.name });
-    const written = await ctx.actions.run({
-        endpoint: 'putCohort', params: { set: setName, name: built.name }, body: { cohort: built.cohort, reason: answers.reason || undefined },
-        createOnly: !name, review: reviewOf(answers),
-        done: (a) => `${name ? 'Saved' : 'Created'} cohort ${built.name} (version ${a.version}).`,
-    });
-    if (written && written.changeRequest === undefined && !name) location.hash = hashFor({ name: 'cohort', set: setName, cohort: built.name });
+    if (written && written.changeRequest === undefined && !name) location.hash = hashFor({ name: 'cohort', set: setName, cohort: written.name });
 }
 
 function count(items) {

@@ -244,7 +244,18 @@ function overridesSection(flag, now, can, actions) {
         overrides.length ? h('ul', { class: 'overrides' }, items) : h('p', { class: 'muted' }, 'No overrides.'));
 }
 
-function rolloutSection(flag, now, can, actions) {
+/** The flag's change requests that apply at a time, once they have loaded (`pendingSection`'s `pending`). */
+function scheduledChanges(pending) {
+    return pending.status === 'ready' ? pending.changes.filter((change) => typeof change.applyAt === 'string') : [];
+}
+
+/** The rollout chart, with the flag's scheduled changes on its time axis. */
+function chartBox(rollout, now, pending) {
+    const width = Math.max(320, Math.min(640, window.innerWidth - 56));
+    return h('div', { class: 'chart-box', testid: 'rollout-chart-box' }, rolloutChartElement(rollout, now, width, scheduledChanges(pending)));
+}
+
+function rolloutSection(flag, now, can, actions, pending) {
     const rollout = flag.rollout && typeof flag.rollout === 'object' ? flag.rollout : null;
     const buttons = [];
     if (can) {
@@ -275,7 +286,7 @@ function rolloutSection(flag, now, can, actions) {
             h('tbody', null, steps.map((step) => h('tr', { class: step.at <= (paused ?? now) ? 'step done' : 'step' },
                 h('td', null, formatUTC(step.at)), h('td', null, percentText(step.percent)), h('td', null, relativeTime(step.at, now)))))));
     }
-    return h('section', { class: 'card' }, head, lines, h('div', { class: 'chart-box' }, rolloutChartElement(rollout, now, Math.max(320, Math.min(640, window.innerWidth - 56)))), table);
+    return h('section', { class: 'card' }, head, lines, chartBox(rollout, now, pending), table);
 }
 
 /**
@@ -351,7 +362,7 @@ function content(ctx, route, usage, pending) {
             definition('Order', h('span', { class: 'muted' }, 'kill → expiry → unit overrides → cohort overrides → rules → rollout → default'))),
         overridesSection(flag, now, can, actions),
         rulesSection(flag, can, actions),
-        rolloutSection(flag, now, can, actions),
+        rolloutSection(flag, now, can, actions, pending),
         pendingSection(pending, route, now),
         usageSection(usage, key, now),
         h('p', { class: 'links' },
@@ -389,6 +400,9 @@ export function render(ctx, route) {
         // Only the card, as for usage: a redraw would move focus away from where the person is.
         const card = body.querySelector('[data-testid="flag-pending"]');
         if (card) card.replaceWith(pendingSection(pending, route, Date.now()));
+        const chart = body.querySelector('[data-testid="rollout-chart-box"]');
+        const rollout = ctx.store.state.set?.flags?.[route.key]?.rollout;
+        if (chart && rollout && typeof rollout === 'object') chart.replaceWith(chartBox(rollout, Date.now(), pending));
     }
     ctx.onDispose(ctx.store.subscribe((change) => {
         if (change.topic !== 'set' || !ctx.store.state.set) return;

@@ -3,7 +3,7 @@
 // `document.body.dataset.lastRenderMs`, for the browser tests' budget (1,000 flags in 200 ms). What clients report
 // (last evaluated, evaluations per day) arrives once, after the rows, and fills their usage cells.
 
-import { FLAG_KINDS, FLAG_TYPES, flagFromForm } from '/ui/authoring.js';
+import { FLAG_FIELDS, FLAG_KINDS, FLAG_TYPES, fieldProblems, flagFromForm } from '/ui/authoring.js';
 import { formDialog, reviewOf } from '/ui/dialog.js';
 import { h, replaceChildren } from '/ui/dom.js';
 import { indexFlag, kinds, matches, normalizeFilter, owners, percentAt, QUIET_STATE, rolloutPhase } from '/ui/flagmodel.js';
@@ -68,7 +68,7 @@ function select(id, label, testid, choices, preset) {
  */
 async function createFlag(ctx, setName) {
     const read = (form) => flagFromForm({ ...form, expiresAt: form.expiresAt ? localInputToISO(form.expiresAt) : '' });
-    const values = await formDialog({
+    const written = await formDialog({
         title: 'New flag', confirmLabel: 'Create flag', review: await ctx.reviewMode(setName),
         fields: [
             { name: 'key', label: 'Key', required: true, testid: 'flag-key-input', hint: 'Lower-case letters, digits, ".", "_" and "-", as the code names it.' },
@@ -83,14 +83,17 @@ async function createFlag(ctx, setName) {
                 hint: 'Left empty, a release flag expires in 42 days and an experiment in 90.' },
         ],
         check: (form) => read(form).errors ?? [],
+        submit: async (form) => {
+            const built = read(form);
+            const answer = await ctx.actions.run({
+                endpoint: 'putFlag', params: { set: setName, key: built.key }, body: { flag: built.flag, reason: form.reason || undefined },
+                createOnly: true, review: reviewOf(form), done: (a) => `Created ${built.key} (version ${a.version}).`,
+                problemsAt: (error) => fieldProblems(error, { prefixes: [`flags.${built.key}`, 'flag'], fields: FLAG_FIELDS, fallback: 'key' }),
+            });
+            return answer && !answer.problems ? { ...answer, key: built.key } : answer;
+        },
     });
-    if (!values) return;
-    const built = read(values);
-    const written = await ctx.actions.run({
-        endpoint: 'putFlag', params: { set: setName, key: built.key }, body: { flag: built.flag, reason: values.reason || undefined },
-        createOnly: true, review: reviewOf(values), done: (a) => `Created ${built.key} (version ${a.version}).`,
-    });
-    if (written && written.changeRequest === undefined) location.hash = hashFor({ name: 'flag', set: setName, key: built.key });
+    if (written && written.changeRequest === undefined) location.hash = hashFor({ name: 'flag', set: setName, key: written.key });
 }
 
 /** The flags screen of `route.set`; `route.query` may preset `q`, `kind`, `state`, `owner`. */
