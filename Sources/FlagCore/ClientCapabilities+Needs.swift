@@ -10,9 +10,11 @@ extension FlagSet {
 
 extension ClientCapabilities {
     /// What a client needs to evaluate `flag` in a document of `schema` whose cohorts `cohort` looks up: the
-    /// operators of its rules and of the cohorts it uses, transitively (a cycle is followed once).
+    /// operators of its rules and of the cohorts it uses, transitively (a cycle is followed once), and
+    /// `prerequisite` when it has prerequisites.
     public static func needs(of flag: Flag, schema: Int, cohort: (String) -> Cohort?) -> ClientCapabilities {
-        var operators: Set<String> = []
+        // Prerequisites travel as a rule of `prerequisite` conditions (Flag+Prerequisites.swift).
+        var operators: Set<String> = flag.prerequisites.isEmpty ? [] : [Operator.prerequisite.name]
         for rule in flag.rules {
             if case .conditions(let conditions) = rule.target {
                 for condition in conditions { operators.insert(condition.op.name) }

@@ -47,13 +47,20 @@ public enum Operator: Sendable, Hashable {
     case lt, lte, gt, gte
     case semverEq, semverLt, semverLte, semverGt, semverGte
     case before, after, exists, notExists, inCohort
+    /// Only in the wire form of a flag's prerequisites (docs/core.md, "Prerequisites"), which a client that does
+    /// not know them must not evaluate: an unknown operator makes it serve the flag's compiled-in default.
+    case prerequisite
     case unknown(String)
 
     /// Every operator this build knows.
     public static let known: [Operator] = [
         .eq, .neq, .in, .notIn, .contains, .startsWith, .endsWith, .matches, .lt, .lte, .gt, .gte,
         .semverEq, .semverLt, .semverLte, .semverGt, .semverGte, .before, .after, .exists, .notExists, .inCohort,
+        .prerequisite,
     ]
+
+    /// The operators a rule's or a cohort's condition may use: every known one but `prerequisite`.
+    public static let conditions: [Operator] = known.filter { $0 != .prerequisite }
 
     private static let byName: [String: Operator] = Dictionary(uniqueKeysWithValues: known.map { ($0.name, $0) })
 
@@ -87,6 +94,7 @@ public enum Operator: Sendable, Hashable {
         case .exists: "exists"
         case .notExists: "not_exists"
         case .inCohort: "in_cohort"
+        case .prerequisite: "prerequisite"
         case .unknown(let name): name
         }
     }

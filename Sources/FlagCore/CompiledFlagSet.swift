@@ -28,6 +28,8 @@ public final class CompiledFlagSet: Sendable {
     let cohorts: CompiledCohorts
     /// The keys of the flags that name each cohort, whether the set has that cohort or not.
     let cohortUsers: [String: Set<String>]
+    /// The keys of the flags that list each flag as a prerequisite, whether the set has that flag or not.
+    let requiredBy: [String: Set<String>]
     /// How many flags have problems of their own, so that a valid set lists its problems without a walk.
     let flagsWithProblems: Int
 
@@ -39,21 +41,33 @@ public final class CompiledFlagSet: Sendable {
         for (key, problems) in set.unreadableFlags where set.flags[key] == nil {
             entries.append((key, FlagEntry(key: key, unreadable: problems)))
         }
-        for (key, flag) in set.flags { entries.append((key, FlagEntry(flag, cohorts: cohorts))) }
+        let lookup = { (key: String) -> PrerequisiteGraph.Found in
+            if let flag = set.flags[key] { return .readable(flag) }
+            return set.unreadableFlags[key] == nil ? .missing : .unreadable
+        }
+        for (key, flag) in set.flags {
+            let entry = FlagEntry(
+                flag, cohorts: cohorts, prerequisiteProblems: PrerequisiteGraph.problems(of: flag, lookup: lookup))
+            entries.append((key, entry))
+        }
         var users: [String: Set<String>] = [:]
+        var requiredBy: [String: Set<String>] = [:]
         for (key, entry) in entries {
             for name in entry.namedCohorts { users[name, default: []].insert(key) }
+            for required in entry.requiredFlags { requiredBy[required, default: []].insert(key) }
         }
         self.init(
             name: set.name, version: set.version, updatedAt: set.updatedAt, schema: set.schema,
             readProblems: set.readProblems, flags: KeyedMap(entries), cohorts: cohorts, cohortUsers: users,
-            flagsWithProblems: entries.count { !$0.1.problems.isEmpty })
+            requiredBy: requiredBy, flagsWithProblems: entries.count { !$0.1.problems.isEmpty })
     }
 
     init(
         name: String, version: Int, updatedAt: Date?, schema: Int, readProblems: [Problem], flags: KeyedMap<FlagEntry>,
-        cohorts: CompiledCohorts, cohortUsers: [String: Set<String>], flagsWithProblems: Int
+        cohorts: CompiledCohorts, cohortUsers: [String: Set<String>], requiredBy: [String: Set<String>],
+        flagsWithProblems: Int
     ) {
+        self.requiredBy = requiredBy
         self.name = name
         self.version = version
         self.updatedAt = updatedAt
@@ -108,6 +122,11 @@ public final class CompiledFlagSet: Sendable {
     /// sorted.
     public func flags(using name: String) -> [String] {
         (cohortUsers[name] ?? []).sorted(by: utf8Less)
+    }
+
+    /// The keys of the flags that list the flag `key` as a prerequisite, sorted.
+    public func flags(requiring key: String) -> [String] {
+        (requiredBy[key] ?? []).sorted(by: utf8Less)
     }
 
     /// The names of the cohorts the set could read, in no particular order.
@@ -204,7 +223,7 @@ public final class CompiledFlagSet: Sendable {
             position.map {
                 flags[$0].program.resolve(
                     type: flagType, context: context, at: now.timeIntervalSince1970, cohorts: cohorts.program,
-                    position: $0, trace: { steps.append($0) })
+                    position: $0, set: self, trace: { steps.append($0) })
             } ?? .missing
         let detail = detail(outcome, key: key, type: flagType, default: fallback ?? .null)
         if let message = detail.errorMessage { steps.append(message) }
@@ -223,24 +242,33 @@ final class FlagEntry: Sendable {
     let problems: [Problem]
     /// Every cohort name it uses, whether the set has that cohort or not.
     let namedCohorts: Set<String>
+    /// The problems of its prerequisites in the set (`PrerequisiteGraph`), also among `problems`.
+    let prerequisiteProblems: [Problem]
     let program: Program
 
-    /// `flag` compiled against `cohorts`.
-    init(_ flag: Flag, cohorts: CompiledCohorts) {
+    /// `flag` compiled against `cohorts`; `prerequisiteProblems` (its prerequisites' problems in the set) break it
+    /// as its own problems do.
+    init(_ flag: Flag, cohorts: CompiledCohorts, prerequisiteProblems: [Problem]) {
         var compiler = Compiler(cohorts: cohorts)
-        let compiled = compiler.compile(flag)
+        var compiled = compiler.compile(flag)
+        if compiler.problems.isEmpty, let first = prerequisiteProblems.first { compiled = .broken(first.description) }
         self.flag = flag
         self.unreadable = []
-        self.problems = compiler.problems
+        self.problems = compiler.problems + prerequisiteProblems
+        self.prerequisiteProblems = prerequisiteProblems
         self.namedCohorts = flag.cohortNames
         self.program = Program(ProgramBuilder(flag: compiled, key: flag.key))
     }
+
+    /// The keys of the flags it lists as prerequisites.
+    var requiredFlags: [String] { flag?.prerequisites.map(\.flag) ?? [] }
 
     /// A flag the reader could not read: it evaluates to the caller's default with `PARSE_ERROR`.
     init(key: String, unreadable problems: [Problem]) {
         self.flag = nil
         self.unreadable = problems
         self.problems = []
+        self.prerequisiteProblems = []
         self.namedCohorts = []
         self.program = Program(
             ProgramBuilder(flag: .broken(problems.first?.message ?? "it could not be read"), key: key))

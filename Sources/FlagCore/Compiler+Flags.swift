@@ -60,6 +60,7 @@ extension Compiler {
         if let flagRollout = flag.rollout {
             rollout = compile(flagRollout, of: flag, path: "\(path).rollout")
         }
+        checkPrerequisites(of: flag, path: "\(path).prerequisites")
 
         if problems.count > start { return .broken(problems[start].description) }
         if let flagBreakage { return .broken(flagBreakage) }
@@ -74,9 +75,34 @@ extension Compiler {
             cohortOverrides: cohortOverrides,
             rules: rules,
             rollout: rollout,
+            prerequisites: flag.prerequisites,
             defaultValue: flag.defaultValue,
             defaultReason: flag.hasTargeting ? .default : .static)
         return .ready(plan)
+    }
+
+    /// What a flag's prerequisites must be on their own; what they must be in the set (a flag it has, values of
+    /// its type, no cycle, no chain deeper than `Prerequisite.maxDepth`) is `PrerequisiteGraph`'s to check.
+    private mutating func checkPrerequisites(of flag: Flag, path: @autoclosure () -> String) {
+        if flag.prerequisites.count > Prerequisite.maxCount {
+            report(
+                path(),
+                "\(flag.prerequisites.count) prerequisites; a flag may list at most \(Prerequisite.maxCount)")
+        }
+        var seen: Set<String> = []
+        for (index, prerequisite) in flag.prerequisites.enumerated() {
+            func itemPath() -> String { "\(path())[\(index)]" }
+            if prerequisite.flag == flag.key {
+                report("\(itemPath()).flag", "a flag cannot require itself (\(flag.key) → \(flag.key))")
+            } else if !isValidKey(prerequisite.flag) {
+                report("\(itemPath()).flag", "'\(prerequisite.flag)' is not a valid flag key: \(Self.keyRule)")
+            } else if !seen.insert(prerequisite.flag).inserted {
+                report("\(itemPath()).flag", "'\(prerequisite.flag)' is listed twice; list its values once")
+            }
+            if prerequisite.values.isEmpty {
+                report("\(itemPath()).values", "list at least one value that '\(prerequisite.flag)' must serve")
+            }
+        }
     }
 
     private mutating func compile(_ rule: Rule, of flag: Flag, path: @autoclosure () -> String) -> FlagPlan.Rule? {

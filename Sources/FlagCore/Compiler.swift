@@ -129,10 +129,17 @@ struct Compiler {
                 }
             }
             test = .inCohort(indexes)
+        case .prerequisite:
+            report(
+                "\(path()).op",
+                "'prerequisite' only appears in a flag's first rule, the wire form of its prerequisites; "
+                    + "list them in the flag's 'prerequisites' instead")
+            return nil
         case .unknown(let name):
             report(
                 "\(path()).op",
-                "unknown operator '\(name)' (this build knows \(Operator.known.map(\.name).joined(separator: ", ")))")
+                "unknown operator '\(name)' (this build knows \(Operator.conditions.map(\.name).joined(separator: ", ")))"
+            )
             return nil
         }
         if values.isEmpty, condition.op != .exists, condition.op != .notExists {

@@ -24,6 +24,9 @@ public struct Reason: RawRepresentable, Sendable, Hashable, CustomStringConverti
     @inlinable public static var override: Reason { Reason(rawValue: "OVERRIDE") }
     /// Something went wrong; see the error code. The caller's default was served.
     @inlinable public static var error: Reason { Reason(rawValue: "ERROR") }
+    /// A flag the flag requires did not serve one of the values listed: the flag's default was served, and the
+    /// variant names that flag.
+    @inlinable public static var prerequisiteFailed: Reason { Reason(rawValue: "PREREQUISITE_FAILED") }
 
     public var description: String { rawValue }
 }
@@ -151,6 +154,14 @@ extension JSONValue: FlagValue {
 }
 
 extension JSONValue {
+    /// Whether two values are the same, numbers compared by value: a `double` flag's `1.0` is a listed `1`.
+    func isSameValue(as other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.int(let left), .double(let right)), (.double(let right), .int(let left)): Double(left) == right
+        default: self == other
+        }
+    }
+
     /// Whether this value can be served by a flag of `type`.
     public func conforms(to type: FlagType) -> Bool {
         switch (type, self) {

@@ -53,14 +53,17 @@ final class FlagPlan: Sendable {
     let cohortOverrides: [CohortForced]
     let rules: [Rule]
     let rollout: CompiledRollout?
+    /// Checked after a kill and an expiry, before everything else; the set evaluates the flags they name.
+    let prerequisites: [Prerequisite]
     let defaultValue: JSONValue
     let defaultReason: Reason
 
     init(
         type: FlagType, killed: Bool, killValue: JSONValue, expiresAt: Double?, expiredValue: JSONValue,
         unitOverrides: [String: Forced]?, cohortOverrides: [CohortForced], rules: [Rule], rollout: CompiledRollout?,
-        defaultValue: JSONValue, defaultReason: Reason
+        prerequisites: [Prerequisite], defaultValue: JSONValue, defaultReason: Reason
     ) {
+        self.prerequisites = prerequisites
         self.type = type
         self.killed = killed
         self.killValue = killValue

@@ -42,6 +42,24 @@ public struct FlagSet: Sendable, Equatable {
     }
 }
 
+/// A flag another flag requires: it must serve one of `values` (evaluated for the same unit and attributes).
+public struct Prerequisite: Sendable, Equatable {
+    /// The key of the required flag.
+    public var flag: String
+    /// The values of it that let the dependent flag evaluate its targeting.
+    public var values: [JSONValue]
+
+    /// Creates a prerequisite.
+    public init(flag: String, values: [JSONValue]) {
+        self.flag = flag
+        self.values = values
+    }
+
+    /// The most prerequisites one flag may list, and the deepest chain of flags requiring flags.
+    public static let maxCount = 16
+    public static let maxDepth = 8
+}
+
 /// A flag: a key, a type, a kind, a default value, and targeting.
 public struct Flag: Sendable, Equatable {
     /// The flag's key, `^[a-z0-9][a-z0-9._-]{0,127}$`.
@@ -74,13 +92,16 @@ public struct Flag: Sendable, Equatable {
     public var rules: [Rule]
     /// The flag-level rollout, after the rules.
     public var rollout: Rollout?
+    /// Flags that must serve one of their listed values for this flag to evaluate its targeting; otherwise it
+    /// serves its default with reason `PREREQUISITE_FAILED` (docs/core.md, "Prerequisites").
+    public var prerequisites: [Prerequisite]
 
     /// Creates a flag with no targeting.
     public init(
         key: String, type: FlagType, kind: FlagKind = .release, defaultValue: JSONValue,
         description: String? = nil, owner: String? = nil, killValue: JSONValue? = nil, killed: Bool = false,
         expiresAt: Date? = nil, expiredValue: JSONValue? = nil, archived: Bool = false, salt: String? = nil,
-        overrides: [Override] = [], rules: [Rule] = [], rollout: Rollout? = nil
+        overrides: [Override] = [], rules: [Rule] = [], rollout: Rollout? = nil, prerequisites: [Prerequisite] = []
     ) {
         self.key = key
         self.type = type
@@ -97,10 +118,11 @@ public struct Flag: Sendable, Equatable {
         self.overrides = overrides
         self.rules = rules
         self.rollout = rollout
+        self.prerequisites = prerequisites
     }
 
     /// Whether the flag has any targeting; without it the default is served with reason `STATIC`.
-    public var hasTargeting: Bool { !overrides.isEmpty || !rules.isEmpty || rollout != nil }
+    public var hasTargeting: Bool { !overrides.isEmpty || !rules.isEmpty || rollout != nil || !prerequisites.isEmpty }
 
     /// The salt bucketing uses for this flag.
     public var effectiveSalt: String { salt ?? key }

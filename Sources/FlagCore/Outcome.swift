@@ -35,7 +35,7 @@ package struct Outcome: Sendable {
 
 /// A `Reason` of this build as one byte.
 package enum ReasonCode: UInt8, Sendable {
-    case `static`, `default`, targetingMatch, split, disabled, override, error
+    case `static`, `default`, targetingMatch, split, disabled, override, error, prerequisiteFailed
 
     /// The reason with its wire string.
     package var reason: Reason {
@@ -47,6 +47,7 @@ package enum ReasonCode: UInt8, Sendable {
         case .disabled: .disabled
         case .override: .override
         case .error: .error
+        case .prerequisiteFailed: .prerequisiteFailed
         }
     }
 
@@ -60,6 +61,7 @@ package enum ReasonCode: UInt8, Sendable {
         case .disabled: self = .disabled
         case .override: self = .override
         case .error: self = .error
+        case .prerequisiteFailed: self = .prerequisiteFailed
         default: return nil
         }
     }
@@ -104,7 +106,24 @@ extension CompiledFlagSet {
         // A timeless flag never compares `seconds` with anything finite, so any number gives the same result.
         let seconds = program.flags[0].timeless ? 0 : now().timeIntervalSince1970
         return program.resolve(
-            type: type, context: context, at: seconds, cohorts: cohorts.program, position: position, trace: nil)
+            type: type, context: context, at: seconds, cohorts: cohorts.program, position: position, set: self,
+            trace: nil)
+    }
+
+    /// The value the flag `key` serves `context` in its own type, as a prerequisite `depth` links down a chain;
+    /// `nil` when it serves none of its own (missing, archived, broken) or the chain is deeper than validation
+    /// allows (a set that reached a client without being validated).
+    func prerequisiteValue(
+        _ key: String, hash: UInt64, context: EvaluationContext, at seconds: Double, depth: Int
+    ) -> JSONValue? {
+        guard depth <= Prerequisite.maxDepth, let position = flags.position(of: key, hash: hash) else { return nil }
+        let program = flags[position].program
+        let record = program.flags[0]
+        guard record.state == .ready else { return nil }
+        let outcome = program.resolve(
+            type: program.types[record.type], context: context, at: seconds, cohorts: cohorts.program,
+            position: position, set: self, depth: depth, trace: nil)
+        return outcome.value >= 0 ? program.values[outcome.value] : nil
     }
 
     /// Evaluates the flag a handle names as `type` at `now` into an outcome. Never throws.
@@ -113,7 +132,7 @@ extension CompiledFlagSet {
         guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
         return flags[position].program.resolve(
             type: type, context: context, at: now.timeIntervalSince1970, cohorts: cohorts.program,
-            position: position, trace: nil)
+            position: position, set: self, trace: nil)
     }
 
     /// The flag's value for a caller expecting `Value`, without the detail: no reason, variant or message is built
@@ -142,7 +161,7 @@ extension CompiledFlagSet {
         let program = flags[position].program
         let outcome = program.resolve(
             type: type, context: context, at: now.timeIntervalSince1970, cohorts: cohorts.program,
-            position: position, trace: nil)
+            position: position, set: self, trace: nil)
         return outcome.value >= 0 ? program.values[outcome.value] : nil
     }
 

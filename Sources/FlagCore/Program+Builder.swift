@@ -16,6 +16,7 @@ struct ProgramBuilder {
     var steps: [StepRecord] = []
     var splits: [SplitRecord] = []
     var arms: [ArmRecord] = []
+    var prerequisites: [PrerequisiteRecord] = []
     var bytes: [UInt8] = []
     var stringOperands: [ByteSpan] = []
     var numberOperands: [Double] = []
@@ -198,6 +199,17 @@ struct ProgramBuilder {
             record.rules = Span(start: Int32(rules.count), count: Int32(lowered.count))
             rules += lowered
             record.rollout = plan.rollout.map { lower($0) } ?? -1
+            let firstPrerequisite = Int32(prerequisites.count)
+            for prerequisite in plan.prerequisites {
+                let firstValue = Int32(values.count)
+                for served in prerequisite.values { _ = value(served) }
+                prerequisites.append(
+                    PrerequisiteRecord(
+                        name: name(prerequisite.flag), hash: ByteHash.hash(prerequisite.flag),
+                        values: Span(start: firstValue, count: Int32(values.count) - firstValue)))
+            }
+            record.prerequisites = Span(
+                start: firstPrerequisite, count: Int32(prerequisites.count) - firstPrerequisite)
             record.timeless = Self.isTimeless(plan)
             return record
         }
@@ -206,7 +218,8 @@ struct ProgramBuilder {
     /// Whether no step of evaluating `plan` reads the time (SPEC §2: expiry, override ends, rollout schedules).
     private static func isTimeless(_ plan: FlagPlan) -> Bool {
         func fixed(_ rollout: CompiledRollout?) -> Bool { rollout.map { $0.fixed != nil } ?? true }
-        guard plan.expiresAt == nil, fixed(plan.rollout) else { return false }
+        // What a required flag serves may depend on the time.
+        guard plan.expiresAt == nil, plan.prerequisites.isEmpty, fixed(plan.rollout) else { return false }
         if let overrides = plan.unitOverrides, overrides.values.contains(where: { $0.until != nil }) { return false }
         if plan.cohortOverrides.contains(where: { $0.until != nil }) { return false }
         return plan.rules.allSatisfy { rule in

@@ -54,9 +54,10 @@ extension Program {
     /// the set's cohort program. The outcome names the flag as `position`, its place in the set. `trace`, when
     /// given, receives each step considered (`flagctl eval --explain`); a failure's message is not among them, as
     /// it needs the key and the set (`message(_:key:type:version:setName:)`).
+    /// A flag's prerequisites are evaluated in `set`, `depth` links down a chain of flags requiring flags.
     func resolve(
         type: FlagType, context: EvaluationContext, at seconds: Double, cohorts: Program, position index: Int32,
-        trace: ((String) -> Void)?
+        set: CompiledFlagSet, depth: Int = 0, trace: ((String) -> Void)?
     ) -> Outcome {
         func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
             Outcome(value: -1, variant: -1, reason: reason, failure: failure, flag: index)
@@ -75,6 +76,23 @@ extension Program {
         if flag.expiresAt != .infinity, seconds >= flag.expiresAt {
             return serve(
                 flag.expiredValue, .static, FixedName.expired.rawValue, index, trace, "expired: serving the kept value")
+        }
+        var item = flag.prerequisites.start
+        while item < flag.prerequisites.end {
+            let prerequisite = prerequisites[item]
+            item &+= 1
+            let key = names[prerequisite.name]
+            let served = set.prerequisiteValue(
+                key, hash: prerequisite.hash, context: context, at: seconds, depth: depth + 1)
+            guard let served, contains(prerequisite.values, served) else {
+                return serve(
+                    flag.defaultValue, .prerequisiteFailed, prerequisite.name, index, trace,
+                    "prerequisite '\(key)' "
+                        + (served.map { "serves \(String(decoding: $0.canonicalBytes, as: UTF8.self))" }
+                            ?? "serves no value of its own")
+                        + ", not one of the values listed: serving the flag's default")
+            }
+            trace?("prerequisite '\(key)': serves one of the values listed")
         }
         return withBytes(of: context.unitID) { unit in
             var scratch = UnitScratch(UnsafeRawBufferPointer(unit))
@@ -181,6 +199,16 @@ extension Program {
     ) -> Outcome {
         trace?(why())
         return Outcome(value: value, variant: variant, reason: reason, failure: .none, flag: flag)
+    }
+
+    /// Whether `values` (a range of `values`) holds `served`; numbers compare by value (`1` is `1.0`).
+    private func contains(_ span: Span, _ served: JSONValue) -> Bool {
+        var index = span.start
+        while index < span.end {
+            if values[index].isSameValue(as: served) { return true }
+            index &+= 1
+        }
+        return false
     }
 
     @inline(__always)

@@ -26,6 +26,7 @@ final class Program: @unchecked Sendable {
     let steps: Table<StepRecord>
     let splits: Table<SplitRecord>
     let arms: Table<ArmRecord>
+    let prerequisites: Table<PrerequisiteRecord>
     /// UTF-8 bytes of flag keys, unit ids and string operands.
     let bytes: Table<UInt8>
     let stringOperands: Table<ByteSpan>
@@ -53,6 +54,7 @@ final class Program: @unchecked Sendable {
         steps = Table(builder.steps)
         splits = Table(builder.splits)
         arms = Table(builder.arms)
+        prerequisites = Table(builder.prerequisites)
         bytes = Table(builder.bytes)
         stringOperands = Table(builder.stringOperands)
         numberOperands = Table(builder.numberOperands)
@@ -79,6 +81,7 @@ final class Program: @unchecked Sendable {
         steps.free()
         splits.free()
         arms.free()
+        prerequisites.free()
         bytes.free()
         stringOperands.free()
         numberOperands.free()
@@ -194,6 +197,8 @@ struct FlagRecord: Sendable {
     var cohortOverrides = Span.empty
     var rules = Span.empty
     var rollout: Int32 = -1
+    /// A range of `prerequisites`.
+    var prerequisites = Span.empty
     /// No step of the evaluation reads the time: no expiry, no override with an end, no scheduled rollout.
     var timeless = false
 }
@@ -225,6 +230,14 @@ struct CohortForcedRecord: Sendable {
     var variant: Int32
     var value: Int32
     var until: Double
+}
+
+/// A flag the program's flag requires: its key (in `names`, also the variant of a failure) and the key's hash, and
+/// the values it must serve (a range of `values`).
+struct PrerequisiteRecord: Sendable {
+    var name: Int32
+    var hash: UInt64
+    var values: Span
 }
 
 struct RuleRecord: Sendable {

@@ -77,6 +77,15 @@ struct CompiledFlagSetUpdateTests {
             flag.rules.append(Rule(name: "r\(index)", target: target, serve: serve))
         }
         if random.chance(40) { flag.rollout = Rollout(value: value(), stage: .percent(Double(random.below(101)))) }
+        // Prerequisites on other flags of the pool: sometimes missing, of the other type, or closing a cycle, which
+        // a write elsewhere in the chain can make or mend.
+        if random.chance(35) {
+            for required in Set((0..<(1 + random.below(2))).map { _ in random.pick(flagKeys) }).sorted()
+            where required != key {
+                let values: [JSONValue] = random.chance(50) ? [.bool(true)] : [.string("a"), .string("b")]
+                flag.prerequisites.append(Prerequisite(flag: required, values: values))
+            }
+        }
         return flag
     }
 
@@ -135,7 +144,7 @@ struct CompiledFlagSetUpdateTests {
         var model = FlagSet(name: "prop", version: 1)
         var kept = CompiledFlagSet(model)
         var lastValid = model
-        var (withProblems, valid) = (0, 0)
+        var (withProblems, valid, validWithPrerequisites) = (0, 0, 0)
         /// Applies a change to both, and compares the kept set with a compile of the model from scratch.
         func write(_ flags: [String: Flag?], _ cohorts: [String: Cohort?], _ step: Int) -> CompiledFlagSet? {
             for (key, flag) in flags { model.flags[key] = flag }
@@ -153,6 +162,7 @@ struct CompiledFlagSetUpdateTests {
             guard let scratch = write(flags, cohorts, step) else { return }
             if scratch.problems.isEmpty {
                 valid += 1
+                if model.flags.values.contains(where: { !$0.prerequisites.isEmpty }) { validWithPrerequisites += 1 }
                 lastValid = model
                 continue
             }
@@ -179,6 +189,7 @@ struct CompiledFlagSetUpdateTests {
         }
         // The walk must have met both valid sets and sets with problems, or it proved less than it claims.
         #expect(valid > 300 && withProblems > 100, "\(valid) valid and \(withProblems) invalid versions")
+        #expect(validWithPrerequisites > 100, "\(validWithPrerequisites) valid versions with prerequisites")
     }
 
     static func sample() throws -> CompiledFlagSet {

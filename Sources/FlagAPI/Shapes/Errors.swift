@@ -102,6 +102,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let changeConflict = ErrorCode(rawValue: "change_conflict")
     /// 409: a change request is not in a state that allows this (applied, rejected, withdrawn…).
     public static let changeState = ErrorCode(rawValue: "change_state")
+    /// 409: deleting or archiving a flag that other flags list as a prerequisite; the message names them.
+    public static let flagRequired = ErrorCode(rawValue: "flag_required")
     /// 409: the set requires reviews: propose the write (`?propose=TITLE`) instead.
     public static let reviewRequired = ErrorCode(rawValue: "review_required")
     /// 422: the flag set would be invalid (`problems`).

@@ -163,10 +163,11 @@ enum Typed {
             throw arguments.usageError(
                 "--where '\(text)' needs the form 'ATTRIBUTE OP VALUE[,VALUE]', e.g. 'country in DE,AT'")
         }
-        if case .unknown(let name) = Operator(name: String(words[1])) {
+        let op = Operator(name: String(words[1]))
+        if !Operator.conditions.contains(op) {
             throw arguments.usageError(
-                "--where '\(text)': unknown operator '\(name)'; use "
-                    + Vocabulary.choices(Operator.known.map(\.name)))
+                "--where '\(text)': unknown operator '\(op.name)'; use "
+                    + Vocabulary.choices(Operator.conditions.map(\.name)))
         }
         let values = words[2].split(separator: ",").map { JSONValue.string(String($0)) }
         return .object([

@@ -99,9 +99,10 @@ extension Flag {
             for override in overrides { override.write(to: &writer) }
             writer.endArray()
         }
-        if !rules.isEmpty {
+        if !rules.isEmpty || !prerequisites.isEmpty {
             writer.key("rules")
             writer.beginArray()
+            if let rule = prerequisiteRule { rule.write(to: &writer) }
             for rule in rules { rule.write(to: &writer) }
             writer.endArray()
         }

@@ -35,9 +35,11 @@ extension WireReader {
             case "rollout":
                 if try reader.readNull() { break }
                 flag.rollout = try rollout(&reader, "\(path()).rollout")
+            case "prerequisites": flag.prerequisites = try prerequisites(&reader, "\(path()).prerequisites")
             default: try reader.skipValue()
             }
         }
+        liftPrerequisites(&flag, path())
         if type == nil { problem("\(path()).type", "missing; one of bool, int, double, string, json") }
         if defaultValue == nil { problem("\(path()).default", "missing; every flag needs a default value") }
         guard let type, let defaultValue, problems.count == start else { return nil }

@@ -13,6 +13,7 @@ extension FlagServerApp {
     /// `POST …/archive` and `…/unarchive`.
     func setArchived(_ call: Call, _ request: ChangeRequest, _ archived: Bool) throws -> Reply<MutationResult> {
         try mutateFlag(call, request, action: archived ? "flag.archive" : "flag.unarchive") { flag in
+            if archived { try Self.refuseIfRequired(flag.key, in: service.state(call.set)) }
             flag.archived = archived
         }
     }
@@ -162,12 +163,20 @@ extension FlagServerApp {
         return try writeItem(call, request, .flag(key), existed: existed, .flag(flag))
     }
 
-    /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference.
+    /// A flag that others list as a prerequisite stays: deleting or archiving it is a 409 naming them.
+    static func refuseIfRequired(_ key: String, in state: SetState?) throws {
+        guard let dependents = state?.compiled.flags(requiring: key), !dependents.isEmpty else { return }
+        throw ServiceError.flagRequired(key, by: dependents)
+    }
+
+    /// Deletes a flag or a cohort; deleting a cohort that a flag still uses is a 422 naming the reference; deleting
+    /// a flag that others require is a 409 naming them.
     func deleteItem(_ call: Call, _ request: ChangeRequest, _ item: ItemKey) throws -> Reply<MutationResult> {
         let set = call.set
         let note = try note(call, request, "\(item.kind.rawValue).delete", subject: item.key)
         let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
             guard current.bytes(of: item) != nil else { throw Self.noItem(item, set) }
+            if item.kind == .flag { try Self.refuseIfRequired(item.key, in: current) }
             switch item.kind {
             case .flag: return SetEdit(flags: [item.key: nil])
             case .cohort: return SetEdit(cohorts: [item.key: nil])

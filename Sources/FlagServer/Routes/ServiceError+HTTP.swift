@@ -9,7 +9,7 @@ extension ServiceError {
         case .forbidden, .reauthenticationRequired, .reauthenticationFailed: 403
         case .notFound: 404
         case .methodNotAllowed: 405
-        case .conflict, .alreadyExists, .changeConflict, .changeState, .reviewRequired: 409
+        case .conflict, .alreadyExists, .changeConflict, .changeState, .reviewRequired, .flagRequired: 409
         case .invalid, .unknownInstance, .incompatibleClients: 422
         case .unavailable, .storeUnavailable: 503
         case .storage: 500
@@ -41,6 +41,7 @@ extension ServiceError {
         case .changeConflict: "change_conflict"
         case .changeState: "change_state"
         case .reviewRequired: "review_required"
+        case .flagRequired: "flag_required"
         }
     }
 

@@ -25,6 +25,7 @@ package struct ServiceError: Error, Sendable, CustomStringConvertible {
         case changeConflict
         case changeState
         case reviewRequired
+        case flagRequired
     }
 
     let code: Code
@@ -56,6 +57,16 @@ package struct ServiceError: Error, Sendable, CustomStringConvertible {
     /// A change request is not in a state that allows what was asked.
     package static func changeState(_ message: String) -> ServiceError {
         ServiceError(.changeState, message, subject: .change)
+    }
+
+    /// Deleting or archiving a flag that other flags list as a prerequisite (`message` names them).
+    package static func flagRequired(_ key: String, by dependents: [String]) -> ServiceError {
+        let listed = dependents.prefix(10).joined(separator: ", ") + (dependents.count > 10 ? ", …" : "")
+        return ServiceError(
+            .flagRequired,
+            "flag \"\(key)\" is a prerequisite of \(dependents.count) flag\(dependents.count == 1 ? "" : "s") "
+                + "(\(listed)): remove it from their prerequisites first",
+            path: "flags.\(key)", subject: .flag)
     }
 
     /// The request is malformed: bad JSON, a missing or mistyped field, a bad query parameter.
