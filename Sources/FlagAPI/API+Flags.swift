@@ -61,6 +61,12 @@ extension API {
     /// `DELETE …/rules/{name}`.
     public static let removeRule = Endpoint<ChangeRequest, MutationResult>(
         "removeRule", .delete, "/v1/admin/sets/{set}/flags/{key}/rules/{name}", .role(.editor))
+    /// `PUT …/prerequisites/{name}`: the flag requires flag `name` to serve one of the values.
+    public static let putPrerequisite = Endpoint<PrerequisiteRequest, MutationResult>(
+        "putPrerequisite", .put, "/v1/admin/sets/{set}/flags/{key}/prerequisites/{name}", .role(.editor))
+    /// `DELETE …/prerequisites/{name}`.
+    public static let removePrerequisite = Endpoint<ChangeRequest, MutationResult>(
+        "removePrerequisite", .delete, "/v1/admin/sets/{set}/flags/{key}/prerequisites/{name}", .role(.editor))
     /// `POST …/promote`.
     public static let promote = Endpoint<PromoteRequest, MutationResult>(
         "promote", .post, "/v1/admin/sets/{set}/flags/{key}/promote", .role(.editor))
@@ -97,7 +103,7 @@ extension API {
         listFlags.info, getFlag.info, putFlag.info, deleteFlag.info, kill.info, restore.info, archive.info,
         unarchive.info, setDefault.info, putDefault.info, expire.info, addOverride.info, removeOverride.info,
         putRollout.info, postRollout.info, removeRollout.info, pauseRollout.info, resumeRollout.info, addRule.info,
-        removeRule.info, promote.info,
+        removeRule.info, putPrerequisite.info, removePrerequisite.info, promote.info,
         listCohorts.info, getCohort.info, putCohort.info, deleteCohort.info,
         listKeys.info, createKey.info, revokeKey.info,
     ]

@@ -160,7 +160,8 @@ public enum API {
         removeOverride.info.name,
         putRollout.info.name, postRollout.info.name, removeRollout.info.name, pauseRollout.info.name,
         resumeRollout.info.name, addRule.info.name,
-        removeRule.info.name, promote.info.name, putCohort.info.name, deleteCohort.info.name,
+        removeRule.info.name, putPrerequisite.info.name, removePrerequisite.info.name, promote.info.name,
+        putCohort.info.name, deleteCohort.info.name,
     ]
 
     /// The endpoints of the admin API proper: those a token of the admin API with a role may call.

@@ -152,6 +152,9 @@ struct ContractTests {
         try walker.walk(
             API.removeRule, PathParameters(set: "ios-prod", key: "new-checkout", name: "de-first"),
             ChangeRequest())
+        let required = PathParameters(set: "ios-prod", key: "new-checkout", name: "dark-mode")
+        try walker.walk(API.putPrerequisite, required, PrerequisiteRequest(valuesText: ["true", "false"]))
+        try walker.walk(API.removePrerequisite, required, ChangeRequest())
         try walker.walk(API.expire, other, ExpireRequest(keepText: "false"))
         try walker.walk(API.archive, other, ChangeRequest())
         try walker.walk(API.unarchive, other, ChangeRequest())

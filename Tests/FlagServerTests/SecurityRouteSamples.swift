@@ -154,6 +154,15 @@ struct RouteSample: Sendable {
             target: "\(flag)/rules", body: #"{"rule":{"name":"germany","cohort":"de","value":true}}"#,
             action: "flag.rule.add", role: .editor),
         .removeRule: RouteSample(target: "\(flag)/rules/beta-first", action: "flag.rule.remove", role: .editor),
+        .putPrerequisite: RouteSample(
+            target: "\(flag)/prerequisites/search-timeout-ms", body: #"{"valuesText":["800"]}"#,
+            action: "flag.prerequisite.set", role: .editor),
+        .removePrerequisite: RouteSample(
+            target: "\(flag)/prerequisites/search-timeout-ms",
+            prepare: [
+                Step(method: "PUT", target: "\(flag)/prerequisites/search-timeout-ms", body: #"{"values":[800]}"#)
+            ],
+            action: "flag.prerequisite.remove", role: .editor),
         .promote: RouteSample(
             target: "\(set)/flags/search-timeout-ms/promote", body: #"{"from":"android-prod"}"#,
             prepare: [

@@ -246,6 +246,29 @@ public struct RuleRequest: MutationRequest, Hashable {
     }
 }
 
+/// `PUT …/flags/{key}/prerequisites/{name}`: the flag requires flag `name` to serve one of the values, given as
+/// JSON (`values`) or as text read as that flag's type (`valuesText`). Replaces what it listed for `name` before.
+public struct PrerequisiteRequest: MutationRequest, Hashable {
+    /// The values, as a JSON array.
+    public var values: RawJSON?
+    /// The values as typed, e.g. `["true"]` or `["blue", "green"]`.
+    public var valuesText: [String]?
+    /// Why, for the audit log.
+    public var reason: String?
+    /// Write even what active clients cannot evaluate.
+    public var allowIncompatible: Bool?
+
+    /// A prerequisite to set.
+    public init(
+        values: RawJSON? = nil, valuesText: [String]? = nil, reason: String? = nil, allowIncompatible: Bool? = nil
+    ) {
+        self.values = values
+        self.valuesText = valuesText
+        self.reason = reason
+        self.allowIncompatible = allowIncompatible
+    }
+}
+
 /// `POST …/flags/{key}/promote`: the flag's configuration in set `from` becomes its configuration here.
 public struct PromoteRequest: MutationRequest, Hashable {
     /// The set to copy from.

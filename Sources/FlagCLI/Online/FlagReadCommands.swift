@@ -85,7 +85,9 @@ enum FlagState {
             let paused = flag["rollout"]["pausedAt"] != .null
             parts.append("\(paused ? "paused" : "rollout") \(Shown.percent(percent))")
         }
-        let rules = flag["rules"].array?.count ?? 0
+        let (prerequisites, ruleList) = PrerequisiteText.split(flag)
+        if !prerequisites.isEmpty { parts.append(counted(prerequisites.count, "prerequisite")) }
+        let rules = ruleList.count
         if rules > 0 { parts.append(counted(rules, "rule")) }
         let overrides = flag["overrides"].array?.count ?? 0
         if overrides > 0 { parts.append(counted(overrides, "override")) }
@@ -108,7 +110,9 @@ enum FlagState {
             let kept = flag["expiredValue"] == .null ? "" : ", then serves \(flag["expiredValue"].compactText)"
             lines.append("expires:     \(Shown.when(flag["expiresAt"], now: now))\(kept)")
         }
-        for rule in flag["rules"].array ?? [] {
+        let (prerequisites, rules) = PrerequisiteText.split(flag)
+        for prerequisite in prerequisites { lines.append("requires:    \(prerequisite)") }
+        for rule in rules {
             lines.append("rule:        \(rule["name"].string ?? "?"): \(RuleText.describe(rule))")
         }
         for override in flag["overrides"].array ?? [] {

@@ -95,6 +95,56 @@ extension FlagServerApp {
         }
     }
 
+    /// `PUT …/prerequisites/{name}`: `{"values"|"valuesText"}`, replacing what the flag listed for `name`.
+    func putPrerequisite(_ call: Call, _ request: PrerequisiteRequest) throws -> Reply<MutationResult> {
+        let required = call.name
+        // Text is read as the required flag's type; a flag the set lacks is the set's checks' to name.
+        let type = service.state(call.set)?.compiled.flag(required)?.type ?? .json
+        let values: [JSONValue]
+        switch (request.values, request.valuesText) {
+        case (let raw?, nil):
+            guard case .array(let list) = try Self.parse(raw, "values") else {
+                throw ServiceError.badRequest("\"values\" must be a JSON array, e.g. [true]", path: "values")
+            }
+            values = list
+        case (nil, let texts?):
+            var read: [JSONValue] = []
+            for (index, text) in texts.enumerated() {
+                do {
+                    read.append(try type.value(fromText: text))
+                } catch {
+                    throw ServiceError.badRequest(error.message, path: "valuesText[\(index)]")
+                }
+            }
+            values = read
+        case (nil, nil):
+            throw ServiceError.badRequest("\"values\" (or \"valuesText\") is required", path: "values")
+        case (.some, .some):
+            throw ServiceError.badRequest("give \"values\" or \"valuesText\", not both", path: "valuesText")
+        }
+        return try mutateFlag(call, request, action: "flag.prerequisite.set") { flag in
+            let prerequisite = Prerequisite(flag: required, values: values)
+            if let index = flag.prerequisites.firstIndex(where: { $0.flag == required }) {
+                flag.prerequisites[index] = prerequisite
+            } else {
+                flag.prerequisites.append(prerequisite)
+            }
+        }
+    }
+
+    /// `DELETE …/prerequisites/{name}`.
+    func removePrerequisite(_ call: Call, _ request: ChangeRequest) throws -> Reply<MutationResult> {
+        let (key, required) = (call.key, call.name)
+        return try mutateFlag(call, request, action: "flag.prerequisite.remove") { flag in
+            guard flag.prerequisites.contains(where: { $0.flag == required }) else {
+                throw ServiceError.notFound(
+                    "flag \"\(key)\" does not require \"\(required)\"", path: "flags.\(key).prerequisites",
+                    subject: .flag)
+            }
+            flag.prerequisites.removeAll { $0.flag == required }
+        }
+    }
+
     /// `DELETE …/rules/{name}`.
     func removeRule(_ call: Call, _ request: ChangeRequest) throws -> Reply<MutationResult> {
         let (key, name) = (call.key, call.name)

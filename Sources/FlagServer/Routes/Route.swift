@@ -31,7 +31,7 @@ package enum Route: CaseIterable, Sendable {
     /// A flag's overrides, rollout, rules, and promotion from another set.
     case addOverride, removeOverride, putRollout, postRollout, removeRollout, pauseRollout, resumeRollout, addRule
     /// The rest of a flag's actions.
-    case removeRule, promote
+    case removeRule, putPrerequisite, removePrerequisite, promote
     /// Cohorts.
     case listCohorts, getCohort, putCohort, deleteCohort
     /// SDK keys.
@@ -126,6 +126,10 @@ package enum Route: CaseIterable, Sendable {
             .answer(API.resumeRollout) { app, call, request in try app.pauseRollout(call, request, false) }
         case .addRule: .answer(API.addRule) { app, call, request in try app.addRule(call, request) }
         case .removeRule: .answer(API.removeRule) { app, call, request in try app.removeRule(call, request) }
+        case .putPrerequisite:
+            .answer(API.putPrerequisite) { app, call, request in try app.putPrerequisite(call, request) }
+        case .removePrerequisite:
+            .answer(API.removePrerequisite) { app, call, request in try app.removePrerequisite(call, request) }
         case .promote: .answer(API.promote) { app, call, request in try app.promote(call, request) }
 
         case .listCohorts: .answer(API.listCohorts) { app, call, _ in try app.listCohorts(call) }

@@ -1,0 +1,92 @@
+import FlagAPI
+import FlagCore
+
+/// `flagctl requires KEY --on OTHER --values V [--values V…]` and `flagctl requires KEY --remove OTHER`.
+package struct RequiresCommand: Command {
+    /// `requires KEY …`
+    package static let configuration = CommandConfiguration(
+        name: "requires", abstract: "Make a flag require another flag to serve one of some values, or stop it.",
+        synopsis: "KEY (--on OTHER --values V [--values V]... | --remove OTHER)",
+        positionals: [Positional("KEY", help: "the flag that requires")],
+        options: [
+            .value("on", "OTHER", help: "the flag it requires"),
+            .repeated("values", "V", help: "a value OTHER must serve, read as OTHER's type; repeat for more"),
+            .value("remove", "OTHER", help: "stop requiring OTHER"),
+        ] + Mutation.options,
+        example: "flagctl requires express-checkout --on new-checkout --values true")
+
+    private let key: String
+    private let required: String
+    private let values: [String]
+    private let mutation: Mutation
+
+    /// Checks that exactly one of `--on` (with values) or `--remove` is given.
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
+        key = arguments.positionals[0]
+        values = arguments.values("values")
+        switch (arguments.value("on"), arguments.value("remove")) {
+        case (let on?, nil):
+            guard !values.isEmpty else {
+                throw arguments.usageError("--on \(on) needs the values it must serve: --values V")
+            }
+            required = on
+        case (nil, let removed?):
+            guard values.isEmpty else { throw arguments.usageError("--remove takes no --values") }
+            required = removed
+        default:
+            throw arguments.usageError("give either --on OTHER --values V or --remove OTHER")
+        }
+        mutation = try Mutation(arguments)
+    }
+
+    /// Sets or removes the prerequisite in one request; the server reads the values as the required flag's type.
+    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
+        let path = PathParameters(set: set, key: key, name: required)
+        if values.isEmpty {
+            let (result, answer) = try client.send(
+                API.removePrerequisite, path, mutation.changeRequest, ifMatch: mutation.ifMatch,
+                review: mutation.review)
+            return try mutation.finish(result, answer, set: set, client: client, context) {
+                ["\(key) no longer requires \(required) \(AdminClient.versionNote(result))"]
+            }
+        }
+        let request = PrerequisiteRequest(
+            valuesText: values, reason: mutation.reason, allowIncompatible: mutation.forced)
+        let (result, answer) = try client.send(
+            API.putPrerequisite, path, request, ifMatch: mutation.ifMatch, review: mutation.review,
+            typed: Dictionary(
+                uniqueKeysWithValues: values.indices.map { ("valuesText[\($0)]", "--values for \(required)") }))
+        return try mutation.finish(result, answer, set: set, client: client, context) {
+            [
+                "\(key) requires \(required) to serve \(values.joined(separator: " or ")) "
+                    + AdminClient.versionNote(result)
+            ]
+        }
+    }
+}
+
+/// A flag's prerequisites as flagctl shows them, read from the flag's JSON in either form (docs/core.md,
+/// "Prerequisites"): `new-checkout = true`, `theme = "dark" or "dim"`.
+enum PrerequisiteText {
+    /// Each prerequisite of `flag`, described, and the flag's rules without the wire form's rule.
+    static func split(_ flag: JSONValue) -> (prerequisites: [String], rules: [JSONValue]) {
+        var rules = flag["rules"].array ?? []
+        var found: [String] = []
+        for item in flag["prerequisites"].array ?? [] {
+            let values = (item["values"].array ?? []).map(\.compactText)
+            found.append("\(item["flag"].string ?? "?") = \(values.joined(separator: " or "))")
+        }
+        if let conditions = rules.first?["conditions"].array, !conditions.isEmpty,
+            conditions.allSatisfy({ $0["op"].string == Operator.prerequisite.name })
+        {
+            rules.removeFirst()
+            for condition in conditions {
+                let values = (condition["values"].array ?? []).compactMap(\.string)
+                found.append("\(condition["attribute"].string ?? "?") = \(values.joined(separator: " or "))")
+            }
+        }
+        return (found, rules)
+    }
+}
