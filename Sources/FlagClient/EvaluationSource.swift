@@ -21,12 +21,14 @@ protocol EvaluationSource: AnyObject, Sendable {
 
 extension EvaluationSource {
     /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
-    /// time; never throws. The result carries this source's version.
+    /// time, and taking what a session `frozen` for the flags it requires; never throws. The result carries this
+    /// source's version.
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext,
+        frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen }, clock now: () -> Date
     ) -> Evaluation {
         let compiled = compiled(for: handle.key)
-        let outcome = compiled.outcome(handle, type: type, context: context, clock: now)
+        let outcome = compiled.outcome(handle, type: type, context: context, clock: now, frozen: frozen)
         let error = outcome.errorCode
         return Evaluation(
             served: compiled.value(outcome), reason: outcome.reason, variant: compiled.variant(outcome), error: error,

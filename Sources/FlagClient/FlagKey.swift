@@ -138,6 +138,11 @@ extension FlagKey {
 enum FlagSlots {
     private static let slots = Locked<[String: Int]>([:])
 
+    /// The number of `name`, if it has one: no session can hold a flag that has none.
+    static func existingSlot(for name: String) -> Int? {
+        slots.withLock { $0[name] }
+    }
+
     /// The number of `name`, given now if it has none yet.
     static func slot(for name: String) -> Int {
         slots.withLock { slots in

@@ -59,6 +59,13 @@ struct FrozenValues: Sendable {
         slot < evaluations.count && evaluations[slot]?.uncounted == true
     }
 
+    /// What the session froze for the flag `name`, as a prerequisite of another flag sees it: what it serves now
+    /// (a kill's value, once a kill replaced it), the caller's default, or not read yet.
+    func prerequisite(_ name: String) -> FrozenPrerequisite {
+        guard let slot = FlagSlots.existingSlot(for: name), let evaluation = self[slot] else { return .notFrozen }
+        return evaluation.served.map { .served($0) } ?? .nothing
+    }
+
     /// How many flags are frozen.
     var count: Int { evaluations.lazy.filter { $0 != nil }.count }
 }

@@ -106,8 +106,11 @@ public final class FlagSession: FeatureFlags, Sendable {
             core.counter?.count(handle.key, slot: slot, variant: notReady.variant, reason: notReady.reason)
             return notReady
         }
-        // The clock is read only for a flag whose value can depend on the time.
-        let evaluation = source.evaluation(handle, type: type, context: context) {
+        // The clock is read only for a flag whose value can depend on the time. A flag it requires that the session
+        // froze keeps its frozen value here: what the session showed for it and what it decides now agree.
+        let evaluation = source.evaluation(
+            handle, type: type, context: context, frozen: { values.prerequisite($0) }
+        ) {
             self.core.dependencies.now().addingTimeInterval(skew)
         }
         core.counter?.count(handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason)

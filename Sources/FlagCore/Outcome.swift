@@ -33,6 +33,15 @@ package struct Outcome: Sendable {
     }
 }
 
+/// What a session froze for a flag that another flag requires, so that the two agree (docs/client.md, "Sessions").
+package enum FrozenPrerequisite {
+    /// The session has not read it: it is evaluated.
+    case notFrozen
+    case served(JSONValue)
+    /// The session froze the caller's default for it (it was missing, broken, or of another type): it fails.
+    case nothing
+}
+
 /// A `Reason` of this build as one byte.
 package enum ReasonCode: UInt8, Sendable {
     case `static`, `default`, targetingMatch, split, disabled, override, error, prerequisiteFailed
@@ -99,7 +108,8 @@ extension CompiledFlagSet {
     /// Evaluates the flag a handle names as `type`, reading the time from `now` only when the flag's value can
     /// depend on it, and returns the outcome as numbers (see `Outcome`). Never throws.
     package func outcome(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date,
+        frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen }
     ) -> Outcome {
         guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
         let program = flags[position].program
@@ -107,22 +117,28 @@ extension CompiledFlagSet {
         let seconds = program.flags[0].timeless ? 0 : now().timeIntervalSince1970
         return program.resolve(
             type: type, context: context, at: seconds, cohorts: cohorts.program, position: position, set: self,
-            trace: nil)
+            frozen: frozen, trace: nil)
     }
 
-    /// The value the flag `key` serves `context` in its own type, as a prerequisite `depth` links down a chain;
-    /// `nil` when it serves none of its own (missing, archived, broken) or the chain is deeper than validation
-    /// allows (a set that reached a client without being validated).
+    /// The value the flag `key` serves `context` in its own type, as a prerequisite `depth` links down a chain, or
+    /// the one a session froze for it; `nil` when it serves none of its own (missing, archived, broken) or the chain
+    /// is deeper than validation allows (a set that reached a client without being validated).
     func prerequisiteValue(
-        _ key: String, hash: UInt64, context: EvaluationContext, at seconds: Double, depth: Int
+        _ key: String, hash: UInt64, context: EvaluationContext, at seconds: Double, depth: Int,
+        frozen: (String) -> FrozenPrerequisite
     ) -> JSONValue? {
+        switch frozen(key) {
+        case .served(let value): return value
+        case .nothing: return nil
+        case .notFrozen: break
+        }
         guard depth <= Prerequisite.maxDepth, let position = flags.position(of: key, hash: hash) else { return nil }
         let program = flags[position].program
         let record = program.flags[0]
         guard record.state == .ready else { return nil }
         let outcome = program.resolve(
             type: program.types[record.type], context: context, at: seconds, cohorts: cohorts.program,
-            position: position, set: self, depth: depth, trace: nil)
+            position: position, set: self, depth: depth, frozen: frozen, trace: nil)
         return outcome.value >= 0 ? program.values[outcome.value] : nil
     }
 

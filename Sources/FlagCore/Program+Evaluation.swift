@@ -54,10 +54,12 @@ extension Program {
     /// the set's cohort program. The outcome names the flag as `position`, its place in the set. `trace`, when
     /// given, receives each step considered (`flagctl eval --explain`); a failure's message is not among them, as
     /// it needs the key and the set (`message(_:key:type:version:setName:)`).
-    /// A flag's prerequisites are evaluated in `set`, `depth` links down a chain of flags requiring flags.
+    /// A flag's prerequisites are evaluated in `set`, `depth` links down a chain of flags requiring flags, unless
+    /// `frozen` has the value a session already froze for one.
     func resolve(
         type: FlagType, context: EvaluationContext, at seconds: Double, cohorts: Program, position index: Int32,
-        set: CompiledFlagSet, depth: Int = 0, trace: ((String) -> Void)?
+        set: CompiledFlagSet, depth: Int = 0, frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen },
+        trace: ((String) -> Void)?
     ) -> Outcome {
         func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
             Outcome(value: -1, variant: -1, reason: reason, failure: failure, flag: index)
@@ -83,7 +85,7 @@ extension Program {
             item &+= 1
             let key = names[prerequisite.name]
             let served = set.prerequisiteValue(
-                key, hash: prerequisite.hash, context: context, at: seconds, depth: depth + 1)
+                key, hash: prerequisite.hash, context: context, at: seconds, depth: depth + 1, frozen: frozen)
             guard let served, contains(prerequisite.values, served) else {
                 return serve(
                     flag.defaultValue, .prerequisiteFailed, prerequisite.name, index, trace,

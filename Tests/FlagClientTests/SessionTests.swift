@@ -50,6 +50,27 @@ import Testing
         client.shutdown()
     }
 
+    /// A session that froze a prerequisite decides its dependents with that value, though the set changed since:
+    /// what the screen showed for the new checkout and whether it offers the express button agree.
+    @Test func aDependentUsesThePrerequisiteValueTheSessionFroze() async throws {
+        var express = Docs.flag("dark-mode", false)
+        express.rules = [Rule(name: "everyone", target: .conditions([]), serve: .value(.bool(true)))]
+        express.prerequisites = [Prerequisite(flag: "new-checkout", values: [.bool(true)])]
+        let transport = ScriptedTransport()
+        let (client, stream) = try await liveClient(nil, transport, Docs.flag("new-checkout", true), express)
+        let session = client.session(unitID: "u-1")
+        #expect(session.value(.newCheckout) == true)
+        try await put(stream, client, version: 2, Docs.flag("new-checkout", false), express)
+        #expect(session.value(.darkMode) == true)
+        #expect(session.detail(.darkMode).version == 2)
+        // A new session reads the new checkout as off at v2, and the prerequisite fails.
+        let fresh = client.session(unitID: "u-1")
+        #expect(fresh.value(.darkMode) == false)
+        #expect(fresh.detail(.darkMode).reason == .prerequisiteFailed)
+        #expect(fresh.detail(.darkMode).variant == "new-checkout")
+        client.shutdown()
+    }
+
     @Test func killAppliesToOpenSessionsAtOnceAndRestoreOnlyToNewOnes() async throws {
         let transport = ScriptedTransport()
         let (client, stream) = try await liveClient(nil, transport, Docs.flag("new-checkout", true))
