@@ -109,10 +109,8 @@ public final class FlagSession: FeatureFlags, Sendable {
         // The clock is read only for a flag whose value can depend on the time. A flag it requires that the session
         // froze keeps its frozen value here: what the session showed for it and what it decides now agree.
         let evaluation = source.evaluation(
-            handle, type: type, context: context, frozen: { values.prerequisite($0) }
-        ) {
-            self.core.dependencies.now().addingTimeInterval(skew)
-        }
+            handle, type: type, context: context, frozen: { values.prerequisite($0) },
+            clock: { self.core.dependencies.now().addingTimeInterval(skew) })
         core.counter?.count(handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason)
         // Queued in lock order, so that a persisted session's writes follow its values' order.
         if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
