@@ -77,6 +77,20 @@ struct RefsTests {
                 + #""unused":["old-banner"]}"# + "\n")
     }
 
+    @Test("a flag that a used flag requires is used too")
+    func aRequiredFlagIsUsed() throws {
+        let directory = try Self.tree()
+        // new-checkout, used in code, requires old-banner, which no code reads.
+        let requiring = Self.set.replacingOccurrences(
+            of: #""new-checkout": { "type": "bool", "kind": "release", "default": false }"#,
+            with: #""new-checkout": { "type": "bool", "kind": "release", "default": false, "#
+                + #""prerequisites": [{ "flag": "old-banner", "values": [true] }] }"#)
+        #expect(requiring != Self.set)
+        try directory.write("set.json", requiring)
+        let run = try Flagctl.run(["--json", "refs", "--file", "set.json"], in: directory)
+        #expect(run.stdout.hasSuffix(#""unused":[]}"# + "\n"), "\(run)")
+    }
+
     @Test("for people: a summary, the unused flags, the unknown keys and the references; --fail exits 1")
     func table() throws {
         let directory = try Self.tree()

@@ -138,6 +138,22 @@ struct SwiftCodegenTests {
             text.contains(#"public static let running = FlagKey("running", default: .object(["columns": .int(2)]))"#))
     }
 
+    @Test("the doc comment names the flags a flag requires")
+    func prerequisitesInTheDocumentation() throws {
+        let set = try CodegenFixtures.compiled(
+            #"{"schema":1,"set":"s","version":1,"flags":{"checkout":{"type":"bool","default":false},"#
+                + #""theme":{"type":"string","default":"light"},"#
+                + #""express":{"type":"bool","default":false,"prerequisites":[{"flag":"checkout","values":[true]},"#
+                + #"{"flag":"theme","values":["dark","dim"]}]}}}"#)
+        let text = SwiftFlagFile(set, options: .init(), now: CodegenFixtures.now).text
+        let expected = [
+            "    /// `express`: release flag.",
+            "    /// Requires `checkout` = true and `theme` = \"dark\" or \"dim\"; otherwise the set serves its default.",
+            "    public static let express = FlagKey(\"express\", default: false)",
+        ]
+        #expect(text.contains(expected.joined(separator: "\n")), "\(text)")
+    }
+
     @Test("Generated/HostileFlags.swift is what the generator makes of the hostile set today")
     func hostileFixtureIsCurrent() throws {
         let set = try CodegenFixtures.compiled(CodegenFixtures.hostile)

@@ -285,6 +285,23 @@ struct TelemetryFormattingTests {
         #expect(!sixty.map(\.key).contains("long-ago"))
     }
 
+    /// A flag that another requires is evaluated through it: neither unused by clients nor unreferenced by code.
+    @Test func aRequiredFlagIsInUse() throws {
+        var flags = try Self.flags()
+        let wireForm =
+            #"{"rules":[{"name":"prerequisites","conditions":"#
+            + #"[{"attribute":"never","op":"prerequisite","values":["true"]}],"value":false}]}"#
+        flags["busy"] = try JSONReader.parse(Array(wireForm.utf8))
+        let authored = #"{"prerequisites":[{"flag":"long-ago","values":[true]}]}"#
+        flags["unlisted"] = try JSONReader.parse(Array(authored.utf8))
+        let entries = StaleCommand.entries(
+            flags, lastEvaluated: try Self.lastEvaluated(), unusedDays: 30, references: [:], now: Self.now)
+        #expect(!entries.map(\.key).contains("never"))
+        #expect(!entries.map(\.key).contains("long-ago"))
+        // Still stale for the reasons that remain: the dependents themselves are referenced nowhere.
+        #expect(entries.first { $0.key == "busy" }?.status == "unreferenced")
+    }
+
     // MARK: - errors, settings, the console
 
     @Test func aRefusalOfTheCompatibilityGatePrintsTheServersMessageAndExits1() throws {

@@ -110,7 +110,7 @@ struct SwiftFlagFile {
             documentation: documentation(flag))
     }
 
-    /// The description as the summary, then the key, kind, owner and expiry.
+    /// The description as the summary, then the key, kind, owner and expiry, and the flags it requires.
     private static func documentation(_ flag: Flag) -> [String] {
         let description = SwiftSource.commentText(flag.description ?? "")
         var facts = "`\(flag.key)`: \(SwiftSource.commentText(flag.kind.name)) flag"
@@ -119,6 +119,14 @@ struct SwiftFlagFile {
         facts += "."
         var lines = description.isEmpty ? [] : Help.wrap(description, width: 100) + [""]
         lines += Help.wrap(facts, width: 100)
+        if !flag.prerequisites.isEmpty {
+            let required = flag.prerequisites.map { prerequisite in
+                "`\(SwiftSource.commentText(prerequisite.flag))` = "
+                    + prerequisite.values.map(Self.shortValue).joined(separator: " or ")
+            }
+            lines += Help.wrap(
+                "Requires \(required.joined(separator: " and ")); otherwise the set serves its default.", width: 100)
+        }
         return lines
     }
 

@@ -67,26 +67,37 @@ package struct RequiresCommand: Command {
     }
 }
 
-/// A flag's prerequisites as flagctl shows them, read from the flag's JSON in either form (docs/core.md,
-/// "Prerequisites"): `new-checkout = true`, `theme = "dark" or "dim"`.
+/// A flag's prerequisites as flagctl reads them from the flag's JSON, in either form (docs/core.md,
+/// "Prerequisites"): the authoring form's `prerequisites` member, or the wire form's first rule.
 enum PrerequisiteText {
-    /// Each prerequisite of `flag`, described, and the flag's rules without the wire form's rule.
+    /// Each prerequisite of `flag` as `new-checkout = true` or `theme = "dark" or "dim"`, and the flag's rules
+    /// without the wire form's rule.
     static func split(_ flag: JSONValue) -> (prerequisites: [String], rules: [JSONValue]) {
+        let (required, rules) = read(flag)
+        return (required.map { "\($0.flag) = \($0.values.joined(separator: " or "))" }, rules)
+    }
+
+    /// The keys of the flags `flag` requires.
+    static func requiredKeys(_ flag: JSONValue) -> [String] {
+        read(flag).required.map(\.flag)
+    }
+
+    /// The prerequisites, each value as JSON text, and the rules without the wire form's rule.
+    private static func read(_ flag: JSONValue) -> (required: [(flag: String, values: [String])], rules: [JSONValue]) {
         var rules = flag["rules"].array ?? []
-        var found: [String] = []
+        var required: [(flag: String, values: [String])] = []
         for item in flag["prerequisites"].array ?? [] {
-            let values = (item["values"].array ?? []).map(\.compactText)
-            found.append("\(item["flag"].string ?? "?") = \(values.joined(separator: " or "))")
+            required.append((item["flag"].string ?? "?", (item["values"].array ?? []).map(\.compactText)))
         }
         if let conditions = rules.first?["conditions"].array, !conditions.isEmpty,
             conditions.allSatisfy({ $0["op"].string == Operator.prerequisite.name })
         {
             rules.removeFirst()
             for condition in conditions {
-                let values = (condition["values"].array ?? []).compactMap(\.string)
-                found.append("\(condition["attribute"].string ?? "?") = \(values.joined(separator: " or "))")
+                required.append(
+                    (condition["attribute"].string ?? "?", (condition["values"].array ?? []).compactMap(\.string)))
             }
         }
-        return (found, rules)
+        return (required, rules)
     }
 }

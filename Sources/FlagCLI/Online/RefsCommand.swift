@@ -39,7 +39,10 @@ package struct RefsCommand: Command {
         init(_ set: CompiledFlagSet, _ references: CodeReferences) {
             let known = set.readableFlags
             let keys = Set(known.map(\.key)).union(set.flagSet.unreadableFlags.keys)
-            unused = known.filter { !$0.archived && references.references[$0.key] == nil }.map(\.key)
+            // A flag others require is used, through them.
+            unused = known.filter {
+                !$0.archived && references.references[$0.key] == nil && set.flags(requiring: $0.key).isEmpty
+            }.map(\.key)
                 .sorted(by: utf8Less)
             unknown = references.references.keys.filter { !keys.contains($0) }.sorted(by: utf8Less)
             self.references = references

@@ -52,10 +52,12 @@ package struct StaleCommand: Command {
         let lastEvaluated: Date?
         /// Where code references it (`--refs`); `nil` without `--refs`.
         let references: [CodeReferences.Location]?
+        /// Whether no code references it (`--refs`) and no other flag requires it.
+        let unreferenced: Bool
 
         /// `expired`, `overdue`, `unused`, `unreferenced`, `expired, unused`.
         var status: String {
-            [expiry, unused ? "unused" : nil, references?.isEmpty == true ? "unreferenced" : nil].compactMap { $0 }
+            [expiry, unused ? "unused" : nil, unreferenced ? "unreferenced" : nil].compactMap { $0 }
                 .joined(separator: ", ")
         }
     }
@@ -105,12 +107,14 @@ package struct StaleCommand: Command {
 
     /// The stale flags in key order: unarchived, and expired, or (with `unusedDays`) not evaluated since
     /// `now - unusedDays` (never, or only before), or (with `references`) referenced nowhere in code. A flag the
-    /// usage answer does not list counts as never evaluated.
+    /// usage answer does not list counts as never evaluated; a flag another flag requires counts as used.
     static func entries(
         _ flags: [String: JSONValue], lastEvaluated: [String: Date?], unusedDays: Int?,
         references: [String: [CodeReferences.Location]]? = nil, now: Date
     ) -> [Entry] {
         var stale: [Entry] = []
+        // A flag others require is in use, whatever code or clients say: they evaluate it.
+        let required = Set(flags.values.flatMap(PrerequisiteText.requiredKeys))
         for key in flags.keys.sorted() {
             guard let flag = flags[key], flag["archived"].bool != true else { continue }
             var expiry: String?
@@ -120,16 +124,17 @@ package struct StaleCommand: Command {
             }
             var unused = false
             let last = lastEvaluated[key] ?? nil
-            if let unusedDays {
+            if let unusedDays, !required.contains(key) {
                 let since = now.addingTimeInterval(-Double(unusedDays) * 86_400)
                 unused = last.map { $0 < since } ?? true
             }
             let found = references.map { $0[key] ?? [] }
-            guard expiry != nil || unused || found?.isEmpty == true else { continue }
+            let unreferenced = found?.isEmpty == true && !required.contains(key)
+            guard expiry != nil || unused || unreferenced else { continue }
             stale.append(
                 Entry(
                     key: key, flag: flag, expiry: expiry, expires: expires, unused: unused, lastEvaluated: last,
-                    references: found))
+                    references: found, unreferenced: unreferenced))
         }
         return stale
     }
