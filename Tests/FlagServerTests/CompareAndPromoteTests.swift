@@ -80,6 +80,38 @@ struct CompareAndPromoteTests {
         }
     }
 
+    @Test func promotingAFlagThatRequiresFlagsTheTargetLacksIsRefusedUnlessTheyComeToo() async throws {
+        try await withHarness { harness in
+            try Self.staging(harness)
+            let base = "/v1/admin/sets/staging/flags"
+            // In staging, express requires dark-mode, which requires new-checkout; prod has only new-checkout.
+            let steps = [
+                ("PUT", "\(base)/dark-mode", #"{"flag":{"type":"bool","default":false}}"#),
+                ("PUT", "\(base)/dark-mode/prerequisites/new-checkout", #"{"values":[true]}"#),
+                ("PUT", "\(base)/express", #"{"flag":{"type":"bool","default":false}}"#),
+                ("PUT", "\(base)/express/prerequisites/dark-mode", #"{"values":[true]}"#),
+            ]
+            for (method, target, body) in steps {
+                #expect((200...201).contains(try harness.send(method, target, body: body).status), "\(target)")
+            }
+            let promote = "/v1/admin/sets/ios-prod/flags/express/promote"
+            let refused = try harness.send("POST", promote, body: #"{"from":"staging"}"#)
+            #expect(refused.status == 422)
+            #expect(try refused.json("error.problems[0].path") == .string("flags.express.prerequisites"))
+            #expect(
+                try refused.json("error.problems[0].message")?.stringValue?.hasSuffix(
+                    "promote with withPrerequisites to copy it") == true)
+
+            let promoted = try harness.send("POST", promote, body: #"{"from":"staging","withPrerequisites":true}"#)
+            #expect(promoted.status == 200, "\(promoted.text)")
+            let state = try #require(harness.app.service.state("ios-prod"))
+            // Express and dark-mode came; prod's own new-checkout stayed as it was.
+            #expect(state.compiled.flag("dark-mode")?.prerequisites.map(\.flag) == ["new-checkout"])
+            #expect(state.compiled.flag("express") != nil)
+            #expect(state.compiled.flag("new-checkout")?.rollout == nil)
+        }
+    }
+
     @Test func aTokenLimitedToTheTargetMayNotPromoteFromASetItCannotSee() async throws {
         try await withHarness { harness in
             try Self.staging(harness)

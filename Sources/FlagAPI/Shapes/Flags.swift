@@ -275,15 +275,21 @@ public struct PromoteRequest: MutationRequest, Hashable {
     public var from: String
     /// Also copy the cohorts it uses that this set lacks.
     public var withCohorts: Bool?
+    /// Also copy the flags it requires that this set lacks (and those they require).
+    public var withPrerequisites: Bool?
     /// Why, for the audit log (default: `from SET`).
     public var reason: String?
     /// Write even what active clients cannot evaluate.
     public var allowIncompatible: Bool?
 
     /// A promotion from `from`.
-    public init(from: String, withCohorts: Bool? = nil, reason: String? = nil, allowIncompatible: Bool? = nil) {
+    public init(
+        from: String, withCohorts: Bool? = nil, withPrerequisites: Bool? = nil, reason: String? = nil,
+        allowIncompatible: Bool? = nil
+    ) {
         self.from = from
         self.withCohorts = withCohorts
+        self.withPrerequisites = withPrerequisites
         self.reason = reason
         self.allowIncompatible = allowIncompatible
     }

@@ -128,17 +128,19 @@ package struct TokensRevokeCommand: Command {
     }
 }
 
-/// `flagctl promote KEY --from A --to B [--with-cohorts]`: one flag's configuration from one set into another.
+/// `flagctl promote KEY --from A --to B [--with-cohorts] [--with-prerequisites]`: one flag's configuration from one
+/// set into another.
 package struct PromoteCommand: Command {
     /// `promote KEY`
     package static let configuration = CommandConfiguration(
         name: "promote", abstract: "Copy one flag's configuration from one set into another (staging → prod).",
-        synopsis: "KEY --from A --to B [--with-cohorts] [--reason S]",
+        synopsis: "KEY --from A --to B [--with-cohorts] [--with-prerequisites] [--reason S]",
         positionals: [Positional("KEY", help: "the flag's key")],
         options: [
             .value("from", "A", help: "the set to copy from"),
             .value("to", "B", help: "the set to copy into (default: --set)"),
             .flag("with-cohorts", help: "also copy the cohorts it uses that the target lacks"),
+            .flag("with-prerequisites", help: "also copy the flags it requires that the target lacks"),
         ] + Mutation.options,
         example: "flagctl promote new-checkout --from staging --to prod --reason 'verified on staging'")
 
@@ -146,6 +148,7 @@ package struct PromoteCommand: Command {
     private let from: String
     private let to: String?
     private let withCohorts: Bool
+    private let withPrerequisites: Bool
     private let mutation: Mutation
 
     /// Takes the key and the two sets.
@@ -155,6 +158,7 @@ package struct PromoteCommand: Command {
         self.from = from
         to = arguments.value("to")
         withCohorts = arguments.flag("with-cohorts")
+        withPrerequisites = arguments.flag("with-prerequisites")
         mutation = try Mutation(arguments)
     }
 
@@ -164,7 +168,8 @@ package struct PromoteCommand: Command {
         let target: String
         if let to { target = to } else { target = try client.requireSet(for: Self.configuration) }
         let request = PromoteRequest(
-            from: from, withCohorts: withCohorts ? true : nil, reason: mutation.reason,
+            from: from, withCohorts: withCohorts ? true : nil, withPrerequisites: withPrerequisites ? true : nil,
+            reason: mutation.reason,
             allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
             API.promote, PathParameters(set: target, key: key), request, ifMatch: mutation.ifMatch,

@@ -235,10 +235,11 @@ extension FlagServerApp {
         return mutationReply(result)
     }
 
-    /// `POST …/flags/{key}/promote`: `{"from", "withCohorts"?}`. The flag's configuration in set `from` becomes
-    /// its configuration here, as one version. The cohorts it uses must exist here: 422 naming those that do not,
-    /// unless `withCohorts` copies them too (with the cohorts they name through `in_cohort`); the cohorts that do
-    /// exist are left as they are.
+    /// `POST …/flags/{key}/promote`: `{"from", "withCohorts"?, "withPrerequisites"?}`. The flag's configuration in
+    /// set `from` becomes its configuration here, as one version. The flags it requires and the cohorts it uses must
+    /// exist here: 422 naming those that do not, unless `withPrerequisites` copies the flags (with the flags they
+    /// require) and `withCohorts` the cohorts (with the cohorts they name through `in_cohort`); those that do exist
+    /// are left as they are.
     func promote(_ call: Call, _ request: PromoteRequest) throws -> Reply<MutationResult> {
         let (set, key, from) = (call.set, call.key, request.from)
         guard !from.isEmpty else { throw ServiceError.badRequest("\"from\" is required", path: "from") }
@@ -251,12 +252,36 @@ extension FlagServerApp {
             throw ServiceError.notFound("no flag \"\(key)\" in set \"\(from)\"", path: "from", subject: .flag)
         }
         let withCohorts = request.withCohorts ?? false
+        let withPrerequisites = request.withPrerequisites ?? false
         var note = try note(call, request, "flag.promote")
         note.reason = request.reason ?? "from \(from)"
         let result = try service.mutate(set, ifMatch: try call.ifMatch(), note: note) { current in
-            // The cohorts the flag needs that this set lacks, and, to copy them, the ones they need in turn.
+            // The flags it requires that this set lacks, and, to copy them, the ones they require in turn.
+            var flags = [key: flag]
+            var lacking: [String] = []
+            var required = flag.prerequisites.map(\.flag)
+            while let name = required.popLast() {
+                guard current.compiled.flag(name) == nil, flags[name] == nil, !lacking.contains(name) else { continue }
+                guard withPrerequisites, let copied = source.compiled.flag(name) else {
+                    lacking.append(name)
+                    continue
+                }
+                flags[name] = copied
+                required += copied.prerequisites.map(\.flag)
+            }
+            if !lacking.isEmpty {
+                throw ServiceError.invalid(
+                    lacking.sorted(by: utf8Less).map { name in
+                        Problem(
+                            path: "flags.\(key).prerequisites",
+                            message: "requires flag '\(name)', which set '\(set)' lacks; "
+                                + (source.compiled.flag(name) == nil
+                                    ? "set '\(from)' lacks it too" : "promote with withPrerequisites to copy it"))
+                    })
+            }
+            // The cohorts they use that this set lacks, and, to copy them, the ones they need in turn.
             var missing: [String: Cohort] = [:]
-            var wanted = Array(flag.cohortNames)
+            var wanted = flags.values.flatMap(\.cohortNames)
             while let name = wanted.popLast() {
                 guard current.compiled.cohort(name) == nil, missing[name] == nil else { continue }
                 guard let cohort = source.compiled.cohort(name) else { continue }
@@ -272,7 +297,7 @@ extension FlagServerApp {
                                 "uses cohort '\(name)', which set '\(set)' lacks; promote with withCohorts to copy it")
                     })
             }
-            return SetEdit(flags: [key: flag], cohorts: missing.mapValues { $0 })
+            return SetEdit(flags: flags, cohorts: missing.mapValues { $0 })
         }
         return mutationReply(result, item: .flag(key))
     }
