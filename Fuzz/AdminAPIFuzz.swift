@@ -19,7 +19,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let asQuery = choice & 0x80 != 0
     let body = asQuery ? [] : payload
     let query = asQuery ? queryItems(payload) : [:]
-    switch Int(choice & 0x7F) % 24 {
+    switch Int(choice & 0x7F) % 26 {
     case 0: request(ChangeRequest.self, body, query)
     case 1: request(PutFlagRequest.self, body, query)
     case 2: request(RolloutRequest.self, body, query)
@@ -43,6 +43,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 20: request(ChangeListQuery.self, body, query)
     case 21: answer(ChangeAnswer.self, payload)
     case 22: answer(ChangeList.self, payload)
+    case 23: request(PrerequisiteRequest.self, body, query)
+    case 24: request(PromoteRequest.self, body, query)
     default: answer(SettingsAnswer.self, payload)
     }
     return 0

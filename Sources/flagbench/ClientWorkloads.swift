@@ -141,6 +141,17 @@ func benchmarkFirstReads() {
     set.flags["static"] = Flag(key: "static", type: .bool, defaultValue: .bool(true))
     set.flags["f"] = benchmarkFlag(key: "f", start: start)
     set.flags["simple"] = ruleAndRolloutFlag(key: "simple")
+    // One rule against one prerequisite: what a prerequisite costs over the condition it replaces.
+    set.flags["one-rule"] = Flag(
+        key: "one-rule", type: .bool, defaultValue: .bool(false),
+        rules: [
+            Rule(
+                name: "dach", target: .conditions([Condition(attribute: "country", op: .in, values: ["DE", "AT"])]),
+                serve: .value(.bool(true)))
+        ])
+    set.flags["one-prerequisite"] = Flag(
+        key: "one-prerequisite", type: .bool, defaultValue: .bool(false),
+        prerequisites: [Prerequisite(flag: "static", values: [.bool(true)])])
     var configuration = FlagClient.Configuration(
         server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: nil)
     configureRefresh(&configuration)
@@ -169,7 +180,10 @@ func benchmarkFirstReads() {
                 ])
         }
     }
-    for (name, flag) in [("5rules+rollout", "f"), ("rule+rollout25", "simple")] {
+    for (name, flag) in [
+        ("5rules+rollout", "f"), ("rule+rollout25", "simple"), ("one-rule", "one-rule"),
+        ("one-prerequisite", "one-prerequisite"),
+    ] {
         let open = sessions()
         let targeted = FlagKey(flag, default: false)
         let firstRead = best(runs: 1) {

@@ -34,13 +34,17 @@ export function render(ctx, route) {
             title: `Promote ${key} from ${other} into ${setName}?`,
             description: `Copies the flag's configuration in ${other} over the one in ${setName}.`,
             confirmLabel: 'Promote', review: await ctx.reviewMode(setName),
-            fields: [{ name: 'withCohorts', label: `Also copy the cohorts it uses that ${setName} lacks or has differently`, type: 'checkbox', testid: 'promote-with-cohorts' }],
+            fields: [
+                { name: 'withCohorts', label: `Also copy the cohorts it uses that ${setName} lacks`, type: 'checkbox', testid: 'promote-with-cohorts' },
+                { name: 'withPrerequisites', label: `Also copy the flags it requires that ${setName} lacks`, type: 'checkbox', testid: 'promote-with-prerequisites' },
+            ],
         });
         if (!values) return;
         const answer = await ctx.actions.run({
             endpoint: 'promote', params: { set: setName, key },
-            body: { from: other, withCohorts: values.withCohorts, reason: values.reason || undefined },
-            refetch: values.withCohorts, review: reviewOf(values),
+            body: { from: other, withCohorts: values.withCohorts, withPrerequisites: values.withPrerequisites, reason: values.reason || undefined },
+            // The flags and cohorts copied along are not in the answer, which carries the promoted flag only.
+            refetch: values.withCohorts || values.withPrerequisites, review: reviewOf(values),
             done: (a) => `Promoted ${key} from ${other} (version ${a.version}).`,
         });
         if (answer) load();
