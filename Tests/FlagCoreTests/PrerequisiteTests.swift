@@ -215,4 +215,45 @@ struct PrerequisiteTests {
                 #"prerequisite 'theme' serves "light", not one of the values listed: serving the flag's default"#
             ])
     }
+
+    /// The old-client fixture: `Vectors/prerequisites-wire.json` is what a server of this build serves for a set
+    /// with prerequisites, and `Vectors/prerequisites-old-client.json` what flagctl built from the commit before
+    /// prerequisites (9c5ff05, the evaluator every installed app has) evaluated on it (`flagctl eval --file`, captured
+    /// once). Every flag with prerequisites fell back with `PARSE_ERROR`; every other flag evaluated as it does today.
+    @Test func aBuildFromBeforePrerequisitesFellBackOnEveryFlagThatHasThem() throws {
+        func vector(_ name: String) throws -> Data {
+            let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Vectors"))
+            return try Data(contentsOf: url)
+        }
+        let wire = [UInt8](try vector("prerequisites-wire"))
+        let today = try FlagSet.decode(wire)
+        // The fixture proves something only while this build still writes exactly that form.
+        #expect(today.encoded() == wire)
+        let compiled = CompiledFlagSet(today)
+        let fixture = try #require(
+            try JSONSerialization.jsonObject(with: try vector("prerequisites-old-client")) as? [String: Any])
+        let evaluations = try #require(fixture["evaluations"] as? [[String: Any]])
+        #expect(evaluations.count == 15)
+        for evaluation in evaluations {
+            let key = try #require(evaluation["flag"] as? String)
+            let unit = try #require(evaluation["unit"] as? String)
+            let flag = try #require(today.flags[key])
+            let oldReason = evaluation["reason"] as? String
+            let oldError = evaluation["errorCode"] as? String
+            if !flag.prerequisites.isEmpty {
+                #expect(oldReason == "ERROR" && oldError == "PARSE_ERROR", "\(key) for \(unit)")
+                continue
+            }
+            var attributes: [String: String] = [:]
+            for pair in evaluation["attributes"] as? [String] ?? [] {
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                attributes[parts[0]] = parts[1]
+            }
+            let now = Fixtures.date("2026-12-06T12:00:00Z")
+            let detail = compiled.evaluate(
+                key, type: flag.type, default: .null, context: EvaluationContext(unitID: unit, attributes: attributes),
+                at: now)
+            #expect(detail.reason.rawValue == oldReason && oldError == nil, "\(key) for \(unit)")
+        }
+    }
 }
