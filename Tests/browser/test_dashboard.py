@@ -747,6 +747,8 @@ class DashboardTests(unittest.TestCase):
             session.one("confirm").click()
             session.wait(lambda: api("GET", "/v1/admin/sets/demo/cohorts/browser-testers")[2]["cohort"].get("exclude")
                          == ["u-2"], "the edited cohort")
+            # The screen reloads the cohort once the write's version arrives, replacing its buttons: wait for that.
+            session.one("cohort-exclude")
             session.one("cohort-delete").click()
             session.one("confirm").click()
             session.wait(lambda: session.by_test_id("cohort-create"), "the cohorts list")
