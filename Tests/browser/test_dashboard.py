@@ -131,6 +131,13 @@ def render_time(session, screen, test_id, count):
     return float(session.script("return document.body.dataset.lastRenderMs;"))
 
 
+def select(session, test_id, value):
+    """Chooses `value` in the select `test_id`, as a person would (its change event included)."""
+    session.script("arguments[0].value = arguments[1];"
+                   " arguments[0].dispatchEvent(new Event('change', {bubbles: true}));",
+                   session.one(test_id).reference, value)
+
+
 def stored_tokens(session):
     return session.script(
         "return {session: Object.keys(sessionStorage).map(k => sessionStorage.getItem(k)),"
@@ -684,10 +691,6 @@ class DashboardTests(unittest.TestCase):
             print(f"\nDASHBOARD 1,000 change requests: render {sorted(renders)} ms")
 
     def test_17_a_flag_and_a_cohort_are_written_in_the_dashboard(self):
-        def select(session, test_id, value):
-            session.script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('change'));",
-                           session.one(test_id).reference, value)
-
         with Browser() as session:
             sign_in(session, tokens["alice"])
             open_flags(session)
@@ -744,6 +747,8 @@ class DashboardTests(unittest.TestCase):
             session.one("confirm").click()
             session.wait(lambda: api("GET", "/v1/admin/sets/demo/cohorts/browser-testers")[2]["cohort"].get("exclude")
                          == ["u-2"], "the edited cohort")
+            # The screen reloads the cohort once the write's version arrives, replacing its buttons: wait for that.
+            session.one("cohort-exclude")
             session.one("cohort-delete").click()
             session.one("confirm").click()
             session.wait(lambda: session.by_test_id("cohort-create"), "the cohorts list")
@@ -777,6 +782,58 @@ class DashboardTests(unittest.TestCase):
                 session.one("cancel").click()
         finally:
             api("PUT", "/v1/admin/sets/demo/settings", body={"reviews": "off"})
+
+    def test_19_a_prerequisite_is_added_and_removed_in_the_dashboard(self):
+        flag = {"type": "bool", "kind": "release", "default": False}
+        self.assertEqual(api("PUT", "/v1/admin/sets/demo/flags/express-checkout", body={"flag": flag})[0], 201)
+
+        def listed(session, required):
+            return session.by_test_id("prerequisite", f'[data-flag="{required}"]')
+
+        def press(session, test_id, extra=""):
+            button = session.one(test_id, extra)
+            # Near the window's right edge, where toasts are: scrolled to the middle first.
+            session.script("arguments[0].scrollIntoView({block: 'center'});", button.reference)
+            button.click()
+
+        def conditions():
+            rules = api("GET", "/v1/admin/sets/demo/flags/express-checkout")[2]["flag"].get("rules", [])
+            return rules[0]["conditions"] if rules else []
+
+        try:
+            with Browser() as session:
+                sign_in(session, tokens["alice"])
+                open_flag(session, "express-checkout")
+                press(session, "action-prerequisite-add")
+                select(session, "prerequisite-flag-select", "new-checkout")
+                session.one("prerequisite-values-input-true").click()
+                session.one("reason-input").type("only with the new checkout")
+                session.one("confirm").click()
+                session.wait(lambda: listed(session, "new-checkout"), "the prerequisite new-checkout")
+                # A string flag's values are typed as text, separated by commas.
+                press(session, "action-prerequisite-add")
+                select(session, "prerequisite-flag-select", "checkout-button")
+                session.one("prerequisite-values-input").type("green, blue")
+                session.one("confirm").click()
+                shown = session.wait(lambda: listed(session, "checkout-button"), "the prerequisite checkout-button")
+                self.assertIn('checkout-button = "green" or "blue"', shown[0].text)
+                self.assertEqual(conditions(), [
+                    {"attribute": "new-checkout", "op": "prerequisite", "values": ["true"]},
+                    {"attribute": "checkout-button", "op": "prerequisite", "values": ['"green"', '"blue"']}])
+                self.assertEqual(session.by_test_id("rule"), [], "the rule that carries them is not shown as a rule")
+                shot(session, "32-prerequisites", session.one("flag-prerequisites"))
+
+                open_flag(session, "new-checkout")
+                dependent = session.one("dependent", '[data-flag="express-checkout"]')
+                self.assertEqual(dependent.text, "express-checkout")
+
+                open_flag(session, "express-checkout")
+                press(session, "action-prerequisite-remove", '[data-item="new-checkout"]')
+                session.one("confirm").click()
+                session.wait(lambda: not listed(session, "new-checkout"), "the prerequisite's removal")
+                self.assertEqual([c["attribute"] for c in conditions()], ["checkout-button"])
+        finally:
+            api("DELETE", "/v1/admin/sets/demo/flags/express-checkout")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dashboardModule } from './dashboard-modules.mjs';
 
-const { COHORT_FIELDS, FLAG_FIELDS, cohortFormValues, cohortFromForm, fieldProblems, flagFromForm, typedValue } = await dashboardModule('authoring.js');
+const { COHORT_FIELDS, FLAG_FIELDS, cohortFormValues, cohortFromForm, fieldProblems, flagFromForm, typedValue, valueTexts } = await dashboardModule('authoring.js');
 
 test('a typed value is read as the flag\'s type, or says why not', () => {
     assert.deepEqual(typedValue('true', 'bool'), { value: true });
@@ -14,6 +14,13 @@ test('a typed value is read as the flag\'s type, or says why not', () => {
     assert.match(typedValue('4.2', 'int').error, /not a whole number/);
     assert.match(typedValue('9007199254740993', 'int').error, /not a whole number/);
     assert.match(typedValue('{', 'json').error, /not JSON/);
+});
+
+test('values typed in one field are split at commas and trimmed', () => {
+    assert.deepEqual(valueTexts(' green, blue ,,'), ['green', 'blue']);
+    assert.deepEqual(valueTexts('true'), ['true']);
+    assert.deepEqual(valueTexts(' , '), []);
+    assert.deepEqual(valueTexts(undefined), []);
 });
 
 test('a new flag is the document\'s JSON, with only what was given', () => {

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-    filterFlags, flagStates, indexFlag, kinds, matches, normalizeFilter, owners, percentAt, primaryState,
-    QUIET_STATE, rolloutPhase, scheduleSteps,
+    dependentsOf, filterFlags, flagStates, indexFlag, kinds, matches, normalizeFilter, owners, percentAt,
+    prerequisitesAndRules, primaryState, QUIET_STATE, rolloutPhase, scheduleSteps,
 } from '../../Sources/FlagServer/Dashboard/flagmodel.js';
 
 const DAY = 86_400_000;
@@ -119,4 +119,58 @@ test('an index entry is computed once and matched many times', () => {
 test('owners and kinds for the filter menus', () => {
     assert.deepEqual(owners(flags), ['growth', 'mobile', 'payments']);
     assert.deepEqual(kinds(flags), ['release', 'experiment', 'ops', 'kill-switch', 'permission', 'chore']);
+});
+
+const everyone = { name: 'everyone', conditions: [], value: true };
+const wireRule = (...conditions) => ({ name: 'prerequisites', conditions, value: false });
+const requires = (attribute, ...values) => ({ attribute, op: 'prerequisite', values });
+
+test('prerequisites in the wire form are read from the first rule, which is not a rule', () => {
+    const flag = {
+        type: 'bool', default: false,
+        rules: [wireRule(requires('new-checkout', 'true'), requires('theme', '"dark"', '"light"'), requires('limit', '3')), everyone],
+    };
+    assert.deepEqual(prerequisitesAndRules(flag), {
+        prerequisites: [
+            { flag: 'new-checkout', values: [true] },
+            { flag: 'theme', values: ['dark', 'light'] },
+            { flag: 'limit', values: [3] },
+        ],
+        rules: [everyone],
+    });
+});
+
+test('prerequisites in the authoring form are read from the member, the rules as they are', () => {
+    const flag = { prerequisites: [{ flag: 'new-checkout', values: [true] }, { flag: 'layout', values: [{ columns: 2 }] }], rules: [everyone] };
+    assert.deepEqual(prerequisitesAndRules(flag), {
+        prerequisites: [{ flag: 'new-checkout', values: [true] }, { flag: 'layout', values: [{ columns: 2 }] }],
+        rules: [everyone],
+    });
+});
+
+test('a wire value that is not JSON shows as its text', () => {
+    const flag = { rules: [wireRule(requires('theme', '"dark', 'blue'))] };
+    assert.deepEqual(prerequisitesAndRules(flag).prerequisites, [{ flag: 'theme', values: ['"dark', 'blue'] }]);
+});
+
+test('only a first rule named prerequisites of prerequisite conditions is the wire form', () => {
+    const named = { name: 'prerequisites', conditions: [{ attribute: 'country', op: 'eq', values: ['DE'] }], value: true };
+    const later = wireRule(requires('new-checkout', 'true'));
+    for (const rules of [[named], [everyone, later], [{ ...later, name: 'beta' }], [wireRule()]]) {
+        assert.deepEqual(prerequisitesAndRules({ rules }), { prerequisites: [], rules });
+    }
+    assert.deepEqual(prerequisitesAndRules({}), { prerequisites: [], rules: [] });
+    assert.deepEqual(prerequisitesAndRules(null), { prerequisites: [], rules: [] });
+});
+
+test('the dependents of a flag are the flags that require it, in either form', () => {
+    const set = {
+        'express-checkout': { rules: [wireRule(requires('new-checkout', 'true')), everyone] },
+        'one-click': { prerequisites: [{ flag: 'new-checkout', values: [true] }] },
+        'new-checkout': { rules: [everyone] },
+        'dark-mode': { rules: [wireRule(requires('theme', '"dark"'))] },
+    };
+    assert.deepEqual(dependentsOf(set, 'new-checkout'), ['express-checkout', 'one-click']);
+    assert.deepEqual(dependentsOf(set, 'express-checkout'), []);
+    assert.deepEqual(dependentsOf(undefined, 'x'), []);
 });

@@ -43,6 +43,9 @@ test('change sentences for the toast and the history', () => {
         'bob rolled back the set: bad import');
     assert.equal(changeSentence({ actor: 'carol', action: 'flag.frobnicate', subject: 'x' }), 'carol flag.frobnicate x');
     assert.equal(actionVerb('flag.rollout.pause'), 'paused the rollout of');
+    assert.equal(changeSentence({ actor: 'alice', action: 'flag.prerequisite.set', subject: 'express-checkout', reason: 'with the new checkout' }),
+        'alice set a prerequisite of express-checkout: with the new checkout');
+    assert.equal(actionVerb('flag.prerequisite.remove'), 'removed a prerequisite from');
 });
 
 test('conditions typed as flagctl --where takes them', () => {

@@ -63,6 +63,14 @@ export function flagFromForm(values) {
     return errors.length ? { errors } : { key, flag };
 }
 
+/**
+ * The values typed into one field, separated by commas, as the texts a `valuesText` member carries: each trimmed,
+ * empties left out (`green, blue` → `["green", "blue"]`).
+ */
+export function valueTexts(text) {
+    return String(text ?? '').split(',').map((value) => value.trim()).filter((value) => value !== '');
+}
+
 /** A list typed one per line or separated by commas, without empties. */
 function units(text) {
     return String(text ?? '').split(/[\n,]/).map((unit) => unit.trim()).filter((unit) => unit !== '');

@@ -1,5 +1,5 @@
-// A flag as the dashboard shows it: its rollout percent at a time (SPEC §2.2), its state, and the filters of the
-// flags screen. Pure: no DOM, no clock; callers pass `now` in milliseconds.
+// A flag as the dashboard shows it: its rollout percent at a time (SPEC §2.2), its state, its prerequisites, and the
+// filters of the flags screen. Pure: no DOM, no clock; callers pass `now` in milliseconds.
 //
 // This module imports nothing so that node's test runner loads it as it is; the browser loads it as /ui/flagmodel.js.
 
@@ -156,4 +156,50 @@ export function kinds(flags) {
         if (flag && typeof flag.kind === 'string' && !KINDS.includes(flag.kind)) extra.add(flag.kind);
     }
     return [...KINDS, ...[...extra].sort()];
+}
+
+/** The name of the rule that carries a flag's prerequisites in the wire form (docs/core.md, "Prerequisites"). */
+const PREREQUISITE_RULE = 'prerequisites';
+
+/** Whether `rule` is the wire form's rule: named `prerequisites`, every condition of op `prerequisite`. */
+function isPrerequisiteRule(rule) {
+    return Boolean(rule) && rule.name === PREREQUISITE_RULE && Array.isArray(rule.conditions)
+        && rule.conditions.length > 0 && rule.conditions.every((condition) => condition && condition.op === 'prerequisite');
+}
+
+/** A wire value, the canonical JSON text of a value, as that value; a text that does not parse stays the text. */
+function wireValue(text) {
+    try {
+        return JSON.parse(text);
+    } catch {
+        return text;
+    }
+}
+
+/**
+ * A flag's prerequisites, `[{flag, values}]` with the values as JS values, and its rules as people read them:
+ * `{prerequisites, rules}`. Reads both forms: the authoring form's `prerequisites` member, and the wire form the
+ * server serves, a first rule whose conditions name the required flags (`attribute`) and their values as JSON text;
+ * that rule is left out of `rules`, so that it never shows as a rule.
+ */
+export function prerequisitesAndRules(flag) {
+    const f = flag && typeof flag === 'object' ? flag : {};
+    const listed = Array.isArray(f.prerequisites) ? f.prerequisites : [];
+    const prerequisites = listed
+        .filter((item) => item && typeof item.flag === 'string')
+        .map((item) => ({ flag: item.flag, values: Array.isArray(item.values) ? item.values : [] }));
+    const rules = Array.isArray(f.rules) ? f.rules : [];
+    if (!isPrerequisiteRule(rules[0])) return { prerequisites, rules };
+    for (const condition of rules[0].conditions) {
+        const values = Array.isArray(condition.values) ? condition.values.map(wireValue) : [];
+        prerequisites.push({ flag: String(condition.attribute), values });
+    }
+    return { prerequisites, rules: rules.slice(1) };
+}
+
+/** The keys of `flags` (an object key → flag) that list flag `key` as a prerequisite, sorted: its dependents. */
+export function dependentsOf(flags, key) {
+    return Object.keys(flags || {})
+        .filter((other) => prerequisitesAndRules(flags[other]).prerequisites.some((item) => item.flag === key))
+        .sort();
 }

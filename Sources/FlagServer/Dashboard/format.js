@@ -88,6 +88,8 @@ const VERBS = {
     'flag.rollout.resume': 'resumed the rollout of',
     'flag.rule.add': 'added a rule to',
     'flag.rule.remove': 'removed a rule from',
+    'flag.prerequisite.set': 'set a prerequisite of',
+    'flag.prerequisite.remove': 'removed a prerequisite from',
     'cohort.create': 'created cohort',
     'cohort.replace': 'replaced cohort',
     'cohort.delete': 'deleted cohort',

@@ -1,10 +1,14 @@
-// One flag: what it serves and to whom, in evaluation order (SPEC §2), its rollout as a chart, and the actions the
-// person's role allows. Every action asks for a reason; kill and restore require one.
+// One flag: what it serves and to whom, in evaluation order (SPEC §2), its rollout as a chart, the flags it requires
+// and those that require it, and the actions the person's role allows. Every action asks for a reason; kill and
+// restore require one.
 
+import { valueTexts } from '/ui/authoring.js';
 import { rolloutChartElement } from '/ui/chart.js';
 import { formDialog, reviewOf } from '/ui/dialog.js';
 import { focusKey, h, replaceChildren, restoreFocus, timeElement } from '/ui/dom.js';
-import { flagStates, percentAt, rolloutPhase, scheduleSteps, pausedAtMillis } from '/ui/flagmodel.js';
+import {
+    dependentsOf, flagStates, percentAt, prerequisitesAndRules, rolloutPhase, scheduleSteps, pausedAtMillis,
+} from '/ui/flagmodel.js';
 import {
     inputText, overrideTarget, parseConditions, percentText, ruleServe, ruleTarget, valueText,
 } from '/ui/format.js';
@@ -103,6 +107,36 @@ function flagActions(ctx, setName, key) {
         async removeRule(name) {
             const values = await ask({ title: `Remove rule ${name} from ${key}?`, confirmLabel: 'Remove rule', danger: true });
             if (values) await run({ endpoint: 'removeRule', params: { ...params, name }, query: reasonQuery(values.reason), done: (a) => `Removed rule ${name} from ${key} (version ${a.version}).` }, values);
+        },
+        async addPrerequisite() {
+            const flags = ctx.store.state.set.flags;
+            // The server refuses an archived prerequisite: only the flags it would take are offered.
+            const others = Object.keys(flags).filter((other) => other !== key && flags[other].archived !== true).sort();
+            const isBool = (v) => flags[v.flag]?.type === 'bool';
+            const values = await ask({
+                title: `Add a prerequisite to ${key}`, confirmLabel: 'Add prerequisite',
+                description: `Only units that the required flag serves one of the values get ${key}'s overrides, rules and rollout; the others get its default. `
+                    + 'For a flag it already requires, the values replace those listed.',
+                fields: [
+                    { name: 'flag', label: 'Requires the flag', type: 'select', required: true, testid: 'prerequisite-flag-select',
+                        options: others.map((other) => ({ value: other, label: `${other} (${flags[other].type})` })) },
+                    { name: 'bool', label: 'Serving', type: 'radio', testid: 'prerequisite-values-input', value: 'true', when: isBool,
+                        options: [{ value: 'true', label: 'true' }, { value: 'false', label: 'false' }] },
+                    { name: 'values', label: 'Serving one of', required: true, testid: 'prerequisite-values-input', when: (v) => !isBool(v),
+                        hint: 'One or more values separated by commas, read as the required flag\'s type (a string without quotes).' },
+                ],
+                check: (v) => (isBool(v) || valueTexts(v.values).length ? [] : [{ field: 'values', message: 'Write at least one value.' }]),
+            });
+            if (!values) return;
+            const body = { valuesText: isBool(values) ? [values.bool] : valueTexts(values.values), reason: values.reason || undefined };
+            await run({ endpoint: 'putPrerequisite', params: { ...params, name: values.flag }, body, done: (a) => `${key} requires ${values.flag} (version ${a.version}).` }, values);
+        },
+        async removePrerequisite(required) {
+            const values = await ask({
+                title: `Remove the prerequisite ${required} from ${key}?`, confirmLabel: 'Remove prerequisite', danger: true,
+                description: `${key} no longer depends on what ${required} serves.`,
+            });
+            if (values) await run({ endpoint: 'removePrerequisite', params: { ...params, name: required }, query: reasonQuery(values.reason), done: (a) => `${key} no longer requires ${required} (version ${a.version}).` }, values);
         },
         async addOverride() {
             const f = flag();
@@ -212,8 +246,33 @@ function flagActions(ctx, setName, key) {
     };
 }
 
-function rulesSection(flag, can, actions) {
-    const rules = Array.isArray(flag.rules) ? flag.rules : [];
+/** A link to the screen of flag `key` of the set `setName`. */
+function flagLink(setName, key) {
+    return h('a', { href: hashFor({ name: 'flag', set: setName, key }) }, key);
+}
+
+/**
+ * What the flag requires (`prerequisites`, flagmodel.js's) as `new-checkout = true`, and the flags that require it
+ * (`dependents`), each a link to its flag.
+ */
+function prerequisitesSection(setName, prerequisites, dependents, can, actions) {
+    const items = prerequisites.map((item) => h('li', { testid: 'prerequisite', data: { flag: item.flag } },
+        h('div', { class: 'rule-text' },
+            flagLink(setName, item.flag), ' = ', item.values.map((value, index) => [index ? ' or ' : null, valueCode(value)])),
+        can ? actionButton('action-prerequisite-remove', 'Remove', () => actions.removePrerequisite(item.flag), { item: item.flag }) : null));
+    return h('section', { class: 'card', testid: 'flag-prerequisites' },
+        h('div', { class: 'card-head' }, h('h3', null, 'Prerequisites'),
+            can ? actionButton('action-prerequisite-add', 'Add prerequisite', () => actions.addPrerequisite()) : null),
+        prerequisites.length ? h('ul', { class: 'prerequisites' }, items) : h('p', { class: 'muted' }, 'No prerequisites: the flag does not depend on other flags.'),
+        h('div', { class: 'dependents', testid: 'flag-dependents' },
+            h('h4', null, 'Required by'),
+            dependents.length
+                ? h('ul', { class: 'inline-list' }, dependents.map((other) => h('li', { testid: 'dependent', data: { flag: other } }, flagLink(setName, other))))
+                : h('p', { class: 'muted' }, 'No flag requires this one.')));
+}
+
+/** The flag's rules, without the rule that carries its prerequisites on the wire (`prerequisitesAndRules`). */
+function rulesSection(rules, can, actions) {
     const items = rules.map((rule, index) => h('li', { class: 'rule', testid: 'rule', data: { item: rule.name ?? String(index) } },
         h('div', { class: 'rule-text' },
             h('code', { class: 'rule-name' }, rule.name ?? `rule ${index + 1}`), ' ',
@@ -307,8 +366,11 @@ function pendingSection(pending, route, now) {
             change.applyAt ? h('span', null, ' · applies ', timeElement(change.applyAt, relativeTime(change.applyAt, now), formatUTC(change.applyAt))) : null))));
 }
 
-/** `usage` is the usage card's state (usageview.js's `usageSection`), `pending` the pending changes' (`pendingSection`). */
-function content(ctx, route, usage, pending) {
+/**
+ * `usage` is the usage card's state (usageview.js's `usageSection`), `pending` the pending changes'
+ * (`pendingSection`), `dependents` the flags that require this one.
+ */
+function content(ctx, route, usage, pending, dependents) {
     const set = ctx.store.state.set;
     const key = route.key;
     const flag = set && set.flags[key];
@@ -322,6 +384,7 @@ function content(ctx, route, usage, pending) {
     const actions = flagActions(ctx, route.set, key);
     const states = flagStates(flag, now);
     const expiry = expiryText(flag.expiresAt, now);
+    const { prerequisites, rules } = prerequisitesAndRules(flag);
 
     const toolbar = can ? h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Flag actions' },
         flag.killed === true
@@ -359,9 +422,10 @@ function content(ctx, route, usage, pending) {
                 ? h('span', { class: expiry.state === 'expired' ? 'expiry expired' : 'expiry' }, `${expiry.text} (${formatUTC(flag.expiresAt)})`)
                 : 'never'),
             flag.expiresAt ? definition('After expiry', valueCode(flag.expiredValue)) : null,
-            definition('Order', h('span', { class: 'muted' }, 'kill → expiry → unit overrides → cohort overrides → rules → rollout → default'))),
+            definition('Order', h('span', { class: 'muted' }, 'kill → expiry → prerequisites → unit overrides → cohort overrides → rules → rollout → default'))),
+        prerequisitesSection(route.set, prerequisites, dependents, can, actions),
         overridesSection(flag, now, can, actions),
-        rulesSection(flag, can, actions),
+        rulesSection(rules, can, actions),
         rolloutSection(flag, now, can, actions, pending),
         pendingSection(pending, route, now),
         usageSection(usage, key, now),
@@ -381,9 +445,13 @@ export function render(ctx, route) {
     let usage = { status: 'loading' };
     let pending = { status: 'loading' };
     let disposed = false;
+    /** The flags that require this one as last drawn: a patch of another flag may change them. */
+    let dependents = [];
+    const dependentsChanged = () => dependentsOf(ctx.store.state.set.flags, route.key).join('\n') !== dependents.join('\n');
     function draw() {
+        dependents = dependentsOf(ctx.store.state.set?.flags, route.key);
         const focused = focusKey();
-        replaceChildren(body, content(ctx, route, usage, pending));
+        replaceChildren(body, content(ctx, route, usage, pending, dependents));
         // Kill turns into Restore: when the focused control is gone, focus goes to the flag's heading.
         if (focused && !restoreFocus(body, focused)) body.querySelector('h2')?.focus();
     }
@@ -407,7 +475,7 @@ export function render(ctx, route) {
     ctx.onDispose(ctx.store.subscribe((change) => {
         if (change.topic !== 'set' || !ctx.store.state.set) return;
         if (change.reset || (change.flags || []).includes(route.key) || (change.removedFlags || []).includes(route.key)
-            || (change.cohorts || []).length) {
+            || (change.cohorts || []).length || dependentsChanged()) {
             draw();
             loadPending();
         }
