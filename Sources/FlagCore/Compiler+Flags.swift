@@ -17,9 +17,10 @@ extension Compiler {
                 "\(path).kind",
                 "unknown kind '\(name)' (one of \(FlagKind.known.map(\.name).joined(separator: ", ")))")
         }
-        check(flag.defaultValue, of: flag.type, at: "\(path).default")
-        if let killValue = flag.killValue { check(killValue, of: flag.type, at: "\(path).killValue") }
-        if let expiredValue = flag.expiredValue { check(expiredValue, of: flag.type, at: "\(path).expiredValue") }
+        checkValues(of: flag, path: "\(path).values")
+        check(flag.defaultValue, of: flag, at: "\(path).default")
+        if let killValue = flag.killValue { check(killValue, of: flag, at: "\(path).killValue") }
+        if let expiredValue = flag.expiredValue { check(expiredValue, of: flag, at: "\(path).expiredValue") }
         if let salt = flag.salt, salt.isEmpty {
             report("\(path).salt", "must not be empty; leave it out to use the key")
         }
@@ -28,7 +29,7 @@ extension Compiler {
         var cohortOverrides: [FlagPlan.CohortForced] = []
         for (index, override) in flag.overrides.enumerated() {
             func overridePath() -> String { "\(path).overrides[\(index)]" }
-            check(override.value, of: flag.type, at: "\(overridePath()).value")
+            check(override.value, of: flag, at: "\(overridePath()).value")
             let until = override.until?.timeIntervalSince1970
             switch override.target {
             case .unit(let unit):
@@ -127,7 +128,7 @@ extension Compiler {
         }
         switch rule.serve {
         case .value(let value):
-            check(value, of: flag.type, at: "\(path()).value")
+            check(value, of: flag, at: "\(path()).value")
             return FlagPlan.Rule(name: rule.name, target: target, serve: .value(value))
         case .rollout(let rollout):
             guard let compiled = compile(rollout, of: flag, path: "\(path()).rollout") else { return nil }
@@ -145,7 +146,7 @@ extension Compiler {
         -> CompiledRollout?
     {
         let start = problems.count
-        check(rollout.value, of: flag.type, at: "\(path()).value")
+        check(rollout.value, of: flag, at: "\(path()).value")
         if let salt = rollout.salt, salt.isEmpty { report("\(path()).salt", "must not be empty; leave it out") }
         var fixed: Int?
         var steps: [(at: Double, threshold: Int)] = []
@@ -184,7 +185,7 @@ extension Compiler {
         var total = 0.0
         for (index, variant) in variants.enumerated() {
             func variantPath() -> String { "\(path())[\(index)]" }
-            check(variant.value, of: flag.type, at: "\(variantPath()).value")
+            check(variant.value, of: flag, at: "\(variantPath()).value")
             if !(0...100).contains(variant.weight) {
                 report("\(variantPath()).weight", "\(variant.weight) is outside 0–100")
             }
@@ -207,12 +208,36 @@ extension Compiler {
         if !(0...100).contains(percent) { report(path(), "\(JSONWriter.text(percent)) is outside 0–100") }
     }
 
-    private mutating func check(_ value: JSONValue, of type: FlagType, at path: @autoclosure () -> String) {
-        if case .unknown = type { return }
-        if !value.conforms(to: type) {
+    /// Reports a value `flag` could serve that is not of its type, or not one of its `values`.
+    private mutating func check(_ value: JSONValue, of flag: Flag, at path: @autoclosure () -> String) {
+        if case .unknown = flag.type { return }
+        if !value.conforms(to: flag.type) {
             report(
                 path(),
-                "expected a value of type \(type.name), found \(String(decoding: value.canonicalBytes, as: UTF8.self))")
+                "expected a value of type \(flag.type.name), found "
+                    + String(decoding: value.canonicalBytes, as: UTF8.self))
+        } else if let values = flag.values, case .string(let text) = value, !values.contains(text) {
+            report(path(), "\"\(text)\" is not one of the flag's values (\(values.joined(separator: ", ")))")
+        }
+    }
+
+    /// What a flag's `values` must be: only on a `string` flag, 1 to `Flag.maxValues` distinct strings of 1 to
+    /// `Flag.maxValueLength` characters.
+    private mutating func checkValues(of flag: Flag, path: @autoclosure () -> String) {
+        guard let values = flag.values else { return }
+        if flag.type != .string {
+            report(path(), "only a string flag lists its values; this is a \(flag.type.name) flag")
+            return
+        }
+        if values.isEmpty || values.count > Flag.maxValues {
+            report(path(), "list 1 to \(Flag.maxValues) values, not \(values.count)")
+        }
+        var seen: Set<String> = []
+        for (index, value) in values.enumerated() {
+            if value.isEmpty || value.count > Flag.maxValueLength {
+                report("\(path())[\(index)]", "a value has 1 to \(Flag.maxValueLength) characters, not \(value.count)")
+            }
+            if !seen.insert(value).inserted { report("\(path())[\(index)]", "\"\(value)\" is listed twice") }
         }
     }
 }

@@ -68,6 +68,8 @@ public struct Flag: Sendable, Equatable {
     public var type: FlagType
     /// What the flag is for; sets its default lifetime.
     public var kind: FlagKind
+    /// The only values a `string` flag may serve (an enum that apps read); `nil` for any string.
+    public var values: [String]?
     /// What the flag does, for people.
     public var description: String?
     /// Who owns the flag (a team or a person).
@@ -101,8 +103,10 @@ public struct Flag: Sendable, Equatable {
         key: String, type: FlagType, kind: FlagKind = .release, defaultValue: JSONValue,
         description: String? = nil, owner: String? = nil, killValue: JSONValue? = nil, killed: Bool = false,
         expiresAt: Date? = nil, expiredValue: JSONValue? = nil, archived: Bool = false, salt: String? = nil,
-        overrides: [Override] = [], rules: [Rule] = [], rollout: Rollout? = nil, prerequisites: [Prerequisite] = []
+        overrides: [Override] = [], rules: [Rule] = [], rollout: Rollout? = nil, prerequisites: [Prerequisite] = [],
+        values: [String]? = nil
     ) {
+        self.values = values
         self.key = key
         self.type = type
         self.kind = kind
@@ -123,6 +127,11 @@ public struct Flag: Sendable, Equatable {
 
     /// Whether the flag has any targeting; without it the default is served with reason `STATIC`.
     public var hasTargeting: Bool { !overrides.isEmpty || !rules.isEmpty || rollout != nil || !prerequisites.isEmpty }
+
+    /// The most values an enum flag lists, and the longest a value may be: what apps report they know of each is
+    /// bounded by these.
+    public static let maxValues = 64
+    public static let maxValueLength = 64
 
     /// The salt bucketing uses for this flag.
     public var effectiveSalt: String { salt ?? key }

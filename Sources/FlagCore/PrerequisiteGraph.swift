@@ -34,13 +34,21 @@ enum PrerequisiteGraph {
                                 + "remove the prerequisite or unarchive it"))
                 }
                 if case .unknown = required.type { continue }
-                for (valueIndex, value) in prerequisite.values.enumerated() where !value.conforms(to: required.type) {
-                    problems.append(
-                        Problem(
-                            path: "\(path)[\(index)].values[\(valueIndex)]",
-                            message: "'\(prerequisite.flag)' is a \(required.type.name) flag; "
-                                + "\(String(decoding: value.canonicalBytes, as: UTF8.self)) is not a "
-                                + "\(required.type.name)"))
+                for (valueIndex, value) in prerequisite.values.enumerated() {
+                    let text = String(decoding: value.canonicalBytes, as: UTF8.self)
+                    let message: String
+                    if !value.conforms(to: required.type) {
+                        message = "'\(prerequisite.flag)' is a \(required.type.name) flag; \(text) is not a "
+                            + required.type.name
+                    } else if let allowed = required.values, case .string(let string) = value,
+                        !allowed.contains(string)
+                    {
+                        message = "\(text) is not one of the values of '\(prerequisite.flag)' ("
+                            + allowed.joined(separator: ", ") + ")"
+                    } else {
+                        continue
+                    }
+                    problems.append(Problem(path: "\(path)[\(index)].values[\(valueIndex)]", message: message))
                 }
             }
         }

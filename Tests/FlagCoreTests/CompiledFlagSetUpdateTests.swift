@@ -57,6 +57,8 @@ struct CompiledFlagSetUpdateTests {
             return isBool ? .bool(random.chance(50)) : .string(random.pick(["a", "b", "c"]))
         }
         var flag = Flag(key: key, type: isBool ? .bool : .string, defaultValue: value())
+        // An enum of the string values, which a value drawn later may not be one of.
+        if !isBool && random.chance(30) { flag.values = random.chance(50) ? ["a", "b", "c"] : ["a", "b"] }
         flag.killed = random.chance(10)
         flag.archived = random.chance(5)
         if random.chance(30) {

@@ -73,6 +73,12 @@ extension Flag {
         writer.string(type.name)
         writer.key("kind")
         writer.string(kind.name)
+        if let values {
+            writer.key("values")
+            writer.beginArray()
+            for value in values { writer.string(value) }
+            writer.endArray()
+        }
         writer.optionalString("description", description)
         writer.optionalString("owner", owner)
         writer.key("default")

@@ -13,6 +13,9 @@ extension WireReader {
             switch field {
             case "type": type = try string(&reader, "\(path()).type").map(FlagType.init(name:))
             case "kind": flag.kind = try string(&reader, "\(path()).kind").map(FlagKind.init(name:)) ?? flag.kind
+            case "values":
+                if try reader.readNull() { break }
+                flag.values = try strings(&reader, "\(path()).values")
             case "description": flag.description = try optionalString(&reader, "\(path()).description")
             case "owner": flag.owner = try optionalString(&reader, "\(path()).owner")
             case "default": defaultValue = try reader.readValue()
