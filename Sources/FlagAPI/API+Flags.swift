@@ -67,6 +67,12 @@ extension API {
     /// `DELETE …/prerequisites/{name}`.
     public static let removePrerequisite = Endpoint<ChangeRequest, MutationResult>(
         "removePrerequisite", .delete, "/v1/admin/sets/{set}/flags/{key}/prerequisites/{name}", .role(.editor))
+    /// `PUT …/values`: the only values a string flag serves, replacing the list.
+    public static let putValues = Endpoint<ValuesRequest, MutationResult>(
+        "putValues", .put, "/v1/admin/sets/{set}/flags/{key}/values", .role(.editor))
+    /// `DELETE …/values`: the flag serves any string again.
+    public static let removeValues = Endpoint<ChangeRequest, MutationResult>(
+        "removeValues", .delete, "/v1/admin/sets/{set}/flags/{key}/values", .role(.editor))
     /// `POST …/promote`.
     public static let promote = Endpoint<PromoteRequest, MutationResult>(
         "promote", .post, "/v1/admin/sets/{set}/flags/{key}/promote", .role(.editor))
@@ -103,7 +109,8 @@ extension API {
         listFlags.info, getFlag.info, putFlag.info, deleteFlag.info, kill.info, restore.info, archive.info,
         unarchive.info, setDefault.info, putDefault.info, expire.info, addOverride.info, removeOverride.info,
         putRollout.info, postRollout.info, removeRollout.info, pauseRollout.info, resumeRollout.info, addRule.info,
-        removeRule.info, putPrerequisite.info, removePrerequisite.info, promote.info,
+        removeRule.info, putPrerequisite.info, removePrerequisite.info, putValues.info,
+        removeValues.info, promote.info,
         listCohorts.info, getCohort.info, putCohort.info, deleteCohort.info,
         listKeys.info, createKey.info, revokeKey.info,
     ]

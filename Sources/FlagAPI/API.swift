@@ -160,7 +160,8 @@ public enum API {
         removeOverride.info.name,
         putRollout.info.name, postRollout.info.name, removeRollout.info.name, pauseRollout.info.name,
         resumeRollout.info.name, addRule.info.name,
-        removeRule.info.name, putPrerequisite.info.name, removePrerequisite.info.name, promote.info.name,
+        removeRule.info.name, putPrerequisite.info.name, removePrerequisite.info.name, putValues.info.name,
+        removeValues.info.name, promote.info.name,
         putCohort.info.name, deleteCohort.info.name,
     ]
 

@@ -38,12 +38,14 @@ enum PrerequisiteGraph {
                     let text = String(decoding: value.canonicalBytes, as: UTF8.self)
                     let message: String
                     if !value.conforms(to: required.type) {
-                        message = "'\(prerequisite.flag)' is a \(required.type.name) flag; \(text) is not a "
+                        message =
+                            "'\(prerequisite.flag)' is a \(required.type.name) flag; \(text) is not a "
                             + required.type.name
                     } else if let allowed = required.values, case .string(let string) = value,
                         !allowed.contains(string)
                     {
-                        message = "\(text) is not one of the values of '\(prerequisite.flag)' ("
+                        message =
+                            "\(text) is not one of the values of '\(prerequisite.flag)' ("
                             + allowed.joined(separator: ", ") + ")"
                     } else {
                         continue

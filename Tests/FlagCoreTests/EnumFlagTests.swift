@@ -55,7 +55,8 @@ struct EnumFlagTests {
         let express = #","e":{"type":"bool","default":false,"prerequisites":[{"flag":"f","values":["green","red"]}]}"#
         #expect(
             try Self.problems(Self.theme + "}", others: express)
-                == [#"flags.e.prerequisites[0].values[1]: "red" is not one of the values of 'f' (blue, green, orange)"#])
+                == [#"flags.e.prerequisites[0].values[1]: "red" is not one of the values of 'f' (blue, green, orange)"#]
+        )
     }
 
     @Test func valuesTravelAsAMemberAfterTheKind() throws {
@@ -64,7 +65,8 @@ struct EnumFlagTests {
         #expect(flag.values == ["blue", "green", "orange"])
         #expect(
             String(decoding: flag.encoded(), as: UTF8.self)
-                == #"{"type":"string","kind":"release","values":["blue","green","orange"],"default":"blue","killed":false}"#)
+                == #"{"type":"string","kind":"release","values":["blue","green","orange"],"default":"blue","killed":false}"#
+        )
         #expect(try FlagSet.decode(set.encoded()) == set)
     }
 }

@@ -48,6 +48,10 @@ struct RouteSample: Sendable {
     static let ofrepBody = #"{"context":{"targetingKey":"u-1"}}"#
     static let rolloutBody = #"{"value":true,"percent":10}"#
     static let kill = Step(method: "POST", target: "\(flag)/kill", body: "")
+    /// A string flag with values, for the routes of an enum flag's values.
+    static let putTheme = Step(
+        method: "PUT", target: "\(set)/flags/theme",
+        body: #"{"flag":{"type":"string","default":"blue","values":["blue","green","orange"]}}"#)
     static let rotate = Step(method: "POST", target: "\(set)/signing-keys", body: "")
     /// Stands for the id of the set's newest published signing key, which is random: `target(in:)` fills it in.
     static let publishedKey = "{published-key}"
@@ -163,6 +167,11 @@ struct RouteSample: Sendable {
                 Step(method: "PUT", target: "\(flag)/prerequisites/search-timeout-ms", body: #"{"values":[800]}"#)
             ],
             action: "flag.prerequisite.remove", role: .editor),
+        .putValues: RouteSample(
+            target: "\(set)/flags/theme/values", body: #"{"values":["blue","green"]}"#, prepare: [putTheme],
+            action: "flag.values.set", role: .editor),
+        .removeValues: RouteSample(
+            target: "\(set)/flags/theme/values", prepare: [putTheme], action: "flag.values.remove", role: .editor),
         .promote: RouteSample(
             target: "\(set)/flags/search-timeout-ms/promote", body: #"{"from":"android-prod"}"#,
             prepare: [

@@ -269,6 +269,23 @@ public struct PrerequisiteRequest: MutationRequest, Hashable {
     }
 }
 
+/// `PUT …/flags/{key}/values`: the only values the string flag serves from now on (docs/core.md, "Enum flags").
+public struct ValuesRequest: MutationRequest, Hashable {
+    /// The values, in the order apps list them.
+    public var values: [String]
+    /// Why, for the audit log.
+    public var reason: String?
+    /// Write even what active clients cannot evaluate.
+    public var allowIncompatible: Bool?
+
+    /// A list of values.
+    public init(values: [String], reason: String? = nil, allowIncompatible: Bool? = nil) {
+        self.values = values
+        self.reason = reason
+        self.allowIncompatible = allowIncompatible
+    }
+}
+
 /// `POST …/flags/{key}/promote`: the flag's configuration in set `from` becomes its configuration here.
 public struct PromoteRequest: MutationRequest, Hashable {
     /// The set to copy from.

@@ -132,6 +132,12 @@ extension FlagServerApp {
         }
     }
 
+    /// `PUT …/values`: `{"values"}`, the only values the string flag serves; the set's checks refuse a list that
+    /// leaves out a value the flag serves.
+    func putValues(_ call: Call, _ request: ValuesRequest) throws -> Reply<MutationResult> {
+        try mutateFlag(call, request, action: "flag.values.set") { flag in flag.values = request.values }
+    }
+
     /// `DELETE …/prerequisites/{name}`.
     func removePrerequisite(_ call: Call, _ request: ChangeRequest) throws -> Reply<MutationResult> {
         let (key, required) = (call.key, call.name)

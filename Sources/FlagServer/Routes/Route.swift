@@ -31,7 +31,7 @@ package enum Route: CaseIterable, Sendable {
     /// A flag's overrides, rollout, rules, and promotion from another set.
     case addOverride, removeOverride, putRollout, postRollout, removeRollout, pauseRollout, resumeRollout, addRule
     /// The rest of a flag's actions.
-    case removeRule, putPrerequisite, removePrerequisite, promote
+    case removeRule, putPrerequisite, removePrerequisite, putValues, removeValues, promote
     /// Cohorts.
     case listCohorts, getCohort, putCohort, deleteCohort
     /// SDK keys.
@@ -130,6 +130,11 @@ package enum Route: CaseIterable, Sendable {
             .answer(API.putPrerequisite) { app, call, request in try app.putPrerequisite(call, request) }
         case .removePrerequisite:
             .answer(API.removePrerequisite) { app, call, request in try app.removePrerequisite(call, request) }
+        case .putValues: .answer(API.putValues) { app, call, request in try app.putValues(call, request) }
+        case .removeValues:
+            .answer(API.removeValues) { app, call, request in
+                try app.mutateFlag(call, request, action: "flag.values.remove") { flag in flag.values = nil }
+            }
         case .promote: .answer(API.promote) { app, call, request in try app.promote(call, request) }
 
         case .listCohorts: .answer(API.listCohorts) { app, call, _ in try app.listCohorts(call) }
