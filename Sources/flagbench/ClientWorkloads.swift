@@ -180,10 +180,13 @@ func benchmarkFirstReads() {
                 ])
         }
     }
-    for (name, flag) in [
+    // `--only NAME` reads that flag alone, so that callgrind's count of the first reads is that flag's.
+    let only = arguments.firstIndex(of: "--only").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+    let workloads = [
         ("5rules+rollout", "f"), ("rule+rollout25", "simple"), ("one-rule", "one-rule"),
         ("one-prerequisite", "one-prerequisite"),
-    ] {
+    ].filter { only == nil || $0.0 == only }
+    for (name, flag) in workloads {
         let open = sessions()
         let targeted = FlagKey(flag, default: false)
         let firstRead = best(runs: 1) {
