@@ -181,7 +181,9 @@ func benchmarkFirstReads() {
         }
     }
     // `--only NAME` reads that flag alone, so that callgrind's count of the first reads is that flag's.
-    let only = arguments.firstIndex(of: "--only").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+    let only = arguments.firstIndex(of: "--only").flatMap {
+        arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+    }
     let workloads = [
         ("5rules+rollout", "f"), ("rule+rollout25", "simple"), ("one-rule", "one-rule"),
         ("one-prerequisite", "one-prerequisite"),
