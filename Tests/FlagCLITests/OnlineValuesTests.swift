@@ -1,3 +1,6 @@
+import FlagHTTP
+import FlagTestBasics
+import FlagTestSupport
 import Foundation
 import Testing
 
@@ -66,8 +69,46 @@ struct OnlineValuesTests {
         #expect(try server.flag("theme")["values"] as? [String] == ["a", "b", "c"])
     }
 
+    @Test func aChangeBetweenTheReadAndTheWriteIsAConflictNotALostUpdate() throws {
+        let server = try LiveServer()
+        #expect(try server.ctl(["sets", "create", "t"]).status == 0)
+        #expect(
+            try server.ctl(["create", "theme", "--type", "string", "--default", "a", "--values", "a,b"]).status == 0)
+        let (upstream, token) = (server.port, server.token)
+        // Between flagctl's read of the flag and its write, another editor adds a value.
+        let proxy: HTTPHandler = { request, responder in
+            let headers = request.headers.fields.filter {
+                ["authorization", "if-match", "content-type"].contains($0.name.lowercased())
+            }
+            do {
+                let answer = try LiveClient(port: upstream).execute(
+                    request.method, request.target, headers: headers.map { ($0.name, $0.value) }, body: request.body)
+                if request.method == "GET" {
+                    let other = try LiveClient(port: upstream).send(
+                        "PUT", "/v1/admin/sets/t/flags/theme/values", token: token, body: #"{"values":["a","b","c"]}"#)
+                    precondition(other.status == 200, "the other editor's write: \(other.status)")
+                }
+                let kept = answer.headers.filter { ["etag", "content-type"].contains($0.name.lowercased()) }
+                responder.respond(
+                    HTTPResponse(
+                        status: answer.status, headers: HTTPHeaders(kept.map { .init(name: $0.name, value: $0.value) }),
+                        body: answer.body))
+            } catch {
+                responder.respond(HTTPResponse(status: 502))
+            }
+        }
+        try withServer(handler: proxy) { _, port in
+            let run = try Flagctl.run(
+                ["values", "add", "theme", "d"], in: server.workspace,
+                environment: ["FLAGCTL_SERVER": "http://127.0.0.1:\(port)", "FLAGCTL_TOKEN": token, "FLAGCTL_SET": "t"])
+            #expect(run.status == 3, "\(run)")
+            #expect(run.stderr.contains("the set changed meanwhile"), "\(run)")
+        }
+        #expect(try server.flag("theme")["values"] as? [String] == ["a", "b", "c"], "the other editor's value is kept")
+    }
+
     @Test(
-        "bad values are refused before anything is sent, naming the option or the flag",
+        "bad values are refused naming the option, the flag, or the path the server names",
         arguments: [
             (["create", "n", "--type", "int", "--default", "1", "--values", "1,2"], 2, "this is a int flag"),
             (["create", "s", "--type", "string", "--default", "a", "--values", "a,,b"], 2, "has an empty value"),
