@@ -11,11 +11,12 @@ import FlagCore
 /// }
 /// ```
 ///
-/// A value that is an ASCII identifier is its own case name (`blue`, `darkMode`, `` `default` `` in backticks).
-/// Every other value gets a lowerCamelCase name made of its ASCII letters and digits (`dark-mode` → `darkMode`,
-/// `3d` → `_3d`, `😀` → `value`), and its raw value says what it stands for. Names Swift or the enum reserve get
-/// `Case` (`self` → `selfCase`, `rawValue` → `rawValueCase`). Values that make one name: the plain identifier keeps
-/// it, then the first in byte order; the others count (`darkMode2`).
+/// A value that is an ASCII identifier is its own case name (`blue`, `darkMode`, `` `default` `` in backticks), unless
+/// Swift or the enum reserves it (`self`, `init`, `Self`, `Any`, `Type`, `Protocol`, `rawValue`, `RawValue`,
+/// `allCases`, `AllCases`). Every other value gets a lowerCamelCase name made of its ASCII letters and digits
+/// (`dark-mode` → `darkMode`, `3d` → `_3d`, `Type` → `type`, `😀` → `value`), with `Case` added where that is still
+/// reserved (`self` → `selfCase`), and its raw value says what it stands for. Values that make one name: the plain
+/// identifier keeps it, then the first in byte order; the others count (`darkMode2`).
 struct SwiftEnum: Equatable {
     /// One case: its name, escaped where needed, and the value it stands for.
     struct Case: Equatable {
