@@ -153,8 +153,8 @@ let package = Package(
         .testTarget(
             name: "FlagCLITests",
             dependencies: [
-                "FlagCLI", "FlagAPI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport", "FlagClient",
-                "FlagCore",
+                "FlagCLI", "FlagAPI", "flagctl", "FlagServerMain", "FlagSigning", "FlagTestSupport", "FlagTestBasics",
+                "FlagHTTP", "FlagClient", "FlagCore",
             ]),
     ],
     swiftLanguageModes: [.v6]

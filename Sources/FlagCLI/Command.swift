@@ -89,7 +89,7 @@ package enum FlagCTL {
         [
             SetsListCommand.self, SetsCreateCommand.self, SetsSettingsCommand.self, ListCommand.self, GetCommand.self,
             CreateCommand.self, SetDefaultCommand.self, RuleAddCommand.self, RuleRemoveCommand.self,
-            RequiresCommand.self,
+            RequiresCommand.self, ValuesAddCommand.self, ValuesRemoveCommand.self, ValuesClearCommand.self,
             RolloutCommand.self, OverrideCommand.self, KillCommand.self, RestoreCommand.self, ExpireCommand.self,
             ArchiveCommand.self, StaleCommand.self, UsageCommand.self, ClientsCommand.self, CohortCreateCommand.self,
             CohortListCommand.self, CohortShowCommand.self,

@@ -6,7 +6,8 @@ import Foundation
 /// Flag sets for the generator's tests.
 enum CodegenFixtures {
     /// Descriptions, owners, keys and values written to break out of comments and string literals, or to hide code
-    /// behind invisible and reordering characters. `HostileFlags.swift` beside this file is generated from it and
+    /// behind invisible and reordering characters; enum flags whose values are keywords, names the enum declares,
+    /// leading digits, emoji and values that make one case name, and whose keys make type names that are taken. `HostileFlags.swift` beside this file is generated from it and
     /// compiled into the tests, so that the values are read back through the real `FlagKey`.
     static let hostile = #"""
         {
@@ -41,7 +42,16 @@ enum CodegenFixtures {
             "new-checkout": { "type": "bool", "kind": "release", "default": false },
             "new.checkout": { "type": "bool", "kind": "release", "default": true },
             "new_checkout": { "type": "bool", "kind": "release", "default": false },
-            "a-b.c_d": { "type": "bool", "kind": "ops", "default": true }
+            "a-b.c_d": { "type": "bool", "kind": "ops", "default": true },
+            "theme": {
+              "type": "string", "kind": "ops", "default": "default",
+              "values": ["blue", "default", "self", "Type", "init", "rawValue", "allCases", "3d", "\ud83d\ude00",
+                         "\ud83c\udf89", "dark-mode", "dark mode", "darkMode", "caf\u00e9", "\"); fatalError(\"pwned\") //",
+                         "\\(fatalError())", "a\nb \u202Eevil\u202C", "\u0301accent", "_", "true"]
+            },
+            "string": { "type": "string", "kind": "ops", "default": "a", "values": ["a"] },
+            "new-theme": { "type": "string", "kind": "ops", "default": "b", "values": ["a", "b"] },
+            "new_theme": { "type": "string", "kind": "ops", "default": "a", "values": ["a", "b"] }
           }
         }
         """#

@@ -35,18 +35,22 @@ struct GenerateSwiftTests {
         return directory.url.appendingPathComponent(name).path
     }
 
-    /// `generate swift --check` of the file generated from the base set against the changed set.
+    /// `generate swift --check` of the file generated from the base set (after `start`) against the changed set.
     static func check(
-        _ extra: [String] = [], change: (inout FlagSet) -> Void, edit: (String) -> String = { $0 }
+        _ extra: [String] = [], start: (inout FlagSet) -> Void = { _ in }, change: (inout FlagSet) -> Void,
+        edit: (String) -> String = { $0 }
     ) throws -> Run {
         let directory = try TemporaryDirectory()
-        let before = try write("before.json", in: directory)
+        let before = try write("before.json", in: directory, start)
         let swift = directory.url.appendingPathComponent("Flags.swift").path
         let generated = runInProcess(["generate", "swift", "--file", before, "--output", swift], now: now)
         #expect(generated.status == 0, "\(generated)")
         let text = try String(contentsOfFile: swift, encoding: .utf8)
         try Data(edit(text).utf8).write(to: URL(fileURLWithPath: swift))
-        let after = try write("after.json", in: directory, change)
+        let after = try write("after.json", in: directory) { set in
+            start(&set)
+            change(&set)
+        }
         return runInProcess(["generate", "swift", "--file", after, "--check", swift] + extra, now: now)
     }
 
@@ -60,8 +64,11 @@ struct GenerateSwiftTests {
         let hostile = try Flagctl.run(
             ["generate", "swift", "--file", "hostile.json", "--output", "Hostile.swift"], in: directory)
         #expect(hostile.status == 0, "\(hostile)")
-        #expect(hostile.stderrLines.count == 2, "the two collisions are reported: \(hostile)")
+        #expect(hostile.stderrLines.count == 8, "the collisions of keys, types and cases are reported: \(hostile)")
         #expect(hostile.stderr.contains("'new.checkout' is 'newDotCheckout'"))
+        #expect(
+            hostile.stderr.contains("both make the Swift type name 'NewTheme'; 'new_theme' is 'NewUnderscoreTheme'"))
+        #expect(hostile.stderr.contains("'dark-mode' is 'darkMode3'"))
         let life = try Flagctl.run(
             [
                 "generate", "swift", "--file", "life.json", "--namespace", "Life", "--access", "internal", "--output",
@@ -78,6 +85,11 @@ struct GenerateSwiftTests {
             let name = declaration.name.trimmingCharacters(in: CharacterSet(charactersIn: "`"))
             uses.append("    use(FlagKey<\(declaration.typeName)>.\(name))")
             uses.append("    let _: FlagKey<\(declaration.typeName)> = .\(name)")
+            // Every case by its name, as a switch names them.
+            for item in declaration.cases ?? [] {
+                uses.append("    let _: \(declaration.typeName) = .\(item.name)")
+                uses.append("    _ = \(declaration.typeName).\(item.name)")
+            }
         }
         for declaration in GeneratedSwiftFile(
             try String(contentsOf: directory.url.appendingPathComponent("Life.swift"), encoding: .utf8)
@@ -86,8 +98,10 @@ struct GenerateSwiftTests {
             uses.append("    use(Life.\(declaration.name))")
         }
         try directory.write("Uses.swift", (uses + ["}"]).joined(separator: "\n") + "\n")
+        try directory.write("FlagKeyEnumStub.swift", try SwiftTypecheck.enumStub())
         let run = try SwiftTypecheck.run(
-            ["Hostile.swift", "Life.swift", "Uses.swift"], in: directory, warningsAsErrors: true)
+            ["Hostile.swift", "Life.swift", "Uses.swift", "FlagKeyEnumStub.swift"], in: directory,
+            warningsAsErrors: true)
         #expect(run.status == 0, "\(run)")
     }
 
@@ -235,6 +249,38 @@ struct GenerateSwiftTests {
         #expect(run.stdoutLines.last?.hasPrefix("update it: flagctl generate swift --file ") == true)
     }
 
+    @Test(
+        "an enum flag's value added, removed, renamed in Swift or moved is drift; listing values retypes a string flag",
+        arguments: [
+            ("added", #"~ theme: value "pink" added as .pink"#),
+            ("removed", #"~ theme: value "green" removed (code using .green must change)"#),
+            (
+                "renamed",
+                #"~ theme: value "dark-mode" renamed in Swift .darkMode → .darkMode2 (code using .darkMode must change)"#
+            ),
+            ("reordered", "~ theme: values reordered: green, blue, darkMode (allCases follows)"),
+            ("listed", "~ title: type String → Title"),
+        ])
+    func enumDrift(kind: String, line: String) throws {
+        let run = try Self.check(
+            start: { set in
+                set.flags["theme"] = Flag(
+                    key: "theme", type: .string, kind: .ops, defaultValue: .string("blue"),
+                    values: ["blue", "green", "dark-mode"])
+            },
+            change: { set in
+                switch kind {
+                case "added": set.flags["theme"]?.values?.append("pink")
+                case "removed": set.flags["theme"]?.values?.removeAll { $0 == "green" }
+                case "renamed": set.flags["theme"]?.values?.append("darkMode")
+                case "reordered": set.flags["theme"]?.values = ["green", "blue", "dark-mode"]
+                default: set.flags["title"]?.values = ["Pay", "Go"]
+                }
+            })
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdoutLines.contains { $0.hasPrefix("  " + line) }, "\(run)")
+    }
+
     @Test("a hand edit outside the declarations is drift; --json lists the changes for scripts")
     func handEditAndJSON() throws {
         let edited = try Self.check(
@@ -270,6 +316,13 @@ struct GenerateSwiftTests {
 /// `swiftc -typecheck` of files against the modules this test build made (FlagClient and what it imports), without
 /// building a package.
 enum SwiftTypecheck {
+    /// `FlagKeyEnumStub.swift` of this test target: FlagClient's `FlagKey` of a `String` enum until it is merged.
+    static func enumStub() throws -> String {
+        let stub = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("FlagKeyEnumStub.swift")
+        return try String(contentsOf: stub, encoding: .utf8)
+    }
+
     /// Typechecks `files` (names in `directory`) in Swift 6 mode; the compiler's diagnostics are in `stdout`.
     static func run(_ files: [String], in directory: TemporaryDirectory, warningsAsErrors: Bool) throws -> Run {
         let swiftc = try #require(BuiltProducts.onPath("swiftc"), "no swiftc on the PATH")

@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// A mutating command sends one request: it never fetches the flag for its type, nor the set to see
-/// whether a flag exists. The server reads typed text (`valueText`) and refuses to replace on `create`.
+/// whether a flag exists. The server reads typed text (`valueText`) and refuses to replace on `create`. `values add`
+/// and `values remove` alone read the flag first: they write its whole list, at the version read.
 @Suite("flagctl: one request per mutating command", .enabled(if: LiveServer.binary != nil))
 struct OnlineRequestCountTests {
     /// Requests the server answered, by route, apart from `/metrics` itself.
@@ -65,6 +66,31 @@ struct OnlineRequestCountTests {
         #expect((rules.last?["rollout"] as? [String: Any])?["value"] as? Int == 5)
         #expect((flag["overrides"] as? [[String: Any]])?.first?["value"] as? Int == 9)
         #expect(flag["expiredValue"] as? Int == 7)
+    }
+
+    @Test func changingAnEnumFlagsValuesReadsTheFlagOnceAndWritesOnce() throws {
+        let server = try LiveServer()
+        #expect(try server.ctl(["sets", "create", "t"]).status == 0)
+        #expect(try server.ctl(["create", "theme", "--type", "string", "--default", "a", "--values", "a"]).status == 0)
+        let commands: [(arguments: [String], routes: [String: Int])] = [
+            (
+                ["values", "add", "theme", "b", "c"],
+                ["GET /v1/admin/sets/{set}/flags/{key}": 1, "PUT /v1/admin/sets/{set}/flags/{key}/values": 1]
+            ),
+            (
+                ["values", "remove", "theme", "c"],
+                ["GET /v1/admin/sets/{set}/flags/{key}": 1, "PUT /v1/admin/sets/{set}/flags/{key}/values": 1]
+            ),
+            (["values", "clear", "theme"], ["DELETE /v1/admin/sets/{set}/flags/{key}/values": 1]),
+        ]
+        for command in commands {
+            let before = try Self.requests(server)
+            let run = try server.ctl(command.arguments)
+            #expect(run.status == 0, "\(command.arguments): \(run)")
+            var sent = try Self.requests(server)
+            for (route, count) in before { sent[route, default: 0] -= count }
+            #expect(sent.filter { $0.value != 0 } == command.routes, "\(command.arguments)")
+        }
     }
 
     @Test func anImportShowsItsDiffFromTheOneRequestThatAppliesIt() throws {

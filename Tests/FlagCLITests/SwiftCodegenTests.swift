@@ -196,22 +196,106 @@ struct SwiftCodegenTests {
             HostileFlags.newUnderscoreCheckout.name, "new_checkout",
             .bool(HostileFlags.newUnderscoreCheckout.defaultValue))
         expect(HostileFlags.aBCD.name, "a-b.c_d", .bool(HostileFlags.aBCD.defaultValue))
+        expect(HostileFlags.theme.name, "theme", .string(HostileFlags.theme.defaultValue.rawValue))
+        #expect(
+            HostileFlags.Theme.allCases.map { .string($0.rawValue) } == set.flag("theme")?.values?.map(JSONValue.string)
+        )
+        #expect(HostileFlags.Theme(rawValue: "\"); fatalError(\"pwned\") //") == .fatalerrorPwned)
+        #expect(HostileFlags.Theme(rawValue: "dark-mode") == .darkMode3)
+        expect(HostileFlags.string.name, "string", .string(HostileFlags.string.defaultValue.rawValue))
+        expect(HostileFlags.newTheme.name, "new-theme", .string(HostileFlags.newTheme.defaultValue.rawValue))
+        expect(
+            HostileFlags.newUnderscoreTheme.name, "new_theme",
+            .string(HostileFlags.newUnderscoreTheme.defaultValue.rawValue))
     }
 
-    @Test("a generated file reads back: header, names, keys, types, defaults and deprecations")
+    @Test("a generated file reads back: header, names, keys, types, defaults, deprecations and enum cases")
     func readingBack() throws {
-        let set = try CodegenFixtures.compiled(CodegenFixtures.lifecycle)
-        for options in [SwiftFlagFile.Options(), SwiftFlagFile.Options(access: .internal, namespace: "Flags")] {
-            let file = SwiftFlagFile(set, options: options, now: CodegenFixtures.now)
-            let read = GeneratedSwiftFile(file.text)
-            #expect(read.setName == "life")
-            #expect(read.version == 12)
-            #expect(read.declarations.map(\.key) == file.declarations.map(\.key))
-            #expect(read.declarations.map(\.name) == file.declarations.map(\.name))
-            #expect(read.declarations.map(\.typeName) == file.declarations.map(\.typeName))
-            #expect(read.declarations.map(\.defaultLiteral) == file.declarations.map(\.defaultLiteral))
-            #expect(read.declarations.map(\.deprecation) == file.declarations.map(\.deprecation))
-            #expect(read.declarations.map(\.documentation) == file.declarations.map(\.documentation))
+        for (document, name, version) in [
+            (CodegenFixtures.lifecycle, "life", 12), (CodegenFixtures.hostile, "hostile", 7),
+        ] {
+            let set = try CodegenFixtures.compiled(document)
+            for options in [SwiftFlagFile.Options(), SwiftFlagFile.Options(access: .internal, namespace: "Flags")] {
+                let file = SwiftFlagFile(set, options: options, now: CodegenFixtures.now)
+                let read = GeneratedSwiftFile(file.text)
+                #expect(read.setName == name)
+                #expect(read.version == version)
+                #expect(read.declarations.map(\.key) == file.declarations.map(\.key))
+                #expect(read.declarations.map(\.name) == file.declarations.map(\.name))
+                #expect(read.declarations.map(\.typeName) == file.declarations.map(\.typeName))
+                #expect(read.declarations.map(\.cases) == file.declarations.map(\.enumeration?.cases))
+                #expect(read.declarations.map(\.defaultLiteral) == file.declarations.map(\.defaultLiteral))
+                #expect(read.declarations.map(\.deprecation) == file.declarations.map(\.deprecation))
+                #expect(read.declarations.map(\.documentation) == file.declarations.map(\.documentation))
+            }
         }
+    }
+
+    // MARK: - Enum flags
+
+    @Test(
+        "an enum flag's value is its own case name when it is an identifier, else a safe name with the value kept",
+        arguments: [
+            ("blue", "blue"), ("Blue", "Blue"), ("darkMode", "darkMode"), ("__", "__"), ("dark-mode", "darkMode"),
+            ("3d", "_3d"), ("default", "`default`"), ("true", "`true`"), ("self", "selfCase"), ("init", "initCase"),
+            ("Type", "type"), ("Self", "selfCase"), ("rawValue", "rawvalue"), ("allCases", "allcases"), ("_", "value"),
+            ("😀", "value"), ("", "value"), ("café", "caf"), ("a\nb", "aB"), ("\"); x //", "x"),
+        ])
+    func caseNames(value: String, name: String) {
+        let enumeration = SwiftEnum(typeName: "Theme", key: "theme", values: [value])
+        #expect(enumeration.cases == [SwiftEnum.Case(name: name, value: value)])
+        #expect(enumeration.collisions.isEmpty)
+    }
+
+    @Test("values that make one case name: an identifier keeps it, then the first in byte order; the others count")
+    func caseCollisions() {
+        let values = ["dark-mode", "darkMode", "dark mode", "😀", "🎉", "blue"]
+        let enumeration = SwiftEnum(typeName: "Theme", key: "theme", values: values)
+        #expect(enumeration.cases.map(\.value) == values, "the cases keep the flag's order")
+        #expect(enumeration.cases.map(\.name) == ["darkMode3", "darkMode", "darkMode2", "value2", "value", "blue"])
+        #expect(enumeration.collisions.count == 3)
+        #expect(
+            enumeration.collisions.contains(
+                "values 'darkMode' and 'dark mode' of 'theme' both make the case name 'darkMode'; 'dark mode' is 'darkMode2'"
+            ))
+        let reversed = SwiftEnum(typeName: "Theme", key: "theme", values: values.reversed())
+        #expect(reversed.cases.reversed() == enumeration.cases)
+    }
+
+    @Test(
+        "an enum flag's type is the key in UpperCamelCase, and never a name Swift or the file needs",
+        arguments: [
+            ("checkout-theme", "CheckoutTheme"), ("3d-touch", "_3DTouch"), ("x", "X"), ("9", "_9"),
+            ("string", "StringFlag"), ("self", "SelfFlag"), ("type", "TypeFlag"), ("any", "AnyFlag"),
+            ("protocol", "ProtocolFlag"), ("flag-key", "FlagKeyFlag"), ("sendable", "SendableFlag"),
+            ("default", "Default"),
+        ])
+    func typeNames(key: String, name: String) {
+        #expect(SwiftNames(keys: [key], style: .type).names == [key: name])
+    }
+
+    @Test("an enum flag's type avoids the names of the keys and the namespace; a member named like it moves it")
+    func typeNamesAvoidMembers() throws {
+        let set = try CodegenFixtures.compiled(
+            #"""
+            {"schema": 1, "set": "s", "version": 1, "flags": {
+              "3": {"type": "string", "kind": "ops", "default": "a", "values": ["a"]},
+              "flags": {"type": "string", "kind": "ops", "default": "a", "values": ["a"]}}}
+            """#)
+        let file = SwiftFlagFile(set, options: .init(namespace: "Flags"), now: CodegenFixtures.now)
+        #expect(file.declarations.map(\.name) == ["_3", "flags"])
+        #expect(file.declarations.map(\.typeName) == ["_32", "Flags2"])
+        #expect(file.warnings.count == 2, "\(file.warnings)")
+    }
+
+    @Test("a flag whose values are empty, or that does not serve one of them by default, stays a String flag")
+    func unlistedDefaultStaysAString() {
+        let listed = Flag(key: "theme", type: .string, defaultValue: .string("pink"), values: ["blue"])
+        let empty = Flag(key: "empty", type: .string, defaultValue: .string("pink"), values: [])
+        let set = CompiledFlagSet(FlagSet(name: "s", version: 1, flags: ["theme": listed, "empty": empty]))
+        let file = SwiftFlagFile(set, options: .init(), now: CodegenFixtures.now)
+        #expect(file.declarations.map(\.typeName) == ["String", "String"])
+        #expect(
+            file.warnings == ["flag 'theme' does not serve one of its values by default; it is generated as a String"])
     }
 }

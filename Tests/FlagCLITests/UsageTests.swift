@@ -56,7 +56,8 @@ struct UsageTests {
             (
                 ["help", "frob"],
                 "error: no command 'frob'; commands: sets list, sets create, sets settings, list, get, create, "
-                    + "set, rule add, rule remove, requires, rollout, override, kill, restore, expire, archive, stale, usage, "
+                    + "set, rule add, rule remove, requires, values add, values remove, values clear, rollout, "
+                    + "override, kill, restore, expire, archive, stale, usage, "
                     + "clients, cohort create, cohort list, cohort show, eval, lint, generate swift, refs, history, diff, "
                     + "rollback, changes list, changes show, changes approve, changes reject, changes schedule, "
                     + "changes apply, "

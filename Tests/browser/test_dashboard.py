@@ -835,6 +835,74 @@ class DashboardTests(unittest.TestCase):
         finally:
             api("DELETE", "/v1/admin/sets/demo/flags/express-checkout")
 
+    def test_20_an_enum_flag_is_made_its_values_edited_and_its_default_chosen_from_them(self):
+        def values():
+            return api("GET", "/v1/admin/sets/demo/flags/browser-theme")[2]["flag"].get("values")
+
+        def press(session, test_id):
+            button = session.one(test_id)
+            session.script("arguments[0].scrollIntoView({block: 'center'});", button.reference)
+            button.click()
+
+        dependent = {"type": "bool", "kind": "release", "default": False}
+        self.assertEqual(api("PUT", "/v1/admin/sets/demo/flags/theme-dependent", body={"flag": dependent})[0], 201)
+        try:
+            with Browser() as session:
+                sign_in(session, tokens["alice"])
+                open_flags(session)
+                session.one("flag-create").click()
+                session.one("flag-key-input").type("browser-theme")
+                select(session, "flag-type-select", "string")
+                select(session, "flag-kind-select", "ops")
+                session.one("flag-values-input").type("blue, green")
+                session.one("flag-default-input").clear()
+                session.one("flag-default-input").type("blue")
+                session.one("confirm").click()
+                shown = session.one("flag-values")
+                self.assertEqual(shown.text, '"blue", "green"')
+                self.assertEqual(values(), ["blue", "green"])
+
+                # One value per line; a value the flag still serves cannot go, and the server says where.
+                press(session, "action-values")
+                self.assertEqual(session.one("values-input").property("value"), "blue\ngreen")
+                session.one("values-input").clear()
+                session.one("values-input").type("green\norange")
+                session.one("confirm").click()
+                refused = session.one("field-error", '[data-field="values"]')
+                self.assertIn("is not one of the flag's values", refused.text)
+                self.assertEqual(values(), ["blue", "green"])
+                session.one("values-input").clear()
+                session.one("values-input").type("blue\ngreen\norange")
+                session.one("reason-input").type("the autumn theme")
+                shot(session, "33-enum-values", session.one("dialog"))
+                session.one("confirm").click()
+                session.wait(lambda: session.one("flag-values").text == '"blue", "green", "orange"', "the new values")
+                self.assertEqual(values(), ["blue", "green", "orange"])
+
+                # The default is chosen among the values, not typed.
+                press(session, "action-default")
+                choice = session.one("value-input")
+                self.assertEqual(choice.property("tagName"), "SELECT")
+                self.assertEqual(session.script("return [...arguments[0].options].map((o) => o.value);", choice.reference),
+                                 ["blue", "green", "orange"])
+                select(session, "value-input", "orange")
+                session.one("confirm").click()
+                session.wait(lambda: api("GET", "/v1/admin/sets/demo/flags/browser-theme")[2]["flag"]["default"]
+                             == "orange", "the default orange")
+
+                # A flag that requires it picks the values it must serve from its list.
+                open_flag(session, "theme-dependent")
+                press(session, "action-prerequisite-add")
+                select(session, "prerequisite-flag-select", "browser-theme")
+                session.one("prerequisite-values-input-green").click()
+                session.one("prerequisite-values-input-orange").click()
+                session.one("confirm").click()
+                listed = session.one("prerequisite", '[data-flag="browser-theme"]')
+                self.assertIn('browser-theme = "green" or "orange"', listed.text)
+        finally:
+            api("DELETE", "/v1/admin/sets/demo/flags/theme-dependent")
+            api("DELETE", "/v1/admin/sets/demo/flags/browser-theme")
+
 
 if __name__ == "__main__":
     os.makedirs(SHOTS, exist_ok=True)

@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dashboardModule } from './dashboard-modules.mjs';
 
-const { COHORT_FIELDS, FLAG_FIELDS, cohortFormValues, cohortFromForm, fieldProblems, flagFromForm, typedValue, valueTexts } = await dashboardModule('authoring.js');
+const {
+    COHORT_FIELDS, FLAG_FIELDS, cohortFormValues, cohortFromForm, enumValues, fieldProblems, flagFromForm, typedValue, valueField,
+    valueTexts,
+} = await dashboardModule('authoring.js');
 
 test('a typed value is read as the flag\'s type, or says why not', () => {
     assert.deepEqual(typedValue('true', 'bool'), { value: true });
@@ -89,4 +92,38 @@ test('the server\'s refusal of a form lands at the fields it names', () => {
     for (const error of [refusal(409, 'conflict', []), refusal(403, 'forbidden', []), refusal(422, 'incompatible_clients', [])]) {
         assert.deepEqual(fieldProblems(error, flag), []);
     }
+});
+
+test('an enum flag\'s values are read one per line, or at commas on one line when the form allows it', () => {
+    assert.deepEqual(enumValues(' blue \n\ndark mode\na,b\n'), { values: ['blue', 'dark mode', 'a,b'] });
+    assert.deepEqual(enumValues('blue, green'), { values: ['blue, green'] }, 'one per line: a comma is part of the value');
+    assert.deepEqual(enumValues('blue, green ,', { commas: true }), { values: ['blue', 'green'] });
+    assert.deepEqual(enumValues('a,b\nc', { commas: true }), { values: ['a,b', 'c'] }, 'several lines: one per line');
+    assert.deepEqual(enumValues('blue\ngreen\nblue'), { error: '"blue" is listed twice' });
+    assert.deepEqual(enumValues(''), { values: [] });
+});
+
+test('a new string flag may list its values; its default and kill value must be among them', () => {
+    const form = { key: 'theme', type: 'string', kind: 'ops', values: 'blue, green', default: 'blue', killValue: 'green' };
+    assert.deepEqual(flagFromForm(form), {
+        key: 'theme', flag: { type: 'string', kind: 'ops', values: ['blue', 'green'], default: 'blue', killValue: 'green' },
+    });
+    assert.deepEqual(flagFromForm({ ...form, default: 'pink', killValue: '' }).errors,
+        [{ field: 'default', path: 'flags.theme.default', message: '"pink" is not one of the values' }]);
+    assert.deepEqual(flagFromForm({ ...form, values: 'blue\nblue' }).errors,
+        [{ field: 'values', path: 'flags.theme.values', message: '"blue" is listed twice' }]);
+    assert.deepEqual(flagFromForm({ ...form, type: 'int', default: '1', killValue: '' }).errors,
+        [{ field: 'values', path: 'flags.theme.values', message: 'only a string flag lists its values' }]);
+    assert.equal(flagFromForm({ ...form, values: ' ' }).flag.values, undefined, 'no values: any string');
+    assert.equal(FLAG_FIELDS.values, 'values');
+});
+
+test('a dialog asks for a value of an enum flag as a choice among its values, and for any other as text', () => {
+    const text = { name: 'value', label: 'Value', value: 'green', testid: 'value-input', hint: 'The text itself.' };
+    const theme = { type: 'string', values: ['blue', 'green'] };
+    assert.deepEqual(valueField(theme, text), { ...text, type: 'select', options: ['blue', 'green'], hint: undefined, placeholder: undefined });
+    assert.equal(valueField(theme, { ...text, value: '' }).value, 'blue', 'not one of them: the first');
+    assert.equal(valueField({ type: 'string' }, text), text);
+    assert.equal(valueField({ type: 'bool', values: ['true'] }, text), text);
+    assert.equal(valueField({ type: 'string', values: [] }, text), text);
 });

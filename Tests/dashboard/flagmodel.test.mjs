@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-    dependentsOf, filterFlags, flagStates, indexFlag, kinds, matches, normalizeFilter, owners, percentAt,
+    dependentsOf, enumChoices, filterFlags, flagStates, indexFlag, kinds, matches, normalizeFilter, owners, percentAt,
     prerequisitesAndRules, primaryState, QUIET_STATE, rolloutPhase, scheduleSteps,
 } from '../../Sources/FlagServer/Dashboard/flagmodel.js';
 
@@ -173,4 +173,12 @@ test('the dependents of a flag are the flags that require it, in either form', (
     assert.deepEqual(dependentsOf(set, 'new-checkout'), ['express-checkout', 'one-click']);
     assert.deepEqual(dependentsOf(set, 'express-checkout'), []);
     assert.deepEqual(dependentsOf(undefined, 'x'), []);
+});
+
+test('an enum flag offers its values, in its order; any other flag none', () => {
+    assert.deepEqual(enumChoices({ type: 'string', values: ['blue', 'green', 'dark mode'] }), ['blue', 'green', 'dark mode']);
+    assert.equal(enumChoices({ type: 'string' }), null);
+    assert.equal(enumChoices({ type: 'string', values: [] }), null);
+    assert.equal(enumChoices({ type: 'json', values: ['a'] }), null);
+    assert.equal(enumChoices(undefined), null);
 });

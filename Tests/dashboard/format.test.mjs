@@ -46,6 +46,9 @@ test('change sentences for the toast and the history', () => {
     assert.equal(changeSentence({ actor: 'alice', action: 'flag.prerequisite.set', subject: 'express-checkout', reason: 'with the new checkout' }),
         'alice set a prerequisite of express-checkout: with the new checkout');
     assert.equal(actionVerb('flag.prerequisite.remove'), 'removed a prerequisite from');
+    assert.equal(changeSentence({ actor: 'alice', action: 'flag.values.set', subject: 'checkout-theme' }),
+        'alice set the values of checkout-theme');
+    assert.equal(actionVerb('flag.values.remove'), 'dropped the list of values of');
 });
 
 test('conditions typed as flagctl --where takes them', () => {

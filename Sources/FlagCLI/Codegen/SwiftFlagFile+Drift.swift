@@ -3,14 +3,15 @@ import FlagCore
 /// How a checked-in generated file differs from what the set generates now: the CI drift check
 /// (`flagctl generate swift --check FILE`).
 ///
-/// A key added, removed, retyped, with a new default, newly deprecated (or no longer), or renamed in Swift is drift:
+/// A key added, removed, retyped, with a new default, newly deprecated (or no longer), renamed in Swift, or an enum
+/// flag with a value added, removed, renamed in Swift or moved is drift:
 /// code that compiles against the file would behave or compile differently. The recorded version alone or a doc
 /// comment alone is not, unless `strict`. Code outside the declarations that differs (imports, `--access`,
 /// `--namespace`, a hand edit) is drift too.
 struct Drift: Equatable {
     /// What kind of change, as `--json` names it.
     enum Kind: String {
-        case added, removed, retyped, `default`, deprecated, undeprecated, renamed, code, version, documentation
+        case added, removed, retyped, `default`, deprecated, undeprecated, renamed, values, code, version, documentation
     }
 
     let kind: Kind
@@ -79,6 +80,9 @@ struct Drift: Equatable {
         if old.typeName != new.typeName {
             changes.append(Drift(kind: .retyped, key: key, detail: "type \(old.typeName) → \(new.typeName)"))
         }
+        if let before = old.cases, let after = new.cases {
+            changes += valueChanges(key, before, after)
+        }
         if old.defaultLiteral != new.defaultLiteral {
             changes.append(
                 Drift(kind: .default, key: key, detail: "default \(old.defaultLiteral) → \(new.defaultLiteral)"))
@@ -95,6 +99,39 @@ struct Drift: Equatable {
         }
         if strict && old.documentation != new.documentation {
             changes.append(Drift(kind: .documentation, key: key, detail: "doc comment changed"))
+        }
+        return changes
+    }
+
+    /// How an enum flag's cases changed: each value added, removed or given another case name, and a new order.
+    private static func valueChanges(_ key: String, _ old: [SwiftEnum.Case], _ new: [SwiftEnum.Case]) -> [Drift] {
+        var changes: [Drift] = []
+        let before = Dictionary(old.map { ($0.value, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let after = Dictionary(new.map { ($0.value, $0.name) }, uniquingKeysWith: { first, _ in first })
+        func shown(_ value: String) -> String { SwiftSource.stringLiteral(value) }
+        for item in new where before[item.value] == nil {
+            changes.append(Drift(kind: .values, key: key, detail: "value \(shown(item.value)) added as .\(item.name)"))
+        }
+        for item in old where after[item.value] == nil {
+            changes.append(
+                Drift(
+                    kind: .values, key: key,
+                    detail: "value \(shown(item.value)) removed (code using .\(item.name) must change)"))
+        }
+        for item in new {
+            guard let was = before[item.value], was != item.name else { continue }
+            changes.append(
+                Drift(
+                    kind: .values, key: key,
+                    detail: "value \(shown(item.value)) renamed in Swift .\(was) → .\(item.name) "
+                        + "(code using .\(was) must change)"))
+        }
+        let kept = old.map(\.value).filter { after[$0] != nil }
+        if changes.isEmpty && kept != new.map(\.value) {
+            changes.append(
+                Drift(
+                    kind: .values, key: key,
+                    detail: "values reordered: \(new.map(\.name).joined(separator: ", ")) (allCases follows)"))
         }
         return changes
     }

@@ -4,7 +4,7 @@ import Foundation
 /// generated names back to keys.
 ///
 /// Only the generator's own layout is understood: one declaration per line, the type from the `FlagKey<T>` or the
-/// enclosing `extension FlagKey where Value == T`. A hand-edited line that no longer reads as a declaration is kept
+/// enclosing `extension FlagKey where Value == T`, and an enum flag's cases from the enum of that type. A hand-edited line that no longer reads as a declaration is kept
 /// in `code`, where `--check` sees it differ.
 struct GeneratedSwiftFile {
     /// One declaration as read.
@@ -12,6 +12,8 @@ struct GeneratedSwiftFile {
         let key: String
         let name: String
         let typeName: String
+        /// An enum flag's cases, from the enum named `typeName`; `nil` for every other flag.
+        var cases: [SwiftEnum.Case]?
         let defaultLiteral: String
         /// The deprecation message, decoded from its literal.
         let deprecation: String?
@@ -45,6 +47,8 @@ struct GeneratedSwiftFile {
         var documentation: [String] = []
         var deprecation: String?
         var extensionType: String?
+        var enums: [String: [SwiftEnum.Case]] = [:]
+        var openEnum: String?
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         for (index, raw) in lines.enumerated() {
             let line = raw.trimmingBlanks()
@@ -58,7 +62,14 @@ struct GeneratedSwiftFile {
             }
             if line.isEmpty || line.hasPrefix("//") { continue }
             code.append(line)
-            if line.hasPrefix("extension FlagKey where Value == "), line.hasSuffix(" {") {
+            if let name = Self.enumName(line) {
+                (openEnum, documentation) = (name, [])
+                enums[name] = []
+            } else if let name = openEnum, line != "}" {
+                if let item = Self.enumCase(line) { enums[name]?.append(item) }
+            } else if line == "}" && openEnum != nil {
+                openEnum = nil
+            } else if line.hasPrefix("extension FlagKey where Value == "), line.hasSuffix(" {") {
                 extensionType = String(line.dropFirst("extension FlagKey where Value == ".count).dropLast(2))
             } else if line == "}" {
                 extensionType = nil
@@ -75,7 +86,11 @@ struct GeneratedSwiftFile {
         }
         self.setName = setName
         self.version = version
-        self.declarations = declarations
+        self.declarations = declarations.map { declaration in
+            var declaration = declaration
+            declaration.cases = enums[declaration.typeName]
+            return declaration
+        }
         self.code = code
     }
 
@@ -87,6 +102,26 @@ struct GeneratedSwiftFile {
             let version = Int(body[comma.upperBound...])
         else { return nil }
         return (String(body[..<comma.lowerBound]), version)
+    }
+
+    /// `public enum CheckoutTheme: String, CaseIterable, Sendable {` → `CheckoutTheme`.
+    private static func enumName(_ line: String) -> String? {
+        let rest = line.hasPrefix("public ") ? line.dropFirst("public ".count) : line[...]
+        guard rest.hasPrefix("enum "), rest.hasSuffix(": String, CaseIterable, Sendable {") else { return nil }
+        return String(rest.dropFirst("enum ".count).dropLast(": String, CaseIterable, Sendable {".count))
+    }
+
+    /// `case blue` or `case darkMode = "dark-mode"` → the case.
+    private static func enumCase(_ line: String) -> SwiftEnum.Case? {
+        guard line.hasPrefix("case ") else { return nil }
+        let rest = line.dropFirst("case ".count)
+        guard let equals = rest.range(of: " = ") else {
+            return SwiftEnum.Case(name: String(rest), value: rest.filter { $0 != "`" })
+        }
+        guard let (value, after) = SwiftSource.parseStringLiteral(rest[equals.upperBound...]), after.isEmpty else {
+            return nil
+        }
+        return SwiftEnum.Case(name: String(rest[..<equals.lowerBound]), value: value)
     }
 
     /// `public static let newCheckout = FlagKey("new-checkout", default: false)`, or with `FlagKey<Bool>`.

@@ -4,7 +4,8 @@ import Foundation
 /// The Swift file `flagctl generate swift` writes: one typed `FlagKey` per flag of a set.
 ///
 /// By default each key is a static member of a constrained extension, so that call sites read
-/// `session.value(.newCheckout)`; with a namespace, every key is a member of one `enum`. The first line names the set
+/// `session.value(.newCheckout)`; with a namespace, every key is a member of one `enum`. An enum flag is read as an
+/// enum of its values (`SwiftEnum`), declared beside its key. The first line names the set
 /// and version; the output depends on nothing else (no time, no path), and flags are sorted by key, so that the same
 /// set gives the same bytes.
 ///
@@ -40,8 +41,10 @@ struct SwiftFlagFile {
         let key: String
         /// The Swift name, escaped where needed (`` `default` ``).
         let name: String
-        /// `Bool`, `Int`, `Double`, `String` or `JSONValue`.
+        /// `Bool`, `Int`, `Double`, `String`, `JSONValue`, or the name of the enum of an enum flag.
         let typeName: String
+        /// The enum an enum flag is read as; `nil` for every other flag.
+        let enumeration: SwiftEnum?
         /// The compiled-in default as JSON: what the set serves without targeting (`Flag.baselineValue`).
         let defaultValue: JSONValue
         /// The compiled-in default as a Swift expression.
@@ -78,19 +81,56 @@ struct SwiftFlagFile {
         }
         let names = SwiftNames(keys: flags.map(\.key))
         warnings += names.collisions
+        let enums = Self.enums(flags, memberNames: names, options: options, now: now)
+        warnings += enums.warnings
         let declarations = flags.map { flag in
-            Self.declaration(flag, name: names.names[flag.key] ?? flag.key, now: now)
+            Self.declaration(
+                flag, name: names.names[flag.key] ?? flag.key, enumeration: enums.types[flag.key], now: now)
         }
         if options.namespace == nil {
             let order = FlagType.known.compactMap(SwiftSource.typeName)
-            self.declarations = order.flatMap { type in declarations.filter { $0.typeName == type } }
+            self.declarations =
+                order.flatMap { type in declarations.filter { $0.enumeration == nil && $0.typeName == type } }
+                + declarations.filter { $0.enumeration != nil }
         } else {
             self.declarations = declarations
         }
         self.warnings = warnings
     }
 
-    private static func declaration(_ flag: Flag, name: String, now: Date) -> Declaration {
+    /// The enums of the enum flags among `flags`, by key, and what the naming of their types and cases reports.
+    ///
+    /// A type's name is the key's UpperCamelCase, unique among the types and distinct from every key's member name
+    /// and the namespace, so that either layout declares them side by side. A flag whose compiled-in default is not
+    /// one of its values (a set FlagCore did not check) stays a `String` flag.
+    private static func enums(_ flags: [Flag], memberNames: SwiftNames, options: Options, now: Date)
+        -> (types: [String: SwiftEnum], warnings: [String])
+    {
+        var warnings: [String] = []
+        var enumFlags: [Flag] = []
+        for flag in flags where flag.type == .string && !(flag.values ?? []).isEmpty {
+            guard case .string(let value) = flag.baselineValue(at: now), flag.values?.contains(value) == true else {
+                warnings.append(
+                    "flag '\(flag.key)' does not serve one of its values by default; it is generated as a String")
+                continue
+            }
+            enumFlags.append(flag)
+        }
+        let taken = Set(
+            memberNames.names.values.map { $0.filter { $0 != "`" } } + [options.namespace].compactMap { $0 })
+        let typeNames = SwiftNames(keys: enumFlags.map(\.key), style: .type, taken: taken)
+        warnings += typeNames.collisions
+        var types: [String: SwiftEnum] = [:]
+        for flag in enumFlags {
+            let enumeration = SwiftEnum(
+                typeName: typeNames.names[flag.key] ?? flag.key, key: flag.key, values: flag.values ?? [])
+            warnings += enumeration.collisions
+            types[flag.key] = enumeration
+        }
+        return (types, warnings)
+    }
+
+    private static func declaration(_ flag: Flag, name: String, enumeration: SwiftEnum?, now: Date) -> Declaration {
         let value = flag.baselineValue(at: now)
         var deprecation: String?
         let kept = Self.shortValue(flag.keptValue)
@@ -104,10 +144,12 @@ struct SwiftFlagFile {
                 "expired on \(expiry): the set serves its kept value \(kept) to everyone; remove the flag from code, "
                 + "then archive it"
         }
+        var literal = SwiftSource.literal(value, of: flag.type)
+        if let enumeration, case .string(let text) = value, let member = enumeration.literal(text) { literal = member }
         return Declaration(
-            key: flag.key, name: name, typeName: SwiftSource.typeName(flag.type) ?? "JSONValue", defaultValue: value,
-            defaultLiteral: SwiftSource.literal(value, of: flag.type), deprecation: deprecation,
-            documentation: documentation(flag))
+            key: flag.key, name: name,
+            typeName: enumeration?.typeName ?? SwiftSource.typeName(flag.type) ?? "JSONValue", enumeration: enumeration,
+            defaultValue: value, defaultLiteral: literal, deprecation: deprecation, documentation: documentation(flag))
     }
 
     /// The description as the summary, then the key, kind, owner and expiry, and the flags it requires.
@@ -159,10 +201,17 @@ struct SwiftFlagFile {
             lines.append("}")
         } else {
             for type in FlagType.known.compactMap(SwiftSource.typeName) {
-                let group = declarations.filter { $0.typeName == type }
+                let group = declarations.filter { $0.enumeration == nil && $0.typeName == type }
                 guard !group.isEmpty else { continue }
                 lines += ["", "extension FlagKey where Value == \(type) {"]
                 lines += members(group, access: access, generic: false)
+                lines.append("}")
+            }
+            for declaration in declarations {
+                guard let enumeration = declaration.enumeration else { continue }
+                lines += [""] + Self.enumLines(enumeration, key: declaration.key, access: access, indent: "")
+                lines += ["", "extension FlagKey where Value == \(enumeration.typeName) {"]
+                lines += members([declaration], access: access, generic: false)
                 lines.append("}")
             }
         }
@@ -173,6 +222,10 @@ struct SwiftFlagFile {
         var lines: [String] = []
         for (index, declaration) in group.enumerated() {
             if index > 0 { lines.append("") }
+            // In a namespace, an enum flag's type is declared just before its key.
+            if generic, let enumeration = declaration.enumeration {
+                lines += Self.enumLines(enumeration, key: declaration.key, access: access, indent: "    ") + [""]
+            }
             lines += declaration.documentation.map { $0.isEmpty ? "    ///" : "    /// \($0)" }
             if let deprecation = declaration.deprecation {
                 lines.append("    @available(*, deprecated, message: \(SwiftSource.stringLiteral(deprecation)))")
@@ -183,5 +236,13 @@ struct SwiftFlagFile {
                     + "\(SwiftSource.stringLiteral(declaration.key)), default: \(declaration.defaultLiteral))")
         }
         return lines
+    }
+
+    /// An enum flag's enum with its doc comment, each line after `indent`.
+    private static func enumLines(_ enumeration: SwiftEnum, key: String, access: String, indent: String) -> [String] {
+        let lines =
+            ["/// The values of `\(SwiftSource.commentText(key))`, in the set's order."]
+            + enumeration.lines(access: access)
+        return lines.map { indent + $0 }
     }
 }

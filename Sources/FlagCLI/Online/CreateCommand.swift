@@ -8,12 +8,13 @@ package struct CreateCommand: Command {
     /// `create KEY --type T --default V …`
     package static let configuration = CommandConfiguration(
         name: "create", abstract: "Create a flag.",
-        synopsis: "KEY --type T --default V [--kind K] [--description S] [--owner S] "
+        synopsis: "KEY --type T --default V [--values V,V...] [--kind K] [--description S] [--owner S] "
             + "[--expires DATE | --lifetime 6w] [--kill-value V]",
         positionals: [Positional("KEY", help: "the new flag's key")],
         options: [
             .value("type", "T", help: Vocabulary.choices(FlagType.known.map(\.name))),
             .value("default", "V", help: "the value everyone gets unless targeted"),
+            .value("values", "V,V...", help: "a string flag's only values, separated by commas (an enum flag)"),
             .value("kind", "K", help: Vocabulary.choices(FlagKind.known.map(\.name)) + ", default \(defaultKind.name)"),
             .value("description", "S", help: "what the flag is for"),
             .value("owner", "S", help: "who to ask about it"),
@@ -35,6 +36,8 @@ package struct CreateCommand: Command {
     private let type: FlagType
     private let kind: FlagKind
     private let defaultText: String
+    /// The only values a string flag serves (`--values`).
+    private let values: [String]?
     private let killText: String?
     private let description: String?
     private let owner: String?
@@ -42,13 +45,17 @@ package struct CreateCommand: Command {
     private let lifetime: Int?
     private let mutation: Mutation
 
-    /// Checks the type, the kind and the expiry options.
+    /// Checks the type, its values, the kind and the expiry options.
     package init(parsing arguments: ParsedArguments) throws(CLIError) {
         key = arguments.positionals[0]
         guard let type = arguments.value("type") else { throw arguments.usageError("missing --type T") }
-        self.type = try Vocabulary.type(type, option: "type", arguments)
+        let flagType = try Vocabulary.type(type, option: "type", arguments)
+        self.type = flagType
         guard let defaultText = arguments.value("default") else { throw arguments.usageError("missing --default V") }
         self.defaultText = defaultText
+        values = try arguments.value("values").map { text throws(CLIError) in
+            try Self.values(text, type: flagType, arguments)
+        }
         if let name = arguments.value("kind") {
             kind = try Vocabulary.kind(name, option: "kind", arguments)
         } else {
@@ -69,12 +76,27 @@ package struct CreateCommand: Command {
         mutation = try Mutation(arguments)
     }
 
+    /// `--values blue,green`: only for a string flag, no value empty.
+    private static func values(_ text: String, type: FlagType, _ arguments: ParsedArguments) throws(CLIError)
+        -> [String]
+    {
+        guard type == .string else {
+            throw arguments.usageError("--values lists a string flag's values; this is a \(type.name) flag")
+        }
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard !values.contains(where: \.isEmpty) else {
+            throw arguments.usageError("--values '\(text)' has an empty value; separate the values by single commas")
+        }
+        return values
+    }
+
     /// PUTs the new flag; refuses to replace one that exists.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         var flag: [String: JSONValue] = [
             "type": .string(type.name), "kind": .string(kind.name),
             "default": try Typed.value(defaultText, type: type.name, for: "--default"),
         ]
+        if let values { flag["values"] = .array(values.map(JSONValue.string)) }
         if let killText { flag["killValue"] = try Typed.value(killText, type: type.name, for: "--kill-value") }
         if let description { flag["description"] = .string(description) }
         if let owner { flag["owner"] = .string(owner) }

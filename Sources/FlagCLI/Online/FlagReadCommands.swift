@@ -101,6 +101,9 @@ enum FlagState {
             "type:        \(flag["type"].string ?? "?")",
             "kind:        \(flag["kind"].string ?? "?")",
         ]
+        if let values = flag["values"].array {
+            lines.append("values:      \(values.map(\.compactText).joined(separator: ", "))")
+        }
         if let text = flag["description"].string { lines.append("description: \(text)") }
         if let text = flag["owner"].string { lines.append("owner:       \(text)") }
         lines.append("default:     \(flag["default"].compactText)")

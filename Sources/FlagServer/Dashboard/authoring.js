@@ -2,6 +2,7 @@
 // problems, each with the form's field it concerns and the path the server would name. The server checks everything again; these checks only spare a
 // round trip for what a form can see. Pure.
 
+import { enumChoices } from '/ui/flagmodel.js';
 import { conditionText, parseConditions } from '/ui/format.js';
 
 /** The flag types and kinds the server knows (FlagCore's `FlagType.known`, `FlagKind.known`). */
@@ -35,8 +36,9 @@ export function typedValue(text, type) {
 }
 
 /**
- * A new flag from the create form's values (`key`, `type`, `kind`, `default`, `killValue`, `description`,
- * `owner`, `expiresAt` as an ISO time or empty): `{key, flag}` or `{errors: [{path, message}]}`.
+ * A new flag from the create form's values (`key`, `type`, `kind`, `values` of a string flag as `enumValues` reads
+ * them, `default`, `killValue`, `description`, `owner`, `expiresAt` as an ISO time or empty): `{key, flag}` or
+ * `{errors: [{path, message}]}`.
  */
 export function flagFromForm(values) {
     const key = String(values.key ?? '').trim();
@@ -55,12 +57,54 @@ export function flagFromForm(values) {
         if (kill.error) errors.push({ field: 'killValue', path: `${path}.killValue`, message: `the kill value ${kill.error}` });
         else flag.killValue = kill.value;
     }
+    if (String(values.values ?? '').trim() !== '') {
+        for (const error of listedValues(values.values, flag, path)) errors.push(error);
+    }
     for (const member of ['description', 'owner']) {
         const text = String(values[member] ?? '').trim();
         if (text) flag[member] = text;
     }
     if (values.expiresAt) flag.expiresAt = values.expiresAt;
     return errors.length ? { errors } : { key, flag };
+}
+
+/**
+ * The create form's values of an enum flag, set on `flag` (whose `type`, `default` and `killValue` are read): the
+ * problems, `[{field, path, message}]`: a flag of another type, a value listed twice, a default or kill value not
+ * listed.
+ */
+function listedValues(text, flag, path) {
+    if (flag.type !== 'string') return [{ field: 'values', path: `${path}.values`, message: 'only a string flag lists its values' }];
+    const listed = enumValues(text, { commas: true });
+    if (listed.error) return [{ field: 'values', path: `${path}.values`, message: listed.error }];
+    flag.values = listed.values;
+    return ['default', 'killValue']
+        .filter((member) => typeof flag[member] === 'string' && !listed.values.includes(flag[member]))
+        .map((member) => ({ field: member, path: `${path}.${member}`, message: `"${flag[member]}" is not one of the values` }));
+}
+
+/**
+ * The values of an enum flag as typed in a text area: one per line, each trimmed, empty lines left out; with
+ * `commas`, a single line is split at its commas instead (`blue, green`). `{values}` or `{error}` for a value listed
+ * twice.
+ */
+export function enumValues(text, { commas = false } = {}) {
+    const raw = String(text ?? '');
+    const parts = commas && !raw.includes('\n') ? raw.split(',') : raw.split('\n');
+    const values = parts.map((value) => value.trim()).filter((value) => value !== '');
+    const twice = values.find((value, index) => values.indexOf(value) !== index);
+    return twice === undefined ? { values } : { error: `"${twice}" is listed twice` };
+}
+
+/**
+ * A dialog's field for a value of `flag` (dialog.js's field spec): for an enum flag, a choice among its values,
+ * starting at `spec.value` when it is one of them; for any other flag, `spec` as it is, a text field.
+ */
+export function valueField(flag, spec) {
+    const choices = enumChoices(flag);
+    if (!choices) return spec;
+    const value = choices.includes(spec.value) ? spec.value : choices[0];
+    return { ...spec, type: 'select', options: choices, value, hint: undefined, placeholder: undefined };
 }
 
 /**
@@ -121,8 +165,8 @@ export function cohortFormValues(name, cohort) {
 
 /** The create flag form's field of each member of a flag that the server names in a refusal. */
 export const FLAG_FIELDS = {
-    type: 'type', kind: 'kind', default: 'default', killValue: 'killValue', description: 'description', owner: 'owner',
-    expiresAt: 'expiresAt',
+    type: 'type', kind: 'kind', values: 'values', default: 'default', killValue: 'killValue', description: 'description',
+    owner: 'owner', expiresAt: 'expiresAt',
 };
 
 /** The cohort form's field of each member of a cohort that the server names in a refusal. */

@@ -31,6 +31,22 @@ function buildField(spec) {
             read: () => (inputs.find((item) => item.input.checked) || { input: { value: '' } }).input.value,
         };
     }
+    if (spec.type === 'checkboxes') {
+        const boxes = spec.options.map((option) => {
+            const inputId = uniqueId('dlg');
+            const input = h('input', {
+                type: 'checkbox', id: inputId, name: spec.name, value: option, checked: (spec.value || []).includes(option),
+                testid: testid ? `${testid}-${option}` : undefined,
+            });
+            return { input, node: h('div', { class: 'choice' }, input, h('label', { for: inputId }, option)) };
+        });
+        const wrapper = h('fieldset', { class: 'field' }, h('legend', null, spec.label), boxes.map((item) => item.node));
+        return {
+            wrapper,
+            inputs: boxes.map((item) => item.input),
+            read: () => boxes.filter((item) => item.input.checked).map((item) => item.input.value),
+        };
+    }
     let input;
     if (spec.type === 'select') {
         input = h('select', { id, name: spec.name, testid, required: spec.required }, optionElements(spec.options, spec.value));
@@ -54,7 +70,9 @@ function buildField(spec) {
         children.push(h('small', { id: `${id}-hint`, class: 'hint' }, spec.hint));
         input.setAttribute('aria-describedby', `${id}-hint`);
     }
-    const read = () => (typeof input.value === 'string' && spec.type !== 'textarea' ? input.value.trim() : input.value);
+    // A choice is read as it is: an enum flag's value may start or end with a space.
+    const exact = spec.type === 'textarea' || spec.type === 'select';
+    const read = () => (typeof input.value === 'string' && !exact ? input.value.trim() : input.value);
     return { wrapper: h('div', { class: 'field' }, children), inputs: [input], read };
 }
 
@@ -82,9 +100,10 @@ export function reviewOf(values) {
 
 /**
  * Opens a modal form and resolves to its values (`{name: value}`, `reason` included) when confirmed, or null when
- * cancelled or closed with Escape. `fields`: `{name, label, type (text, number, select, radio, checkbox, textarea,
- * datetime-local), options, value, required, hint, placeholder, testid, when(values)}`; a field whose `when`
- * answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`. `review: true` adds
+ * cancelled or closed with Escape. `fields`: `{name, label, type (text, number, select, radio, checkbox, checkboxes,
+ * textarea, datetime-local), options, value, required, hint, placeholder, testid, when(values)}`; `checkboxes` offers
+ * each of its `options` (texts) and reads as the list of those checked (`value`: those checked at first); a field
+ * whose `when` answers false is hidden and not read. `reason`: `required`, `optional` (the default) or `none`. `review: true` adds
  * the fields that propose the write instead (`reviewOf`); `review: 'required'` makes proposing the only choice.
  * `check(values)` answers the form's problems, `[{field, message}]`: each shows under its field and the form stays
  * open until there are none. `submit(values)`, when given, sends the form while it stays open and resolves to

@@ -203,3 +203,9 @@ export function dependentsOf(flags, key) {
         .filter((other) => prerequisitesAndRules(flags[other]).prerequisites.some((item) => item.flag === key))
         .sort();
 }
+
+/** The values an enum flag may serve (docs/core.md, "Enum flags"), in its order; null for any other flag. */
+export function enumChoices(flag) {
+    if (!flag || flag.type !== 'string' || !Array.isArray(flag.values) || flag.values.length === 0) return null;
+    return flag.values.filter((value) => typeof value === 'string');
+}

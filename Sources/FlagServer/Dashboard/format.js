@@ -90,6 +90,8 @@ const VERBS = {
     'flag.rule.remove': 'removed a rule from',
     'flag.prerequisite.set': 'set a prerequisite of',
     'flag.prerequisite.remove': 'removed a prerequisite from',
+    'flag.values.set': 'set the values of',
+    'flag.values.remove': 'dropped the list of values of',
     'cohort.create': 'created cohort',
     'cohort.replace': 'replaced cohort',
     'cohort.delete': 'deleted cohort',

@@ -2,12 +2,13 @@
 // and those that require it, and the actions the person's role allows. Every action asks for a reason; kill and
 // restore require one.
 
-import { valueTexts } from '/ui/authoring.js';
+import { enumValues, fieldProblems, valueField, valueTexts } from '/ui/authoring.js';
 import { rolloutChartElement } from '/ui/chart.js';
 import { formDialog, reviewOf } from '/ui/dialog.js';
 import { focusKey, h, replaceChildren, restoreFocus, timeElement } from '/ui/dom.js';
 import {
-    dependentsOf, flagStates, percentAt, prerequisitesAndRules, rolloutPhase, scheduleSteps, pausedAtMillis,
+    dependentsOf, enumChoices, flagStates, percentAt, prerequisitesAndRules, rolloutPhase, scheduleSteps,
+    pausedAtMillis,
 } from '/ui/flagmodel.js';
 import {
     inputText, overrideTarget, parseConditions, percentText, ruleServe, ruleTarget, valueText,
@@ -64,9 +65,28 @@ function flagActions(ctx, setName, key) {
             const f = flag();
             const values = await ask({
                 title: `Change the default of ${key}`, confirmLabel: 'Change default',
-                fields: [{ name: 'value', label: `Default value (${f.type})`, value: inputText(f.default, f.type), required: true, testid: 'value-input', hint: f.type === 'string' ? 'The text itself, without quotes.' : 'true/false, a number, or JSON, as the flag\'s type reads it.' }],
+                fields: [valueField(f, { name: 'value', label: `Default value (${f.type})`, value: inputText(f.default, f.type), required: true, testid: 'value-input', hint: f.type === 'string' ? 'The text itself, without quotes.' : 'true/false, a number, or JSON, as the flag\'s type reads it.' })],
             });
             if (values) await run({ endpoint: 'setDefault', params, body: { valueText: values.value, reason: values.reason || undefined }, done: (a) => `Changed the default of ${key} (version ${a.version}).` }, values);
+        },
+        async editValues() {
+            const current = enumChoices(flag()) ?? [];
+            await ask({
+                title: `Values of ${key}`, confirmLabel: 'Save values',
+                description: 'The only values the flag may serve, in the order apps list them. A value it still serves (its default, a rule\'s, …) must stay.',
+                fields: [{ name: 'values', label: 'Values, one per line', type: 'textarea', rows: Math.max(3, Math.min(12, current.length + 1)), value: current.join('\n'),
+                    required: true, testid: 'values-input', hint: 'Up to 64 values of up to 64 characters each.' }],
+                check: (v) => {
+                    const listed = enumValues(v.values);
+                    if (listed.error) return [{ field: 'values', message: listed.error }];
+                    return listed.values.length ? [] : [{ field: 'values', message: 'Write at least one value.' }];
+                },
+                submit: (v) => run({
+                    endpoint: 'putValues', params, body: { values: enumValues(v.values).values, reason: v.reason || undefined },
+                    done: (a) => `Changed the values of ${key} (version ${a.version}).`,
+                    problemsAt: (error) => fieldProblems(error, { prefixes: [`flags.${key}`], fields: { values: 'values' }, fallback: 'values' }),
+                }, v),
+            });
         },
         async addRule() {
             const f = flag();
@@ -84,7 +104,7 @@ function flagActions(ctx, setName, key) {
                     { name: 'serve', label: 'Serves', type: 'radio', testid: 'rule-serve', value: 'value',
                         options: [{ value: 'value', label: 'A value' }, { value: 'rollout', label: 'A value to a percent of them' }] },
                     { name: 'percent', label: 'Percent', type: 'number', min: '0', max: '100', step: '0.01', testid: 'percent-input', when: (v) => v.serve === 'rollout', required: true },
-                    { name: 'value', label: `Value (${f.type})`, required: true, testid: 'value-input', value: f.type === 'bool' ? 'true' : '' },
+                    valueField(f, { name: 'value', label: `Value (${f.type})`, required: true, testid: 'value-input', value: f.type === 'bool' ? 'true' : '' }),
                 ],
             });
             if (!values) return;
@@ -113,6 +133,13 @@ function flagActions(ctx, setName, key) {
             // The server refuses an archived prerequisite: only the flags it would take are offered.
             const others = Object.keys(flags).filter((other) => other !== key && flags[other].archived !== true).sort();
             const isBool = (v) => flags[v.flag]?.type === 'bool';
+            const isEnum = (v) => enumChoices(flags[v.flag]) !== null;
+            const choicesOf = (v) => v[`choices:${v.flag}`] || [];
+            // One set of choices per enum flag, shown while it is the flag chosen.
+            const choiceFields = others.filter((other) => enumChoices(flags[other])).map((other) => ({
+                name: `choices:${other}`, label: 'Serving one of', type: 'checkboxes', options: enumChoices(flags[other]),
+                testid: 'prerequisite-values-input', when: (v) => v.flag === other,
+            }));
             const values = await ask({
                 title: `Add a prerequisite to ${key}`, confirmLabel: 'Add prerequisite',
                 description: `Only units that the required flag serves one of the values get ${key}'s overrides, rules and rollout; the others get its default. `
@@ -122,13 +149,18 @@ function flagActions(ctx, setName, key) {
                         options: others.map((other) => ({ value: other, label: `${other} (${flags[other].type})` })) },
                     { name: 'bool', label: 'Serving', type: 'radio', testid: 'prerequisite-values-input', value: 'true', when: isBool,
                         options: [{ value: 'true', label: 'true' }, { value: 'false', label: 'false' }] },
-                    { name: 'values', label: 'Serving one of', required: true, testid: 'prerequisite-values-input', when: (v) => !isBool(v),
+                    ...choiceFields,
+                    { name: 'values', label: 'Serving one of', required: true, testid: 'prerequisite-values-input', when: (v) => !isBool(v) && !isEnum(v),
                         hint: 'One or more values separated by commas, read as the required flag\'s type (a string without quotes).' },
                 ],
-                check: (v) => (isBool(v) || valueTexts(v.values).length ? [] : [{ field: 'values', message: 'Write at least one value.' }]),
+                check: (v) => {
+                    if (isEnum(v)) return choicesOf(v).length ? [] : [{ field: `choices:${v.flag}`, message: 'Choose at least one value.' }];
+                    return isBool(v) || valueTexts(v.values).length ? [] : [{ field: 'values', message: 'Write at least one value.' }];
+                },
             });
             if (!values) return;
-            const body = { valuesText: isBool(values) ? [values.bool] : valueTexts(values.values), reason: values.reason || undefined };
+            const valuesText = isBool(values) ? [values.bool] : isEnum(values) ? choicesOf(values) : valueTexts(values.values);
+            const body = { valuesText, reason: values.reason || undefined };
             await run({ endpoint: 'putPrerequisite', params: { ...params, name: values.flag }, body, done: (a) => `${key} requires ${values.flag} (version ${a.version}).` }, values);
         },
         async removePrerequisite(required) {
@@ -149,7 +181,7 @@ function flagActions(ctx, setName, key) {
                         options: [{ value: 'unit', label: 'A unit' }, { value: 'cohort', label: 'A cohort' }] },
                     { name: 'unit', label: 'Unit id', testid: 'unit-input', when: (v) => v.target === 'unit', required: true },
                     { name: 'cohort', label: 'Cohort', type: 'select', options: cohorts, testid: 'cohort-select', when: (v) => v.target === 'cohort', required: true },
-                    { name: 'value', label: `Value (${f.type})`, required: true, testid: 'value-input', value: f.type === 'bool' ? 'true' : '' },
+                    valueField(f, { name: 'value', label: `Value (${f.type})`, required: true, testid: 'value-input', value: f.type === 'bool' ? 'true' : '' }),
                     { name: 'for', label: 'For how long (optional)', testid: 'duration-input', placeholder: '2h', hint: 'A duration such as 90m, 2h, 7d; empty for no end.' },
                 ],
             });
@@ -179,8 +211,8 @@ function flagActions(ctx, setName, key) {
                     { name: 'percent', label: 'Percent', type: 'number', min: '0', max: '100', step: '0.01', testid: 'percent-input',
                         value: current && typeof current.percent === 'number' ? String(current.percent) : '', when: (v) => v.mode === 'percent', required: true },
                     { name: 'start', label: 'Start (optional, your local time)', type: 'datetime-local', testid: 'start-input', when: (v) => v.mode === 'apple', hint: 'Empty: now.' },
-                    { name: 'value', label: `Value served inside the rollout (${f.type})`, required: true, testid: 'value-input',
-                        value: current ? inputText(current.value, f.type) : (f.type === 'bool' ? 'true' : '') },
+                    valueField(f, { name: 'value', label: `Value served inside the rollout (${f.type})`, required: true, testid: 'value-input',
+                        value: current ? inputText(current.value, f.type) : (f.type === 'bool' ? 'true' : '') }),
                 ],
             });
             if (!values) return;
@@ -213,7 +245,7 @@ function flagActions(ctx, setName, key) {
                 title: `Expire ${key}`, confirmLabel: 'Set expiry',
                 description: 'From the expiry on, everyone gets the kept value; then remove the flag from the code and archive it.',
                 fields: [
-                    { name: 'keep', label: `Value kept after expiry (${f.type})`, value: inputText(keep, f.type), required: true, testid: 'keep-input' },
+                    valueField(f, { name: 'keep', label: `Value kept after expiry (${f.type})`, value: inputText(keep, f.type), required: true, testid: 'keep-input' }),
                     { name: 'at', label: 'When (optional, your local time)', type: 'datetime-local', testid: 'at-input', hint: 'Empty: now.' },
                 ],
             });
@@ -385,12 +417,14 @@ function content(ctx, route, usage, pending, dependents) {
     const states = flagStates(flag, now);
     const expiry = expiryText(flag.expiresAt, now);
     const { prerequisites, rules } = prerequisitesAndRules(flag);
+    const choices = enumChoices(flag);
 
     const toolbar = can ? h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Flag actions' },
         flag.killed === true
             ? actionButton('action-restore', 'Restore', () => actions.restore())
             : actionButton('action-kill', 'Kill', () => actions.kill(), { danger: true }),
         actionButton('action-default', 'Change default', () => actions.setDefault()),
+        flag.type === 'string' ? actionButton('action-values', 'Edit values', () => actions.editValues()) : null,
         actionButton('action-expire', 'Expire', () => actions.expire()),
         flag.archived === true
             ? actionButton('action-unarchive', 'Unarchive', () => actions.unarchive())
@@ -414,6 +448,7 @@ function content(ctx, route, usage, pending, dependents) {
         toolbar,
         h('dl', { class: 'meta' },
             definition('Type', flag.type ?? '?'),
+            choices ? definition('Values', h('span', { testid: 'flag-values' }, choices.map((value, index) => [index ? ', ' : null, valueCode(value)]))) : null,
             definition('Kind', flag.kind ?? '?'),
             definition('Owner', flag.owner ?? '—'),
             definition('Default', valueCode(flag.default)),

@@ -62,9 +62,9 @@ function select(id, label, testid, choices, preset) {
 }
 
 /**
- * A new flag of the open set from a dialog (type, kind, default, kill value, description, owner, expiry), which can
- * propose it instead; goes to the flag once written. Without an expiry, a release or experiment flag gets its kind's
- * lifetime from the server.
+ * A new flag of the open set from a dialog (type, kind, a string flag's values, default, kill value, description,
+ * owner, expiry), which can propose it instead; goes to the flag once written. Without an expiry, a release or
+ * experiment flag gets its kind's lifetime from the server.
  */
 async function createFlag(ctx, setName) {
     const read = (form) => flagFromForm({ ...form, expiresAt: form.expiresAt ? localInputToISO(form.expiresAt) : '' });
@@ -74,6 +74,8 @@ async function createFlag(ctx, setName) {
             { name: 'key', label: 'Key', required: true, testid: 'flag-key-input', hint: 'Lower-case letters, digits, ".", "_" and "-", as the code names it.' },
             { name: 'type', label: 'Type', type: 'select', options: FLAG_TYPES, value: 'bool', testid: 'flag-type-select' },
             { name: 'kind', label: 'Kind', type: 'select', options: FLAG_KINDS, value: 'release', testid: 'flag-kind-select' },
+            { name: 'values', label: 'Values (optional): the only ones it may serve', type: 'textarea', testid: 'flag-values-input',
+                when: (v) => v.type === 'string', hint: 'One per line, or on one line separated by commas. The default must be one of them.' },
             { name: 'default', label: 'Default value', required: true, value: 'false', testid: 'flag-default-input',
                 hint: 'true/false, a number, the text itself for a string flag, or JSON.' },
             { name: 'killValue', label: 'Kill value (optional)', testid: 'flag-kill-input' },

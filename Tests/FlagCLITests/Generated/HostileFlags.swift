@@ -34,11 +34,29 @@ enum HostileFlags {
     /// `new-checkout`: release flag.
     static let newCheckout = FlagKey<Bool>("new-checkout", default: false)
 
+    /// The values of `new-theme`, in the set's order.
+    enum NewTheme: String, CaseIterable, Sendable {
+        case a
+        case b
+    }
+
+    /// `new-theme`: ops flag.
+    static let newTheme = FlagKey<NewTheme>("new-theme", default: .b)
+
     /// `new.checkout`: release flag.
     static let newDotCheckout = FlagKey<Bool>("new.checkout", default: true)
 
     /// `new_checkout`: release flag.
     static let newUnderscoreCheckout = FlagKey<Bool>("new_checkout", default: false)
+
+    /// The values of `new_theme`, in the set's order.
+    enum NewUnderscoreTheme: String, CaseIterable, Sendable {
+        case a
+        case b
+    }
+
+    /// `new_theme`: ops flag.
+    static let newUnderscoreTheme = FlagKey<NewUnderscoreTheme>("new_theme", default: .a)
 
     /// `payload`: ops flag.
     static let payload = FlagKey<JSONValue>("payload", default: .object(["": .object([:]), "\"": .string("\\("), "a\nb": .array([.string("*/"), .string("\u{202E}"), .null, .bool(true), .double(-0.0), .double(1.5e+300), .double(0x1p-1074)]), "big": .int(9223372036854775807), "list": .array([]), "small": .int(-9223372036854775808)]))
@@ -48,6 +66,41 @@ enum HostileFlags {
 
     /// `self`: ops flag.
     static let selfFlag = FlagKey<Bool>("self", default: true)
+
+    /// The values of `string`, in the set's order.
+    enum StringFlag: String, CaseIterable, Sendable {
+        case a
+    }
+
+    /// `string`: ops flag.
+    static let string = FlagKey<StringFlag>("string", default: .a)
+
+    /// The values of `theme`, in the set's order.
+    enum Theme: String, CaseIterable, Sendable {
+        case blue
+        case `default`
+        case selfCase = "self"
+        case type = "Type"
+        case initCase = "init"
+        case rawvalue = "rawValue"
+        case allcases = "allCases"
+        case _3d = "3d"
+        case value3 = "😀"
+        case value2 = "🎉"
+        case darkMode3 = "dark-mode"
+        case darkMode2 = "dark mode"
+        case darkMode
+        case caf = "café"
+        case fatalerrorPwned = "\"); fatalError(\"pwned\") //"
+        case fatalerror = "\\(fatalError())"
+        case aBEvil = "a\nb \u{202E}evil\u{202C}"
+        case accent = "\u{301}accent"
+        case value = "_"
+        case `true`
+    }
+
+    /// `theme`: ops flag.
+    static let theme = FlagKey<Theme>("theme", default: .`default`)
 
     /// `tiny`: ops flag.
     static let tiny = FlagKey<Double>("tiny", default: 0x1p-1074)
