@@ -10,6 +10,8 @@ import Foundation
 /// }
 /// struct Banner: Decodable, Sendable { var title: String }
 /// let banner = FlagKey("home-banner", default: Banner(title: "Welcome"))   // a `json` flag
+/// enum Theme: String, CaseIterable, Sendable { case blue, green }
+/// let theme = FlagKey("checkout-theme", default: Theme.blue)               // a `string` flag read as an enum
 /// ```
 public struct FlagKey<Value: Sendable>: Sendable {
     /// The flag's key in the set, e.g. `new-checkout`.
@@ -26,12 +28,14 @@ public struct FlagKey<Value: Sendable>: Sendable {
     @usableFromInline let slot: Int
     /// The name with its evaluation hash, computed once: a first read finds the flag without hashing the name.
     @usableFromInline let handle: FlagHandle
-    /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue).
+    /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue, an enum).
     @usableFromInline let isPrimitive: Bool
+    /// For a key read as an enum, what it knows of the cases; `nil` for every other key.
+    @usableFromInline let cases: EnumCases?
 
     init(
         name: String, default value: Value, type: FlagType, defaultJSON: JSONValue, isPrimitive: Bool,
-        convert: @escaping @Sendable (JSONValue) -> Value?
+        cases: EnumCases? = nil, convert: @escaping @Sendable (JSONValue) -> Value?
     ) {
         self.name = name
         self.slot = FlagSlots.slot(for: name)
@@ -40,6 +44,7 @@ public struct FlagKey<Value: Sendable>: Sendable {
         self.type = type
         self.defaultJSON = defaultJSON
         self.isPrimitive = isPrimitive
+        self.cases = cases
         self.convert = convert
     }
 }
@@ -80,6 +85,38 @@ extension FlagKey where Value == String {
     }
 }
 
+extension FlagKey where Value: RawRepresentable, Value.RawValue == String {
+    /// A `string` flag read as an enum: `FlagKey("checkout-theme", default: Theme.blue)`.
+    ///
+    /// A served string that is not the raw value of a case yields the default with `ERROR` / `TYPE_MISMATCH`, at the
+    /// first read, frozen and counted as such; it never traps. For a `CaseIterable` type the client also knows every
+    /// case, and reports their raw values, so that the server can refuse to serve one this app does not have
+    /// (docs/telemetry.md, "The compatibility gate").
+    public init(_ name: String, default value: Value) {
+        self.init(enumNamed: name, default: value)
+    }
+
+    /// The key both public initializers of an enum key make.
+    init(enumNamed name: String, default value: Value) {
+        self.init(
+            name: name, default: value, type: .string, defaultJSON: .string(value.rawValue), isPrimitive: true,
+            cases: EnumCases(Value.self, default: value)
+        ) { json in
+            guard case .string(let raw) = json else { return nil }
+            return Value(rawValue: raw)
+        }
+    }
+}
+
+extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue == String {
+    /// A `string` flag read as an enum that is also `Decodable` (a `String` enum declared `Codable`): the same key as
+    /// for any `RawRepresentable` type, not a `json` flag. Declared because such a type matches both of those
+    /// initializers, and Swift would find the call ambiguous.
+    public init(_ name: String, default value: Value) {
+        self.init(enumNamed: name, default: value)
+    }
+}
+
 extension FlagKey where Value == JSONValue {
     /// A `json` flag read as an untyped JSON value: `FlagKey("limits", default: .object([:]))`.
     public init(_ name: String, default value: JSONValue) {
@@ -114,6 +151,51 @@ extension FlagKey {
                 version: detail.version)
         }
         return detail.map { _ in value }
+    }
+}
+
+/// What a key read as an enum knows of its cases: which served strings are cases, and, for a `CaseIterable` type,
+/// every case's raw value with the default's (what telemetry reports). One per key, made with it.
+@usableFromInline
+final class EnumCases: Sendable {
+    /// Whether a served string is the raw value of a case.
+    let isCase: @Sendable (String) -> Bool
+    /// The type's name, for the error of a value that is not a case.
+    let typeName: String
+    /// Every case's raw value, each once, in the type's order, and the default's; `nil` when the type is not
+    /// `CaseIterable`.
+    let known: TelemetryReport.KnownValues?
+
+    init<Value: RawRepresentable & Sendable>(_ type: Value.Type, default value: Value) where Value.RawValue == String {
+        isCase = { Value(rawValue: $0) != nil }
+        typeName = String(describing: type)
+        // Known without a constraint of its own: a third initializer of `FlagKey` for `CaseIterable` types would
+        // meet the `Decodable` one too, and need a fourth.
+        if let iterable = type as? any CaseIterable.Type {
+            var seen: Set<String> = []
+            let values = Self.rawValues(of: iterable, as: type).filter { seen.insert($0).inserted }
+            known = TelemetryReport.KnownValues(values: values, defaultValue: value.rawValue)
+        } else {
+            known = nil
+        }
+    }
+
+    private static func rawValues<Cases: CaseIterable, Value: RawRepresentable>(
+        of cases: Cases.Type, as type: Value.Type
+    ) -> [String] where Value.RawValue == String {
+        Cases.allCases.compactMap { ($0 as? Value)?.rawValue }
+    }
+
+    /// `evaluation`, or, when it serves a string that is not a case, the caller's default with `ERROR` /
+    /// `TYPE_MISMATCH`: a session freezes and counts that, so that a read never meets a value the app has no case
+    /// for. A kill's mark is kept, so that a restore does not undo it in the session.
+    func checked(_ evaluation: Evaluation, key: String) -> Evaluation {
+        guard case .string(let raw)? = evaluation.served, !isCase(raw) else { return evaluation }
+        return Evaluation(
+            served: nil, reason: .error, error: .typeMismatch,
+            message: "flag '\(key)' served \"\(raw)\", which is not a case of \(typeName): serving the compiled-in "
+                + "default",
+            version: evaluation.version, killed: evaluation.killed, uncounted: evaluation.uncounted)
     }
 }
 

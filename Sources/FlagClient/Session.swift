@@ -35,7 +35,8 @@ public final class FlagSession: FeatureFlags, Sendable {
         // Inlined into the caller so that reading a Bool, Int, Double or String touches no generic metadata: the
         // lookup and the first evaluation are not generic.
         if key.isPrimitive,
-            let json = frozenValue(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON)
+            let json = frozenValue(
+                key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, cases: key.cases)
         {
             // Folds to a plain return when the caller's `Value` is `Bool` (this function is inlined and specialized),
             // without calling the key's conversion closure.
@@ -49,15 +50,17 @@ public final class FlagSession: FeatureFlags, Sendable {
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) {
             // Not frozen: each read of an overridden flag is an evaluation the app made, counted as such.
-            core.counter?.count(key.name, slot: key.slot, variant: nil, reason: .override)
+            core.counter?.count(key.name, slot: key.slot, variant: nil, reason: .override, known: key.cases?.known)
             return overridden
         }
         let evaluation = frozen.withLock { values in
             guard let frozen = values[key.slot] else {
-                return freeze(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, in: &values)
+                return freeze(
+                    key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, cases: key.cases,
+                    in: &values)
             }
             guard frozen.uncounted else { return frozen }
-            return countKillRead(key.name, slot: key.slot, in: &values) ?? frozen
+            return countKillRead(key.name, slot: key.slot, cases: key.cases, in: &values) ?? frozen
         }
         if !key.isPrimitive { return decoded(evaluation, key) }
         return key.typed(evaluation.detail(default: key.defaultJSON))
@@ -78,40 +81,49 @@ public final class FlagSession: FeatureFlags, Sendable {
 
     /// The value frozen in `slot` for the flag `handle` names, freezing it now at its first read: the served value,
     /// or `fallback` (the key's default as JSON) when the caller's default is due; `nil` when a local override may
-    /// apply (the caller then takes `detail`).
+    /// apply (the caller then takes `detail`). `cases` are an enum key's.
     @usableFromInline
-    func frozenValue(_ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue) -> JSONValue? {
+    func frozenValue(
+        _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, cases: EnumCases?
+    ) -> JSONValue? {
         if let overrides = core.overrides, overrides.isActive { return nil }
         return frozen.withLock { values in
             // Only the value is copied out, so that a frozen read copies no other field of the evaluation.
             if let frozen = values.value(at: slot, default: fallback) { return frozen }
             if values.isUncountedKill(at: slot) {
-                return countKillRead(handle.key, slot: slot, in: &values)?.served ?? fallback
+                return countKillRead(handle.key, slot: slot, cases: cases, in: &values)?.served ?? fallback
             }
-            return freeze(handle, slot: slot, type: type, default: fallback, in: &values).served ?? fallback
+            return freeze(handle, slot: slot, type: type, default: fallback, cases: cases, in: &values).served
+                ?? fallback
         }
     }
 
     /// Evaluates the flag `handle` names and freezes the result in `slot` of `values`, the session's values inside
     /// their lock: the lock is held from the lookup to the store, so that a flag is evaluated once per session and a
     /// kill waits for a first read in progress. Returns the evaluation frozen; `fallback` is the value a persisted
-    /// session stores when the caller's default is due. Both `value` and `detail` freeze here.
+    /// session stores when the caller's default is due. Both `value` and `detail` freeze here. An enum key's
+    /// `cases` turn a string that is not a case into `TYPE_MISMATCH` before it is frozen, counted and persisted, and
+    /// the counter learns the values it knows.
     private func freeze(
-        _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, in values: inout FrozenValues
+        _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, cases: EnumCases?,
+        in values: inout FrozenValues
     ) -> Evaluation {
         let (source, skew) = core.sourceAndSkew()
         guard let source else {
             let notReady = Evaluation.notReady
             values[slot] = notReady
-            core.counter?.count(handle.key, slot: slot, variant: notReady.variant, reason: notReady.reason)
+            core.counter?.count(
+                handle.key, slot: slot, variant: notReady.variant, reason: notReady.reason, known: cases?.known)
             return notReady
         }
         // The clock is read only for a flag whose value can depend on the time. A flag it requires that the session
         // froze keeps its frozen value here: what the session showed for it and what it decides now agree.
-        let evaluation = source.evaluation(
+        var evaluation = source.evaluation(
             handle, type: type, context: context, frozen: { values.prerequisite($0) },
             clock: { self.core.dependencies.now().addingTimeInterval(skew) })
-        core.counter?.count(handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason)
+        if let cases { evaluation = cases.checked(evaluation, key: handle.key) }
+        core.counter?.count(
+            handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason, known: cases?.known)
         // Queued in lock order, so that a persisted session's writes follow its values' order.
         if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
         values[slot] = evaluation
@@ -120,11 +132,14 @@ public final class FlagSession: FeatureFlags, Sendable {
 
     /// Counts the session's first read of the kill value a kill put in `slot` of `values`, and returns it: the kill
     /// changed what the session serves, so the read is an evaluation, though nothing was evaluated. Later reads are
-    /// frozen reads.
-    private func countKillRead(_ key: String, slot: Int, in values: inout FrozenValues) -> Evaluation? {
-        guard let killed = values[slot]?.counted() else { return nil }
+    /// frozen reads. An enum key's `cases` check the kill value as they check an evaluation.
+    private func countKillRead(
+        _ key: String, slot: Int, cases: EnumCases?, in values: inout FrozenValues
+    ) -> Evaluation? {
+        guard var killed = values[slot]?.counted() else { return nil }
+        if let cases { killed = cases.checked(killed, key: key) }
         values[slot] = killed
-        core.counter?.count(key, slot: slot, variant: killed.variant, reason: killed.reason)
+        core.counter?.count(key, slot: slot, variant: killed.variant, reason: killed.reason, known: cases?.known)
         return killed
     }
 
