@@ -35,39 +35,37 @@ final class EvaluationCounter: Sendable {
         var count: Int
     }
 
-    /// The counts, and what the enum keys read know, both by slot. One lock: an enum key's first read records its
-    /// values in the same step that counts it.
+    /// The counts, and the cases of the enum keys read, both by slot. One lock: an enum key's first read records its
+    /// cases in the same step that counts it.
     private struct Table {
         var flags: [FlagCounts] = []
         /// Kept across `take`: every report says what the app knows.
-        var known: [(key: String, values: TelemetryReport.KnownValues)?] = []
+        var declared: [(key: String, cases: EnumCases)?] = []
     }
 
     private let table = Locked(Table())
 
-    /// Counts one evaluation of the flag `key`, whose slot is `slot`; `known` are the values of the enum key that
-    /// read it, kept from the first read of that flag that gives them.
-    func count(
-        _ key: String, slot: Int, variant: String?, reason: ReasonCode, known: TelemetryReport.KnownValues? = nil
-    ) {
+    /// Counts one evaluation of the flag `key`, whose slot is `slot`; `cases` are those of the enum key that read
+    /// it, kept from the first read of that flag that gives them.
+    func count(_ key: String, slot: Int, variant: String?, reason: ReasonCode, declaring cases: EnumCases? = nil) {
         table.withLock { table in
             if slot >= table.flags.count {
                 table.flags.reserveCapacity(Swift.max(slot + 1, 2 * table.flags.capacity))
                 while slot >= table.flags.count { table.flags.append(FlagCounts()) }
             }
             table.flags[slot].add(key: key, variant: variant, reason: reason)
-            if let known, slot >= table.known.count || table.known[slot] == nil {
-                while slot >= table.known.count { table.known.append(nil) }
-                table.known[slot] = (key, known)
+            if let cases, slot >= table.declared.count || table.declared[slot] == nil, cases.known != nil {
+                while slot >= table.declared.count { table.declared.append(nil) }
+                table.declared[slot] = (key, cases)
             }
         }
     }
 
     /// What the enum keys the sessions have read know, by flag key: every report carries it.
     var knownValues: [String: TelemetryReport.KnownValues] {
-        let known = table.withLock { $0.known }
+        let declared = table.withLock { $0.declared }
         var values: [String: TelemetryReport.KnownValues] = [:]
-        for case (let key, let entry)? in known { values[key] = entry }
+        for case (let key, let cases)? in declared { values[key] = cases.known }
         return values
     }
 

@@ -32,10 +32,17 @@ public struct FlagKey<Value: Sendable>: Sendable {
     @usableFromInline let isPrimitive: Bool
     /// For a key read as an enum, what it knows of the cases; `nil` for every other key.
     @usableFromInline let cases: EnumCases?
+    /// For a key read as a `CaseIterable` enum, every case in the type's order (that of `cases.rawValues`): a
+    /// frozen read takes the one a first read found by its index. Empty for every other key.
+    @usableFromInline let caseValues: [Value]
+    /// The identity of `cases`: what a frozen read compares, since passing `cases` itself would retain and release
+    /// it at every read, atomic operations that the frozen read of any other key does without.
+    @usableFromInline let casesID: ObjectIdentifier?
 
+    @usableFromInline
     init(
         name: String, default value: Value, type: FlagType, defaultJSON: JSONValue, isPrimitive: Bool,
-        cases: EnumCases? = nil, convert: @escaping @Sendable (JSONValue) -> Value?
+        cases: EnumCases? = nil, caseValues: [Value] = [], convert: @escaping @Sendable (JSONValue) -> Value?
     ) {
         self.name = name
         self.slot = FlagSlots.slot(for: name)
@@ -45,6 +52,8 @@ public struct FlagKey<Value: Sendable>: Sendable {
         self.defaultJSON = defaultJSON
         self.isPrimitive = isPrimitive
         self.cases = cases
+        self.caseValues = caseValues
+        self.casesID = cases.map(ObjectIdentifier.init)
         self.convert = convert
     }
 }
@@ -92,19 +101,42 @@ extension FlagKey where Value: RawRepresentable, Value.RawValue == String {
     /// first read, frozen and counted as such; it never traps. For a `CaseIterable` type the client also knows every
     /// case, and reports their raw values, so that the server can refuse to serve one this app does not have
     /// (docs/telemetry.md, "The compatibility gate").
+    @inlinable
     public init(_ name: String, default value: Value) {
         self.init(enumNamed: name, default: value)
     }
 
-    /// The key both public initializers of an enum key make.
+    /// The key both public initializers of an enum key make. Inlinable, so that its closures are specialized for
+    /// `Value` in the caller's module: unspecialized, they reached `Value(rawValue:)` through witness tables.
+    @inlinable
     init(enumNamed name: String, default value: Value) {
+        let all = Self.allCases(of: Value.self)
+        let cases = EnumCases(
+            typeName: String(describing: Value.self), rawValues: all.map(\.rawValue), default: value.rawValue,
+            isCase: { Value(rawValue: $0) != nil })
         self.init(
             name: name, default: value, type: .string, defaultJSON: .string(value.rawValue), isPrimitive: true,
-            cases: EnumCases(Value.self, default: value)
+            cases: cases, caseValues: all
         ) { json in
             guard case .string(let raw) = json else { return nil }
+            // `init(rawValue:)` costs as much as the rest of a first read: it compares the string with each case's
+            // the slow way. It is left for types that do not list their cases.
+            if let index = cases.index(of: raw) { return all[index] }
             return Value(rawValue: raw)
         }
+    }
+
+    /// Every case of `type` in its order when it is `CaseIterable`, else none. Found without a constraint of its
+    /// own: a third initializer of `FlagKey` for `CaseIterable` types would meet the `Decodable` one too, and need a
+    /// fourth.
+    @usableFromInline
+    static func allCases(of type: Value.Type) -> [Value] {
+        guard let iterable = type as? any CaseIterable.Type else { return [] }
+        return cases(of: iterable)
+    }
+
+    private static func cases<Cases: CaseIterable>(of type: Cases.Type) -> [Value] {
+        Cases.allCases.compactMap { $0 as? Value }
     }
 }
 
@@ -112,6 +144,7 @@ extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue == S
     /// A `string` flag read as an enum that is also `Decodable` (a `String` enum declared `Codable`): the same key as
     /// for any `RawRepresentable` type, not a `json` flag. Declared because such a type matches both of those
     /// initializers, and Swift would find the call ambiguous.
+    @inlinable
     public init(_ name: String, default value: Value) {
         self.init(enumNamed: name, default: value)
     }
@@ -151,51 +184,6 @@ extension FlagKey {
                 version: detail.version)
         }
         return detail.map { _ in value }
-    }
-}
-
-/// What a key read as an enum knows of its cases: which served strings are cases, and, for a `CaseIterable` type,
-/// every case's raw value with the default's (what telemetry reports). One per key, made with it.
-@usableFromInline
-final class EnumCases: Sendable {
-    /// Whether a served string is the raw value of a case.
-    let isCase: @Sendable (String) -> Bool
-    /// The type's name, for the error of a value that is not a case.
-    let typeName: String
-    /// Every case's raw value, each once, in the type's order, and the default's; `nil` when the type is not
-    /// `CaseIterable`.
-    let known: TelemetryReport.KnownValues?
-
-    init<Value: RawRepresentable & Sendable>(_ type: Value.Type, default value: Value) where Value.RawValue == String {
-        isCase = { Value(rawValue: $0) != nil }
-        typeName = String(describing: type)
-        // Known without a constraint of its own: a third initializer of `FlagKey` for `CaseIterable` types would
-        // meet the `Decodable` one too, and need a fourth.
-        if let iterable = type as? any CaseIterable.Type {
-            var seen: Set<String> = []
-            let values = Self.rawValues(of: iterable, as: type).filter { seen.insert($0).inserted }
-            known = TelemetryReport.KnownValues(values: values, defaultValue: value.rawValue)
-        } else {
-            known = nil
-        }
-    }
-
-    private static func rawValues<Cases: CaseIterable, Value: RawRepresentable>(
-        of cases: Cases.Type, as type: Value.Type
-    ) -> [String] where Value.RawValue == String {
-        Cases.allCases.compactMap { ($0 as? Value)?.rawValue }
-    }
-
-    /// `evaluation`, or, when it serves a string that is not a case, the caller's default with `ERROR` /
-    /// `TYPE_MISMATCH`: a session freezes and counts that, so that a read never meets a value the app has no case
-    /// for. A kill's mark is kept, so that a restore does not undo it in the session.
-    func checked(_ evaluation: Evaluation, key: String) -> Evaluation {
-        guard case .string(let raw)? = evaluation.served, !isCase(raw) else { return evaluation }
-        return Evaluation(
-            served: nil, reason: .error, error: .typeMismatch,
-            message: "flag '\(key)' served \"\(raw)\", which is not a case of \(typeName): serving the compiled-in "
-                + "default",
-            version: evaluation.version, killed: evaluation.killed, uncounted: evaluation.uncounted)
     }
 }
 

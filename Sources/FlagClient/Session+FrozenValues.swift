@@ -54,6 +54,19 @@ struct FrozenValues: Sendable {
         return evaluations[slot]?.served ?? fallback
     }
 
+    /// The index among the cases of the `EnumCases` identified by `cases` of the case frozen in `slot`, when a read
+    /// through a key with those cases froze it and a frozen read serves it (no kill value waiting for its first read);
+    /// `nil` otherwise. Compares the cases by identity, in place: two keys of one flag may have different cases. The
+    /// evaluation holds its cases, so no other object can have their identity while it is frozen.
+    @inline(__always)
+    func caseIndex(at slot: Int, of cases: ObjectIdentifier) -> Int? {
+        guard slot < evaluations.count, let frozen = evaluations[slot]?.enumCase?.cases,
+            ObjectIdentifier(frozen) == cases,
+            evaluations[slot]?.uncounted == false
+        else { return nil }
+        return evaluations[slot]?.enumCase?.index
+    }
+
     /// Whether `slot` holds a kill value no read has served yet (`Evaluation.uncounted`).
     func isUncountedKill(at slot: Int) -> Bool {
         slot < evaluations.count && evaluations[slot]?.uncounted == true

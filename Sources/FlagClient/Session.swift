@@ -34,6 +34,11 @@ public final class FlagSession: FeatureFlags, Sendable {
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
         // Inlined into the caller so that reading a Bool, Int, Double or String touches no generic metadata: the
         // lookup and the first evaluation are not generic.
+        // An enum key's frozen read takes the case its first read found, by index: `init(rawValue:)` compares strings
+        // and costs more than the rest of the read.
+        if let cases = key.casesID, let index = frozenCase(slot: key.slot, cases: cases) {
+            return key.caseValues[index]
+        }
         if key.isPrimitive,
             let json = frozenValue(
                 key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, cases: key.cases)
@@ -50,7 +55,7 @@ public final class FlagSession: FeatureFlags, Sendable {
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {
         if let overrides = core.overrides, let overridden = overrides.detail(for: key) {
             // Not frozen: each read of an overridden flag is an evaluation the app made, counted as such.
-            core.counter?.count(key.name, slot: key.slot, variant: nil, reason: .override, known: key.cases?.known)
+            core.counter?.count(key.name, slot: key.slot, variant: nil, reason: .override, declaring: key.cases)
             return overridden
         }
         let evaluation = frozen.withLock { values in
@@ -77,6 +82,15 @@ public final class FlagSession: FeatureFlags, Sendable {
         }
         frozen.withLock { $0.keep(Evaluation.Decoded(value), decoding: served, at: key.slot) }
         return evaluation.detail(default: key.defaultJSON).map { _ in value }
+    }
+
+    /// The index among the cases of the `EnumCases` identified by `cases` of the case frozen in `slot`
+    /// (`FrozenValues.caseIndex`); `nil` when a local override may apply, or the read must take `frozenValue` (which
+    /// also freezes a first read).
+    @usableFromInline
+    func frozenCase(slot: Int, cases: ObjectIdentifier) -> Int? {
+        if let overrides = core.overrides, overrides.isActive { return nil }
+        return frozen.withLock { $0.caseIndex(at: slot, of: cases) }
     }
 
     /// The value frozen in `slot` for the flag `handle` names, freezing it now at its first read: the served value,
@@ -113,7 +127,7 @@ public final class FlagSession: FeatureFlags, Sendable {
             let notReady = Evaluation.notReady
             values[slot] = notReady
             core.counter?.count(
-                handle.key, slot: slot, variant: notReady.variant, reason: notReady.reason, known: cases?.known)
+                handle.key, slot: slot, variant: notReady.variant, reason: notReady.reason, declaring: cases)
             return notReady
         }
         // The clock is read only for a flag whose value can depend on the time. A flag it requires that the session
@@ -121,9 +135,9 @@ public final class FlagSession: FeatureFlags, Sendable {
         var evaluation = source.evaluation(
             handle, type: type, context: context, frozen: { values.prerequisite($0) },
             clock: { self.core.dependencies.now().addingTimeInterval(skew) })
-        if let cases { evaluation = cases.checked(evaluation, key: handle.key) }
+        cases?.match(&evaluation, key: handle.key)
         core.counter?.count(
-            handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason, known: cases?.known)
+            handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason, declaring: cases)
         // Queued in lock order, so that a persisted session's writes follow its values' order.
         if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
         values[slot] = evaluation
@@ -137,9 +151,9 @@ public final class FlagSession: FeatureFlags, Sendable {
         _ key: String, slot: Int, cases: EnumCases?, in values: inout FrozenValues
     ) -> Evaluation? {
         guard var killed = values[slot]?.counted() else { return nil }
-        if let cases { killed = cases.checked(killed, key: key) }
+        cases?.match(&killed, key: key)
         values[slot] = killed
-        core.counter?.count(key, slot: slot, variant: killed.variant, reason: killed.reason, known: cases?.known)
+        core.counter?.count(key, slot: slot, variant: killed.variant, reason: killed.reason, declaring: cases)
         return killed
     }
 

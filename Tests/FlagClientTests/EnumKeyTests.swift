@@ -16,6 +16,11 @@ enum NewerTheme: String, CaseIterable, Codable, Sendable {
     case blue, green, orange
 }
 
+/// The theme's cases in another order.
+enum Reordered: String, CaseIterable, Sendable {
+    case orange, green, blue
+}
+
 /// An enum whose cases the server would refuse in a report: one raw value is over 64 characters.
 enum Verbose: String, CaseIterable, Sendable {
     case short
@@ -113,6 +118,32 @@ extension FlagKey where Value == Theme {
         let counter = try #require(client.core.counter)
         #expect(counter.take() == ["checkout-theme": ["default": ["STATIC": 1]]])
         #expect(counter.knownValues.isEmpty)
+    }
+
+    /// A frozen read takes the case its own key's first read found; a session that froze the flag through another
+    /// key (a `String` one, or an enum with other cases) still answers each key with its own cases.
+    @Test func keysOfOneFlagWithOtherCasesShareASessionCorrectly() throws {
+        let client = try client(
+            Flag(key: "checkout-theme", type: .string, defaultValue: .string("orange")),
+            Flag(key: "banner", type: .string, defaultValue: .string("blue")))
+        defer { client.shutdown() }
+        let newer = FlagKey("checkout-theme", default: NewerTheme.green)
+        let session = client.session(unitID: "u")
+        for _ in 0..<2 {
+            #expect(session.value(newer) == .orange)
+            #expect(session.value(.theme) == .blue)
+            #expect(session.value(FlagKey("checkout-theme", default: "x")) == "orange")
+        }
+        // Blue is the first case of one and the third of the other: the index one key froze must not answer for the
+        // other.
+        let older = FlagKey("banner", default: Theme.blue)
+        let reordered = FlagKey("banner", default: Reordered.orange)
+        let other = client.session(unitID: "v")
+        for _ in 0..<2 {
+            #expect(other.value(older) == .blue)
+            #expect(other.value(reordered) == .blue)
+            #expect(other.value(FlagKey("banner", default: "x")) == "blue")
+        }
     }
 
     /// A type that does not list its cases is read the same way, and reports none.
