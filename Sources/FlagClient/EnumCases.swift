@@ -35,25 +35,36 @@ final class EnumCases: Sendable {
         return rawValues.indices.first { rawValues[$0].utf8.count == length && rawValues[$0] == raw }
     }
 
-    /// Marks the case `evaluation` serves (`Evaluation.enumCase`), so that frozen reads index the key's cases instead
-    /// of comparing strings; or, when it serves a string that is not a case, makes it the caller's default with
-    /// `ERROR` / `TYPE_MISMATCH`, which a session freezes and counts, so that a read never meets a value the app has
-    /// no case for. A kill's marks are kept, so that a restore does not undo it in the session.
-    func match(_ evaluation: inout Evaluation, key: String) {
-        guard case .string(let raw)? = evaluation.served else { return }
-        if let index = index(of: raw) {
-            evaluation.enumCase = EnumCase(cases: self, index: index)
-        } else if !isCase(raw) {
-            evaluation = Evaluation(
-                served: nil, reason: .error, error: .typeMismatch,
-                message: "flag '\(key)' served \"\(raw)\", which is not a case of \(typeName): serving the "
-                    + "compiled-in default",
-                version: evaluation.version, killed: evaluation.killed, uncounted: evaluation.uncounted)
-        }
+    /// What a served value is to this key: the case at an index, a case of a type that does not list them, or a
+    /// string that is not a case.
+    enum Match {
+        case listed(Int)
+        case unlisted
+        case notACase(String)
+    }
+
+    /// What `served` is to this key (`nil`, or a value of another type, is left to the evaluation: `unlisted`).
+    func match(_ served: JSONValue?) -> Match {
+        guard case .string(let raw)? = served else { return .unlisted }
+        if let index = index(of: raw) { return .listed(index) }
+        return isCase(raw) ? .unlisted : .notACase(raw)
+    }
+
+    /// What a session freezes, counts and persists in place of `evaluation` of the flag `key` when it serves `raw`,
+    /// which is not a case: the caller's default with `ERROR` / `TYPE_MISMATCH`, so that a read never meets a value
+    /// the app has no case for. A kill's marks are kept, so that a restore does not undo it in the session.
+    func mismatch(_ evaluation: Evaluation, serving raw: String, key: String) -> Evaluation {
+        Evaluation(
+            served: nil, reason: .error, error: .typeMismatch,
+            message: "flag '\(key)' served \"\(raw)\", which is not a case of \(typeName): serving the compiled-in "
+                + "default",
+            version: evaluation.version, killed: evaluation.killed, uncounted: evaluation.uncounted)
     }
 }
 
 /// The case an evaluation serves, for the enum key that evaluated it: that key's cases, and the index among them.
+/// A session keeps it beside the evaluation (`FrozenValues`), not in it: a larger `Evaluation` made every key's first
+/// read dearer.
 struct EnumCase: Sendable {
     let cases: EnumCases
     let index: Int

@@ -62,13 +62,10 @@ struct Evaluation: Sendable {
     let uncounted: Bool
     /// The served value decoded for a `Decodable` key, so that it decodes once.
     let decoded: Decoded?
-    /// The case the served value is, for the enum key whose read froze it (`EnumCases.match`).
-    var enumCase: EnumCase?
 
     init(
         served: JSONValue?, reason: ReasonCode, variant: String? = nil, error: ErrorCodeValue? = nil,
-        message: String? = nil, version: Int?, killed: Bool = false, uncounted: Bool = false, decoded: Decoded? = nil,
-        enumCase: EnumCase? = nil
+        message: String? = nil, version: Int?, killed: Bool = false, uncounted: Bool = false, decoded: Decoded? = nil
     ) {
         self.served = served
         self.reason = reason
@@ -79,7 +76,6 @@ struct Evaluation: Sendable {
         self.killed = killed
         self.uncounted = uncounted
         self.decoded = decoded
-        self.enumCase = enumCase
     }
 
     /// What a read finds before any set is available: the caller's default.
@@ -120,7 +116,7 @@ struct Evaluation: Sendable {
     func counted() -> Evaluation {
         Evaluation(
             served: served, reason: reason, variant: variant, error: error, message: message, version: version,
-            killed: killed, decoded: decoded, enumCase: enumCase)
+            killed: killed, decoded: decoded)
     }
 
     /// A decoded value in a box of its own: an `any Sendable` stored inline would make every copy of an evaluation

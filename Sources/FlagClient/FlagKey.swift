@@ -35,9 +35,10 @@ public struct FlagKey<Value: Sendable>: Sendable {
     /// For a key read as a `CaseIterable` enum, every case in the type's order (that of `cases.rawValues`): a
     /// frozen read takes the one a first read found by its index. Empty for every other key.
     @usableFromInline let caseValues: [Value]
-    /// The identity of `cases`: what a frozen read compares, since passing `cases` itself would retain and release
-    /// it at every read, atomic operations that the frozen read of any other key does without.
-    @usableFromInline let casesID: ObjectIdentifier?
+    /// `cases`, unretained: what a read passes, since passing `cases` itself retained and released it at every read,
+    /// atomic operations that the frozen read of any other key does without. Safe as long as the key lives, for it
+    /// holds `cases`; a read borrows the key.
+    @usableFromInline let unretainedCases: Unmanaged<EnumCases>?
 
     @usableFromInline
     init(
@@ -53,7 +54,7 @@ public struct FlagKey<Value: Sendable>: Sendable {
         self.isPrimitive = isPrimitive
         self.cases = cases
         self.caseValues = caseValues
-        self.casesID = cases.map(ObjectIdentifier.init)
+        self.unretainedCases = cases.map { Unmanaged.passUnretained($0) }
         self.convert = convert
     }
 }

@@ -36,7 +36,9 @@ public final class FlagSession: FeatureFlags, Sendable {
         // lookup and the first evaluation are not generic.
         // An enum key's frozen read takes the case its first read found, by index: `init(rawValue:)` compares strings
         // and costs more than the rest of the read.
-        if let cases = key.casesID, let index = frozenCase(slot: key.slot, cases: cases) {
+        if let cases = key.unretainedCases,
+            let index = frozenCase(key.handle, slot: key.slot, type: key.type, default: key.defaultJSON, cases: cases)
+        {
             return key.caseValues[index]
         }
         if key.isPrimitive,
@@ -84,13 +86,25 @@ public final class FlagSession: FeatureFlags, Sendable {
         return evaluation.detail(default: key.defaultJSON).map { _ in value }
     }
 
-    /// The index among the cases of the `EnumCases` identified by `cases` of the case frozen in `slot`
-    /// (`FrozenValues.caseIndex`); `nil` when a local override may apply, or the read must take `frozenValue` (which
-    /// also freezes a first read).
+    /// An enum key's read: the index among `cases` of the case frozen in `slot` for that key, freezing the flag now at
+    /// its first read, in one lock as `frozenValue` does; `nil` when a local override may apply, or when what is
+    /// frozen is not a case this key found (another key of the flag froze it, a kill waits for its first read, the
+    /// caller's default is due), which the read then takes from `frozenValue`.
     @usableFromInline
-    func frozenCase(slot: Int, cases: ObjectIdentifier) -> Int? {
+    func frozenCase(
+        _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, cases: Unmanaged<EnumCases>
+    ) -> Int? {
         if let overrides = core.overrides, overrides.isActive { return nil }
-        return frozen.withLock { $0.caseIndex(at: slot, of: cases) }
+        return frozen.withLock { values in
+            if let index = values.caseIndex(at: slot, of: cases) { return index }
+            guard !values.isFrozen(at: slot) else { return nil }
+            // Lent, not taken: taking it retained and released it around the freeze, two atomic operations that were
+            // most of what an enum key's first read cost over a `String` key's. The key holds it meanwhile.
+            _ = cases._withUnsafeGuaranteedRef {
+                freeze(handle, slot: slot, type: type, default: fallback, cases: $0, in: &values)
+            }
+            return values.caseIndex(at: slot, of: cases)
+        }
     }
 
     /// The value frozen in `slot` for the flag `handle` names, freezing it now at its first read: the served value,
@@ -118,6 +132,7 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// session stores when the caller's default is due. Both `value` and `detail` freeze here. An enum key's
     /// `cases` turn a string that is not a case into `TYPE_MISMATCH` before it is frozen, counted and persisted, and
     /// the counter learns the values it knows.
+    @discardableResult
     private func freeze(
         _ handle: FlagHandle, slot: Int, type: FlagType, default fallback: JSONValue, cases: EnumCases?,
         in values: inout FrozenValues
@@ -132,16 +147,38 @@ public final class FlagSession: FeatureFlags, Sendable {
         }
         // The clock is read only for a flag whose value can depend on the time. A flag it requires that the session
         // froze keeps its frozen value here: what the session showed for it and what it decides now agree.
-        var evaluation = source.evaluation(
+        let evaluation = source.evaluation(
             handle, type: type, context: context, frozen: { values.prerequisite($0) },
             clock: { self.core.dependencies.now().addingTimeInterval(skew) })
-        cases?.match(&evaluation, key: handle.key)
-        core.counter?.count(
-            handle.key, slot: slot, variant: evaluation.variant, reason: evaluation.reason, declaring: cases)
+        guard let cases else {
+            keep(evaluation, of: handle.key, slot: slot, default: fallback, in: &values)
+            return evaluation
+        }
+        switch cases.match(evaluation.served) {
+        case .listed(let index):
+            let found = EnumCase(cases: cases, index: index)
+            keep(evaluation, of: handle.key, slot: slot, default: fallback, declaring: cases, case: found, in: &values)
+            return evaluation
+        case .unlisted:
+            keep(evaluation, of: handle.key, slot: slot, default: fallback, declaring: cases, in: &values)
+            return evaluation
+        case .notACase(let raw):
+            let mismatch = cases.mismatch(evaluation, serving: raw, key: handle.key)
+            keep(mismatch, of: handle.key, slot: slot, default: fallback, declaring: cases, in: &values)
+            return mismatch
+        }
+    }
+
+    /// Counts, persists and freezes `evaluation`, the first read of the flag `key` in `slot`, with `enumCase`, the
+    /// case an enum key with `cases` found in it.
+    private func keep(
+        _ evaluation: Evaluation, of key: String, slot: Int, default fallback: JSONValue,
+        declaring cases: EnumCases? = nil, case enumCase: EnumCase? = nil, in values: inout FrozenValues
+    ) {
+        core.counter?.count(key, slot: slot, variant: evaluation.variant, reason: evaluation.reason, declaring: cases)
         // Queued in lock order, so that a persisted session's writes follow its values' order.
-        if let id { core.persist(sessionID: id, values: [(handle.key, evaluation.detail(default: fallback))]) }
-        values[slot] = evaluation
-        return evaluation
+        if let id { core.persist(sessionID: id, values: [(key, evaluation.detail(default: fallback))]) }
+        values.freeze(evaluation, case: enumCase, at: slot)
     }
 
     /// Counts the session's first read of the kill value a kill put in `slot` of `values`, and returns it: the kill
@@ -151,8 +188,13 @@ public final class FlagSession: FeatureFlags, Sendable {
         _ key: String, slot: Int, cases: EnumCases?, in values: inout FrozenValues
     ) -> Evaluation? {
         guard var killed = values[slot]?.counted() else { return nil }
-        cases?.match(&killed, key: key)
-        values[slot] = killed
+        var found: EnumCase?
+        switch cases?.match(killed.served) {
+        case .listed(let index)?: found = cases.map { EnumCase(cases: $0, index: index) }
+        case .notACase(let raw)?: killed = cases?.mismatch(killed, serving: raw, key: key) ?? killed
+        case .unlisted?, nil: break
+        }
+        values.freeze(killed, case: found, at: slot)
         core.counter?.count(key, slot: slot, variant: killed.variant, reason: killed.reason, declaring: cases)
         return killed
     }
