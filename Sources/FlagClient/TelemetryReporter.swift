@@ -160,8 +160,9 @@ final class TelemetryReporter: Sendable {
                 .warning,
                 "telemetry: the cases of the enum keys of \(leftOut.sorted(by: utf8Less).joined(separator: ", ")) are "
                     + "not reported (an empty raw value, one over \(limits.maxEnumValueLength) characters or with a "
-                    + "control character, over \(limits.maxEnumValues) cases, or over \(limits.maxEnumFlags) enum "
-                    + "keys): the server's compatibility gate cannot tell which of their values this app lacks")
+                    + "control character, over \(limits.maxEnumValues) cases, or past \(limits.maxEnumFlags) enum "
+                    + "keys or a quarter of a report): the server's compatibility gate cannot tell which of their "
+                    + "values this app lacks")
         }
         let report = TelemetryReport(
             instance: instance, sdk: FlagClient.sdk, app: app, version: applied?.version, appliedAt: applied?.at,
