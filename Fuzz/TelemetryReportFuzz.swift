@@ -5,7 +5,8 @@
 // - no crash, no sanitizer report, whatever the bytes;
 // - a refusal names a member, unless the body as a whole is wrong (not JSON, not an object, too large); a body
 //   that is not JSON is refused, and a refusal of the whole as "not valid JSON" is one that JSONReader agrees with;
-// - an accepted report keeps every limit, holds no control character (C0, DEL, C1) in any string or name, and
+// - an accepted report keeps every limit (the known values of enum flags too), holds no control character (C0, DEL,
+//   C1) in any string or name, and
 //   equals a reference reading of the same bytes through JSONReader's tree (so no member is read into the wrong
 //   place, and nothing is made up or lost); a report whose reference reading holds one is refused;
 // - an accepted report's encoding reads back equal and is a fixed point, and holds only the documented members;
@@ -23,13 +24,18 @@ private let small: TelemetryReport.Limits = {
     limits.maxVariants = 2
     limits.maxReasons = 2
     limits.maxOperators = 3
+    limits.maxEnumFlags = 2
+    limits.maxEnumValues = 3
+    limits.maxEnumValueLength = 4
     limits.maxStringBytes = 12
     limits.maxCount = 1_000
     return limits
 }()
 
 /// The members `encoded()` may write: what docs/telemetry.md lists for privacy reviews.
-private let documented: Set<String> = ["instance", "sdk", "app", "version", "appliedAt", "capabilities", "counts"]
+private let documented: Set<String> = [
+    "instance", "sdk", "app", "version", "appliedAt", "capabilities", "enums", "counts",
+]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -59,6 +65,9 @@ private func hasControlCharacter(_ report: TelemetryReport) -> Bool {
     for (flag, variants) in report.counts {
         strings.append(flag)
         for (variant, reasons) in variants { strings += [variant] + reasons.keys }
+    }
+    for (flag, known) in report.enums {
+        strings += [flag] + known.values + (known.defaultValue.map { [$0] } ?? [])
     }
     return strings.contains { $0.firstControlCharacter != nil }
 }
@@ -107,6 +116,16 @@ private func checkAccepted(
                 check(fitsName(reason) && (0...limits.maxCount).contains(count), "count '\(reason)' over a limit")
             }
         }
+    }
+
+    func fitsValue(_ text: String) -> Bool { (1...limits.maxEnumValueLength).contains(text.count) }
+    check(report.enums.count <= limits.maxEnumFlags, "too many enum flags")
+    for (flag, known) in report.enums {
+        check(!flag.isEmpty && fitsName(flag), "enum flag '\(flag)' outside the name limit")
+        check((1...limits.maxEnumValues).contains(known.values.count), "enum flag '\(flag)': values over a limit")
+        check(known.values.allSatisfy(fitsValue), "enum flag '\(flag)': a value outside the length limit")
+        check(Set(known.values).count == known.values.count, "enum flag '\(flag)': a value listed twice")
+        check(known.defaultValue.map(fitsValue) ?? true, "enum flag '\(flag)': a default outside the length limit")
     }
 
     guard case .success(let value) = tree else { fail("a report was accepted from bytes JSONReader refuses") }
@@ -165,6 +184,20 @@ private func reference(_ value: JSONValue) -> TelemetryReport? {
     if let appliedAt = members["appliedAt"] {
         guard let text = string(appliedAt), let date = ISO8601.parse(text) else { return nil }
         report.appliedAt = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+    if let enums = members["enums"] {
+        guard let flags = object(enums) else { return nil }
+        for (flag, known) in flags {
+            guard let known = object(known), case .array(let listed)? = known["values"] else { return nil }
+            let values = listed.compactMap { string($0) }
+            guard values.count == listed.count else { return nil }
+            var read = TelemetryReport.KnownValues(values: values)
+            if let defaultValue = known["default"] {
+                guard let text = string(defaultValue) else { return nil }
+                read.defaultValue = text
+            }
+            report.enums[flag] = read
+        }
     }
     if let counts = members["counts"] {
         guard let flags = object(counts) else { return nil }

@@ -169,10 +169,20 @@ public final class FlagClient: Sendable {
     /// Forces a flag's value in this process (a debug menu), kept in the cache across restarts; `nil` clears it.
     /// Does nothing when overrides are disabled.
     public func setOverride<Value: FlagValue>(_ key: FlagKey<Value>, to value: Value?) {
+        setOverride(key.name, to: value?.flagValue)
+    }
+
+    /// Forces an enum key's value in this process (a debug menu), as `setOverride` does any other; `nil` clears it.
+    public func setOverride<Value: RawRepresentable>(_ key: FlagKey<Value>, to value: Value?)
+    where Value.RawValue == String {
+        setOverride(key.name, to: value.map { .string($0.rawValue) })
+    }
+
+    private func setOverride(_ name: String, to value: JSONValue?) {
         guard let overrides = core.overrides else { return }
         var text: String?
         if let value {
-            switch value.flagValue {
+            switch value {
             case .string(let string): text = "\"\(string)\""  // quoted, so that quotes inside survive
             case let json:
                 var writer = JSONWriter()
@@ -180,11 +190,11 @@ public final class FlagClient: Sendable {
                 text = String(decoding: writer.bytes, as: UTF8.self)
             }
         }
-        overrides.setAPIOverride(key.name, text: text)
+        overrides.setAPIOverride(name, text: text)
         do {
-            try core.cache?.setOverride(set: configuration.set, key: key.name, text: text)
+            try core.cache?.setOverride(set: configuration.set, key: name, text: text)
         } catch {
-            core.log(.warning, "could not save the override of '\(key.name)': \(error)")
+            core.log(.warning, "could not save the override of '\(name)': \(error)")
         }
     }
 }

@@ -10,6 +10,8 @@ import Foundation
 /// }
 /// struct Banner: Decodable, Sendable { var title: String }
 /// let banner = FlagKey("home-banner", default: Banner(title: "Welcome"))   // a `json` flag
+/// enum Theme: String, CaseIterable, Sendable { case blue, green }
+/// let theme = FlagKey("checkout-theme", default: Theme.blue)               // a `string` flag read as an enum
 /// ```
 public struct FlagKey<Value: Sendable>: Sendable {
     /// The flag's key in the set, e.g. `new-checkout`.
@@ -26,12 +28,22 @@ public struct FlagKey<Value: Sendable>: Sendable {
     @usableFromInline let slot: Int
     /// The name with its evaluation hash, computed once: a first read finds the flag without hashing the name.
     @usableFromInline let handle: FlagHandle
-    /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue).
+    /// Whether `convert` is cheap enough to run on every read (Bool, Int, Double, String, JSONValue, an enum).
     @usableFromInline let isPrimitive: Bool
+    /// For a key read as an enum, what it knows of the cases; `nil` for every other key.
+    @usableFromInline let cases: EnumCases?
+    /// For a key read as a `CaseIterable` enum, every case in the type's order (that of `cases.rawValues`): a
+    /// frozen read takes the one a first read found by its index. Empty for every other key.
+    @usableFromInline let caseValues: [Value]
+    /// `cases`, unretained: what a read passes, since passing `cases` itself retained and released it at every read,
+    /// atomic operations that the frozen read of any other key does without. Safe as long as the key lives, for it
+    /// holds `cases`; a read borrows the key.
+    @usableFromInline let unretainedCases: Unmanaged<EnumCases>?
 
+    @usableFromInline
     init(
         name: String, default value: Value, type: FlagType, defaultJSON: JSONValue, isPrimitive: Bool,
-        convert: @escaping @Sendable (JSONValue) -> Value?
+        cases: EnumCases? = nil, caseValues: [Value] = [], convert: @escaping @Sendable (JSONValue) -> Value?
     ) {
         self.name = name
         self.slot = FlagSlots.slot(for: name)
@@ -40,6 +52,9 @@ public struct FlagKey<Value: Sendable>: Sendable {
         self.type = type
         self.defaultJSON = defaultJSON
         self.isPrimitive = isPrimitive
+        self.cases = cases
+        self.caseValues = caseValues
+        self.unretainedCases = cases.map { Unmanaged.passUnretained($0) }
         self.convert = convert
     }
 }
@@ -77,6 +92,62 @@ extension FlagKey where Value == String {
         self.init(name: name, default: value, type: .string, defaultJSON: .string(value), isPrimitive: true) {
             String(flagValue: $0)
         }
+    }
+}
+
+extension FlagKey where Value: RawRepresentable, Value.RawValue == String {
+    /// A `string` flag read as an enum: `FlagKey("checkout-theme", default: Theme.blue)`.
+    ///
+    /// A served string that is not the raw value of a case yields the default with `ERROR` / `TYPE_MISMATCH`, at the
+    /// first read, frozen and counted as such; it never traps. For a `CaseIterable` type the client also knows every
+    /// case, and reports their raw values, so that the server can refuse to serve one this app does not have
+    /// (docs/telemetry.md, "The compatibility gate").
+    @inlinable
+    public init(_ name: String, default value: Value) {
+        self.init(enumNamed: name, default: value)
+    }
+
+    /// The key both public initializers of an enum key make. Inlinable, so that its closures are specialized for
+    /// `Value` in the caller's module: unspecialized, they reached `Value(rawValue:)` through witness tables.
+    @inlinable
+    init(enumNamed name: String, default value: Value) {
+        let all = Self.allCases(of: Value.self)
+        let cases = EnumCases(
+            typeName: String(describing: Value.self), rawValues: all.map(\.rawValue), default: value.rawValue,
+            isCase: { Value(rawValue: $0) != nil })
+        self.init(
+            name: name, default: value, type: .string, defaultJSON: .string(value.rawValue), isPrimitive: true,
+            cases: cases, caseValues: all
+        ) { json in
+            guard case .string(let raw) = json else { return nil }
+            // `init(rawValue:)` costs as much as the rest of a first read: it compares the string with each case's
+            // the slow way. It is left for types that do not list their cases.
+            if let index = cases.index(of: raw) { return all[index] }
+            return Value(rawValue: raw)
+        }
+    }
+
+    /// Every case of `type` in its order when it is `CaseIterable`, else none. Found without a constraint of its
+    /// own: a third initializer of `FlagKey` for `CaseIterable` types would meet the `Decodable` one too, and need a
+    /// fourth.
+    @usableFromInline
+    static func allCases(of type: Value.Type) -> [Value] {
+        guard let iterable = type as? any CaseIterable.Type else { return [] }
+        return cases(of: iterable)
+    }
+
+    private static func cases<Cases: CaseIterable>(of type: Cases.Type) -> [Value] {
+        Cases.allCases.compactMap { $0 as? Value }
+    }
+}
+
+extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue == String {
+    /// A `string` flag read as an enum that is also `Decodable` (a `String` enum declared `Codable`): the same key as
+    /// for any `RawRepresentable` type, not a `json` flag. Declared because such a type matches both of those
+    /// initializers, and Swift would find the call ambiguous.
+    @inlinable
+    public init(_ name: String, default value: Value) {
+        self.init(enumNamed: name, default: value)
     }
 }
 

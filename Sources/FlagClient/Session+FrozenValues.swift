@@ -6,7 +6,14 @@ import FlagCore
 /// own, and the array is as long as the largest slot the session holds (the slots of the flags the process reads
 /// first are the smallest).
 struct FrozenValues: Sendable {
-    private var evaluations: [Evaluation?] = []
+    /// An evaluation, and the case an enum key's read found in it (`EnumCases.match`). Beside the evaluation rather
+    /// than in it: a larger `Evaluation`, copied on every key's first read, made each of them dearer.
+    private struct Frozen {
+        var evaluation: Evaluation
+        var enumCase: EnumCase?
+    }
+
+    private var evaluations: [Frozen?] = []
 
     /// The persisted evaluations of a resumed session, by flag name.
     init(_ details: [String: EvaluationDetail<JSONValue>]) {
@@ -15,13 +22,21 @@ struct FrozenValues: Sendable {
         }
     }
 
-    /// The evaluation frozen in `slot`; setting one replaces it (values are never removed).
+    /// The evaluation frozen in `slot`; setting one replaces it, and forgets the case an enum key found in the one
+    /// before (values are never removed).
     subscript(slot: Int) -> Evaluation? {
-        get { slot < evaluations.count ? evaluations[slot] : nil }
+        get { slot < evaluations.count ? evaluations[slot]?.evaluation : nil }
         set {
             grow(to: slot)
-            evaluations[slot] = newValue
+            evaluations[slot] = newValue.map { Frozen(evaluation: $0) }
         }
+    }
+
+    /// Freezes `evaluation` in `slot`, with `enumCase`, the case an enum key found in it, beside it.
+    @inline(__always)
+    mutating func freeze(_ evaluation: Evaluation, case enumCase: EnumCase?, at slot: Int) {
+        grow(to: slot)
+        evaluations[slot] = Frozen(evaluation: evaluation, enumCase: enumCase)
     }
 
     /// Keeps `decoded`, the decoding of `served`, beside the evaluation in `slot` while it still serves `served`
@@ -48,15 +63,33 @@ struct FrozenValues: Sendable {
     /// optimizer stopped inlining it by itself when the `uncounted` check came in.
     @inline(__always)
     func value(at slot: Int, default fallback: JSONValue) -> JSONValue? {
-        guard slot < evaluations.count, evaluations[slot] != nil, evaluations[slot]?.uncounted == false else {
+        guard slot < evaluations.count, evaluations[slot] != nil, evaluations[slot]?.evaluation.uncounted == false
+        else {
             return nil
         }
-        return evaluations[slot]?.served ?? fallback
+        return evaluations[slot]?.evaluation.served ?? fallback
+    }
+
+    /// The index among `cases` of the case frozen in `slot`, when a read through a key with those cases found it (a
+    /// kill since, waiting for its first read or not, replaced it); `nil` otherwise. Compares the cases by identity,
+    /// in place: two keys of one flag may have different cases. The slot holds the cases it names, so no other object
+    /// can have their identity while it does.
+    @inline(__always)
+    func caseIndex(at slot: Int, of cases: Unmanaged<EnumCases>) -> Int? {
+        guard slot < evaluations.count, let found = evaluations[slot]?.enumCase,
+            Unmanaged.passUnretained(found.cases).toOpaque() == cases.toOpaque()
+        else { return nil }
+        return found.index
+    }
+
+    /// Whether an evaluation is frozen in `slot`.
+    func isFrozen(at slot: Int) -> Bool {
+        slot < evaluations.count && evaluations[slot] != nil
     }
 
     /// Whether `slot` holds a kill value no read has served yet (`Evaluation.uncounted`).
     func isUncountedKill(at slot: Int) -> Bool {
-        slot < evaluations.count && evaluations[slot]?.uncounted == true
+        slot < evaluations.count && evaluations[slot]?.evaluation.uncounted == true
     }
 
     /// What the session froze for the flag `name`, as a prerequisite of another flag sees it: what it serves now

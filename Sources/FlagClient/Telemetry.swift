@@ -9,8 +9,8 @@ import Foundation
 /// ```
 ///
 /// A report carries the instance id the server issued, the SDK's and the app's name and version, the set version
-/// in use and when it was applied, the operators this build evaluates, and evaluation counts per flag × variant ×
-/// reason. Never a unit id, an attribute or a served value.
+/// in use and when it was applied, the operators this build evaluates, the cases of the enum keys read, and
+/// evaluation counts per flag × variant × reason. Never a unit id, an attribute or a served value.
 public enum TelemetryMode: Sendable, Hashable {
     /// Nothing is counted and no report is sent. The client still sends back the instance id the server gives it,
     /// so the server counts its connection as one that does not report.
@@ -54,6 +54,48 @@ extension TelemetryReport.Software {
             return nil
         }
         return escaped
+    }
+}
+
+extension TelemetryReport.KnownValues {
+    /// The known values of the enum key `key` as a report may carry them (`TelemetryReport.Limits`): `nil` when the
+    /// key or a value is one the server would refuse. Nothing is escaped or cut: a value that differs from the raw
+    /// value the app compares would misinform the gate, so such an enum is left out (as if it were not an enum).
+    func reportable(as key: String, limits: TelemetryReport.Limits = .init()) -> Self? {
+        func fits(_ value: String) -> Bool {
+            !value.isEmpty && value.count <= limits.maxEnumValueLength && value.firstControlCharacter == nil
+        }
+        guard !key.isEmpty, key.utf8.count <= limits.maxStringBytes, key.firstControlCharacter == nil,
+            !values.isEmpty, values.count <= limits.maxEnumValues, values.allSatisfy(fits)
+        else { return nil }
+        return Self(values: values, defaultValue: defaultValue.flatMap { fits($0) ? $0 : nil })
+    }
+
+    /// `enums` as a report carries them, and the keys left out: those `reportable` refuses, and past
+    /// `limits.maxEnumFlags` or `maxBytes` of JSON, in key order. The bytes keep most of a report's room for its
+    /// counts.
+    static func reportable(
+        _ enums: [String: Self], limits: TelemetryReport.Limits = .init(), maxBytes: Int
+    ) -> (enums: [String: Self], leftOut: [String]) {
+        var kept: [String: Self] = [:]
+        var leftOut: [String] = []
+        var bytes = 0
+        for key in enums.keys.sorted(by: utf8Less) {
+            guard let known = enums[key]?.reportable(as: key, limits: limits), kept.count < limits.maxEnumFlags else {
+                leftOut.append(key)
+                continue
+            }
+            var writer = JSONWriter()
+            writer.key(key)
+            known.write(to: &writer)
+            guard bytes + writer.bytes.count <= maxBytes else {
+                leftOut.append(key)
+                continue
+            }
+            bytes += writer.bytes.count
+            kept[key] = known
+        }
+        return (kept, leftOut)
     }
 }
 

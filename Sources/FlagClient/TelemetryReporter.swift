@@ -127,6 +127,8 @@ final class TelemetryReporter: Sendable {
     private struct Logged {
         var dropped = false
         var rejected = false
+        /// The enum keys whose values were left out of reports, logged when it grows.
+        var enumsLeftOut: Set<String> = []
     }
 
     /// Sends the backlog with the counts since the last report, and records the outcome.
@@ -149,10 +151,23 @@ final class TelemetryReporter: Sendable {
                     + "reason cells, \(bounds.maxFlags) flags); further evaluations are left out until a report "
                     + "gets through")
         }
+        let limits = TelemetryReport.Limits()
+        let (enums, leftOut) = TelemetryReport.KnownValues.reportable(
+            counter.knownValues, maxBytes: limits.maxBytes / 4)
+        if !Set(leftOut).isSubset(of: logged.enumsLeftOut) {
+            logged.enumsLeftOut.formUnion(leftOut)
+            log(
+                .warning,
+                "telemetry: the cases of the enum keys of \(leftOut.sorted(by: utf8Less).joined(separator: ", ")) are "
+                    + "not reported (an empty raw value, one over \(limits.maxEnumValueLength) characters or with a "
+                    + "control character, over \(limits.maxEnumValues) cases, or past \(limits.maxEnumFlags) enum "
+                    + "keys or a quarter of a report): the server's compatibility gate cannot tell which of their "
+                    + "values this app lacks")
+        }
         let report = TelemetryReport(
             instance: instance, sdk: FlagClient.sdk, app: app, version: applied?.version, appliedAt: applied?.at,
-            capabilities: .current)
-        let (body, flags) = backlog.body(for: report, maxBytes: TelemetryReport.Limits().maxBytes)
+            capabilities: .current, enums: enums)
+        let (body, flags) = backlog.body(for: report, maxBytes: limits.maxBytes)
         let (outcome, head, answer) = await send(body, more: flags.count < backlog.counts.count)
         switch outcome {
         case .accepted:

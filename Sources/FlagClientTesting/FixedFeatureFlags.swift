@@ -31,6 +31,14 @@ public struct FixedFeatureFlags: FeatureFlags {
         return copy
     }
 
+    /// The same flags with the enum key `key` set to `value`.
+    public func with<Value: RawRepresentable>(_ key: FlagKey<Value>, _ value: Value) -> FixedFeatureFlags
+    where Value.RawValue == String {
+        var copy = self
+        copy.values[key.name] = .string(value.rawValue)
+        return copy
+    }
+
     /// The fixed value (reason `STATIC`), the default (`DEFAULT` / `FLAG_NOT_FOUND`) when none is set, or the
     /// default with `TYPE_MISMATCH` when the fixed value does not convert.
     public func detail<Value>(_ key: FlagKey<Value>) -> EvaluationDetail<Value> {

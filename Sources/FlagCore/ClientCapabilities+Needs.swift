@@ -40,29 +40,62 @@ extension ClientCapabilities {
     }
 }
 
+extension Flag {
+    /// The strings a `string` flag can serve: its default, kill and expired values, and the values of its overrides,
+    /// rules, split arms and rollouts, whether or not they are in force now (a kill or an expiry serves them without
+    /// a change to the flag). None for an archived flag, which serves the caller's default, or another type.
+    public var servableStrings: Set<String> {
+        guard type == .string, !archived else { return [] }
+        var values = [defaultValue, killValue, expiredValue].compactMap { $0 }
+        values += overrides.map(\.value)
+        for rule in rules {
+            switch rule.serve {
+            case .value(let value): values.append(value)
+            case .rollout(let rollout): values.append(rollout.value)
+            case .split(let arms): values += arms.map(\.value)
+            case .unknown: break
+            }
+        }
+        if let rollout { values.append(rollout.value) }
+        return Set(
+            values.compactMap { value in
+                if case .string(let text) = value { return text }
+                return nil
+            })
+    }
+}
+
 /// The compatibility gate's rules (docs/telemetry.md), in one place for the server's gate and for
 /// `flagctl lint --against`: what a write introduces, who lacks it, and when that refuses the write.
 public enum CompatibilityGate {
-    /// Something a client must be able to evaluate.
+    /// Something a client must be able to evaluate, or to read.
     public enum Construct: Sendable, Hashable {
         /// A condition operator, by its wire name.
         case `operator`(String)
         /// A document schema.
         case schema(Int)
+        /// A value a `string` flag can serve, which an app that reads the flag as an enum must have a case for.
+        case value(String, flag: String)
 
-        /// `operator "semver_gte"`, `schema 2`.
+        /// `operator "semver_gte"`, `schema 2`, `value "orange"`.
         public var description: String {
             switch self {
             case .operator(let name): "operator \"\(name)\""
             case .schema(let schema): "schema \(schema)"
+            case .value(let value, _): "value \"\(value)\""
             }
         }
 
-        /// Whether a client with `capabilities` cannot evaluate it.
-        public func isLacking(in capabilities: ClientCapabilities) -> Bool {
+        /// Whether a client that declared `capabilities`, and `enums` for the flags it reads as enums, cannot
+        /// evaluate it. A client that declared no values for a flag does not read it as an enum (or cannot say, being
+        /// older): it takes any string, so no value is lacking.
+        public func isLacking(
+            in capabilities: ClientCapabilities, enums: [String: TelemetryReport.KnownValues]
+        ) -> Bool {
             switch self {
             case .operator(let name): !capabilities.operators.contains(name)
             case .schema(let schema): capabilities.schema < schema
+            case .value(let value, let flag): enums[flag].map { !$0.values.contains(value) } ?? false
             }
         }
     }
@@ -81,6 +114,34 @@ public enum CompatibilityGate {
             constructs.append(.operator(name))
         }
         return constructs
+    }
+
+    /// The values a flag's version `now` can serve that its version `before` (`nil`: the flag is new) could not
+    /// (`Flag.servableStrings`), in UTF-8 order.
+    public static func introduced(serving now: Flag, before: Flag?) -> [Construct] {
+        now.servableStrings.subtracting(before?.servableStrings ?? []).sorted(by: utf8Less).map {
+            .value($0, flag: now.key)
+        }
+    }
+
+    /// An instance's app and SDK as the gate names those that lack a value (`Shop 5.2.0 with FlagClient 2.0.0`), or
+    /// its SDK alone when it named no app: which builds meet a value is a question of the app's version.
+    public static func build(sdk: TelemetryReport.Software, app: TelemetryReport.Software?) -> String {
+        let text = "\(sdk.name) \(sdk.version)"
+        return app.map { "\($0.name) \($0.version) with \(text)" } ?? text
+    }
+
+    /// What the instances that lack a value serve in its place, from the compiled-in defaults they reported with
+    /// how many reported each (`nil`: not reported): `their compiled-in default "blue"` when they agree, else each
+    /// with its count, the most first.
+    public static func servedInstead(_ defaults: [String?: Int]) -> String {
+        // `keys.first` is a `String??`: unwrapped once, the one default reported, or `nil` when none was.
+        if defaults.count == 1, let only = defaults.keys.first {
+            return only.map { "their compiled-in default \"\($0)\"" } ?? "their compiled-in default"
+        }
+        let listed = defaults.map { (text: $0.key.map { "\"\($0)\"" } ?? "not reported", count: $0.value) }
+            .sorted { ($1.count, $0.text) < ($0.count, $1.text) }
+        return "their compiled-in defaults, " + listed.map { "\($0.text) (\($0.count))" }.joined(separator: ", ")
     }
 
     /// The operators a cohort's version `now` uses in its own conditions that its version `before` did not.

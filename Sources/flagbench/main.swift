@@ -2,8 +2,9 @@ import FlagCore
 import Foundation
 
 // flagbench: speed figures for BENCHMARKS.md, one line per figure: `name value unit`.
-// Run in release mode: `swift run -c release flagbench [eval|decode|client|client-signed|all] [--quick]`; `--counting` runs the
-// clients with refresh and telemetry on, so that their reads count evaluations (`configureRefresh`).
+// Run in release mode: `swift run -c release flagbench [eval|decode|client|client-signed|client-enum|all] [--quick]`;
+// `--counting` runs the clients with refresh and telemetry on, so that their reads count evaluations
+// (`configureRefresh`).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
@@ -35,6 +36,8 @@ case "client-signed":
     benchmarkSignedClient()
 case "client-first-read":
     benchmarkFirstReads()
+case "client-enum":
+    benchmarkEnumReads()
 case "client-patch":
     benchmarkPatchWork(benchmarkDocument(flags: 1_000))
 case "suite-eval", "suite-client-start":
@@ -45,6 +48,7 @@ case "all":
     benchmarkClient()
     benchmarkSignedClient()
 default:
-    FileHandle.standardError.write(Data("usage: flagbench [eval|decode|client|client-signed|all] [--quick]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: flagbench [eval|decode|client|client-signed|client-enum|all] [--quick]\n".utf8))
     exit(2)
 }

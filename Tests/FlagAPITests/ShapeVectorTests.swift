@@ -148,6 +148,12 @@ struct ShapeVectorTests {
                 + #""capabilities":{"operators":["eq","in"],"schema":1},"id":"in_b","lastSeen":"2026-12-02T10:00:03Z","#
                 + #""sdk":{"name":"FlagClient","version":"2.0.0"},"version":null}],"set":"ios-prod","silent":2}"#),
         .answer(
+            ClientsAnswer.self,
+            #"{"instances":[{"app":null,"appliedAt":null,"capabilities":{"operators":["eq"],"schema":1},"#
+                + #""enums":{"checkout-theme":{"default":"blue","values":["blue","green"]},"size":{"values":["s"]}},"#
+                + #""id":"in_c","lastSeen":"2026-12-02T10:00:03Z","sdk":{"name":"FlagClient","version":"2.0.0"},"#
+                + #""version":1}],"set":"ios-prod","silent":0}"#),
+        .answer(
             UsageAnswer.self,
             #"{"days":30,"flags":[{"days":[{"day":"2026-12-01","evaluations":234,"variants":{"":10,"on":224}}],"#
                 + #""key":"a","lastEvaluated":"2026-12-01T10:00:00Z"},{"days":[],"key":"b","lastEvaluated":null}],"#
@@ -176,6 +182,12 @@ struct ShapeVectorTests {
             #"{"error":{"active":850,"code":"incompatible_clients","constructs":["operator \"semver_gte\""],"#
                 + #""lacking":3,"message":"3 of 850","path":null,"sdks":[{"instances":3,"name":"FlagClient","#
                 + #""version":"1.2.0"}]}}"#),
+        .answer(
+            ErrorAnswer.self,
+            #"{"error":{"active":3,"apps":[{"instances":1,"name":"Shop","version":"5.2.0"}],"#
+                + #""code":"incompatible_clients","constructs":["value \"orange\" in flag \"checkout-theme\""],"#
+                + #""lacking":1,"message":"1 of 3","path":null,"sdks":[{"instances":1,"name":"FlagClient","#
+                + #""version":"2.0.0"}]}}"#),
         .answer(
             EndpointTable.self,
             #"{"endpoints":{"kill":{"confirmsPerson":false,"method":"POST","#

@@ -116,6 +116,74 @@ struct CompatibilityCheckTests {
                 .operator("eq")))
     }
 
+    /// A set whose string flag `theme` serves `served` from a rule (and blue by default).
+    static func themed(serving served: String?) throws -> FlagSet {
+        let rules = served.map { #"[{"name":"r","conditions":[],"value":"\#($0)"}]"# } ?? "[]"
+        let text = #"""
+            {"schema":1,"set":"prod","flags":{"theme":{"type":"string","kind":"ops","default":"blue","rules":\#(rules)}}}
+            """#
+        return try FlagSet.decode(Array(text.utf8))
+    }
+
+    /// `count` instances of Shop `app` that read `theme` as an enum of `values` with `fallback` as their default.
+    static func enumInstances(
+        _ count: Int, app: String, values: [String], default fallback: String? = "blue", from start: Int = 0
+    ) -> [ReportingInstance] {
+        Self.instances(count, sdk: "2.0.0", from: start).map { instance in
+            ReportingInstance(
+                id: instance.id, sdk: instance.sdk, app: .init(name: "Shop", version: app), version: 1, appliedAt: nil,
+                lastSeen: nil, capabilities: instance.capabilities,
+                enums: ["theme": .init(values: values, defaultValue: fallback)])
+        }
+    }
+
+    /// The server's rule, offline: a value the file makes the flag serve, unknown to instances that read it as an
+    /// enum, is a finding naming their app and SDK and what they serve instead; instances that read it as a plain
+    /// string do not count.
+    @Test func aValueTheFileMakesTheFlagServeThatEnumReadersDoNotKnowIsRefused() throws {
+        let instances =
+            Self.enumInstances(1, app: "5.2.0", values: ["blue", "green"])
+            + Self.enumInstances(1, app: "5.3.0", values: ["blue", "green", "orange"], from: 1)
+            + Self.instances(1, sdk: "1.9.0", from: 2)
+        let outcome = CompatibilityCheck(
+            file: try Self.themed(serving: "orange"), current: try Self.themed(serving: "green"), instances: instances
+        ).run()
+        #expect(outcome.refused)
+        #expect(outcome.lackingIntroduced == 1)
+        #expect(outcome.findings.map(\.construct) == [.value("orange", flag: "theme")])
+        let finding = try #require(outcome.findings.first)
+        #expect(finding.builds == ["Shop 5.2.0 with FlagClient 2.0.0": 1])
+        #expect(finding.defaults == ["blue": 1])
+        #expect(
+            finding.line(set: "prod", refused: true)
+                == #"flags.theme: value "orange" is not known to 1 of 3 active instances of prod (33.33%): "#
+                + #"Shop 5.2.0 with FlagClient 2.0.0 (1); they would serve their compiled-in default "blue""#)
+        #expect(
+            finding.json
+                == .object([
+                    "path": .string("flags.theme"), "value": .string("orange"), "lacking": .int(1), "active": .int(3),
+                    "introduced": .bool(true),
+                    "sdks": .array([
+                        .object(["name": .string("FlagClient"), "version": .string("2.0.0"), "instances": .int(1)])
+                    ]),
+                    "builds": .object(["Shop 5.2.0 with FlagClient 2.0.0": .int(1)]),
+                    "defaults": .array([.object(["default": .string("blue"), "instances": .int(1)])]),
+                ]))
+    }
+
+    @Test func aValueTheServerAlreadyServesIsANote() throws {
+        let instances = Self.enumInstances(2, app: "5.2.0", values: ["blue", "green"], default: nil)
+        let current = try Self.themed(serving: "orange")
+        let outcome = CompatibilityCheck(file: current, current: current, instances: instances).run()
+        #expect(!outcome.refused)
+        #expect(outcome.findings.map(\.introduced) == [false])
+        #expect(
+            outcome.findings[0].line(set: "prod", refused: false)
+                == #"note: flags.theme: value "orange" is not known to 2 of 2 active instances of prod (100%): "#
+                + "Shop 5.2.0 with FlagClient 2.0.0 (2); they would serve their compiled-in default (prod already "
+                + "serves it, so the gate lets it pass)")
+    }
+
     @Test func everyoneCapableMeansNoFinding() throws {
         let outcome = CompatibilityCheck(
             file: try Self.set(op: "semver_gte"), current: nil, instances: Self.instances(10, sdk: "2.0.0")

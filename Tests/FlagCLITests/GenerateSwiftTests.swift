@@ -98,10 +98,8 @@ struct GenerateSwiftTests {
             uses.append("    use(Life.\(declaration.name))")
         }
         try directory.write("Uses.swift", (uses + ["}"]).joined(separator: "\n") + "\n")
-        try directory.write("FlagKeyEnumStub.swift", try SwiftTypecheck.enumStub())
         let run = try SwiftTypecheck.run(
-            ["Hostile.swift", "Life.swift", "Uses.swift", "FlagKeyEnumStub.swift"], in: directory,
-            warningsAsErrors: true)
+            ["Hostile.swift", "Life.swift", "Uses.swift"], in: directory, warningsAsErrors: true)
         #expect(run.status == 0, "\(run)")
     }
 
@@ -316,13 +314,6 @@ struct GenerateSwiftTests {
 /// `swiftc -typecheck` of files against the modules this test build made (FlagClient and what it imports), without
 /// building a package.
 enum SwiftTypecheck {
-    /// `FlagKeyEnumStub.swift` of this test target: FlagClient's `FlagKey` of a `String` enum until it is merged.
-    static func enumStub() throws -> String {
-        let stub = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("FlagKeyEnumStub.swift")
-        return try String(contentsOf: stub, encoding: .utf8)
-    }
-
     /// Typechecks `files` (names in `directory`) in Swift 6 mode; the compiler's diagnostics are in `stdout`.
     static func run(_ files: [String], in directory: TemporaryDirectory, warningsAsErrors: Bool) throws -> Run {
         let swiftc = try #require(BuiltProducts.onPath("swiftc"), "no swiftc on the PATH")

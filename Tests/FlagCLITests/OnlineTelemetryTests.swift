@@ -17,15 +17,17 @@ struct OnlineTelemetryTests {
         let sdk: TelemetryReport.Software
         let app: TelemetryReport.Software?
         let capabilities: ClientCapabilities
+        let enums: [String: TelemetryReport.KnownValues]
         private let server: LiveServer
         private let key: String
 
         init(
             _ server: LiveServer, key: String, sdk: String = "2.0.0", app: String? = "5.3.0",
-            lacking: Set<String> = []
+            lacking: Set<String> = [], enums: [String: TelemetryReport.KnownValues] = [:]
         ) throws {
             self.server = server
             self.key = key
+            self.enums = enums
             self.sdk = TelemetryReport.Software(name: "FlagClient", version: sdk)
             self.app = app.map { TelemetryReport.Software(name: "Shop", version: $0) }
             capabilities = ClientCapabilities(
@@ -41,7 +43,7 @@ struct OnlineTelemetryTests {
         func report(version: Int, counts: TelemetryReport.Counts = [:]) throws {
             let report = TelemetryReport(
                 instance: id, sdk: sdk, app: app, version: version, appliedAt: Date(), capabilities: capabilities,
-                counts: counts)
+                enums: enums, counts: counts)
             let answer = try LiveClient(port: server.port).send(
                 "POST", "/v1/sets/t/telemetry", token: key, headers: [("Content-Type", "application/json")],
                 body: String(decoding: report.encoded(), as: UTF8.self))
@@ -199,6 +201,44 @@ struct OnlineTelemetryTests {
         #expect(warned.stdout.hasSuffix("(version 4)\n"))
         #expect(warned.stderrLines.count == 1)
         #expect(warned.stderrLines.first?.hasPrefix(#"warning: operator "semver_lt" in flag "k""#) == true, "\(warned)")
+    }
+
+    /// The gate for values, through flagctl: `lint --against` reads the values each instance reported from the
+    /// clients route and judges offline as the server judges the write; the write is refused naming the app, and
+    /// `--force` makes it.
+    @Test func theGateRefusesAValueAnEnumReaderLacksAndLintSeesItFirst() throws {
+        let (server, key) = try seeded()
+        let created = try server.ctl(["create", "theme", "--type", "string", "--default", "blue", "--kind", "ops"])
+        #expect(created.status == 0, "\(created)")
+        let old = try Instance(
+            server, key: key, app: "5.2.0", enums: ["theme": .init(values: ["blue", "green"], defaultValue: "blue")])
+        try old.report(version: 3)
+
+        let file = server.workspace.url.appendingPathComponent("orange.json")
+        let document = #"""
+            {"schema":1,"set":"t","flags":{"theme":{"type":"string","kind":"ops","default":"blue",
+             "rules":[{"name":"de","conditions":[{"attribute":"country","op":"eq","values":["DE"]}],"value":"orange"}]}}}
+            """#
+        try Data(document.utf8).write(to: file)
+        let lint = try server.ctl(["lint", file.path, "--against", server.url], set: nil)
+        #expect(lint.status == 1, "\(lint)")
+        #expect(
+            lint.stdoutLines.first
+                == #"flags.theme: value "orange" is not known to 1 of 1 active instance of t (100%): "#
+                + #"Shop 5.2.0 with FlagClient 2.0.0 (1); they would serve their compiled-in default "blue""#,
+            "\(lint)")
+
+        let rule = ["rule", "add", "theme", "--where", "country eq DE", "--value", "orange"]
+        let refused = try server.ctl(rule)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(
+            refused.stderrLines.first?.hasPrefix(#"error: value "orange" in flag "theme" is not known to 1 of 1"#)
+                == true, "\(refused)")
+        #expect(refused.stderr.contains("Shop 5.2.0 with FlagClient 2.0.0 (1)"), "\(refused)")
+        #expect(try server.version() == 3)
+        let forced = try server.ctl(rule + ["--force"])
+        #expect(forced.status == 0, "\(forced)")
+        #expect(try server.version() == 4)
     }
 
     @Test func clientsUsageAndUnusedFlagsFromWhatInstancesReport() throws {

@@ -176,10 +176,84 @@ struct ClientCapabilitiesNeedsTests {
 
     @Test func aConstructIsLackingByWhatAClientDeclares() {
         let client = ClientCapabilities(schema: 1, operators: ["eq"])
-        #expect(CompatibilityGate.Construct.operator("in").isLacking(in: client))
-        #expect(!CompatibilityGate.Construct.operator("eq").isLacking(in: client))
-        #expect(CompatibilityGate.Construct.schema(2).isLacking(in: client))
-        #expect(!CompatibilityGate.Construct.schema(1).isLacking(in: client))
+        #expect(CompatibilityGate.Construct.operator("in").isLacking(in: client, enums: [:]))
+        #expect(!CompatibilityGate.Construct.operator("eq").isLacking(in: client, enums: [:]))
+        #expect(CompatibilityGate.Construct.schema(2).isLacking(in: client, enums: [:]))
+        #expect(!CompatibilityGate.Construct.schema(1).isLacking(in: client, enums: [:]))
         #expect(CompatibilityGate.Construct.operator("in").description == "operator \"in\"")
+    }
+
+    // MARK: - Values of enum flags
+
+    static func theme(
+        default value: String = "blue", rules: [Rule] = [], overrides: [Override] = [], rollout: Rollout? = nil
+    ) -> Flag {
+        Flag(
+            key: "theme", type: .string, defaultValue: .string(value), overrides: overrides, rules: rules,
+            rollout: rollout)
+    }
+
+    /// Every place a value is served from counts, in force now or not: a kill or an expiry serves its value without
+    /// changing the flag, so the value must be known before.
+    @Test func aFlagCanServeEveryValueItHoldsWhereverItHoldsIt() {
+        var flag = Self.theme(
+            rules: [
+                Rule(name: "a", target: .conditions([]), serve: .value(.string("rule"))),
+                Rule(
+                    name: "b", target: .conditions([]),
+                    serve: .rollout(Rollout(value: .string("rule-rollout"), stage: .percent(5)))),
+                Rule(
+                    name: "c", target: .conditions([]),
+                    serve: .split([
+                        Variant(value: .string("arm-1"), weight: 50), Variant(value: .string("arm-2"), weight: 50),
+                    ])),
+                Rule(name: "d", target: .conditions([]), serve: .unknown(["future"])),
+            ],
+            overrides: [Override(target: .unit("u"), value: .string("override"))],
+            rollout: Rollout(value: .string("rollout"), stage: .percent(1)))
+        flag.killValue = .string("kill")
+        flag.expiredValue = .string("expired")
+        #expect(
+            flag.servableStrings == [
+                "blue", "rule", "rule-rollout", "arm-1", "arm-2", "override", "rollout", "kill", "expired",
+            ])
+        flag.archived = true
+        #expect(flag.servableStrings.isEmpty)
+        #expect(Flag(key: "b", type: .bool, defaultValue: .bool(true)).servableStrings.isEmpty)
+        #expect(Flag(key: "j", type: .json, defaultValue: .string("blue")).servableStrings.isEmpty)
+    }
+
+    @Test func aWriteIntroducesTheValuesTheFlagCouldNotServeBefore() {
+        let before = Self.theme(rules: [Rule(name: "a", target: .conditions([]), serve: .value(.string("green")))])
+        var now = before
+        now.rules.append(Rule(name: "b", target: .conditions([]), serve: .value(.string("orange"))))
+        now.killValue = .string("black")
+        #expect(
+            CompatibilityGate.introduced(serving: now, before: before) == [
+                .value("black", flag: "theme"), .value("orange", flag: "theme"),
+            ])
+        // A value moved from a rule to the default is not new; nor is anything a deletion or a narrowing leaves.
+        let moved = Self.theme(default: "green")
+        #expect(CompatibilityGate.introduced(serving: moved, before: before).isEmpty)
+        #expect(CompatibilityGate.introduced(serving: before, before: now).isEmpty)
+        // A new flag introduces every value it can serve.
+        #expect(
+            CompatibilityGate.introduced(serving: before, before: nil) == [
+                .value("blue", flag: "theme"), .value("green", flag: "theme"),
+            ])
+    }
+
+    /// A client lacks a value only when it reported the flag's values without it: one that reported none for the
+    /// flag (it reads it as a string, or is older) takes any value.
+    @Test func aValueIsLackingOnlyByAClientThatReadsTheFlagAsAnEnumWithoutIt() {
+        let client = ClientCapabilities.current
+        let orange = CompatibilityGate.Construct.value("orange", flag: "theme")
+        let old: [String: TelemetryReport.KnownValues] = ["theme": .init(values: ["blue", "green"])]
+        let new: [String: TelemetryReport.KnownValues] = ["theme": .init(values: ["blue", "green", "orange"])]
+        #expect(orange.isLacking(in: client, enums: old))
+        #expect(!orange.isLacking(in: client, enums: new))
+        #expect(!orange.isLacking(in: client, enums: [:]))
+        #expect(!orange.isLacking(in: client, enums: ["other": .init(values: ["blue"])]))
+        #expect(orange.description == "value \"orange\"")
     }
 }

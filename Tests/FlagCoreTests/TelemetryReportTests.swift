@@ -109,6 +109,97 @@ struct TelemetryReportTests {
         #expect(report.counts == ["new-checkout": ["on": ["TARGETING_MATCH": 12], "": ["ERROR": 1]]])
     }
 
+    // MARK: - Known values of enum flags
+
+    /// The member sits between `capabilities` and `counts`, flags sorted, values in the order the app declares them.
+    @Test func knownValuesAreWrittenAfterTheCapabilitiesAndReadBackEqual() throws {
+        var report = Self.full
+        report.enums = [
+            "checkout-theme": .init(values: ["blue", "green", "orange"], defaultValue: "blue"),
+            "banner-size": .init(values: ["small", "large"]),
+        ]
+        let bytes = report.encoded()
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"{"instance":"in_3q2x","sdk":{"name":"FlagClient","version":"2.0.0"},"#
+                + #""app":{"name":"Shop","version":"5.3.0"},"version":41,"appliedAt":"2026-12-02T10:00:00Z","#
+                + #""capabilities":{"schema":1,"operators":["eq","in","semver_gte"]},"#
+                + #""enums":{"banner-size":{"values":["small","large"]},"#
+                + #""checkout-theme":{"values":["blue","green","orange"],"default":"blue"}},"#
+                + #""counts":{"beta":{"off":{"DEFAULT":1000000000000}},"#
+                + #""new-checkout":{"":{"ERROR":1},"on":{"SPLIT":3,"TARGETING_MATCH":12}}}}"#)
+        #expect(try TelemetryReport.decode(bytes) == report)
+    }
+
+    @Test func theDocumentedKnownValuesRead() throws {
+        let report = try TelemetryReport.decode(
+            Self.body(#""enums":{"checkout-theme":{"values":["blue","green"],"default":"blue"}}"#))
+        #expect(report.enums == ["checkout-theme": .init(values: ["blue", "green"], defaultValue: "blue")])
+    }
+
+    /// 64 values of 64 characters (counted as an enum flag's values are, in characters) for each of 200 flags.
+    @Test func knownValuesAtTheirBoundsAreAccepted() throws {
+        let longest = String(repeating: "é", count: 64)
+        let values = (0..<63).map { #""v\#($0)""# }.joined(separator: ",") + #","\#(longest)""#
+        let flags = (0..<200).map { #""f\#($0)":{"values":[\#(values)],"default":"\#(longest)"}"# }
+        var limits = TelemetryReport.Limits()
+        limits.maxBytes = .max  // 200 × 64 values do not fit 256 KiB; the other bounds are the ones under test
+        let report = try TelemetryReport.decode(
+            Self.body(#""enums":{\#(flags.joined(separator: ","))}"#), limits: limits)
+        #expect(report.enums.count == 200)
+        #expect(report.enums["f7"]?.values.count == 64)
+        #expect(report.enums["f7"]?.defaultValue == longest)
+    }
+
+    /// Each bound of `enums` is named in its refusal, at the member over it.
+    @Test(arguments: [
+        (
+            #""enums":{\#((0..<201).map { #""f\#($0)":{"values":["a"]}"# }.joined(separator: ","))}"#, "enums",
+            "has more than 200 flags"
+        ),
+        (
+            #""enums":{"f":{"values":[\#((0..<65).map { #""v\#($0)""# }.joined(separator: ","))]}}"#,
+            "enums.f.values", "has more than 64 values"
+        ),
+        (
+            #""enums":{"f":{"values":["\#(String(repeating: "x", count: 65))"]}}"#, "enums.f.values[0]",
+            "must have 1 to 64 characters, found 65"
+        ),
+        (#""enums":{"f":{"values":["a",""]}}"#, "enums.f.values[1]", "must have 1 to 64 characters, found 0"),
+        (
+            #""enums":{"f":{"values":["a"],"default":"\#(String(repeating: "x", count: 65))"}}"#, "enums.f.default",
+            "must have 1 to 64 characters, found 65"
+        ),
+        (
+            #""enums":{"f":{"values":["blue","green","blue"]}}"#, "enums.f.values[2]",
+            #"is "blue" again; list each value once"#
+        ),
+        (#""enums":{"f":{"values":[]}}"#, "enums.f.values", "must list at least one value"),
+        (#""enums":{"f":{"default":"a"}}"#, "enums.f.values", "is missing"),
+        (#""enums":{"":{"values":["a"]}}"#, "enums", "has an empty flag key"),
+        (#""enums":[]"#, "enums", "must be an object, found an array"),
+        (#""enums":{"f":["a"]}"#, "enums.f", #"must be an object with "values", found an array"#),
+        (#""enums":{"f":{"values":"a"}}"#, "enums.f.values", "must be an array of strings, found a string"),
+        (#""enums":{"f":{"values":[1]}}"#, "enums.f.values[0]", "must be a string, found a number"),
+        (#""enums":{"f":{"values":["a"],"default":1}}"#, "enums.f.default", "must be a string, found a number"),
+        (
+            #""enums":{"f":{"values":["a\u001b[2J"]}}"#, "enums.f.values[0]",
+            "contains the control character U+001B at position 2; send printable text"
+        ),
+        (#""enums":{"f":{"values":["a"]},"f":{"values":["b"]}}"#, "enums.f", "is given twice"),
+    ])
+    func knownValuesOverABoundOrOfTheWrongShapeAreRefused(_ members: String, _ field: String, _ message: String) {
+        let error = Self.refusal(Self.body(members))
+        #expect(error == WireFormatError(format: "telemetry report", field: field, message: message))
+    }
+
+    @Test func theDocumentedMessageForTooManyValues() {
+        let values = (0..<65).map { #""v\#($0)""# }.joined(separator: ",")
+        let error = Self.refusal(Self.body(#""enums":{"checkout-theme":{"values":[\#(values)]}}"#))
+        #expect(
+            error?.description == #"the telemetry report's "enums.checkout-theme.values" has more than 64 values"#)
+    }
+
     // MARK: - Missing members
 
     @Test(arguments: [

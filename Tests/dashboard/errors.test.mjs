@@ -45,10 +45,26 @@ test('a refusal by the compatibility gate keeps its findings', () => {
         constructs: ['operator "semver_gte" in flag "new-checkout"'],
         share: '3 of 850 active instances (0.35 %)',
         sdks: ['FlagClient 1.2.0: 3'],
+        apps: [],
     });
     assert.equal(errorInfo(422, { error: { code: 'invalid_flag_set', message: 'x' } }).incompatibility, null);
     assert.deepEqual(incompatibilityLines(errorInfo(422, { error: { code: 'incompatible_clients' } }).incompatibility),
-        { constructs: [], share: '0 of 0 active instances (0.00 %)', sdks: [] }, 'a body without findings still reads');
+        { constructs: [], share: '0 of 0 active instances (0.00 %)', sdks: [], apps: [] },
+        'a body without findings still reads');
+});
+
+test('a refusal of a value apps read as an enum lacks names their app versions', () => {
+    const info = errorInfo(422, { error: {
+        code: 'incompatible_clients', message: 'value "orange" …', constructs: ['value "orange" in flag "checkout-theme"'],
+        lacking: 1, active: 2, sdks: [{ name: 'FlagClient', version: '2.0.0', instances: 1 }],
+        apps: [{ name: 'Shop', version: '5.2.0', instances: 1 }, { name: 'Shop' }, null],
+    } });
+    assert.deepEqual(incompatibilityLines(info.incompatibility), {
+        constructs: ['value "orange" in flag "checkout-theme"'],
+        share: '1 of 2 active instances (50.00 %)',
+        sdks: ['FlagClient 2.0.0: 1'],
+        apps: ['Shop 5.2.0: 1'],
+    });
     assert.equal(networkErrorInfo().incompatibility, null);
 });
 

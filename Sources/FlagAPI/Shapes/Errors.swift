@@ -32,12 +32,14 @@ public struct APIError: Sendable, Codable, Hashable {
     public var active: Int?
     /// For `incompatible_clients`: those that cannot, by SDK version.
     public var sdks: [SDKInstances]?
+    /// For `incompatible_clients`: those that cannot and named their app, by app version.
+    public var apps: [SDKInstances]?
 
     /// An error; the members of a conflict, an invalid set or the compatibility gate are left out unless given.
     public init(
         code: ErrorCode, message: String, path: String? = nil, subject: ErrorSubject? = nil, currentVersion: Int? = nil,
         problems: [ErrorProblem]? = nil, constructs: [String]? = nil, lacking: Int? = nil, active: Int? = nil,
-        sdks: [SDKInstances]? = nil
+        sdks: [SDKInstances]? = nil, apps: [SDKInstances]? = nil
     ) {
         self.code = code
         self.message = message
@@ -49,6 +51,7 @@ public struct APIError: Sendable, Codable, Hashable {
         self.lacking = lacking
         self.active = active
         self.sdks = sdks
+        self.apps = apps
     }
 }
 

@@ -44,11 +44,14 @@ public struct ClientInstance: Sendable, Codable, Hashable {
     public var lastSeen: Date
     /// What it can evaluate; in a `clients` answer only.
     public var capabilities: Capabilities?
+    /// The flags it reads as enums, with the values it knows of each; in a `clients` answer only, and only when it
+    /// reported some.
+    public var enums: [String: KnownValues]?
 
     /// An instance.
     public init(
         id: String, sdk: Software, app: Software?, version: Int?, appliedAt: Date?, lastSeen: Date,
-        capabilities: Capabilities?
+        capabilities: Capabilities?, enums: [String: KnownValues]? = nil
     ) {
         self.id = id
         self.sdk = sdk
@@ -57,6 +60,21 @@ public struct ClientInstance: Sendable, Codable, Hashable {
         self.appliedAt = appliedAt
         self.lastSeen = lastSeen
         self.capabilities = capabilities
+        self.enums = enums
+    }
+}
+
+/// What an app knows of a flag it reads as an enum: its cases' raw values and its compiled-in default.
+public struct KnownValues: Sendable, Codable, Hashable {
+    /// The raw values, in the order the app's enum declares them.
+    public var values: [String]
+    /// The default compiled into the app, when it said.
+    public var `default`: String?
+
+    /// Known values.
+    public init(values: [String], default: String? = nil) {
+        self.values = values
+        self.default = `default`
     }
 }
 
@@ -88,7 +106,7 @@ public struct Capabilities: Sendable, Codable, Hashable {
     }
 }
 
-/// Instances of one SDK version.
+/// Instances of one SDK version (or of one app version, in an `incompatible_clients` error's `apps`).
 public struct SDKInstances: Sendable, Codable, Hashable {
     /// The SDK's name.
     public var name: String

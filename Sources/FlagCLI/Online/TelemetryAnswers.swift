@@ -21,6 +21,9 @@ struct ReportingInstance: Equatable {
     let lastSeen: Date?
     /// What it can evaluate; `nil` in a propagation answer, which does not carry it.
     let capabilities: ClientCapabilities?
+    /// The flags it reads as enums, with the values it knows of each; empty when it reported none (and in a
+    /// propagation answer).
+    var enums: [String: TelemetryReport.KnownValues] = [:]
 }
 
 /// `GET /v1/admin/sets/{set}/clients`: the instances that reported in the last 10 minutes.
@@ -149,7 +152,8 @@ extension ReportingInstance {
         self.init(
             id: wire.id, sdk: .init(wire.sdk), app: wire.app.map(TelemetryReport.Software.init), version: wire.version,
             appliedAt: wire.appliedAt, lastSeen: wire.lastSeen,
-            capabilities: wire.capabilities.map { ClientCapabilities(schema: $0.schema, operators: Set($0.operators)) })
+            capabilities: wire.capabilities.map { ClientCapabilities(schema: $0.schema, operators: Set($0.operators)) },
+            enums: (wire.enums ?? [:]).mapValues { .init(values: $0.values, defaultValue: $0.default) })
     }
 }
 

@@ -7,6 +7,7 @@ import Foundation
 /// ```json
 /// {"instance":"in_4f…","sdk":{"name":"FlagClient","version":"2.0.0"},"app":{"name":"Shop","version":"5.3.0"},
 ///  "version":41,"appliedAt":"2026-12-02T10:00:00Z","capabilities":{"schema":1,"operators":["eq","in",…]},
+///  "enums":{"checkout-theme":{"values":["blue","green"],"default":"blue"}},
 ///  "counts":{"new-checkout":{"on":{"TARGETING_MATCH":12},"":{"ERROR":1}}}}
 /// ```
 ///
@@ -37,6 +38,35 @@ public struct TelemetryReport: Sendable, Hashable {
         }
     }
 
+    /// What an app knows of a `string` flag it reads as an enum: the raw values of the enum's cases, and the
+    /// compiled-in default it serves in place of any other value.
+    public struct KnownValues: Sendable, Hashable {
+        /// The raw values, in the order the enum declares its cases.
+        public var values: [String]
+        /// The raw value of the default compiled into the app; `nil` when the client does not say.
+        public var defaultValue: String?
+
+        /// Known values.
+        public init(values: [String], defaultValue: String? = nil) {
+            self.values = values
+            self.defaultValue = defaultValue
+        }
+
+        /// Writes `{"values":[…],"default"}`, as a report carries it and the admin API answers it.
+        public func write(to writer: inout JSONWriter) {
+            writer.beginObject()
+            writer.key("values")
+            writer.beginArray()
+            for value in values { writer.string(value) }
+            writer.endArray()
+            if let defaultValue {
+                writer.key("default")
+                writer.string(defaultValue)
+            }
+            writer.endObject()
+        }
+    }
+
     /// Evaluations since the last report: flag key → variant (`""` where there is none) → reason → count.
     public typealias Counts = [String: [String: [String: Int]]]
 
@@ -52,13 +82,16 @@ public struct TelemetryReport: Sendable, Hashable {
     public var appliedAt: Date?
     /// What the client can evaluate.
     public var capabilities: ClientCapabilities
+    /// The flags the app reads as enums, by key, with the values it knows of each: the compatibility gate refuses
+    /// to make a flag serve a value that too many active instances do not know.
+    public var enums: [String: KnownValues]
     /// Evaluations since the last report.
     public var counts: Counts
 
     /// A report.
     public init(
         instance: String, sdk: Software, app: Software? = nil, version: Int? = nil, appliedAt: Date? = nil,
-        capabilities: ClientCapabilities = .current, counts: Counts = [:]
+        capabilities: ClientCapabilities = .current, enums: [String: KnownValues] = [:], counts: Counts = [:]
     ) {
         self.instance = instance
         self.sdk = sdk
@@ -66,6 +99,7 @@ public struct TelemetryReport: Sendable, Hashable {
         self.version = version
         self.appliedAt = appliedAt
         self.capabilities = capabilities
+        self.enums = enums
         self.counts = counts
     }
 
@@ -81,6 +115,12 @@ public struct TelemetryReport: Sendable, Hashable {
         public var maxReasons = 16
         /// Operators in `capabilities`.
         public var maxOperators = 256
+        /// Flags in `enums`.
+        public var maxEnumFlags = 200
+        /// Values of one flag in `enums`: as many as an enum flag may list.
+        public var maxEnumValues = Flag.maxValues
+        /// Characters of one value (or default) in `enums`: as many as an enum flag's value may have.
+        public var maxEnumValueLength = Flag.maxValueLength
         /// UTF-8 bytes of any one name, id or version string.
         public var maxStringBytes = 256
         /// One count (a client reports at least once a minute; this is far above any real minute).
@@ -116,6 +156,16 @@ public struct TelemetryReport: Sendable, Hashable {
         }
         writer.key("capabilities")
         capabilities.write(to: &writer)
+        // Left out when empty, so that a report of an app without enum keys reads as it did before them.
+        if !enums.isEmpty {
+            writer.key("enums")
+            writer.beginObject()
+            for (flag, known) in enums.sorted(by: { utf8Less($0.key, $1.key) }) {
+                writer.key(flag)
+                known.write(to: &writer)
+            }
+            writer.endObject()
+        }
         writer.key("counts")
         writer.beginObject()
         for (flag, variants) in counts.sorted(by: { utf8Less($0.key, $1.key) }) {
@@ -141,7 +191,8 @@ public struct TelemetryReport: Sendable, Hashable {
 
     /// Reads a report strictly: `instance`, `sdk` and `capabilities` (with `schema` and `operators`) are required,
     /// every member present must have its shape, a name given twice in one object is refused, a string or a member
-    /// name with a control character (C0, DEL, C1) is refused, and every part is bounded by `limits`. Unknown
+    /// name with a control character (C0, DEL, C1) is refused, a value listed twice in `enums` is refused, and every
+    /// part is bounded by `limits`. Unknown
     /// members are ignored (a newer SDK may send more). `appliedAt` is floored to the whole second, as `encoded()`
     /// writes it.
     /// - Throws: `WireFormatError` naming the first bad member, or the limit a report is over.
@@ -240,6 +291,45 @@ public struct TelemetryReport: Sendable, Hashable {
                 try body(&reader, name, path)
             }
         }
+        // A value of an enum flag, bounded as the flag's own values are: in characters.
+        func enumValue(_ reader: inout JSONReader, _ field: String) throws -> String {
+            let value = try fields.string(&reader, field)
+            guard !value.isEmpty, value.count <= limits.maxEnumValueLength else {
+                throw fields.error(
+                    field, "must have 1 to \(limits.maxEnumValueLength) characters, found \(value.count)")
+            }
+            try printable(value, field, "contains")
+            return value
+        }
+        func knownValues(_ reader: inout JSONReader, _ field: String) throws -> KnownValues {
+            try fields.expect(&reader, .object, "an object with \"values\"", field)
+            var values: [String]?
+            var defaultValue: String?
+            try object(&reader, field) { reader, member, path in
+                switch member {
+                case "values":
+                    try fields.expect(&reader, .array, "an array of strings", path)
+                    var listed: [String] = []
+                    var seen: Set<String> = []
+                    try reader.readArray { reader, index in
+                        guard index < limits.maxEnumValues else {
+                            throw fields.error(path, "has more than \(limits.maxEnumValues) values")
+                        }
+                        let value = try enumValue(&reader, "\(path)[\(index)]")
+                        guard seen.insert(value).inserted else {
+                            throw fields.error("\(path)[\(index)]", "is \"\(value)\" again; list each value once")
+                        }
+                        listed.append(value)
+                    }
+                    values = listed
+                case "default": defaultValue = try enumValue(&reader, path)
+                default: try reader.skipValue()
+                }
+            }
+            guard let values else { throw fields.error("\(field).values", "is missing") }
+            guard !values.isEmpty else { throw fields.error("\(field).values", "must list at least one value") }
+            return KnownValues(values: values, defaultValue: defaultValue)
+        }
         let countBound = "from 0 to \(limits.maxCount)"
         var instance: String?
         var sdk: Software?
@@ -284,6 +374,11 @@ public struct TelemetryReport: Sendable, Hashable {
                     // Read as "knows no operator", a missing list would refuse every rule for this client.
                     guard let operators else { throw fields.error("capabilities.operators", "is missing") }
                     capabilities = ClientCapabilities(schema: schema, operators: operators)
+                case "enums":
+                    try members(&reader, "enums", limit: limits.maxEnumFlags, what: "flags") { reader, flag, path in
+                        guard !flag.isEmpty else { throw fields.error("enums", "has an empty flag key") }
+                        report.enums[flag] = try knownValues(&reader, path)
+                    }
                 case "counts":
                     try members(&reader, "counts", limit: limits.maxFlags, what: "flags") { reader, flag, path in
                         guard !flag.isEmpty else { throw fields.error("counts", "has an empty flag key") }

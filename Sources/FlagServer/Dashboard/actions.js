@@ -27,6 +27,8 @@ async function confirmIncompatible(error, canForce) {
             list('incompatible-constructs', found.constructs),
             found.sdks.length ? h('p', null, 'Their SDK versions (instances):') : null,
             list('incompatible-sdks', found.sdks),
+            found.apps.length ? h('p', null, 'Their app versions (instances):') : null,
+            list('incompatible-apps', found.apps),
             h('p', { class: 'muted' }, canForce
                 ? 'Nothing was written. Written anyway, those instances serve the flag\'s compiled-in default, and the '
                     + 'audit log records that it was written anyway.'

@@ -42,24 +42,27 @@ export function errorInfo(status, body) {
 
 /**
  * The compatibility gate's findings in a 422 `incompatible_clients` (docs/telemetry.md, "The compatibility gate"):
- * `{constructs, lacking, active, sdks: [{name, version, instances}]}`, members of the wrong shape left out.
+ * `{constructs, lacking, active, sdks: [{name, version, instances}], apps: [{name, version, instances}]}` (`apps`
+ * tallies those that named their app, for a value an enum lacks), members of the wrong shape left out.
  */
 function incompatibility(error) {
     const count = (value) => (Number.isInteger(value) && value >= 0 ? value : 0);
+    const versions = (items) => (Array.isArray(items) ? items : [])
+        .filter((item) => item && typeof item.name === 'string' && typeof item.version === 'string')
+        .map((item) => ({ name: item.name, version: item.version, instances: count(item.instances) }));
     return {
         constructs: Array.isArray(error.constructs) ? error.constructs.filter((item) => typeof item === 'string') : [],
         lacking: count(error.lacking),
         active: count(error.active),
-        sdks: (Array.isArray(error.sdks) ? error.sdks : [])
-            .filter((sdk) => sdk && typeof sdk.name === 'string' && typeof sdk.version === 'string')
-            .map((sdk) => ({ name: sdk.name, version: sdk.version, instances: count(sdk.instances) })),
+        sdks: versions(error.sdks),
+        apps: versions(error.apps),
     };
 }
 
 /**
  * What the refusal of a change that clients cannot evaluate shows besides its message: `{constructs: ['operator
  * "semver_gte" in flag "new-checkout"'], share: '3 of 850 active instances (0.35 %)', sdks: ['FlagClient 1.2.0:
- * 3']}`.
+ * 3'], apps: ['Shop 5.2.0: 3']}`.
  */
 export function incompatibilityLines(found) {
     const percent = found.active > 0 ? ((found.lacking / found.active) * 100).toFixed(2) : '0.00';
@@ -67,6 +70,7 @@ export function incompatibilityLines(found) {
         constructs: found.constructs,
         share: `${found.lacking} of ${found.active} active instance${found.active === 1 ? '' : 's'} (${percent} %)`,
         sdks: found.sdks.map((sdk) => `${sdk.name} ${sdk.version}: ${sdk.instances}`),
+        apps: found.apps.map((app) => `${app.name} ${app.version}: ${app.instances}`),
     };
 }
 

@@ -100,7 +100,8 @@ extension FlagServerApp {
                 silent: telemetry.silentConnections(set: set)))
     }
 
-    /// An instance as the clients and propagation answers show it; `capabilities` only in the former.
+    /// An instance as the clients and propagation answers show it; `capabilities` and `enums` (when it reported
+    /// some) only in the former, which `flagctl lint --against` judges by.
     static func clientInstance(_ instance: ClientTelemetry.Instance, capabilities: Bool) -> ClientInstance {
         let report = instance.report
         return ClientInstance(
@@ -110,7 +111,9 @@ extension FlagServerApp {
             capabilities: capabilities
                 ? Capabilities(
                     schema: report.capabilities.schema, operators: report.capabilities.operators.sorted(by: utf8Less))
-                : nil)
+                : nil,
+            enums: capabilities && !report.enums.isEmpty
+                ? report.enums.mapValues { KnownValues(values: $0.values, default: $0.defaultValue) } : nil)
     }
 
     /// `GET /v1/admin/sets/{set}/usage?key=&days=`: evaluations per flag and day (UTC), the variants served, when
