@@ -111,6 +111,8 @@ let package = Package(
         .executableTarget(name: "servebench", dependencies: ["FlagServer", "FlagHTTP", "FlagCore"]),
         // flagdemo: a service embedding FlagClient, for docs/client.md and the README.
         .executableTarget(name: "flagdemo", dependencies: ["FlagClient", "FlagCore"]),
+        // flagshareprobe: the app and the app extension of the shared-cache tests, as two processes (tests only).
+        .executableTarget(name: "flagshareprobe", dependencies: ["FlagClient"], path: "Tests/flagshareprobe"),
         // What every test target may share, without the server: temporary directories, polling with a timeout, raw
         // socket clients, HTTP parsing helpers, child processes, a tampering proxy and a PostgreSQL test database.
         // Regular targets so that test targets can depend on them; no product, nothing ships them.
@@ -145,7 +147,7 @@ let package = Package(
             name: "FlagClientTests",
             dependencies: [
                 "FlagClient", "FlagClientTesting", "FlagCore", "FlagLock", "FlagSQLite", "FlagServer", "FlagHTTP",
-                "FlagSigning", "flagdemo",
+                "FlagSigning", "flagdemo", "flagshareprobe",
                 "FlagTestSupport",
             ]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),

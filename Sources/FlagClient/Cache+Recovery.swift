@@ -49,6 +49,8 @@ extension FlagCache {
     /// second fail at once with the same error: sessions persisting a value per flag read would otherwise queue
     /// 250 ms each, and `shutdown` (which waits for them) and new sets (which are cached first) behind them.
     func healingWrite<T>(now: Date, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        // A read-only client hands its cache to nothing that writes; this is the last guard should that change.
+        guard !readOnly else { throw CacheDamage(message: "the flag cache at \(path) is open read-only") }
         if let (until, error) = busy.withLock({ $0 }), ContinuousClock.now < until { throw error }
         try reopenIfReplaced(now: now)
         let database = database
@@ -94,6 +96,9 @@ extension FlagCache {
     /// keys, bytes that fail verification (`because` then says so).
     /// Does nothing when `damaged` was already replaced (by another thread that met the same damage).
     func rebuild(damaged: SQLiteDatabase, because what: String = "is damaged", now: Date) throws {
+        guard !readOnly else {
+            throw CacheDamage(message: "the flag cache at \(path) \(what); left for the app to rebuild (read-only)")
+        }
         recovery.lock()
         defer { recovery.unlock() }
         guard damaged === database else { return }

@@ -13,25 +13,7 @@ extension FlagCache {
                 "SELECT unit_id, created_at FROM session WHERE id = ? AND set_name = ?", [.text(id), .text(set)]
             ) { row in (unit: try row.text(0), createdAt: try row.double(1)) }
             if let existing, existing.unit == unitID, now.timeIntervalSince1970 - existing.createdAt < ttl {
-                let rows = try db.query(
-                    "SELECT flag, value, reason, variant, error_code, version FROM session_value WHERE session_id = ?",
-                    [.text(id)]
-                ) { row in
-                    (
-                        key: try row.text(0), value: try row.blob(1), reason: try row.text(2),
-                        variant: try row.optionalText(3), errorCode: try row.optionalText(4),
-                        version: try row.optionalInt(5)
-                    )
-                }
-                var frozen: [String: EvaluationDetail<JSONValue>] = [:]
-                for row in rows {
-                    // A value that no longer parses is dropped on purpose: the flag is evaluated afresh instead.
-                    guard let value = try? JSONReader.parse(row.value) else { continue }
-                    frozen[row.key] = EvaluationDetail(
-                        value: value, reason: Reason(rawValue: row.reason), variant: row.variant,
-                        errorCode: row.errorCode.map(ErrorCode.init(rawValue:)), version: row.version)
-                }
-                return frozen
+                return try Self.sessionValues(id: id, db)
             }
             try db.execute("DELETE FROM session WHERE id = ?", [.text(id)])
             try db.execute(
@@ -39,6 +21,29 @@ extension FlagCache {
                 [.text(id), .text(set), .text(unitID), .real(now.timeIntervalSince1970)])
             return [:]
         }
+    }
+
+    /// The frozen values stored for session `id`.
+    static func sessionValues(id: String, _ db: SQLiteConnection) throws -> [String: EvaluationDetail<JSONValue>] {
+        let rows = try db.query(
+            "SELECT flag, value, reason, variant, error_code, version FROM session_value WHERE session_id = ?",
+            [.text(id)]
+        ) { row in
+            (
+                key: try row.text(0), value: try row.blob(1), reason: try row.text(2),
+                variant: try row.optionalText(3), errorCode: try row.optionalText(4),
+                version: try row.optionalInt(5)
+            )
+        }
+        var frozen: [String: EvaluationDetail<JSONValue>] = [:]
+        for row in rows {
+            // A value that no longer parses is dropped on purpose: the flag is evaluated afresh instead.
+            guard let value = try? JSONReader.parse(row.value) else { continue }
+            frozen[row.key] = EvaluationDetail(
+                value: value, reason: Reason(rawValue: row.reason), variant: row.variant,
+                errorCode: row.errorCode.map(ErrorCode.init(rawValue:)), version: row.version)
+        }
+        return frozen
     }
 
     /// Records the frozen values of a persisted session (insert or replace, e.g. when a kill replaces one).
@@ -85,6 +90,7 @@ extension FlagCache {
 
     /// Sets (or with `nil` clears) an API override.
     func setOverride(set: String, key: String, text: String?) throws {
+        guard !readOnly else { throw CacheDamage(message: "the flag cache at \(path) is open read-only") }
         try database.write { db in
             if let text {
                 try db.execute(

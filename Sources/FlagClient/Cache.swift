@@ -23,6 +23,9 @@ final class FlagCache: Sendable {
     let recovery = NSLock()
     let path: String
     let log: @Sendable (FlagClientLogMessage.Level, String) -> Void
+    /// Opened by a ``FlagClient/CacheAccess/readOnly`` client: nothing is written, moved or rebuilt
+    /// (`Cache+ReadOnly.swift`).
+    let readOnly: Bool
     /// Until when writes fail at once, and with what: another process held the write lock past the busy timeout.
     let busy = Locked<(until: ContinuousClock.Instant, error: SQLiteError)?>(nil)
     /// How long writes fail at once after one waited the busy timeout in vain.
@@ -31,11 +34,13 @@ final class FlagCache: Sendable {
     /// The database in use now.
     var database: SQLiteDatabase { opened.withLock { $0.database } }
 
-    private init(
-        database: SQLiteDatabase, path: String, log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
+    init(
+        database: SQLiteDatabase, path: String, readOnly: Bool = false,
+        log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
     ) {
         self.opened = Locked(Opened(database: database, file: FileIdentity(path: path)))
         self.path = path
+        self.readOnly = readOnly
         self.log = log
     }
 
@@ -144,9 +149,14 @@ final class FlagCache: Sendable {
 
     /// WAL + `synchronous=NORMAL`, and a short busy timeout: a set is cached before it is put in use, and `init`
     /// and `session(id:)` touch the database on the caller's thread; none may wait SQLite's usual 5 s for a lock
-    /// another process holds.
-    static let configuration = SQLiteDatabase.Configuration(
-        journalMode: .wal, synchronous: .normal, busyTimeout: .milliseconds(250))
+    /// another process holds. The `-wal` and `-shm` files stay when the client closes the cache, so that a
+    /// read-only client of an app extension can open it while the app is not running.
+    static let configuration = {
+        var configuration = SQLiteDatabase.Configuration(
+            journalMode: .wal, synchronous: .normal, busyTimeout: .milliseconds(250))
+        configuration.persistentWAL = true
+        return configuration
+    }()
 
     /// Applies the migrations. A file that has them all is used even when the write that confirms it cannot run
     /// now (another connection holds the write lock, the file is read-only): reads work; writes fail and are logged.

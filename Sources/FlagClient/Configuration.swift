@@ -20,8 +20,13 @@ extension FlagClient {
         public var sdkKey: String
         /// Where the SQLite cache lives; `nil` keeps nothing on disk (and persisted sessions last one process).
         public var cacheDirectory: URL?
-        /// How to stay fresh: `.stream` (default), `.poll`, `.longPoll` or `.off`.
-        public var refresh: RefreshMode = .stream
+        /// How to stay fresh: `.stream`, `.poll`, `.longPoll` or `.off`. Unless set, `.stream` for a
+        /// ``CacheAccess/readWrite`` client and `.off` for a ``CacheAccess/readOnly`` one, which takes the app's sets
+        /// from the shared cache instead.
+        public var refresh: RefreshMode {
+            get { explicitRefresh ?? (cacheAccess == .readOnly ? .off : .stream) }
+            set { explicitRefresh = newValue }
+        }
         /// Seconds between polls with `.poll` (and after the stream falls back to polling). Default 30.
         public var pollInterval: Double = 30
         /// Seconds the server may hold a long poll. Default 30.
@@ -67,6 +72,19 @@ extension FlagClient {
         /// `CFBundleShortVersionString` when it has both, else `nil` (the report then names no app).
         public var app: TelemetryReport.Software? = FlagClient.app(infoDictionary: Bundle.main.infoDictionary)
 
+        // App extensions (docs/client.md, "App extensions"): kept in a block of its own.
+        /// Whether this client writes the cache (`.readWrite`, the default: the app) or only reads what another
+        /// process of the app wrote there (`.readOnly`: a widget, a notification service or a share extension). Point
+        /// ``cacheDirectory`` of both at the same App Group container.
+        ///
+        /// ```swift
+        /// var configuration = FlagClient.Configuration(server: url, set: "ios-prod", sdkKey: key, cacheDirectory: group)
+        /// configuration.cacheAccess = .readOnly   // in the widget; the app keeps .readWrite
+        /// ```
+        public var cacheAccess: CacheAccess = .readWrite
+        /// ``refresh`` as set, or `nil` for the default of ``cacheAccess``.
+        private var explicitRefresh: RefreshMode?
+
         /// A configuration with the defaults above.
         public init(server: URL, set: String, sdkKey: String, cacheDirectory: URL?) {
             self.server = server
@@ -74,6 +92,18 @@ extension FlagClient {
             self.sdkKey = sdkKey
             self.cacheDirectory = cacheDirectory
         }
+    }
+}
+
+extension FlagClient {
+    /// Whether a client writes its cache or only reads it: see ``Configuration/cacheAccess``.
+    public enum CacheAccess: Sendable, Hashable {
+        /// Reads and writes the cache: downloads, persisted sessions and overrides are stored. The app's setting.
+        case readWrite
+        /// Only reads the cache another process (the app) writes: nothing is stored, no write lock is taken, and the
+        /// newest set the app stored is read when a session starts and on ``FlagClient/reload()``. For app
+        /// extensions.
+        case readOnly
     }
 }
 

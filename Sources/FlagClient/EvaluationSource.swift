@@ -201,13 +201,60 @@ final class LazySource: EvaluationSource {
     private let compiledFlags = Locked<[String: CompiledFlagSet]>([:])
     private let cohortSet = Locked<FlagSet?>(nil)
 
-    init(index: DocumentIndex, patches: [SetPatch] = []) {
+    /// The killed flags, when the one who made this source looked for them (`withKills`); `nil` at launch.
+    let killed: [String: JSONValue]?
+
+    init(index: DocumentIndex, patches: [SetPatch] = [], killed: [String: JSONValue]? = nil) {
         self.index = index
         self.patches = patches
+        self.killed = killed
+    }
+
+    /// This source with its killed flags known, so that publishing it applies them to open sessions at once: for a
+    /// read-only client, which puts the sets the app stored in use lazily and has no background compile after.
+    /// Only the flags whose bytes say `"killed": true` are decoded.
+    func withKills() -> LazySource {
+        var killed: [String: JSONValue] = [:]
+        var keys = Set(index.layout.flagRanges.keys)
+        for patch in patches { keys.formUnion(patch.flags.keys) }
+        for key in keys {
+            guard let bytes = flagBytes(key), Self.mayBeKilled(bytes) else { continue }
+            do {
+                if let flag = try Flag.decode(bytes, key: key).flag, flag.killed, !flag.archived {
+                    killed[key] = flag.killValue ?? flag.defaultValue
+                }
+            } catch {
+                // Handled where the flag is read: its evaluation reports the parse error.
+                continue
+            }
+        }
+        return LazySource(index: index, patches: patches, killed: killed)
+    }
+
+    /// Whether `bytes` hold a `"killed"` member whose value is `true` (spaces allowed around the colon); a flag
+    /// without one is not killed. A match inside another member only costs a decode.
+    static func mayBeKilled(_ bytes: [UInt8]) -> Bool {
+        let name = Array("\"killed\"".utf8)
+        let space: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        var start = 0
+        while start + name.count <= bytes.count {
+            guard bytes[start] == name[0], bytes[start..<start + name.count].elementsEqual(name) else {
+                start += 1
+                continue
+            }
+            var position = start + name.count
+            while position < bytes.count, space.contains(bytes[position]) { position += 1 }
+            if position < bytes.count, bytes[position] == UInt8(ascii: ":") {
+                position += 1
+                while position < bytes.count, space.contains(bytes[position]) { position += 1 }
+                if bytes[position...].starts(with: Array("true".utf8)) { return true }
+            }
+            start += 1
+        }
+        return false
     }
 
     var version: Int { patches.last?.version ?? index.version }
-    var killed: [String: JSONValue]? { nil }
 
     /// The bytes of flag `key` in the set this source serves: from the last patch that changed or removed it, else
     /// from the document.

@@ -112,7 +112,7 @@ extension FlagClient {
                     version: compiled.version, etag: nil, bytes: bootstrap,
                     index: try DocumentIndex(scanning: bootstrap).encoded(),
                     signature: verifier == nil ? nil : configuration.bootstrapSignature.map(trimmedSignature))
-                if let cache {
+                if let cache, !cache.readOnly {
                     do {
                         try cache.store(set: configuration.set, document: document, now: now)
                     } catch {
@@ -135,7 +135,7 @@ extension FlagClient {
     /// set this client can use; throws a refusal when, with a verifier, they do not verify. With a verifier the
     /// stored index is not used: nothing signs it, and ranges that point elsewhere would serve other bytes than
     /// the signed ones.
-    private static func readCached(
+    static func readCached(
         _ stored: FlagCache.Stored, set: String, verifier: SetVerifier?,
         log: (FlagClientLogMessage.Level, String) -> Void
     ) throws -> (DocumentIndex, [SetPatch])? {

@@ -18,6 +18,10 @@ public final class FlagClient: Sendable {
     /// The refresh loop and the telemetry reporter's loop, cancelled together.
     private let tasks: Locked<[Task<Void, Never>]>
 
+    // App extensions (FlagClient+Extensions.swift): kept in a block of their own.
+    /// A read-only client's reader of the app's cache; `nil` for a read-write client.
+    let sharedReader: SharedCacheReader?
+
     /// Creates a client: reads the cache (or seeds it from the bootstrap document) synchronously, then starts
     /// refreshing in the background. Throws only for a configuration that cannot work (a bad set name or URL);
     /// cache and network trouble are logged and served around.
@@ -42,9 +46,9 @@ public final class FlagClient: Sendable {
         let now = dependencies.now()
         let started = ContinuousClock.now
         let verifier = SetVerifier(set: configuration.set, keys: configuration.trustedKeys)
-        let starting = Self.loadSet(
-            configuration, verifier: verifier, cache: Self.openCache(configuration, now: now, log: log), now: now,
-            log: log)
+        let launch = Self.openCacheForLaunch(configuration, verifier: verifier, now: now, log: log)
+        sharedReader = launch.reader
+        let starting = Self.loadSet(configuration, verifier: verifier, cache: launch.cache, now: now, log: log)
         let (cache, source, state) = (starting.cache, starting.source, starting.state)
         log(
             .debug,
@@ -69,8 +73,11 @@ public final class FlagClient: Sendable {
         }
         core = ClientCore(
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
-            cache: cache, overrides: overrides, logger: logger, telemetry: telemetry, source: source, state: state)
-        let refresher = Refresher(core: core, configuration: configuration, starting: starting, verifier: verifier)
+            cache: launch.reader == nil ? cache : nil, overrides: overrides, logger: logger, telemetry: telemetry,
+            source: source, state: state)
+        let refresher = Refresher(
+            core: core, configuration: configuration, starting: Self.refresherStart(starting, launch.reader),
+            verifier: verifier)
         var tasks = [Task.detached(priority: .utility) { await refresher.run() }]
         if let telemetry { tasks.append(Task.detached(priority: .utility) { await telemetry.run() }) }
         self.tasks = Locked(tasks)
@@ -135,24 +142,28 @@ public final class FlagClient: Sendable {
         }
     }
 
-    /// A session living in memory: each flag freezes at its first read.
+    /// A session living in memory: each flag freezes at its first read. A ``CacheAccess/readOnly`` client first
+    /// checks whether the app stored a newer set or changed its overrides (see ``reload()``).
     ///
     /// ```swift
     /// let session = client.session(unitID: "u-42", attributes: ["country": "DE", "appVersion": "5.3.0"])
     /// ```
     public func session(unitID: String, attributes: [String: String] = [:]) -> FlagSession {
-        FlagSession(
+        sharedReader?.check(core)
+        return FlagSession(
             core: core, id: nil, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: [:])
     }
 
     /// A persisted session: the same `id` resumes with the same frozen values after a restart, until the session
     /// TTL (counted from its creation) passes. Without a cache it lives in memory only. Reads the cache database
-    /// (no network) on the calling thread.
+    /// (no network) on the calling thread. A ``CacheAccess/readOnly`` client resumes the values the app stored for
+    /// `id` and keeps the values it freezes itself in memory only.
     ///
     /// ```swift
     /// let session = client.session(id: "checkout-\(order.id)", unitID: user.id, attributes: ["country": "DE"])
     /// ```
     public func session(id: String, unitID: String, attributes: [String: String] = [:]) -> FlagSession {
+        if let sharedReader { return sharedSession(sharedReader, id: id, unitID: unitID, attributes: attributes) }
         var frozen: [String: EvaluationDetail<JSONValue>] = [:]
         if let cache = core.cache {
             do {
@@ -167,7 +178,8 @@ public final class FlagClient: Sendable {
     }
 
     /// Forces a flag's value in this process (a debug menu), kept in the cache across restarts; `nil` clears it.
-    /// Does nothing when overrides are disabled.
+    /// Does nothing when overrides are disabled. A ``CacheAccess/readOnly`` client keeps it in memory only, over the
+    /// overrides the app stored, and logs that it does.
     public func setOverride<Value: FlagValue>(_ key: FlagKey<Value>, to value: Value?) {
         setOverride(key.name, to: value?.flagValue)
     }
@@ -189,6 +201,13 @@ public final class FlagClient: Sendable {
                 writer.value(json)
                 text = String(decoding: writer.bytes, as: UTF8.self)
             }
+        }
+        if sharedReader != nil {
+            overrides.setInMemoryOverride(name, text: text)
+            core.log(
+                .info,
+                "the override of '\(name)' applies in this process only: a read-only client does not write the cache")
+            return
         }
         overrides.setAPIOverride(name, text: text)
         do {

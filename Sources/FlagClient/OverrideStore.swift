@@ -8,12 +8,18 @@ final class OverrideStore: Sendable {
     private struct Table: Sendable {
         var fileAndEnvironment: [String: RawOverride]
         var api: [String: String]
+        /// A read-only client's own `setOverride` calls, over the overrides the app stored (`api`), which it reads
+        /// again when the cache changes; `nil` clears one the app set.
+        var inMemory: [String: String?] = [:]
         var merged: [String: RawOverride] = [:]
         var reported: Set<String> = []
 
         mutating func merge() {
             merged = fileAndEnvironment
             for (key, text) in api { merged[key] = RawOverride(text: text, source: "setOverride") }
+            for (key, text) in inMemory {
+                merged[key] = text.map { RawOverride(text: $0, source: "setOverride (in memory)") }
+            }
         }
     }
 
@@ -71,6 +77,25 @@ final class OverrideStore: Sendable {
         let first = table.withLock { $0.reported.insert("\(key.name)=\(raw.text)").inserted }
         if first { log(.warning, "override of '\(key.name)' from \(raw.source) ignored: \(problem)") }
         return nil
+    }
+
+    /// Replaces the API overrides with those the app stored in the cache, for a read-only client; its own in-memory
+    /// ones stay on top.
+    func replaceStoredOverrides(_ api: [String: String]) {
+        table.withLock { table in
+            guard table.api != api else { return }
+            table.api = api
+            table.merge()
+        }
+    }
+
+    /// Sets or clears (`nil`) an override in this process only, over what the app stored: a read-only client's
+    /// `setOverride`.
+    func setInMemoryOverride(_ key: String, text: String?) {
+        table.withLock { table in
+            table.inMemory[key] = .some(text)
+            table.merge()
+        }
     }
 
     /// Sets or clears (`nil`) an API override's text.

@@ -12,6 +12,12 @@ extension SQLiteDatabase {
         try check("quick_check", maxProblems: maxProblems)
     }
 
+    /// SQLite's `PRAGMA data_version` on this connection: it changes when another connection (of this process or
+    /// another) commits, and only then, so that a reader can tell cheaply whether anything needs reading again.
+    public func dataVersion() throws -> Int {
+        try writeWithoutTransaction { db in try db.queryFirst("PRAGMA data_version") { try $0.int(0) } ?? 0 }
+    }
+
     private func check(_ pragma: String, maxProblems: Int) throws -> [String] {
         // Outside a transaction: on a damaged file even the COMMIT of a read transaction can fail.
         try writeWithoutTransaction { db in

@@ -27,6 +27,15 @@ extension SQLiteDatabase {
         public var busyTimeout: Duration
         /// Whether FOREIGN KEY constraints are enforced (SQLite leaves them off unless asked).
         public var foreignKeys: Bool
+        /// Opens an existing file read-only, for a process that shares a database another process writes: every file
+        /// (the database, its `-wal` and its `-shm`) is opened for reading only, so that the connection can neither
+        /// write nor take a lock that would keep the writer waiting. A WAL database's `-wal` and `-shm` must exist
+        /// (the writer keeps them with ``persistentWAL``); the journal mode is left as the file has it. Default off.
+        public var readOnly = false
+        /// Keeps a WAL database's `-wal` and `-shm` files when the last connection closes (SQLite deletes them
+        /// otherwise), so that ``readOnly`` connections of other processes can open the database while the writer is
+        /// not running; the `-wal` is emptied then, and whenever a checkpoint restarts it. Default off.
+        public var persistentWAL = false
 
         /// A configuration with the given settings.
         public init(

@@ -38,7 +38,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
     public init(path: String, configuration: Configuration = .server) throws {
         self.path = path
         self.configuration = configuration
-        let connection = try Self.open(path: path)
+        let connection = try Self.open(path: path, readOnly: configuration.readOnly)
         try Self.configure(connection, configuration, inMemory: path == ":memory:")
         self.connection = connection
     }
@@ -129,10 +129,17 @@ public final class SQLiteDatabase: @unchecked Sendable {
         return result
     }
 
-    private static func open(path: String) throws -> SQLiteConnection {
+    private static func open(path: String, readOnly: Bool) throws -> SQLiteConnection {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        var name = path
+        if readOnly && path != ":memory:" {
+            // `readonly_shm` opens the `-shm` for reading too: without it SQLite opens it for writing, creates it and
+            // the `-wal` when missing, and may rebuild the WAL index under the WAL's write lock.
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
+            name = "file:\(uriEscaped(path))?readonly_shm=1"
+        }
+        let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard let handle else {
             throw SQLiteError(extendedResultCode: SQLITE_NOMEM, message: "no memory to open the database at \(path)")
         }
@@ -149,12 +156,35 @@ public final class SQLiteDatabase: @unchecked Sendable {
         return connection
     }
 
+    /// `path` as the path of a `file:` URI: the characters that would end or escape it are percent-encoded.
+    private static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
     private static func configure(
         _ connection: SQLiteConnection,
         _ configuration: Configuration,
         inMemory: Bool
     ) throws {
         sqlite3_busy_timeout(connection.handle, configuration.busyTimeoutMilliseconds)
+        if configuration.persistentWAL && !inMemory {
+            var on: Int32 = 1
+            sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
+        }
+        if configuration.readOnly {
+            // Setting the journal mode or the sync level would write; reads need neither.
+            try connection.execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+            return
+        }
         if !inMemory {
             let mode = try connection.queryFirst("PRAGMA journal_mode = \(configuration.journalMode.rawValue)") {
                 try $0.text(0)
@@ -165,6 +195,10 @@ public final class SQLiteDatabase: @unchecked Sendable {
                     message: "journal_mode \(configuration.journalMode.rawValue) refused (got \(mode ?? "nothing"))"
                 )
             }
+        }
+        if configuration.persistentWAL && !inMemory {
+            // The log kept is emptied at the last close: a stale one would be replayed over the file at the next open.
+            try connection.execute("PRAGMA journal_size_limit = 0")
         }
         try connection.execute("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
         try connection.execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
