@@ -101,6 +101,7 @@ public final class FlagClient: Sendable {
         core.finishSubscribers()
         core.flushPersistence()
         core.cache?.close()
+        sharedReader?.close()
     }
 
     /// Where the values come from right now.

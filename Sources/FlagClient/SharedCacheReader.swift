@@ -18,6 +18,8 @@ final class SharedCacheReader: Sendable {
         /// When opening failed last: a damaged or half-created file is tried again a second later, not at every
         /// session (real time, as SQLite's busy timeout is).
         var failedAt: ContinuousClock.Instant?
+        /// After `FlagClient.shutdown`: the cache stays closed.
+        var isClosed = false
     }
 
     let directory: URL
@@ -59,6 +61,7 @@ final class SharedCacheReader: Sendable {
     /// launch does; a kill in it applies to open sessions), and reads the app's overrides again.
     func check(_ core: ClientCore) {
         state.withLock { state in
+            if state.isClosed { return }
             if state.cache == nil, let failedAt = state.failedAt, ContinuousClock.now - failedAt < .seconds(1) {
                 return
             }
@@ -84,6 +87,15 @@ final class SharedCacheReader: Sendable {
                 if problem != state.problem { log(.warning, problem) }
                 state.problem = problem
             }
+        }
+    }
+
+    /// Closes the cache for good (`FlagClient.shutdown`): sessions started later serve the set in use.
+    func close() {
+        state.withLock { state in
+            state.cache?.close()
+            state.cache = nil
+            state.isClosed = true
         }
     }
 

@@ -278,3 +278,65 @@ func benchmarkEnumReads() {
     if greens < 0 { print("(ignore: \(greens))") }
     client.shutdown()
 }
+
+/// A read-only client (an app extension) against the app's: launch from the same cached 1,000-flag set to the first
+/// value, measured by turns in one run, and the cost of creating a session for each, where the read-only client's
+/// includes the check for a set the app stored since (nothing stored: `data_version` unchanged). `flagbench
+/// client-shared`.
+func benchmarkSharedCache() {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagbench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var configuration = FlagClient.Configuration(
+        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: directory)
+    configuration.refresh = .off
+    configuration.overridesEnabled = false
+    // The app: seeds the cache and keeps it open, as a running app does.
+    var seeding = configuration
+    seeding.bootstrap = benchmarkDocument(flags: 1_000)
+    guard let app = try? FlagClient(configuration: seeding) else { exit(1) }
+    var readOnly = configuration
+    readOnly.cacheAccess = .readOnly
+    let key = FlagKey("flag-500", default: false)
+    var value = false
+    var launched: [FlagClient] = []
+    func launch(_ configuration: FlagClient.Configuration) -> Double {
+        best(runs: 1) {
+            do {
+                let client = try FlagClient(configuration: configuration)
+                value = client.session(unitID: "user-1", attributes: ["country": "DE"]).value(key)
+                launched.append(client)
+            } catch {
+                print("client init failed: \(error)")
+                exit(1)
+            }
+        }
+    }
+    var (readWriteLaunch, readOnlyLaunch) = (Double.infinity, Double.infinity)
+    for _ in 0..<(quick ? 3 : 9) {
+        readWriteLaunch = min(readWriteLaunch, launch(configuration))
+        readOnlyLaunch = min(readOnlyLaunch, launch(readOnly))
+    }
+    for client in launched { client.shutdown() }
+    report("client.init-from-cache-to-first-value.1000flags.read-write", readWriteLaunch * 1e3, "ms")
+    report("client.init-from-cache-to-first-value.1000flags.read-only", readOnlyLaunch * 1e3, "ms")
+    report("client.init.read-only/read-write", readOnlyLaunch / readWriteLaunch, "x")
+
+    let count = quick ? 10_000 : 100_000
+    let attributes = ["country": "DE", "appVersion": "5.3.0"]
+    // `--only read-write|read-only` creates one client's sessions, for callgrind.
+    let only = arguments.firstIndex(of: "--only").flatMap {
+        arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+    }
+    for (name, configuration) in [("read-write", configuration), ("read-only", readOnly)] where only ?? name == name {
+        guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
+        var sessions: [FlagSession] = []
+        sessions.reserveCapacity(count)
+        let creation = best(runs: 1) {
+            for index in 0..<count { sessions.append(client.session(unitID: "user-\(index)", attributes: attributes)) }
+        }
+        report("client.session-creation.\(name)", creation / Double(count) * 1e9, "ns")
+        client.shutdown()
+    }
+    if value { print("(ignore: \(value))") }
+    app.shutdown()
+}

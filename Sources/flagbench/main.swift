@@ -2,8 +2,8 @@ import FlagCore
 import Foundation
 
 // flagbench: speed figures for BENCHMARKS.md, one line per figure: `name value unit`.
-// Run in release mode: `swift run -c release flagbench [eval|decode|client|client-signed|client-enum|all] [--quick]`;
-// `--counting` runs the clients with refresh and telemetry on, so that their reads count evaluations
+// Run in release mode: `swift run -c release flagbench [eval|decode|client|client-signed|client-enum|client-shared|all]
+// [--quick]`; `--counting` runs the clients with refresh and telemetry on, so that their reads count evaluations
 // (`configureRefresh`).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -38,6 +38,8 @@ case "client-first-read":
     benchmarkFirstReads()
 case "client-enum":
     benchmarkEnumReads()
+case "client-shared":
+    benchmarkSharedCache()
 case "client-patch":
     benchmarkPatchWork(benchmarkDocument(flags: 1_000))
 case "suite-eval", "suite-client-start":
@@ -49,6 +51,6 @@ case "all":
     benchmarkSignedClient()
 default:
     FileHandle.standardError.write(
-        Data("usage: flagbench [eval|decode|client|client-signed|client-enum|all] [--quick]\n".utf8))
+        Data("usage: flagbench [eval|decode|client|client-signed|client-enum|client-shared|all] [--quick]\n".utf8))
     exit(2)
 }

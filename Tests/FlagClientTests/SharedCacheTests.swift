@@ -232,4 +232,28 @@ struct SharedCacheTests {
             #expect(try app.resumeSession(id: "s-2", set: "ios-prod", unitID: "u-1", now: Docs.start, ttl: 3600) == [:])
         }
     }
+
+    @Test func afterShutdownNothingIsRead() throws {
+        try withTemporaryDirectory { directory in
+            let app = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
+            try Self.store(app, version: 1, Docs.flag("new-checkout", true))
+            let client = try Self.extensionClient(directory)
+            client.shutdown()
+            try Self.store(app, version: 2, Docs.flag("new-checkout", false))
+            #expect(client.session(unitID: "u-1").value(.newCheckout))
+            client.reload()
+            #expect(client.state == .cached(version: 1))
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"type":"bool","killed":true}"#, true),
+        (#"{"type": "bool", "killed" :  true}"#, true),
+        (#"{"type":"bool","killed":false}"#, false),
+        (#"{"type":"bool","description":"not \"killed\": true"}"#, false),
+        (#"{"type":"bool"}"#, false),
+    ])
+    func aFlagIsDecodedForItsKillOnlyWhenItsBytesSayKilledTrue(_ json: String, _ mayBeKilled: Bool) {
+        #expect(LazySource.mayBeKilled(Array(json.utf8)) == mayBeKilled)
+    }
 }
