@@ -145,6 +145,61 @@ struct SharedCacheLiveTests {
             #expect(Spawn.hasEnded(appExtension.pid) == false, "the extension is still running")
         }
     }
+
+    /// The extension started while the app is not running (it closed the cache on SIGTERM: its `-wal` and `-shm`
+    /// kept) reads the cache without any process to maintain SQLite's shared memory, and follows the app once it
+    /// starts again and stores newer versions; it takes no write lock meanwhile either.
+    @Test(.enabled(if: flagshareprobeBinary != nil))
+    func anExtensionStartedWhileTheAppIsNotRunningFollowsTheAppWhenItStarts() async throws {
+        try await withTemporaryDirectory { directory in
+            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
+            defer { server.stop() }
+            let key = try await server.createSet("share", document: Self.document)
+            let group = directory.appendingPathComponent("group")
+            let probe = try #require(flagshareprobeBinary).path
+            func start(_ role: String, _ extra: [String] = []) throws -> (pid: pid_t, output: () -> String) {
+                let output = directory.appendingPathComponent("\(role)-\(UUID().uuidString).out")
+                let pid = try Spawn.start(
+                    probe, [role, group.path, server.url.absoluteString, key] + extra, environment: [:],
+                    directory: directory.path, stdout: output.path, stderr: output.path + ".err")
+                return (pid, { (try? String(contentsOf: output, encoding: .utf8)) ?? "" })
+            }
+            let first = try start("app")
+            try await eventually("the app has v1") { first.output().contains("in use v1") }
+            let written = try await server.admin(
+                "POST", "/v1/admin/sets/share/flags/counter/default", #"{"value": 1}"#)
+            #expect(written.status == 200)
+            try await eventually("the app has v2") { first.output().contains("in use v2") }
+            let ended = Spawn.stop(first.pid, signal: SIGTERM)
+            #expect(ended.status == 0 && ended.exitedNormally, "the app closes its client on SIGTERM")
+            // The -wal and -shm stay for the extension; nobody maintains the shared memory now.
+            let files = try FileManager.default.contentsOfDirectory(atPath: group.path).sorted()
+            #expect(files == ["flagclient.sqlite", "flagclient.sqlite-shm", "flagclient.sqlite-wal"])
+
+            let appExtension = try start("extension", ["50"])
+            defer { _ = Spawn.stop(appExtension.pid, signal: SIGKILL) }
+            func seen() -> [Seen] { appExtension.output().split(separator: "\n").compactMap(Seen.init) }
+            try await eventually("the extension serves v2 with no app running") { seen().last?.version == 2 }
+
+            let locks = LockProbe(database: group.appendingPathComponent(FlagCache.fileName).path)
+            let probing = Task.detached { locks.run() }
+            let second = try start("app")
+            defer { _ = Spawn.stop(second.pid, signal: SIGKILL) }
+            try await eventually("the app runs again") { second.output().contains("in use v2") }
+            for counter in 2...4 {
+                let written = try await server.admin(
+                    "POST", "/v1/admin/sets/share/flags/counter/default", #"{"value": \#(counter)}"#)
+                #expect(written.status == 200)
+            }
+            try await eventually("the extension follows the app") { seen().last?.version == 5 }
+            locks.stop()
+            await probing.value
+            let lines = seen()
+            #expect(lines.allSatisfy { $0.counter == $0.version - 1 })
+            #expect(zip(lines, lines.dropFirst()).allSatisfy { $0.version <= $1.version })
+            #expect(locks.result.holders.contains(appExtension.pid) == false, "the extension held a write lock")
+        }
+    }
 }
 
 /// Probes SQLite's lock bytes of a database file and its `-shm` with `F_GETLK` until stopped, and records which

@@ -4,7 +4,7 @@ import Foundation
 // flagshareprobe: the two processes of the shared-cache tests (SharedCacheLiveTests). `app` is a read-write client
 // live against a server that prints each version it puts in use (a patch is put in use, then cached); `extension` is
 // a read-only client on the same cache directory that opens a new session every PERIOD ms and prints what it sees,
-// and what a session it keeps open sees.
+// and what a session it keeps open sees. SIGTERM ends the app cleanly, SIGKILL as a crash does.
 //
 //   flagshareprobe app CACHE SERVER KEY
 //   flagshareprobe extension CACHE SERVER KEY PERIOD_MS
@@ -45,6 +45,14 @@ do {
 }
 
 if isApp {
+    // SIGTERM closes the client as an app going away does: the cache is left with its `-wal` emptied.
+    signal(SIGTERM, SIG_IGN)
+    let terminate = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+    terminate.setEventHandler {
+        client.shutdown()
+        exit(0)
+    }
+    terminate.resume()
     say("app started")
     for await update in client.updates {
         if case .live(let version) = update.state { say("in use v\(version)") }
