@@ -73,7 +73,10 @@ let package = Package(
         .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer", "FlagHTTP"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
         // With trusted keys it verifies what it activates, through FlagSigning.
-        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "FlagSigning"]),
+        // Its privacy manifest (Resources/PrivacyInfo.xcprivacy, docs/client.md) ships with it into every app.
+        .target(
+            name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "FlagSigning"],
+            resources: [.copy("Resources/PrivacyInfo.xcprivacy")]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to

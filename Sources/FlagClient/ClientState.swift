@@ -46,8 +46,16 @@ public struct FlagClientUpdate: Sendable, Hashable {
 public struct FlagClientLogMessage: Sendable, Hashable, CustomStringConvertible {
     /// How serious it is.
     public enum Level: String, Sendable, Hashable, Comparable {
-        case debug, info, warning, error
+        /// Detail for following what the client does: cache reads, connections, timings.
+        case debug
+        /// Something worth knowing that needs no action: a set cached again, a retry honoured.
+        case info
+        /// Something went wrong and was served around: a bad override, a cache that could not be written.
+        case warning
+        /// Something needs a person: a refused SDK key or a refused update.
+        case error
 
+        /// Whether `lhs` is less serious than `rhs`, in the order debug, info, warning, error.
         public static func < (lhs: Level, rhs: Level) -> Bool {
             let order: [Level] = [.debug, .info, .warning, .error]
             return (order.firstIndex(of: lhs) ?? 0) < (order.firstIndex(of: rhs) ?? 0)
@@ -65,5 +73,6 @@ public struct FlagClientLogMessage: Sendable, Hashable, CustomStringConvertible 
         self.message = message
     }
 
+    /// The level in brackets, then the message: `[warning] could not cache set 'ios-prod' v42 …`.
     public var description: String { "[\(level.rawValue)] \(message)" }
 }

@@ -112,5 +112,6 @@ public struct FlagClientError: Error, Sendable, CustomStringConvertible {
         FlagClientError(code: .invalidConfiguration, message: message)
     }
 
+    /// The message.
     public var description: String { message }
 }
