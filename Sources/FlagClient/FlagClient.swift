@@ -178,7 +178,7 @@ public final class FlagClient: Sendable {
         setOverride(key.name, to: value.map { .string($0.rawValue) })
     }
 
-    private func setOverride(_ name: String, to value: JSONValue?) {
+    func setOverride(_ name: String, to value: JSONValue?) {
         guard let overrides = core.overrides else { return }
         var text: String?
         if let value {
