@@ -5,10 +5,8 @@ import Foundation
 /// the debug menu (`FlagDebugModel`, in the `FlagDebugMenu` product) lists beside the set's flags.
 ///
 /// ```swift
-/// let declared: [AnyFlagKey] = [AnyFlagKey(AppFlags.newCheckout), AnyFlagKey(AppFlags.checkoutTheme)]
+/// let declared: [AnyFlagKey] = [AnyFlagKey(.newCheckout), AnyFlagKey(.maxItems), AnyFlagKey(.checkoutTheme)]
 /// ```
-///
-/// `flagctl generate swift` writes such a list of every key it generates, `allKeys`.
 public struct AnyFlagKey: Sendable {
     /// The flag's key in the set, e.g. `new-checkout`.
     public let name: String

@@ -3,16 +3,17 @@ import FlagCore
 import Foundation
 import Observation
 
-/// The debug menu's state and actions over one ``FlagClient/FlagClient``: every flag of the set in use and every key
+/// The debug menu's state and actions over one `FlagClient`: every flag of the set in use and every key
 /// the app declared, with its value for one context, its reason and its override; the client's state; overrides set
-/// and cleared from text; and a diagnostics text to paste into a bug report. ``FlagDebugView`` shows it on Apple
+/// and cleared from text; and a diagnostics text to paste into a bug report. `FlagDebugView` shows it on Apple
 /// platforms; the model itself runs anywhere Observation does.
 ///
 /// ```swift
 /// #if DEBUG
 /// import FlagDebugMenu
 ///
-/// let model = FlagDebugModel(client: client, keys: AppFlags.allKeys, context: EvaluationContext(unitID: user.id))
+/// let keys = [AnyFlagKey(.newCheckout), AnyFlagKey(.maxItems), AnyFlagKey(.checkoutTheme)]
+/// let model = FlagDebugModel(client: client, keys: keys, context: EvaluationContext(unitID: user.id))
 /// try model.setOverride("max-items", text: "5")
 /// #endif
 /// ```
@@ -108,9 +109,9 @@ public final class FlagDebugModel {
     /// Follows `client.updates`; cancelled on deinit, which ends the client's stream for it.
     @ObservationIgnored private var updates: Task<Void, Never>?
 
-    /// A menu over `client`, listing the set's flags and `keys`, the keys the app declared (``AnyFlagKey``; `flagctl
-    /// generate swift` writes `allKeys`), with values evaluated for `context`. Pass the signed-in user's context to
-    /// see what they see.
+    /// A menu over `client`, listing the set's flags and `keys`, the keys the app declared (`AnyFlagKey(.newCheckout)`:
+    /// the client cannot list an app's static keys), with values evaluated for `context`. Pass the signed-in user's
+    /// context to see what they see.
     public init(
         client: FlagClient, keys: [AnyFlagKey] = [],
         context: EvaluationContext = EvaluationContext(unitID: "flag-debug-menu")

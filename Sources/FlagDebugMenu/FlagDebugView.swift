@@ -13,10 +13,18 @@
     /// The debug menu: the client's state, every flag with its value and reason, search, an edit sheet for an
     /// override's text, clear buttons and a button that copies the diagnostics. Show it in debug builds only.
     ///
+    /// The app keeps the model in `@State`, so that it lives as long as the screen:
+    ///
     /// ```swift
     /// #if DEBUG
-    /// .sheet(isPresented: $showsFlags) {
-    ///     FlagDebugView(model: FlagDebugModel(client: client, keys: AppFlags.allKeys))
+    /// struct FlagsScreen: View {
+    ///     @State private var model: FlagDebugModel
+    ///
+    ///     init(client: FlagClient) {
+    ///         _model = State(initialValue: FlagDebugModel(client: client, keys: [AnyFlagKey(.newCheckout)]))
+    ///     }
+    ///
+    ///     var body: some View { FlagDebugView(model: model) }
     /// }
     /// #endif
     /// ```
