@@ -102,6 +102,10 @@ public final class FlagDebugModel {
     public internal(set) var editError: String?
     /// The last action's error for the view to show (an alert); `nil` when there is none to show.
     public var actionError: String?
+    /// Whether ``refresh()`` is waiting for the server.
+    public private(set) var isRefreshing = false
+    /// What the last ``refresh()`` found, in words; `nil` before the first.
+    public private(set) var refreshResult: String?
 
     @ObservationIgnored let keys: [String: AnyFlagKey]
     /// The set's flags at the last ``reload()`` (`nil` for one this client cannot read), by key.
@@ -199,6 +203,20 @@ public final class FlagDebugModel {
             let serving = version.map { "version \($0)" } ?? "compiled-in defaults"
             return "refused: \(refusal); serving \(serving)"
         }
+    }
+
+    /// Fetches the set from the server now (`client.refresh()`, in every refresh mode), then reads the client
+    /// again; whether the client is live after it. ``refreshResult`` says what happened.
+    @discardableResult
+    public func refresh() async -> Bool {
+        isRefreshing = true
+        let live = await client.refresh()
+        isRefreshing = false
+        state = client.state
+        reload()
+        refreshResult =
+            live ? "refreshed: live, version \(versionText)" : "the refresh did not reach the server; \(stateText)"
+        return live
     }
 
     /// Reads the client again: the set's flags, each row's value, the version and the last update.

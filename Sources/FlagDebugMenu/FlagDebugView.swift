@@ -11,7 +11,8 @@
     #endif
 
     /// The debug menu: the client's state, every flag with its value and reason, search, an edit sheet for an
-    /// override's text, clear buttons and a button that copies the diagnostics. Show it in debug builds only.
+    /// override's text, clear buttons, refresh (a button and pull to refresh) and a button that copies the
+    /// diagnostics. Show it in debug builds only.
     ///
     /// The app keeps the model in `@State`, so that it lives as long as the screen:
     ///
@@ -46,6 +47,9 @@
                         LabeledContent("Last update", value: model.lastUpdateText)
                         LabeledContent("Server", value: model.server)
                         LabeledContent("Set", value: model.setName)
+                        if let result = model.refreshResult {
+                            Text(result).foregroundStyle(.secondary)
+                        }
                         if let reason = model.readOnlyReason {
                             Text(reason).foregroundStyle(.secondary)
                         }
@@ -58,7 +62,12 @@
                 }
                 .searchable(text: $model.searchText, prompt: "Key or description")
                 .navigationTitle("Flags")
+                .refreshable { await model.refresh() }
                 .toolbar {
+                    ToolbarItem {
+                        Button("Refresh now") { Task { await model.refresh() } }
+                            .disabled(model.isRefreshing)
+                    }
                     ToolbarItem {
                         Button("Copy diagnostics") { copyToPasteboard(model.diagnostics) }
                     }

@@ -65,6 +65,43 @@ struct FlagDebugModelLiveTests {
         #expect(model.stateText.hasPrefix("stale: the connection failed at "))
         #expect(model.stateText.hasSuffix("; serving version 2"))
     }
+
+    @Test func refreshesNowAndSaysWhetherTheServerWasReached() async throws {
+        let data = try TemporaryDirectory()
+        let server = try LiveFlagServer(dataDirectory: data.url)
+        defer { server.stop() }
+        let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
+        var configuration = FlagClient.Configuration(
+            server: server.url, set: "ios-prod", sdkKey: sdkKey, cacheDirectory: nil)
+        configuration.environment = [:]
+        configuration.telemetry = .off
+        configuration.refresh = .off  // no loop: only the menu's refresh reaches the server
+        let client = try FlagClient(configuration: configuration)
+        defer { client.shutdown() }
+        let model = FlagDebugModel(client: client, keys: [AnyFlagKey(AppFlags.maxItems)])
+        #expect(model.state == .defaultsOnly)
+        #expect(model.rows.map(\.value) == ["10"])
+        #expect(model.refreshResult == nil)
+
+        let stateChanges = Counter()
+        withObservationTracking {
+            _ = model.state
+        } onChange: {
+            stateChanges.add()
+        }
+        #expect(await model.refresh())
+        #expect(stateChanges.value == 1)
+        #expect(model.state == .live(version: 1))
+        #expect(model.rows.map(\.key) == ["max-items", "new-checkout"])
+        #expect(model.rows.map(\.value) == ["20", "true"])
+        #expect(model.refreshResult == "refreshed: live, version 1")
+        #expect(!model.isRefreshing)
+
+        server.stop()
+        #expect(await model.refresh() == false)
+        #expect(model.refreshResult?.hasPrefix("the refresh did not reach the server; ") == true)
+        #expect(model.rows.map(\.value) == ["20", "true"])
+    }
 }
 
 /// Polls `condition` on the main actor (the model's) until it holds, or throws `TimedOut` naming `what` after 5 s.
