@@ -29,6 +29,7 @@ public struct FlagDebugError: Error, Sendable, Hashable, CustomStringConvertible
         /// The override comes from the environment or an overrides file, which the app cannot change.
         public static let notSetFromApp = Code(rawValue: "NOT_SET_FROM_APP")
 
+        /// The code's name.
         public var description: String { rawValue }
     }
 
@@ -45,5 +46,6 @@ public struct FlagDebugError: Error, Sendable, Hashable, CustomStringConvertible
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

@@ -76,7 +76,7 @@ public final class FlagDebugModel {
     }
 
     /// The client the menu reads and changes.
-    @ObservationIgnored public let client: FlagClient
+    public let client: FlagClient
     /// Who the values are evaluated for.
     public let context: EvaluationContext
     /// Every flag, sorted by key: the set's and the declared keys the set lacks.

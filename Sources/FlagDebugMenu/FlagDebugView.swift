@@ -38,6 +38,7 @@
             self.model = model
         }
 
+        /// The menu in a navigation stack: the client's section, then the flags.
         public var body: some View {
             NavigationStack {
                 List {

@@ -80,6 +80,8 @@ struct FlagDebugModelLiveTests {
         defer { client.shutdown() }
         let model = FlagDebugModel(client: client, keys: [AnyFlagKey(AppFlags.maxItems)])
         #expect(model.state == .defaultsOnly)
+        #expect(model.stateText == "defaults only: no flag set yet, every flag serves its compiled-in default")
+        #expect(model.version == nil && model.lastUpdate == nil)
         #expect(model.rows.map(\.value) == ["10"])
         #expect(model.refreshResult == nil)
 
