@@ -15,8 +15,10 @@ public final class FlagClient: Sendable {
     /// The configuration the client was created with.
     public let configuration: Configuration
     let core: ClientCore
-    /// The refresh loop and the telemetry reporter's loop, cancelled together.
-    private let tasks: Locked<[Task<Void, Never>]>
+    /// The refresh loop and the telemetry reporter's loop, and whether the app suspended them
+    /// (FlagClient+Lifecycle.swift).
+    let background: Locked<BackgroundWork>
+    let refresher: Refresher
 
     /// Creates a client: reads the cache (or seeds it from the bootstrap document) synchronously, then starts
     /// refreshing in the background. Throws only for a configuration that cannot work (a bad set name or URL);
@@ -71,15 +73,15 @@ public final class FlagClient: Sendable {
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
             cache: cache, overrides: overrides, logger: logger, telemetry: telemetry, source: source, state: state)
         let refresher = Refresher(core: core, configuration: configuration, starting: starting, verifier: verifier)
-        var tasks = [Task.detached(priority: .utility) { await refresher.run() }]
-        if let telemetry { tasks.append(Task.detached(priority: .utility) { await telemetry.run() }) }
-        self.tasks = Locked(tasks)
+        self.refresher = refresher
+        self.background = Locked(
+            BackgroundWork(
+                refresh: Task.detached(priority: .utility) { await refresher.run() },
+                telemetry: telemetry.map { telemetry in Task.detached(priority: .utility) { await telemetry.run() } }))
     }
 
     deinit {
-        tasks.withLock { tasks in
-            for task in tasks { task.cancel() }
-        }
+        background.withLock { $0.end() }
         core.finishSubscribers()
     }
 
@@ -87,10 +89,7 @@ public final class FlagClient: Sendable {
     /// the persisted sessions' pending writes and closes the cache, so that a client created next on the same cache
     /// directory resumes them at once; `deinit` stops refreshing and reporting too. Nothing is cached after it.
     public func shutdown() {
-        tasks.withLock { tasks in
-            for task in tasks { task.cancel() }
-            tasks = []
-        }
+        background.withLock { $0.end() }
         core.finishSubscribers()
         core.flushPersistence()
         core.cache?.close()
@@ -178,7 +177,7 @@ public final class FlagClient: Sendable {
         setOverride(key.name, to: value.map { .string($0.rawValue) })
     }
 
-    private func setOverride(_ name: String, to value: JSONValue?) {
+    func setOverride(_ name: String, to value: JSONValue?) {
         guard let overrides = core.overrides else { return }
         var text: String?
         if let value {

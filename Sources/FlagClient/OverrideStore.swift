@@ -73,6 +73,11 @@ final class OverrideStore: Sendable {
         return nil
     }
 
+    /// Every override set (valid or not) by flag key, and the keys of those set through the API, read together.
+    var all: (overrides: [String: RawOverride], api: Set<String>) {
+        table.withLock { ($0.merged, Set($0.api.keys)) }
+    }
+
     /// Sets or clears (`nil`) an API override's text.
     func setAPIOverride(_ key: String, text: String?) {
         table.withLock { table in
