@@ -1,5 +1,6 @@
 import FlagCore
 import FlagLock
+import FlagSigning
 import FlagTestSupport
 import Foundation
 import Testing
@@ -106,7 +107,8 @@ import Testing
                 flags: [Docs.flag("new-checkout", true, killed: true), Docs.flag("dark-mode", false)])
             stream.yield(.bytes(Docs.sse("patch", id: 2, v2)))
             try await eventually("v2 waits") { client.pendingVersion == 2 }
-            #expect(open.detail(.newCheckout).reason == .disabled)
+            // Open sessions get the kill right after the version is taken, outside the client's lock, as today.
+            try await eventually("the kill reaches the open session") { open.detail(.newCheckout).reason == .disabled }
             #expect(open.value(.newCheckout) == false)
             #expect(open.value(.darkMode) == true)
             let during = client.session(unitID: "u")
@@ -132,6 +134,40 @@ import Testing
             #expect(after.value(.darkMode) == false)
             #expect(after.detail(.darkMode).version == 3)
             #expect(open.value(.newCheckout) == false)  // a kill stays in an open session
+        }
+    }
+
+    /// With trusted keys, a waiting version is verified when it arrives and stored signed (as its signed patch), and
+    /// the next launch starts from it, verified again; a signed replay of an older version is refused while it waits.
+    @Test func aSignedVersionWaitsVerifiedAndIsUsedAfterARestart() async throws {
+        try await withTemporaryDirectory { directory in
+            let key = try Signed.key(1)
+            let server = try SigningSetServer(set: "ios-prod", key: key, document: Signed.document(1, items: 20))
+            defer { server.stop() }
+            let logs = LogSink()
+            let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs) {
+                $0.applyNewVersions = .nextLaunch
+            }
+            #expect(await client.ready(timeout: .seconds(10)))
+            try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
+            try await eventually("v2 waits", timeout: .seconds(10)) { client.pendingVersion == 2 }
+            #expect(Signed.served(client) == (20, 1))
+            #expect(client.state == .live(version: 1))
+            server.serve(version: 1)
+            server.dropStreams()
+            try await eventually("the replay refused", timeout: .seconds(10)) { Signed.refusal(client) != nil }
+            #expect(Signed.refusal(client)?.code == .rollback)
+            #expect(client.state.version == 1)
+            #expect(client.pendingVersion == 2)
+            client.shutdown()
+
+            let restarted = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs) {
+                $0.applyNewVersions = .nextLaunch
+                $0.refresh = .off
+            }
+            defer { restarted.shutdown() }
+            #expect(restarted.state == .cached(version: 2))
+            #expect(Signed.served(restarted) == (30, 2))
         }
     }
 }
