@@ -39,12 +39,16 @@ struct LifecycleLiveTests {
             let client = try fixture.client(cache: fixture.cache)
             defer { client.shutdown() }
             #expect(await client.ready(timeout: .seconds(10)))
-            try await eventually("the stream is open") { (try? await Self.openStreams(fixture.server)) == 1 }
+            try await eventually("the stream is open", timeout: .seconds(20)) {
+                (try? await Self.openStreams(fixture.server)) == 1
+            }
             let open = client.session(unitID: "u-1")
             #expect(open.value(.newCheckout) == true)
 
             client.suspend()
-            try await eventually("the stream is closed") { (try? await Self.openStreams(fixture.server)) == 0 }
+            try await eventually("the stream is closed", timeout: .seconds(20)) {
+                (try? await Self.openStreams(fixture.server)) == 0
+            }
             let killed = try await fixture.server.admin(
                 "POST", "/v1/admin/sets/e2e/flags/new-checkout/kill", #"{"reason": "incident"}"#)
             #expect(killed.status == 200)
@@ -59,7 +63,9 @@ struct LifecycleLiveTests {
             #expect(client.state == .live(version: 2))
             #expect(client.session(unitID: "u-3").detail(.newCheckout).reason == .disabled)
             #expect(open.value(.newCheckout) == false)
-            try await eventually("the stream is open again") { (try? await Self.openStreams(fixture.server)) == 1 }
+            try await eventually("the stream is open again", timeout: .seconds(20)) {
+                (try? await Self.openStreams(fixture.server)) == 1
+            }
         }
     }
 }
