@@ -123,6 +123,25 @@ final class Box<Value: Sendable>: Sendable {
         }
     }
 
+    /// `suspend()` and `resume()` called from many threads at once leave one refresh loop: never two streams open at
+    /// the same time, and one open at the end.
+    @Test func suspendAndResumeFromManyThreadsLeaveOneLoop() async throws {
+        let transport = CountingStreams()
+        let client = try makeClient(directory: nil, transport: transport)
+        defer { client.shutdown() }
+        try await eventually("live") { client.state == .live(version: 1) }
+        DispatchQueue.concurrentPerform(iterations: 200) { index in
+            if index % 2 == 0 { client.suspend() } else { client.resume() }
+        }
+        client.suspend()
+        client.resume()
+        #expect(await client.ready(timeout: .seconds(5)))
+        try await eventually("one stream open") { transport.counts.open == 1 }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(transport.counts.open == 1)
+        #expect(transport.counts.most == 1)
+    }
+
     /// While suspended, `refresh()` still fetches, and reopens nothing.
     @Test func refreshWhileSuspendedFetchesOnly() async throws {
         try await withTemporaryDirectory { directory in
@@ -160,5 +179,30 @@ final class Box<Value: Sendable>: Sendable {
         fixture.client.resume()
         let next = try await fixture.report(2)
         #expect(next.report.counts == ["dark-mode": ["": ["DEFAULT": 1]]])  // not in v7: its default
+    }
+}
+
+/// A server whose streams open at once with v1, counting the streams open now and the most open at once.
+final class CountingStreams: FlagTransport {
+    private let state = Locked<(open: Int, most: Int)>((0, 0))
+
+    var counts: (open: Int, most: Int) { state.withLock { $0 } }
+
+    func fetch(_ request: TransportRequest) async throws -> (head: TransportHead, body: [UInt8]) {
+        request.headers["If-None-Match"] == "\"1\""
+            ? (TransportHead(status: 304, headers: [:]), [])
+            : (TransportHead(status: 200, headers: ["etag": "\"1\""]), Docs.bytes(version: 1))
+    }
+
+    func stream(_ request: TransportRequest) -> AsyncThrowingStream<StreamPart, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<StreamPart, any Error>.makeStream()
+        state.withLock { state in
+            state.open += 1
+            state.most = max(state.most, state.open)
+        }
+        continuation.onTermination = { _ in self.state.withLock { $0.open -= 1 } }
+        continuation.yield(eventStreamHead)
+        continuation.yield(.bytes(Docs.sse("put", id: 1, String(decoding: Docs.bytes(version: 1), as: UTF8.self))))
+        return stream
     }
 }
