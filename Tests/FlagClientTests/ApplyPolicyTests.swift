@@ -137,6 +137,22 @@ import Testing
         }
     }
 
+    /// A flag killed in the version in use and restored in a waiting one stays killed until the waiting version is
+    /// in use.
+    @Test func aRestoreOfAFlagKilledInTheVersionInUseWaits() async throws {
+        try await withTemporaryDirectory { directory in
+            let v1 = Docs.bytes(version: 1, Docs.flag("new-checkout", true, killed: true))
+            try seedCache(directory, v1, version: 1)
+            let (client, stream) = try await Self.client(directory, .manual)
+            defer { client.shutdown() }
+            stream.yield(.bytes(Docs.sse("put", id: 2, Self.document(2, Docs.flag("new-checkout", true)))))
+            try await eventually("v2 waits") { client.pendingVersion == 2 }
+            #expect(client.session(unitID: "u").detail(.newCheckout).reason == .disabled)
+            #expect(client.activate())
+            #expect(client.session(unitID: "u").value(.newCheckout) == true)
+        }
+    }
+
     /// With trusted keys, a waiting version is verified when it arrives and stored signed (as its signed patch), and
     /// the next launch starts from it, verified again; a signed replay of an older version is refused while it waits.
     @Test func aSignedVersionWaitsVerifiedAndIsUsedAfterARestart() async throws {
