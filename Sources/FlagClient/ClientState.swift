@@ -40,6 +40,9 @@ public struct FlagClientUpdate: Sendable, Hashable {
     public var state: ClientState
     /// The version of the set now in use; `nil` when only defaults are served.
     public var version: Int?
+    /// The version received and stored but not in use yet, under an apply policy that holds new versions
+    /// (``FlagClient/ApplyPolicy``); `nil` when none waits.
+    public var pendingVersion: Int? = nil
 }
 
 /// A message from the client for the app's logger. Never carries an SDK key, a unit id or an attribute.

@@ -67,6 +67,18 @@ extension FlagClient {
         /// `CFBundleShortVersionString` when it has both, else `nil` (the report then names no app).
         public var app: TelemetryReport.Software? = FlagClient.app(infoDictionary: Bundle.main.infoDictionary)
 
+        // MARK: When new versions take effect
+
+        /// When a version that arrives while the process runs is put in use: at once for new sessions
+        /// (``FlagClient/ApplyPolicy/nextSession``, the default), at the next launch
+        /// (``FlagClient/ApplyPolicy/nextLaunch``), or when the app calls ``FlagClient/activate()``
+        /// (``FlagClient/ApplyPolicy/manual``). Kills apply at once under every policy.
+        ///
+        /// ```swift
+        /// configuration.applyNewVersions = .nextLaunch
+        /// ```
+        public var applyNewVersions: FlagClient.ApplyPolicy = .nextSession
+
         /// A configuration with the defaults above.
         public init(server: URL, set: String, sdkKey: String, cacheDirectory: URL?) {
             self.server = server

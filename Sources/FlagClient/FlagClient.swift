@@ -71,7 +71,8 @@ public final class FlagClient: Sendable {
         }
         core = ClientCore(
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
-            cache: cache, overrides: overrides, logger: logger, telemetry: telemetry, source: source, state: state)
+            cache: cache, overrides: overrides, logger: logger, telemetry: telemetry, source: source, state: state,
+            applyPolicy: configuration.applyNewVersions)
         let refresher = Refresher(core: core, configuration: configuration, starting: starting, verifier: verifier)
         self.refresher = refresher
         self.background = Locked(

@@ -9,7 +9,7 @@ actor Refresher {
     private let server: URL
     let setName: String
     private let sdkKey: String
-    private var machine: RefreshStateMachine
+    var machine: RefreshStateMachine
     /// The whole decoded set in use (needed to apply patches); `nil` until one is decoded.
     private var model: FlagSet?
     var etag: String?
