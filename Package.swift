@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .library(name: "FlagClient", targets: ["FlagClient"]),
         .library(name: "FlagClientTesting", targets: ["FlagClientTesting"]),
+        .library(name: "FlagDebugMenu", targets: ["FlagDebugMenu"]),
         .library(name: "FlagSigning", targets: ["FlagSigning"]),
         .executable(name: "flagserver", targets: ["FlagServerMain"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
@@ -73,9 +74,15 @@ let package = Package(
         .executableTarget(name: "FlagServerMain", dependencies: ["FlagServer", "FlagHTTP"]),
         // The library services and apps embed: keys, sessions, the SQLite cache, the refresh transport, overrides.
         // With trusted keys it verifies what it activates, through FlagSigning.
-        .target(name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "FlagSigning"]),
+        // Its privacy manifest (Resources/PrivacyInfo.xcprivacy, docs/client.md) ships with it into every app.
+        .target(
+            name: "FlagClient", dependencies: ["FlagCore", "FlagLock", "FlagSQLite", "FlagSigning"],
+            resources: [.copy("Resources/PrivacyInfo.xcprivacy")]),
         // A fixed in-memory `FeatureFlags` for tests and previews.
         .target(name: "FlagClientTesting", dependencies: ["FlagClient", "FlagCore"]),
+        // The in-app debug menu: an Observation model of the client's flags, state and overrides, and its SwiftUI view
+        // (Apple platforms only). A product of its own, so that release builds can leave it out.
+        .target(name: "FlagDebugMenu", dependencies: ["FlagClient", "FlagCore"]),
         // flagctl: the parser, the commands and their output live in FlagCLI; the executable only wires it to
         // the process. The tests depend on the executables so that they are built, and run them.
         .target(name: "FlagCLI", dependencies: ["FlagCore", "FlagAPI", "FlagSigning"]),
@@ -150,6 +157,9 @@ let package = Package(
                 "FlagSigning", "flagdemo", "flagshareprobe",
                 "FlagTestSupport",
             ]),
+        .testTarget(
+            name: "FlagDebugMenuTests",
+            dependencies: ["FlagDebugMenu", "FlagClient", "FlagCore", "FlagLock", "FlagTestSupport"]),
         .testTarget(name: "FlagDemoTests", dependencies: ["flagdemo", "FlagClientTesting", "FlagClient", "FlagCore"]),
         // FlagClient: the generator's tests compile a generated file (Generated/HostileFlags.swift) against it.
         .testTarget(

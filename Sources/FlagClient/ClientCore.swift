@@ -6,10 +6,13 @@ import Foundation
 /// the open sessions (for kills) and the subscribers to updates.
 final class ClientCore: Sendable {
     struct Current: Sendable {
+        /// What sessions evaluate: the set in use, with the kills of a waiting set over it (ClientCore+Pending.swift).
         var source: (any EvaluationSource)?
         var state: ClientState
         /// Seconds to add to the local clock to get the server's (from the `Date` of its responses).
         var skew: Double = 0
+        /// The set in use and the newer one an apply policy holds back.
+        var versions = HeldVersions()
     }
 
     let setName: String
@@ -22,7 +25,9 @@ final class ClientCore: Sendable {
     let telemetry: TelemetryReporter?
     /// Where sessions count their evaluations; `nil` when nothing is reported.
     let counter: EvaluationCounter?
-    private let current: Locked<Current>
+    /// Whether a new version waits for the next launch or `activate()` (`.nextLaunch`, `.manual`).
+    let holdsNewVersions: Bool
+    let current: Locked<Current>
     private let sessions = Locked<[ObjectIdentifier: OpenSession]>([:])
     private let subscribers = Locked<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
     /// Writes of persisted sessions' values, in order, off the reading thread.
@@ -31,7 +36,8 @@ final class ClientCore: Sendable {
     init(
         setName: String, sessionTTL: Double, dependencies: ClientDependencies, cache: FlagCache?,
         overrides: OverrideStore?, logger: (@Sendable (FlagClientLogMessage) -> Void)?,
-        telemetry: TelemetryReporter?, source: (any EvaluationSource)?, state: ClientState
+        telemetry: TelemetryReporter?, source: (any EvaluationSource)?, state: ClientState,
+        applyPolicy: FlagClient.ApplyPolicy = .nextSession
     ) {
         self.setName = setName
         self.sessionTTL = sessionTTL
@@ -41,7 +47,8 @@ final class ClientCore: Sendable {
         self.logger = logger
         self.telemetry = telemetry
         self.counter = telemetry?.counter
-        self.current = Locked(Current(source: source, state: state))
+        self.holdsNewVersions = applyPolicy != .nextSession
+        self.current = Locked(Current(source: source, state: state, versions: HeldVersions(inUse: source)))
     }
 
     func log(_ level: FlagClientLogMessage.Level, _ message: String) {
@@ -68,27 +75,36 @@ final class ClientCore: Sendable {
         current.withLock { $0.skew = abs(skew) < 2 ? 0 : skew }
     }
 
-    /// Puts `source` in use (when given) and sets the state; kills new in `source` apply to open sessions at once.
+    /// Puts `source` in use (when given), or, under a policy that holds new versions, keeps it waiting with its
+    /// kills in use; sets the state, naming the version in use. Kills new to sessions apply to open sessions at once.
     func publish(source: (any EvaluationSource)?, state: ClientState) {
-        let (old, changed) = current.withLock { current -> ((any EvaluationSource)?, Bool) in
-            let old = current.source
-            if let source { current.source = source }
-            let changed = current.state != state || (source != nil && old?.version != source?.version)
-            current.state = state
-            return (old, changed)
+        let change = current.withLock { current -> VersionChange in
+            let before = VersionChange.Side(current)
+            if let source { current.receive(source, holding: holdsNewVersions) }
+            current.state = current.versions.naming(state)
+            return VersionChange(before: before, after: VersionChange.Side(current))
         }
-        // Only a new version can kill: the same version in another form (the lazy cached set compiled whole)
+        announce(change)
+    }
+
+    /// What follows a change of the set in use or waiting: kills to open sessions, telemetry, the updates.
+    func announce(_ change: VersionChange) {
+        let (before, after) = (change.before, change.after)
+        // Only another version can kill: the same version in another form (the lazy cached set compiled whole)
         // changes nothing that sessions saw.
-        if let source, let killed = source.killed, !killed.isEmpty, old?.version != source.version {
-            let before = old?.killed ?? [:]
-            let newlyKilled = killed.filter { before[$0.key] == nil }
-            if !newlyKilled.isEmpty { applyKills(newlyKilled, version: source.version) }
+        if before.versions != after.versions, let killed = after.source?.killed, !killed.isEmpty,
+            let version = after.source?.version
+        {
+            let already = before.source?.killed ?? [:]
+            let newlyKilled = killed.filter { already[$0.key] == nil }
+            if !newlyKilled.isEmpty { applyKills(newlyKilled, version: version) }
         }
-        if let source, old?.version != source.version {
-            telemetry?.versionApplied(source.version, at: dependencies.now())
+        if let version = after.versions.inUse, before.versions.inUse != version {
+            telemetry?.versionApplied(version, at: dependencies.now())
         }
-        if changed {
-            let update = FlagClientUpdate(state: state, version: (source ?? old)?.version)
+        if before.state != after.state || before.versions != after.versions {
+            let update = FlagClientUpdate(
+                state: after.state, version: after.versions.inUse, pendingVersion: after.versions.pending)
             for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(update) }
         }
     }

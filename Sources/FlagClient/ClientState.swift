@@ -40,14 +40,25 @@ public struct FlagClientUpdate: Sendable, Hashable {
     public var state: ClientState
     /// The version of the set now in use; `nil` when only defaults are served.
     public var version: Int?
+    /// The version received and stored but not in use yet, under an apply policy that holds new versions
+    /// (``FlagClient/ApplyPolicy``); `nil` when none waits.
+    public var pendingVersion: Int? = nil
 }
 
 /// A message from the client for the app's logger. Never carries an SDK key, a unit id or an attribute.
 public struct FlagClientLogMessage: Sendable, Hashable, CustomStringConvertible {
     /// How serious it is.
     public enum Level: String, Sendable, Hashable, Comparable {
-        case debug, info, warning, error
+        /// Detail for following what the client does: cache reads, connections, timings.
+        case debug
+        /// Something worth knowing that needs no action: a set cached again, a retry honoured.
+        case info
+        /// Something went wrong and was served around: a bad override, a cache that could not be written.
+        case warning
+        /// Something needs a person: a refused SDK key or a refused update.
+        case error
 
+        /// Whether `lhs` is less serious than `rhs`, in the order debug, info, warning, error.
         public static func < (lhs: Level, rhs: Level) -> Bool {
             let order: [Level] = [.debug, .info, .warning, .error]
             return (order.firstIndex(of: lhs) ?? 0) < (order.firstIndex(of: rhs) ?? 0)
@@ -65,5 +76,6 @@ public struct FlagClientLogMessage: Sendable, Hashable, CustomStringConvertible 
         self.message = message
     }
 
+    /// The level in brackets, then the message: `[warning] could not cache set 'ios-prod' v42 …`.
     public var description: String { "[\(level.rawValue)] \(message)" }
 }

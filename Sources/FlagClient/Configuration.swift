@@ -72,7 +72,20 @@ extension FlagClient {
         /// `CFBundleShortVersionString` when it has both, else `nil` (the report then names no app).
         public var app: TelemetryReport.Software? = FlagClient.app(infoDictionary: Bundle.main.infoDictionary)
 
-        // App extensions (docs/client.md, "App extensions"): kept in a block of its own.
+        // MARK: When new versions take effect
+
+        /// When a version that arrives while the process runs is put in use: at once for new sessions
+        /// (``FlagClient/ApplyPolicy/nextSession``, the default), at the next launch
+        /// (``FlagClient/ApplyPolicy/nextLaunch``), or when the app calls ``FlagClient/activate()``
+        /// (``FlagClient/ApplyPolicy/manual``). Kills apply at once under every policy.
+        ///
+        /// ```swift
+        /// configuration.applyNewVersions = .nextLaunch
+        /// ```
+        public var applyNewVersions: FlagClient.ApplyPolicy = .nextSession
+
+        // MARK: App extensions
+
         /// Whether this client writes the cache (`.readWrite`, the default: the app) or only reads what another
         /// process of the app wrote there (`.readOnly`: a widget, a notification service or a share extension). Point
         /// ``cacheDirectory`` of both at the same App Group container.
@@ -142,5 +155,6 @@ public struct FlagClientError: Error, Sendable, CustomStringConvertible {
         FlagClientError(code: .invalidConfiguration, message: message)
     }
 
+    /// The message.
     public var description: String { message }
 }

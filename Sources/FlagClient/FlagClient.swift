@@ -15,8 +15,10 @@ public final class FlagClient: Sendable {
     /// The configuration the client was created with.
     public let configuration: Configuration
     let core: ClientCore
-    /// The refresh loop and the telemetry reporter's loop, cancelled together.
-    private let tasks: Locked<[Task<Void, Never>]>
+    /// The refresh loop and the telemetry reporter's loop, and whether the app suspended them
+    /// (FlagClient+Lifecycle.swift).
+    let background: Locked<BackgroundWork>
+    let refresher: Refresher
 
     // App extensions (FlagClient+Extensions.swift): kept in a block of their own.
     /// A read-only client's reader of the app's cache; `nil` for a read-write client.
@@ -74,19 +76,19 @@ public final class FlagClient: Sendable {
         core = ClientCore(
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
             cache: launch.reader == nil ? cache : nil, overrides: overrides, logger: logger, telemetry: telemetry,
-            source: source, state: state)
+            source: source, state: state, applyPolicy: configuration.applyNewVersions)
         let refresher = Refresher(
             core: core, configuration: configuration, starting: Self.refresherStart(starting, launch.reader),
             verifier: verifier)
-        var tasks = [Task.detached(priority: .utility) { await refresher.run() }]
-        if let telemetry { tasks.append(Task.detached(priority: .utility) { await telemetry.run() }) }
-        self.tasks = Locked(tasks)
+        self.refresher = refresher
+        self.background = Locked(
+            BackgroundWork(
+                refresh: Task.detached(priority: .utility) { await refresher.run() },
+                telemetry: telemetry.map { telemetry in Task.detached(priority: .utility) { await telemetry.run() } }))
     }
 
     deinit {
-        tasks.withLock { tasks in
-            for task in tasks { task.cancel() }
-        }
+        background.withLock { $0.end() }
         core.finishSubscribers()
     }
 
@@ -94,10 +96,7 @@ public final class FlagClient: Sendable {
     /// the persisted sessions' pending writes and closes the cache, so that a client created next on the same cache
     /// directory resumes them at once; `deinit` stops refreshing and reporting too. Nothing is cached after it.
     public func shutdown() {
-        tasks.withLock { tasks in
-            for task in tasks { task.cancel() }
-            tasks = []
-        }
+        background.withLock { $0.end() }
         core.finishSubscribers()
         core.flushPersistence()
         core.cache?.close()
@@ -191,7 +190,7 @@ public final class FlagClient: Sendable {
         setOverride(key.name, to: value.map { .string($0.rawValue) })
     }
 
-    private func setOverride(_ name: String, to value: JSONValue?) {
+    func setOverride(_ name: String, to value: JSONValue?) {
         guard let overrides = core.overrides else { return }
         var text: String?
         if let value {

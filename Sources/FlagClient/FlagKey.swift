@@ -190,8 +190,10 @@ extension FlagKey {
 
 extension FlagKey: Hashable {
     /// Keys are equal when they name the same flag.
+    /// Two keys are equal when they name the same flag.
     public static func == (lhs: FlagKey, rhs: FlagKey) -> Bool { lhs.name == rhs.name }
 
+    /// Hashes the flag's name, the key's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 

@@ -98,6 +98,18 @@ final class OverrideStore: Sendable {
         }
     }
 
+    /// Every override set (valid or not) by flag key, and the keys of those set through the API, read together.
+    var all: (overrides: [String: RawOverride], api: Set<String>) {
+        table.withLock { table in
+            var api = Set(table.api.keys)
+            // A read-only client's own overrides are set through the API too, and its clearings hide the app's.
+            for (key, text) in table.inMemory {
+                if text == nil { api.remove(key) } else { api.insert(key) }
+            }
+            return (table.merged, api)
+        }
+    }
+
     /// Sets or clears (`nil`) an API override's text.
     func setAPIOverride(_ key: String, text: String?) {
         table.withLock { table in

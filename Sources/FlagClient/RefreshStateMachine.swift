@@ -166,6 +166,17 @@ struct RefreshStateMachine: Sendable {
         return min(Self.maximumDelay, base * factor)
     }
 
+    /// Starts again after the app suspended the loop (the task running it was cancelled mid-action): the next
+    /// action is an attempt at once, with no backoff left over. `false` when there is nothing to start: the key was
+    /// refused, or the mode is `.off`.
+    mutating func resume() -> Bool {
+        guard !stopped, mode != .off else { return false }
+        failures = 0
+        connectedAt = nil
+        pending = attemptAction()
+        return true
+    }
+
     private func attemptAction() -> Action {
         switch mode {
         case .stream: .openStream

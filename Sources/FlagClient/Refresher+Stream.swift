@@ -158,7 +158,7 @@ extension Refresher {
             }
             if patch.version == currentModel?.version { return .applied }
         }
-        guard let current = currentModel, patch.base == current.version, let base = core.source,
+        guard let current = currentModel, patch.base == current.version, let base = core.newestSource,
             base.killed != nil
         else {
             return .needsDocument

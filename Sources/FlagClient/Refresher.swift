@@ -9,7 +9,7 @@ actor Refresher {
     private let server: URL
     let setName: String
     private let sdkKey: String
-    private var machine: RefreshStateMachine
+    var machine: RefreshStateMachine
     /// The whole decoded set in use (needed to apply patches); `nil` until one is decoded.
     private var model: FlagSet?
     var etag: String?
@@ -61,6 +61,11 @@ actor Refresher {
     func run() async {
         compileCached()
         pruneSessions()
+        await loop()
+    }
+
+    /// The refresh loop proper: what the state machine says, until the task is cancelled or the key is refused.
+    func loop() async {
         while !Task.isCancelled {
             let outcome: RefreshStateMachine.Outcome
             switch machine.next() {
@@ -96,7 +101,7 @@ actor Refresher {
 
     /// Decodes the whole cached document and applies the cached patches off the caller's thread, and replaces the
     /// lazy source with the result.
-    private func compileCached() {
+    func compileCached() {
         guard let (bytes, patches) = pendingCached else { return }
         pendingCached = nil
         do {
@@ -260,7 +265,7 @@ actor Refresher {
         return .notHeld
     }
 
-    private func fetchOnce(wait: Int) async -> RefreshStateMachine.Outcome {
+    func fetchOnce(wait: Int) async -> RefreshStateMachine.Outcome {
         let head: TransportHead
         let body: [UInt8]
         do {

@@ -8,8 +8,10 @@
 public struct SetRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of refusal; the raw values are stable, for logs and dashboards.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The stable name, such as `BAD_SIGNATURE`.
         public let rawValue: String
 
+        /// The code with the stable name `rawValue`.
         public init(rawValue: String) {
             self.rawValue = rawValue
         }
@@ -28,6 +30,7 @@ public struct SetRefusal: Error, Sendable, Hashable, CustomStringConvertible {
         /// Cached patches that do not follow each other from the cached document's version.
         public static let brokenChain = Code(rawValue: "BROKEN_CHAIN")
 
+        /// The stable name.
         public var description: String { rawValue }
     }
 
@@ -44,5 +47,6 @@ public struct SetRefusal: Error, Sendable, Hashable, CustomStringConvertible {
         self.refusedVersion = refusedVersion
     }
 
+    /// The code, then the message: `BAD_SIGNATURE: the patch v8 (from v7) …`.
     public var description: String { "\(code): \(message)" }
 }

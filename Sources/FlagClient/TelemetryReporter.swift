@@ -18,6 +18,8 @@ final class TelemetryReporter: Sendable {
         var sleeper: Task<Void, any Error>?
         /// Counts the events, so that one arriving as the loop starts a sleep still cuts it short.
         var events = 0
+        /// The app suspended the client: nothing is sent until it resumes; counts and the backlog wait.
+        var paused = false
     }
 
     /// What the sessions count; the loop takes it at each report.
@@ -76,6 +78,18 @@ final class TelemetryReporter: Sendable {
         }
     }
 
+    /// Pauses or resumes sending (`FlagClient.suspend()`, `resume()`); a report that fell due meanwhile is sent at
+    /// once after resuming.
+    func setPaused(_ paused: Bool) {
+        let sleeper = state.withLock { state -> Task<Void, any Error>? in
+            guard state.paused != paused else { return nil }
+            state.paused = paused
+            state.events += 1
+            return state.sleeper
+        }
+        sleeper?.cancel()
+    }
+
     /// Applies `change` and cuts the loop's sleep short when it made a report due sooner.
     private func wake(_ change: (inout State) -> Void) {
         let sleeper = state.withLock { state -> Task<Void, any Error>? in
@@ -95,8 +109,12 @@ final class TelemetryReporter: Sendable {
         var backlog = TelemetryBacklog(bounds: bounds)
         var logged = Logged()
         while !Task.isCancelled {
-            let (delay, events) = state.withLock { ($0.schedule.delay(now: now), $0.events) }
+            let (delay, events, paused) = state.withLock { ($0.schedule.delay(now: now), $0.events, $0.paused) }
             guard let delay else { return }
+            if paused {
+                await sleep(period, unless: events)
+                continue
+            }
             if delay > 0 {
                 // At most a period at a time: a sleep that an event cut short, or a wait for an id, looks again.
                 await sleep(min(delay, period), unless: events)

@@ -97,6 +97,8 @@ struct GenerateSwiftTests {
         where declaration.deprecation == nil {
             uses.append("    use(Life.\(declaration.name))")
         }
+        // The namespace's list of keys compiles without a warning: it names no deprecated key.
+        uses.append("    let _: [AnyFlagKey] = Life.allKeys")
         try directory.write("Uses.swift", (uses + ["}"]).joined(separator: "\n") + "\n")
         let run = try SwiftTypecheck.run(
             ["Hostile.swift", "Life.swift", "Uses.swift"], in: directory, warningsAsErrors: true)

@@ -267,7 +267,8 @@ struct SwiftCodegenTests {
         arguments: [
             ("checkout-theme", "CheckoutTheme"), ("3d-touch", "_3DTouch"), ("x", "X"), ("9", "_9"),
             ("string", "StringFlag"), ("self", "SelfFlag"), ("type", "TypeFlag"), ("any", "AnyFlag"),
-            ("protocol", "ProtocolFlag"), ("flag-key", "FlagKeyFlag"), ("sendable", "SendableFlag"),
+            ("protocol", "ProtocolFlag"), ("flag-key", "FlagKeyFlag"), ("any-flag-key", "AnyFlagKeyFlag"),
+            ("sendable", "SendableFlag"),
             ("default", "Default"),
         ])
     func typeNames(key: String, name: String) {
@@ -286,6 +287,37 @@ struct SwiftCodegenTests {
         #expect(file.declarations.map(\.name) == ["_3", "flags"])
         #expect(file.declarations.map(\.typeName) == ["_32", "Flags2"])
         #expect(file.warnings.count == 2, "\(file.warnings)")
+    }
+
+    @Test("a namespace lists every key that is not deprecated in allKeys, which a flag named all-keys names around")
+    func namespaceListsAllKeys() throws {
+        let set = try CodegenFixtures.compiled(CodegenFixtures.lifecycle)
+        let file = SwiftFlagFile(set, options: .init(namespace: "Life"), now: CodegenFixtures.now)
+        let listed = file.declarations.filter { $0.deprecation == nil }.map { "        AnyFlagKey(\($0.name))," }
+        #expect(listed.count < file.declarations.count, "the fixture has deprecated flags")
+        #expect(
+            file.text.hasSuffix(
+                """
+
+                    /// Every key above that is not deprecated, for the debug menu: `FlagDebugModel(client:keys:)`.
+                    public static let allKeys: [AnyFlagKey] = [
+                \(listed.joined(separator: "\n"))
+                    ]
+                }
+
+                """))
+        #expect(!SwiftFlagFile(set, options: .init(), now: CodegenFixtures.now).text.contains("allKeys"))
+
+        let named = try CodegenFixtures.compiled(
+            #"""
+            {"schema": 1, "set": "s", "version": 1, "flags": {
+              "all-keys": {"type": "bool", "kind": "ops", "default": false}}}
+            """#)
+        let inNamespace = SwiftFlagFile(named, options: .init(namespace: "Flags"), now: CodegenFixtures.now)
+        #expect(inNamespace.declarations.map(\.name) == ["allKeys2"])
+        #expect(inNamespace.text.contains("        AnyFlagKey(allKeys2),\n"))
+        #expect(
+            SwiftFlagFile(named, options: .init(), now: CodegenFixtures.now).declarations.map(\.name) == ["allKeys"])
     }
 
     @Test("a flag whose values are empty, or that does not serve one of them by default, stays a String flag")

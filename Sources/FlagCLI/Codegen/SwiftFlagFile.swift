@@ -79,7 +79,8 @@ struct SwiftFlagFile {
                 flags.append(flag)
             }
         }
-        let names = SwiftNames(keys: flags.map(\.key))
+        // In a namespace, `allKeys` is the list of the keys, so a flag named `all-keys` names around it.
+        let names = SwiftNames(keys: flags.map(\.key), taken: options.namespace == nil ? [] : [Self.allKeysName])
         warnings += names.collisions
         let enums = Self.enums(flags, memberNames: names, options: options, now: now)
         warnings += enums.warnings
@@ -198,6 +199,7 @@ struct SwiftFlagFile {
         if let namespace = options.namespace {
             lines += ["", "\(access)enum \(namespace) {"]
             lines += members(declarations, access: access, generic: true)
+            lines += [""] + allKeys(access: access)
             lines.append("}")
         } else {
             for type in FlagType.known.compactMap(SwiftSource.typeName) {
@@ -216,6 +218,23 @@ struct SwiftFlagFile {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The name of the namespace's list of every key.
+    static let allKeysName = "allKeys"
+
+    /// The namespace's list of every key that is not deprecated, type-erased, for the debug menu
+    /// (`FlagDebugModel(client:keys:)`). A deprecated key is left out: naming it would warn in the app's build.
+    private func allKeys(access: String) -> [String] {
+        let listed = declarations.filter { $0.deprecation == nil }
+        var lines = [
+            "    /// Every key above that is not deprecated, for the debug menu: `FlagDebugModel(client:keys:)`.",
+            "    \(access)static let \(Self.allKeysName): [AnyFlagKey] = [" + (listed.isEmpty ? "]" : ""),
+        ]
+        guard !listed.isEmpty else { return lines }
+        lines += listed.map { "        AnyFlagKey(\($0.name))," }
+        lines.append("    ]")
+        return lines
     }
 
     private func members(_ group: [Declaration], access: String, generic: Bool) -> [String] {

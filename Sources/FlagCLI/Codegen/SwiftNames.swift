@@ -106,7 +106,7 @@ struct SwiftNames {
             case .type:
                 [
                     "Self", "Any", "Type", "Protocol", "Bool", "Int", "Double", "String", "JSONValue", "FlagKey",
-                    "FlagClient", "FlagCore", "CaseIterable", "Sendable",
+                    "AnyFlagKey", "FlagClient", "FlagCore", "CaseIterable", "Sendable",
                 ]
             case .enumCase:
                 ["self", "init", "Self", "Any", "Type", "Protocol", "rawValue", "RawValue", "allCases", "AllCases"]

@@ -113,4 +113,29 @@ enum HostileFlags {
 
     /// `whole`: ops flag.
     static let whole = FlagKey<Double>("whole", default: 3.0)
+
+    /// Every key above that is not deprecated, for the debug menu: `FlagDebugModel(client:keys:)`.
+    static let allKeys: [AnyFlagKey] = [
+        AnyFlagKey(_3dTouch),
+        AnyFlagKey(aBCD),
+        AnyFlagKey(commentBreaker),
+        AnyFlagKey(`default`),
+        AnyFlagKey(initFlag),
+        AnyFlagKey(interpolation),
+        AnyFlagKey(limits),
+        AnyFlagKey(newCheckout),
+        AnyFlagKey(newTheme),
+        AnyFlagKey(newDotCheckout),
+        AnyFlagKey(newUnderscoreCheckout),
+        AnyFlagKey(newUnderscoreTheme),
+        AnyFlagKey(payload),
+        AnyFlagKey(ratio),
+        AnyFlagKey(selfFlag),
+        AnyFlagKey(string),
+        AnyFlagKey(theme),
+        AnyFlagKey(tiny),
+        AnyFlagKey(type),
+        AnyFlagKey(unicode),
+        AnyFlagKey(whole),
+    ]
 }

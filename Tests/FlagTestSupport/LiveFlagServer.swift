@@ -1,36 +1,31 @@
 import FlagCore
 import FlagHTTP
-import FlagLock
 import FlagServer
-import FlagTestSupport
 import Foundation
-import Testing
-
-@testable import FlagClient
 
 /// The real FlagServer (store, service, HTTP engine) running in the test process on 127.0.0.1 and a free port, with
 /// its SQLite store in a data directory of the test's own. Changes are made the way an operator makes them: HTTP
-/// requests to the admin API with an admin token.
-final class LiveFlagServer: Sendable {
+/// requests to the admin API with an admin token. The client's tests and the debug menu's share it.
+public final class LiveFlagServer: Sendable {
     /// Accepted as an admin token through `FLAGSERVER_ADMIN_TOKEN`, as a CI script would pass it.
-    static let adminToken = "fsa_end-to-end-admin-token-for-the-live-server"
+    public static let adminToken = "fsa_end-to-end-admin-token-for-the-live-server"
 
     /// Set `ios-prod` as the live chaos and signed-set suites create it: `new-checkout` on, `max-items` 20.
-    static let iosProd = """
+    public static let iosProd = """
         {"schema": 1, "set": "ios-prod", "flags": {
           "new-checkout": {"type": "bool", "kind": "ops", "default": true, "killValue": false},
           "max-items": {"type": "int", "kind": "ops", "default": 20, "killValue": 0}}}
         """
 
-    let app: FlagServerApp
-    let live: LiveHTTPServer
-    let url: URL
-    let port: Int
-    let dataDirectory: URL
+    public let app: FlagServerApp
+    public let live: LiveHTTPServer
+    public let url: URL
+    public let port: Int
+    public let dataDirectory: URL
 
     /// Starts a server on `dataDirectory`: a new store the first time, the same store again after `stop()`; on a
     /// free port, or on `port` (a server coming back where its clients expect it).
-    init(dataDirectory: URL, port requested: Int = 0) throws {
+    public init(dataDirectory: URL, port requested: Int = 0) throws {
         var configuration = ServerConfiguration()
         configuration.port = requested
         configuration.dataDirectory = dataDirectory.path
@@ -47,18 +42,20 @@ final class LiveFlagServer: Sendable {
     }
 
     /// Stops as on SIGTERM: streams end, in-flight requests finish, the port is closed. Only the first call acts.
-    func stop() {
+    public func stop() {
         live.stop()
     }
 
     /// An admin API request; returns the status and the JSON object answered.
     @discardableResult
-    func admin(_ method: String, _ path: String, _ body: String? = nil) async throws -> TestResponse {
+    public func admin(_ method: String, _ path: String, _ body: String? = nil) async throws -> TestResponse {
         try await request(method, path, token: Self.adminToken, body: body)
     }
 
     /// Any request with `token`, on a connection of its own.
-    func request(_ method: String, _ path: String, token: String, body: String? = nil) async throws -> TestResponse {
+    public func request(_ method: String, _ path: String, token: String, body: String? = nil) async throws
+        -> TestResponse
+    {
         let port = port
         return try await offThePool {
             try LiveClient(port: port).send(
@@ -68,11 +65,15 @@ final class LiveFlagServer: Sendable {
     }
 
     /// Creates set `name` from `document` (a JSON object text) and an SDK key for it; returns the key.
-    func createSet(_ name: String, document: String) async throws -> String {
+    public func createSet(_ name: String, document: String) async throws -> String {
         let created = try await admin("POST", "/v1/admin/sets", #"{"name":"\#(name)","document":\#(document)}"#)
-        try #require(created.status == 201, "creating the set: \(created.text)")
+        guard created.status == 201 else {
+            throw TestClientError(description: "creating the set: \(created.status) \(created.text)")
+        }
         let key = try await admin("POST", "/v1/admin/sets/\(name)/keys", #"{"name":"e2e-\#(name)"}"#)
-        try #require(key.status == 201, "creating the SDK key: \(key.text)")
+        guard key.status == 201 else {
+            throw TestClientError(description: "creating the SDK key: \(key.status) \(key.text)")
+        }
         guard case .string(let token)? = try key.json("token") else {
             throw TestClientError(description: "no token in the SDK key answer: \(key.text)")
         }
