@@ -3,7 +3,9 @@ import Foundation
 
 extension FlagClient {
     /// Reads the newest set the app stored in the shared cache, and the overrides it set there, and puts them in use
-    /// (a ``CacheAccess/readOnly`` client; a kill in the set applies to open sessions at once). A read-only client
+    /// (a ``CacheAccess/readOnly`` client; a kill in the set applies to open sessions at once). The set follows this
+    /// client's ``Configuration/applyNewVersions`` like one from the server: under `.nextLaunch` or `.manual` it
+    /// becomes the ``pendingVersion``. A read-only client
     /// does this by itself whenever a session starts; call it where a long-lived screen should catch up without
     /// one, e.g. when a widget's timeline is asked for. Cheap when the app stored nothing since the last look.
     ///

@@ -256,4 +256,22 @@ struct SharedCacheTests {
     func aFlagIsDecodedForItsKillOnlyWhenItsBytesSayKilledTrue(_ json: String, _ mayBeKilled: Bool) {
         #expect(LazySource.mayBeKilled(Array(json.utf8)) == mayBeKilled)
     }
+
+    @Test func aSetFromTheCacheFollowsTheExtensionsApplyPolicy() throws {
+        try withTemporaryDirectory { directory in
+            let app = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
+            try Self.store(app, version: 1, Docs.flag("new-checkout", true), Docs.flag("dark-mode", true))
+            let client = try Self.extensionClient(directory) { $0.applyNewVersions = .manual }
+            defer { client.shutdown() }
+            try Self.store(
+                app, version: 2, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true, killed: true))
+            let session = client.session(unitID: "u-1")
+            #expect(client.pendingVersion == 2)
+            #expect(client.state == .cached(version: 1))
+            #expect(session.value(.newCheckout))  // waits
+            #expect(session.value(.darkMode) == false)  // a kill does not wait
+            #expect(client.activate())
+            #expect(client.session(unitID: "u-1").value(.newCheckout) == false)
+        }
+    }
 }
