@@ -146,8 +146,8 @@ struct SharedCacheLiveTests {
         }
     }
 
-    /// The extension started while the app is not running (it closed the cache on SIGTERM: its `-wal` and `-shm`
-    /// kept) reads the cache without any process to maintain SQLite's shared memory, and follows the app once it
+    /// The extension started while the app is not running (it closed the cache on SIGTERM: its `-wal` emptied, and
+    /// its `-shm`, kept) reads the cache without any process to maintain SQLite's shared memory, and follows the app once it
     /// starts again and stores newer versions; it takes no write lock meanwhile either.
     @Test(.enabled(if: flagshareprobeBinary != nil))
     func anExtensionStartedWhileTheAppIsNotRunningFollowsTheAppWhenItStarts() async throws {
@@ -172,9 +172,11 @@ struct SharedCacheLiveTests {
             try await eventually("the app has v2") { first.output().contains("in use v2") }
             let ended = Spawn.stop(first.pid, signal: SIGTERM)
             #expect(ended.status == 0 && ended.exitedNormally, "the app closes its client on SIGTERM")
-            // The -wal and -shm stay for the extension; nobody maintains the shared memory now.
+            // The -wal (emptied) and -shm stay for the extension; nobody maintains the shared memory now.
             let files = try FileManager.default.contentsOfDirectory(atPath: group.path).sorted()
             #expect(files == ["flagclient.sqlite", "flagclient.sqlite-shm", "flagclient.sqlite-wal"])
+            let wal = group.appendingPathComponent(FlagCache.fileName + "-wal").path
+            #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int == 0)
 
             let appExtension = try start("extension", ["50"])
             defer { _ = Spawn.stop(appExtension.pid, signal: SIGKILL) }

@@ -57,6 +57,9 @@ if isApp {
     for await update in client.updates {
         if case .live(let version) = update.state { say("in use v\(version)") }
     }
+    // The updates end when SIGTERM's shutdown begins: leaving main now would end the process before the cache is
+    // closed. The handler's exit ends it.
+    while true { try await Task.sleep(for: .seconds(3600)) }
 } else {
     let period = Double(arguments.count > 4 ? arguments[4] : "50") ?? 50
     let held = client.session(unitID: "held")
