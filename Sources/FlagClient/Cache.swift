@@ -4,8 +4,9 @@ import FlagSQLite
 import Foundation
 
 /// The client's SQLite database: the last good document per set (with its ETag; with trusted keys, its signature and
-/// the signed patches applied since), the frozen values of persisted sessions, and the overrides set through the API. WAL + `synchronous=NORMAL`; a lost last write only means a
-/// download or a re-evaluation. The file may be deleted, replaced or damaged while the client runs: a write then
+/// the signed patches applied since), under `.manual` the activated one while a newer one waits
+/// (`Cache+Activated.swift`), the frozen values of persisted sessions, and the overrides set through the API. WAL +
+/// `synchronous=NORMAL`; a lost last write only means a download or a re-evaluation. The file may be deleted, replaced or damaged while the client runs: a write then
 /// reopens or rebuilds it (`Cache+Recovery.swift`), so the cache heals without a restart.
 final class FlagCache: Sendable {
     /// The file name inside the cache directory.
@@ -100,6 +101,16 @@ final class FlagCache: Sendable {
                     set_name TEXT NOT NULL, version INTEGER NOT NULL, base INTEGER NOT NULL, patch BLOB NOT NULL,
                     signature TEXT NOT NULL, PRIMARY KEY (set_name, version));
                 """),
+        SQLiteMigration(
+            version: 4, name: "the activated set, kept while a newer one waits for activate() (.manual)",
+            script: """
+                CREATE TABLE flag_set_activated (
+                    set_name TEXT PRIMARY KEY, version INTEGER NOT NULL, etag TEXT, document BLOB NOT NULL,
+                    stored_at REAL NOT NULL, flag_index BLOB, signature TEXT);
+                CREATE TABLE flag_set_activated_patch (
+                    set_name TEXT NOT NULL, version INTEGER NOT NULL, base INTEGER NOT NULL, patch BLOB NOT NULL,
+                    signature TEXT NOT NULL, PRIMARY KEY (set_name, version));
+                """),
     ])
 
     /// Opens the cache in `directory`, checking it with `quick_check`. A file that cannot be read as a database,
@@ -189,30 +200,50 @@ final class FlagCache: Sendable {
 
     /// The last good document of `set` and the patches applied since, read together.
     func stored(set: String) throws -> Stored? {
-        try database.read { db in
-            let document = try db.queryFirst(
-                "SELECT version, etag, document, flag_index, signature FROM flag_set_cache WHERE set_name = ?",
-                [.text(set)]
-            ) { row in
-                Document(
-                    version: try row.int(0), etag: try row.optionalText(1), bytes: try row.blob(2),
-                    index: try row.optionalBlob(3), signature: try row.optionalText(4))
-            }
-            guard let document else { return nil }
-            let patches = try db.query(
-                "SELECT version, base, patch, signature FROM flag_set_patch WHERE set_name = ? ORDER BY version",
-                [.text(set)]
-            ) { row in
-                Patch(version: try row.int(0), base: try row.int(1), bytes: try row.blob(2), signature: try row.text(3))
-            }
-            return Stored(document: document, patches: patches)
+        try database.read { db in try Self.read(set: set, from: .newest, db) }
+    }
+
+    /// Where a set is kept: the newest received, or the activated one set aside (`Cache+Activated.swift`). Table
+    /// names are constants of this type, never outside input.
+    struct Tables {
+        let document: String
+        let patch: String
+
+        static let newest = Tables(document: "flag_set_cache", patch: "flag_set_patch")
+        static let activated = Tables(document: "flag_set_activated", patch: "flag_set_activated_patch")
+    }
+
+    /// The document of `set` in `tables` and the patches applied since, inside a read or write.
+    static func read(set: String, from tables: Tables, _ db: SQLiteConnection) throws -> Stored? {
+        let document = try db.queryFirst(
+            "SELECT version, etag, document, flag_index, signature FROM \(tables.document) WHERE set_name = ?",
+            [.text(set)]
+        ) { row in
+            Document(
+                version: try row.int(0), etag: try row.optionalText(1), bytes: try row.blob(2),
+                index: try row.optionalBlob(3), signature: try row.optionalText(4))
         }
+        guard let document else { return nil }
+        let patches = try db.query(
+            "SELECT version, base, patch, signature FROM \(tables.patch) WHERE set_name = ? ORDER BY version",
+            [.text(set)]
+        ) { row in
+            Patch(version: try row.int(0), base: try row.int(1), bytes: try row.blob(2), signature: try row.text(3))
+        }
+        return Stored(document: document, patches: patches)
     }
 
     /// Replaces what is cached of `set` with `document` and the `patches` applied since (none by default), in one
-    /// transaction. Callers validate (and, with trusted keys, verify) them first.
-    func store(set: String, document: Document, patches: [Patch] = [], now: Date) throws {
+    /// transaction. Callers validate (and, with trusted keys, verify) them first. `keepingActivated` reads the
+    /// version in use under ``FlagClient/ApplyPolicy/manual`` (`nil` otherwise): when the cache holds it, it is set
+    /// aside first (`Cache+Activated.swift`).
+    func store(
+        set: String, document: Document, patches: [Patch] = [], keepingActivated inUse: () -> Int? = { nil },
+        now: Date
+    ) throws {
         try healingWrite(now: now) { db in
+            let version = patches.last?.version ?? document.version
+            try Self.setAsideActivated(set: set, newVersion: version, inUse: inUse, db)
             try db.execute(
                 """
                 INSERT INTO flag_set_cache (set_name, version, etag, document, stored_at, flag_index, signature)
@@ -232,8 +263,12 @@ final class FlagCache: Sendable {
 
     /// Adds a signed patch after what is cached of `set` (whose version must be the patch's base), with the new
     /// ETag; a few hundred bytes, where rewriting the document would write all of it.
-    func append(set: String, patch: Patch, etag: String?, now: Date) throws {
+    /// `keepingActivated` as for `store`.
+    func append(
+        set: String, patch: Patch, etag: String?, keepingActivated inUse: () -> Int? = { nil }, now: Date
+    ) throws {
         try healingWrite(now: now) { db in
+            try Self.setAsideActivated(set: set, newVersion: patch.version, inUse: inUse, db)
             try Self.insert(patch, set: set, db)
             try db.execute(
                 "UPDATE flag_set_cache SET etag = ?, stored_at = ? WHERE set_name = ?",
