@@ -105,6 +105,24 @@ extension ClientCore {
         current.withLock { $0.versions.pending ?? $0.versions.inUse }
     }
 
+    /// Under `.manual`, the version in use, for the cache to set aside before it stores a newer one; `nil` under the
+    /// other policies.
+    var activatedVersion: Int? {
+        guard keepsActivated else { return nil }
+        return current.withLock { $0.versions.inUse?.version }
+    }
+
+    /// Replaces the set in use with the same version in another form (the activated version compiled whole in the
+    /// background), while that version is still in use; it never waits. Sessions see the same flags, so nothing is
+    /// announced.
+    func replaceInUse(_ source: any EvaluationSource) {
+        current.withLock { current in
+            guard current.versions.inUse?.version == source.version else { return }
+            current.versions.inUse = source
+            current.source = current.versions.source
+        }
+    }
+
     /// The version waiting under `.nextLaunch` or `.manual`.
     var pendingVersion: Int? {
         current.withLock { $0.versions.pending?.version }

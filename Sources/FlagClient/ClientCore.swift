@@ -27,6 +27,9 @@ final class ClientCore: Sendable {
     let counter: EvaluationCounter?
     /// Whether a new version waits for the next launch or `activate()` (`.nextLaunch`, `.manual`).
     let holdsNewVersions: Bool
+    /// Whether the cache keeps the activated version while a newer one waits (`.manual`), so that it waits across
+    /// launches too.
+    let keepsActivated: Bool
     let current: Locked<Current>
     private let sessions = Locked<[ObjectIdentifier: OpenSession]>([:])
     private let subscribers = Locked<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
@@ -48,6 +51,7 @@ final class ClientCore: Sendable {
         self.telemetry = telemetry
         self.counter = telemetry?.counter
         self.holdsNewVersions = applyPolicy != .nextSession
+        self.keepsActivated = applyPolicy == .manual
         self.current = Locked(Current(source: source, state: state, versions: HeldVersions(inUse: source)))
     }
 

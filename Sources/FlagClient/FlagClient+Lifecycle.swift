@@ -65,8 +65,9 @@ extension FlagClient {
         /// The process keeps the version it started with; the next launch starts from the newest version stored.
         /// ``FlagClient/activate()`` puts a waiting version in use sooner.
         case nextLaunch
-        /// A new version waits until the app calls ``FlagClient/activate()``: the fetch-and-activate model. A
-        /// launch starts from the newest version stored, activated or not.
+        /// A new version waits until the app calls ``FlagClient/activate()``: the fetch-and-activate model. It waits
+        /// across launches too: a launch starts from the version last activated, with the newest stored as
+        /// ``FlagClient/pendingVersion`` (its kills applied at once), until ``FlagClient/activate()``.
         case manual
     }
 
@@ -83,7 +84,9 @@ extension FlagClient {
     /// ```
     @discardableResult
     public func activate() -> Bool {
-        core.activate()
+        guard core.activate() else { return false }
+        forgetActivated()
+        return true
     }
 }
 

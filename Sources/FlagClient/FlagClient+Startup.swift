@@ -14,8 +14,13 @@ struct StartingSet {
     var model: FlagSet?
     /// With trusted keys: the lowest version accepted from now on, the verified bootstrap document's (0 without one).
     var floor = 0
-    /// With trusted keys: the signed bytes of the set in use, as the cache holds them.
+    /// With trusted keys: the signed bytes of the newest set cached (the one the refresh loop carries on from).
     var signed: FlagCache.Stored?
+    /// Under `.manual`, when the launch starts from the activated version set aside: the newest set cached, which
+    /// waits for `activate()` (its kills known, so that they apply at once).
+    var pending: LazySource?
+    /// The activated version set aside, when it is the set in use: decoded whole in the background too.
+    var activated: (document: FlagCache.Document, patches: [SetPatch])?
 }
 
 extension FlagClient {
@@ -36,8 +41,18 @@ extension FlagClient {
     /// bootstrap document (validated, then cached), else nothing. With a verifier, each must verify: a cache that
     /// does not is moved aside (one that is merely unsigned, or signed by a key no longer trusted, is left for the
     /// next download to replace), a bootstrap document that does not is not used, and a cache older than the
-    /// bootstrap document gives way to it.
+    /// bootstrap document gives way to it. Under `.manual`, the activated version set aside while a newer one
+    /// waits is the one in use (FlagClient+Activated.swift).
     static func loadSet(
+        _ configuration: Configuration, verifier: SetVerifier?, cache: FlagCache?, now: Date,
+        log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
+    ) -> StartingSet {
+        let newest = loadNewest(configuration, verifier: verifier, cache: cache, now: now, log: log)
+        return startFromActivated(newest, configuration, verifier: verifier, now: now, log: log)
+    }
+
+    /// The set to start with when the newest version cached is the one in use.
+    private static func loadNewest(
         _ configuration: Configuration, verifier: SetVerifier?, cache: FlagCache?, now: Date,
         log: @escaping @Sendable (FlagClientLogMessage.Level, String) -> Void
     ) -> StartingSet {

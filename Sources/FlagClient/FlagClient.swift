@@ -77,6 +77,9 @@ public final class FlagClient: Sendable {
             setName: configuration.set, sessionTTL: configuration.sessionTTL, dependencies: dependencies,
             cache: launch.reader == nil ? cache : nil, overrides: overrides, logger: logger, telemetry: telemetry,
             source: source, state: state, applyPolicy: configuration.applyNewVersions)
+        // Under `.manual`, the newest set cached waits as it did before the relaunch, its kills applied; handed over
+        // before the refresh loop starts, which carries on from it.
+        if let pending = starting.pending { core.publish(source: pending, state: state) }
         let refresher = Refresher(
             core: core, configuration: configuration, starting: Self.refresherStart(starting, launch.reader),
             verifier: verifier)

@@ -22,6 +22,9 @@ actor Refresher {
     private var wasLive = false
     /// The cached document and patches read at launch, decoded in full here rather than on the caller's thread.
     private var pendingCached: (bytes: [UInt8], patches: [SetPatch])?
+    /// Under `.manual`, the activated version the launch started from while the cached one waits: decoded in full
+    /// here too, so that sessions read it as fast as any set in use.
+    private var pendingActivated: (bytes: [UInt8], patches: [SetPatch])?
     /// What the cache should hold when writing it failed, to write when the cache takes writes again.
     private var unsaved: FlagCache.Stored?
     /// With trusted keys: checks what the server sends before it is used.
@@ -49,6 +52,7 @@ actor Refresher {
             lastEventID = String(model.version)
             etag = "\"\(model.version)\""
         }
+        pendingActivated = starting.activated.map { ($0.document.bytes, $0.patches) }
         if let (document, patches) = starting.cached {
             pendingCached = (document.bytes, patches)
             let version = patches.last?.version ?? document.version
@@ -102,17 +106,18 @@ actor Refresher {
     /// Decodes the whole cached document and applies the cached patches off the caller's thread, and replaces the
     /// lazy source with the result.
     func compileCached() {
+        if let (bytes, patches) = pendingActivated {
+            pendingActivated = nil
+            do {
+                core.replaceInUse(CompiledSource(try compile(bytes, patches)))
+            } catch {
+                core.log(.warning, "the activated set kept aside is unusable (\(error)); it is read flag by flag")
+            }
+        }
         guard let (bytes, patches) = pendingCached else { return }
         pendingCached = nil
         do {
-            var compiled = try Documents.validate(bytes, set: setName)
-            if !patches.isEmpty {
-                let set = patches.reduce(compiled.flagSet) { FlagPatch($1).applied(to: $0) }
-                compiled = CompiledFlagSet(set)
-                if set.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
-                    throw DocumentRejected(message: "the cached patches make the set invalid: \(problem)")
-                }
-            }
+            let compiled = try compile(bytes, patches)
             model = compiled.flagSet
             core.publish(source: CompiledSource(compiled), state: core.state)
         } catch {
@@ -121,6 +126,18 @@ actor Refresher {
             etag = nil
             lastEventID = nil
         }
+    }
+
+    /// A cached document with the cached patches applied, validated whole.
+    private func compile(_ bytes: [UInt8], _ patches: [SetPatch]) throws -> CompiledFlagSet {
+        let compiled = try Documents.validate(bytes, set: setName)
+        guard !patches.isEmpty else { return compiled }
+        let set = patches.reduce(compiled.flagSet) { FlagPatch($1).applied(to: $0) }
+        let patched = CompiledFlagSet(set)
+        if set.schema <= FlagSet.currentSchema, let problem = patched.problems.first {
+            throw DocumentRejected(message: "the cached patches make the set invalid: \(problem)")
+        }
+        return patched
     }
 
     private func pruneSessions() {
@@ -171,7 +188,9 @@ actor Refresher {
         do {
             var document = stored.document
             if document.index == nil { document.index = try DocumentIndex(scanning: document.bytes).encoded() }
-            try cache.store(set: setName, document: document, patches: stored.patches, now: core.now())
+            try cache.store(
+                set: setName, document: document, patches: stored.patches, keepingActivated: { core.activatedVersion },
+                now: core.now())
             if unsaved != nil { core.log(.info, "set '\(setName)' v\(stored.version) is cached again") }
             unsaved = nil
         } catch {
@@ -192,7 +211,8 @@ actor Refresher {
             return
         }
         do {
-            try cache.append(set: setName, patch: patch, etag: etag, now: core.now())
+            try cache.append(
+                set: setName, patch: patch, etag: etag, keepingActivated: { core.activatedVersion }, now: core.now())
         } catch {
             core.log(
                 .warning, "could not cache set '\(setName)' v\(patch.version) (kept in memory, will retry): \(error)")
