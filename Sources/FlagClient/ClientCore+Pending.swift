@@ -74,6 +74,24 @@ final class KilledOverSource: EvaluationSource {
     func compiled(for key: String) -> CompiledFlagSet {
         kills[key] ?? base.compiled(for: key)
     }
+
+    /// As every source evaluates, except that a flag requiring one a waiting set killed sees that flag's kill value
+    /// (a killed prerequisite's dependents follow the kill, whichever set they come from), unless the session froze
+    /// the prerequisite: an open session's frozen value is the kill value already, once the kill reached it.
+    func evaluation(
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: (String) -> FrozenPrerequisite,
+        clock now: () -> Date
+    ) -> Evaluation {
+        let killedByWaiting = { (key: String) -> FrozenPrerequisite in
+            let frozenValue = frozen(key)
+            guard case .notFrozen = frozenValue, self.kills[key] != nil, let value = self.killed?[key] else {
+                return frozenValue
+            }
+            return .served(value)
+        }
+        return evaluation(
+            in: compiled(for: handle.key), handle, type: type, context: context, frozen: killedByWaiting, clock: now)
+    }
 }
 
 /// The set in use and the waiting one before and after a change, for what follows it outside the lock.

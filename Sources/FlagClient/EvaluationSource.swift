@@ -17,17 +17,29 @@ protocol EvaluationSource: AnyObject, Sendable {
     func compiled(for key: String) -> CompiledFlagSet
     /// The killed flags with their kill values, when known without decoding the whole set; `nil` for the lazy form.
     var killed: [String: JSONValue]? { get }
+    /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
+    /// time, and taking what a session `frozen` for the flags it requires; never throws. The result carries this
+    /// source's version. Every form but the kills of waiting sets over the set in use (`KilledOverSource`) evaluates
+    /// as the extension below does.
+    func evaluation(
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: (String) -> FrozenPrerequisite,
+        clock now: () -> Date
+    ) -> Evaluation
 }
 
 extension EvaluationSource {
-    /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
-    /// time, and taking what a session `frozen` for the flags it requires; never throws. The result carries this
-    /// source's version.
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext,
-        frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen }, clock now: () -> Date
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: (String) -> FrozenPrerequisite,
+        clock now: () -> Date
     ) -> Evaluation {
-        let compiled = compiled(for: handle.key)
+        evaluation(in: compiled(for: handle.key), handle, type: type, context: context, frozen: frozen, clock: now)
+    }
+
+    /// The evaluation of `handle` in `compiled`, one of this source's compiled sets, carrying this source's version.
+    func evaluation(
+        in compiled: CompiledFlagSet, _ handle: FlagHandle, type: FlagType, context: EvaluationContext,
+        frozen: (String) -> FrozenPrerequisite, clock now: () -> Date
+    ) -> Evaluation {
         let outcome = compiled.outcome(handle, type: type, context: context, clock: now, frozen: frozen)
         let error = outcome.errorCode
         return Evaluation(
@@ -39,7 +51,8 @@ extension EvaluationSource {
     func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        evaluation(FlagHandle(key), type: type, context: context, clock: { now }).detail(default: fallback)
+        evaluation(FlagHandle(key), type: type, context: context, frozen: { _ in .notFrozen }, clock: { now })
+            .detail(default: fallback)
     }
 }
 

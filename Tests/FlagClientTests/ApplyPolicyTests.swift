@@ -137,6 +137,34 @@ import Testing
         }
     }
 
+    /// A flag that requires one a waiting version kills follows the kill at once too, as it would in the version that
+    /// killed it: the express button goes with the checkout it needs.
+    @Test(arguments: [FlagClient.ApplyPolicy.nextLaunch, .manual])
+    func theDependentsOfAKilledPrerequisiteFollowTheKill(policy: FlagClient.ApplyPolicy) async throws {
+        try await withTemporaryDirectory { directory in
+            var express = Docs.flag("dark-mode", false)
+            express.rules = [Rule(name: "everyone", target: .conditions([]), serve: .value(.bool(true)))]
+            express.prerequisites = [Prerequisite(flag: "new-checkout", values: [.bool(true)])]
+            try seedCache(directory, Docs.bytes(version: 1, Docs.flag("new-checkout", true), express), version: 1)
+            let (client, stream) = try await Self.client(directory, policy)
+            defer { client.shutdown() }
+            stream.yield(.bytes(Array(": current\n\n".utf8)))
+            try await eventually("live") { client.state == .live(version: 1) }
+            #expect(client.session(unitID: "u").value(.darkMode) == true)
+
+            let v2 = Docs.patch(version: 2, base: 1, flags: [Docs.flag("new-checkout", true, killed: true)])
+            stream.yield(.bytes(Docs.sse("patch", id: 2, v2)))
+            try await eventually("v2 waits") { client.pendingVersion == 2 }
+            let during = client.session(unitID: "u")
+            let detail = during.detail(.darkMode)
+            #expect(detail.value == false)
+            #expect(detail.reason == .prerequisiteFailed)
+            #expect(detail.variant == "new-checkout")
+            #expect(detail.version == 1)
+            #expect(during.value(.newCheckout) == false)
+        }
+    }
+
     /// A flag killed in the version in use and restored in a waiting one stays killed until the waiting version is
     /// in use.
     @Test func aRestoreOfAFlagKilledInTheVersionInUseWaits() async throws {
