@@ -42,23 +42,4 @@ extension FlagClient {
         starting.cache = nil
         return starting
     }
-
-    /// A read-only client's persisted session: it resumes the values the app stored for `id`, if any, and keeps the
-    /// values it freezes itself in memory only.
-    func sharedSession(
-        _ reader: SharedCacheReader, id: String, unitID: String, attributes: [String: String]
-    ) -> FlagSession {
-        reader.check(core)
-        var frozen: [String: EvaluationDetail<JSONValue>] = [:]
-        if let cache = reader.cache {
-            do {
-                frozen = try cache.storedSession(
-                    id: id, set: configuration.set, unitID: unitID, now: core.now(), ttl: configuration.sessionTTL)
-            } catch {
-                core.log(.warning, "could not read a persisted session of the app; starting it afresh: \(error)")
-            }
-        }
-        return FlagSession(
-            core: core, id: id, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: frozen)
-    }
 }

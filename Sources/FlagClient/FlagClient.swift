@@ -166,15 +166,21 @@ public final class FlagClient: Sendable {
     /// let session = client.session(id: "checkout-\(order.id)", unitID: user.id, attributes: ["country": "DE"])
     /// ```
     public func session(id: String, unitID: String, attributes: [String: String] = [:]) -> FlagSession {
-        if let sharedReader { return sharedSession(sharedReader, id: id, unitID: unitID, attributes: attributes) }
         var frozen: [String: EvaluationDetail<JSONValue>] = [:]
-        if let cache = core.cache {
-            do {
+        do {
+            if let sharedReader {
+                // Read only: what the app stored for `id`, recording nothing.
+                sharedReader.check(core)
+                frozen =
+                    try sharedReader.cache?.storedSession(
+                        id: id, set: configuration.set, unitID: unitID, now: core.now(), ttl: configuration.sessionTTL)
+                    ?? [:]
+            } else if let cache = core.cache {
                 frozen = try cache.resumeSession(
                     id: id, set: configuration.set, unitID: unitID, now: core.now(), ttl: configuration.sessionTTL)
-            } catch {
-                core.log(.warning, "could not resume a persisted session; starting it afresh: \(error)")
             }
+        } catch {
+            core.log(.warning, "could not resume a persisted session; starting it afresh: \(error)")
         }
         return FlagSession(
             core: core, id: id, context: EvaluationContext(unitID: unitID, attributes: attributes), frozen: frozen)
