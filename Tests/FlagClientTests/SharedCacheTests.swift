@@ -109,12 +109,13 @@ struct SharedCacheTests {
 
             let after = try Self.snapshot(directory)
             #expect(after.keys.sorted() == before.keys.sorted())
-            for (name, file) in before {
+            // SQLite's shared-memory index is left out: in one process the extension's connection shares the app's
+            // mapping of it (a reader marks there what it reads), so when it is written depends on the kernel's timing.
+            // The two-process test checks that the extension never holds a write lock. The database and its log must
+            // not change at all.
+            for (name, file) in before where name != "flagclient.sqlite-shm" {
                 #expect(after[name]?.modified == file.modified, "\(name) was touched")
-                if name != "flagclient.sqlite-shm" {
-                    // SQLite's shared-memory index is the app's to update; the database and its log must not change.
-                    #expect(after[name]?.bytes == file.bytes, "\(name) changed")
-                }
+                #expect(after[name]?.bytes == file.bytes, "\(name) changed")
             }
             #expect(try app.stored(set: "ios-prod")?.version == 1)
             #expect(try app.overrides(set: "ios-prod") == ["dark-mode": "true"])
