@@ -43,16 +43,7 @@ func benchmarkClient() {
     let key = FlagKey("flag-500", default: false)
     var value = false
     var launched: [FlagClient] = []
-    let launch = best(runs: quick ? 3 : 9) {
-        do {
-            let client = try FlagClient(configuration: configuration)
-            value = client.session(unitID: "user-1", attributes: ["country": "DE"]).value(key)
-            launched.append(client)
-        } catch {
-            print("client init failed: \(error)")
-            exit(1)
-        }
-    }
+    let launch = best(runs: quick ? 3 : 9) { value = launchToFirstValue(configuration, key, into: &launched) }
     // Shutting down (closing the cache) is not part of a launch.
     for client in launched { client.shutdown() }
     report("client.init-from-cache-to-first-value.1000flags", launch * 1e3, "ms")
@@ -300,16 +291,7 @@ func benchmarkSharedCache() {
     var value = false
     var launched: [FlagClient] = []
     func launch(_ configuration: FlagClient.Configuration) -> Double {
-        best(runs: 1) {
-            do {
-                let client = try FlagClient(configuration: configuration)
-                value = client.session(unitID: "user-1", attributes: ["country": "DE"]).value(key)
-                launched.append(client)
-            } catch {
-                print("client init failed: \(error)")
-                exit(1)
-            }
-        }
+        best(runs: 1) { value = launchToFirstValue(configuration, key, into: &launched) }
     }
     var (readWriteLaunch, readOnlyLaunch) = (Double.infinity, Double.infinity)
     for _ in 0..<(quick ? 3 : 9) {
@@ -339,4 +321,20 @@ func benchmarkSharedCache() {
     }
     if value { print("(ignore: \(value))") }
     app.shutdown()
+}
+
+/// One launch, cache to first value: a client made from `configuration`, and a new session's first read of `key`.
+/// The client goes into `launched`, to be shut down outside the timing; the process exits when none can be made.
+private func launchToFirstValue(
+    _ configuration: FlagClient.Configuration, _ key: FlagKey<Bool>, into launched: inout [FlagClient]
+) -> Bool {
+    do {
+        let client = try FlagClient(configuration: configuration)
+        let value = client.session(unitID: "user-1", attributes: ["country": "DE"]).value(key)
+        launched.append(client)
+        return value
+    } catch {
+        print("client init failed: \(error)")
+        exit(1)
+    }
 }
