@@ -75,6 +75,9 @@ final class KilledOverSource: EvaluationSource {
         kills[key] ?? base.compiled(for: key)
     }
 
+    /// The set in use's: a waiting set's kills change no flag's presence.
+    var flagKeys: Set<String> { base.flagKeys }
+
     /// As every source evaluates, except that a flag requiring one a waiting set killed sees that flag's kill value
     /// (a killed prerequisite's dependents follow the kill, whichever set they come from), unless the session froze
     /// the prerequisite: an open session's frozen value is the kill value already, once the kill reached it.

@@ -17,6 +17,9 @@ protocol EvaluationSource: AnyObject, Sendable {
     func compiled(for key: String) -> CompiledFlagSet
     /// The killed flags with their kill values, when known without decoding the whole set; `nil` for the lazy form.
     var killed: [String: JSONValue]? { get }
+    /// The key of every flag of the set, readable or not: for the debug menu and a read-only client's search for
+    /// kills, the readers that list a set (evaluation looks flags up one at a time).
+    var flagKeys: Set<String> { get }
     /// Evaluates the flag `handle` names as `type`, reading `now` only for a flag whose value can depend on the
     /// time, and taking what a session `frozen` for the flags it requires; never throws. The result carries this
     /// source's version. Every form but the kills of waiting sets over the set in use (`KilledOverSource`) evaluates
@@ -172,6 +175,8 @@ final class CompiledSource: EvaluationSource {
 
     var version: Int { compiled.version }
 
+    var flagKeys: Set<String> { Set(compiled.flagSet.flags.keys).union(compiled.flagSet.unreadableFlags.keys) }
+
     func compiled(for key: String) -> CompiledFlagSet { compiled }
 }
 
@@ -200,6 +205,8 @@ final class OverlaySource: EvaluationSource {
     func compiled(for key: String) -> CompiledFlagSet {
         changed.contains(key) || removed.contains(key) ? overlay : base.compiled(for: key)
     }
+
+    var flagKeys: Set<String> { base.flagKeys.union(changed).subtracting(removed) }
 }
 
 /// A cached document evaluated flag by flag: only the header and the byte range of each flag are read at launch;
@@ -223,14 +230,21 @@ final class LazySource: EvaluationSource {
         self.killed = killed
     }
 
+    var flagKeys: Set<String> {
+        var keys = Set(index.layout.flagRanges.keys)
+        for patch in patches {
+            keys.formUnion(patch.flags.keys)
+            keys.subtract(patch.removedFlags)
+        }
+        return keys
+    }
+
     /// This source with its killed flags known, so that publishing it applies them to open sessions at once: for a
     /// read-only client, which puts the sets the app stored in use lazily and has no background compile after.
     /// Only the flags whose bytes say `"killed": true` are decoded.
     func withKills() -> LazySource {
         var killed: [String: JSONValue] = [:]
-        var keys = Set(index.layout.flagRanges.keys)
-        for patch in patches { keys.formUnion(patch.flags.keys) }
-        for key in keys {
+        for key in flagKeys {
             guard let bytes = flagBytes(key), Self.mayBeKilled(bytes) else { continue }
             do {
                 if let flag = try Flag.decode(bytes, key: key).flag, flag.killed, !flag.archived {

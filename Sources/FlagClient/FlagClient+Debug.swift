@@ -36,34 +36,12 @@ extension FlagClient {
     package func flagsInUse() -> [String: Flag?] {
         guard let source = core.source else { return [:] }
         var flags: [String: Flag?] = [:]
-        for key in flagKeys(of: source) {
+        for key in source.flagKeys {
             let flag = source.compiled(for: key).flag(key)
             if flag?.archived == true { continue }
             flags[key] = .some(flag)
         }
         return flags
-    }
-
-    /// The keys of every flag of `source`'s set, readable or not. Found by the source's form, because only the debug
-    /// menu enumerates a set: evaluation looks flags up one at a time.
-    private func flagKeys(of source: any EvaluationSource) -> Set<String> {
-        switch source {
-        case let whole as CompiledSource:
-            let set = whole.compiled.flagSet
-            return Set(set.flags.keys).union(set.unreadableFlags.keys)
-        case let overlay as OverlaySource:
-            return flagKeys(of: overlay.base).union(overlay.changed).subtracting(overlay.removed)
-        case let lazy as LazySource:
-            var keys = Set(lazy.index.layout.flagRanges.keys)
-            for patch in lazy.patches {
-                keys.formUnion(patch.flags.keys)
-                keys.subtract(patch.removedFlags)
-            }
-            return keys
-        default:
-            core.log(.warning, "the debug menu cannot list the flags of a \(type(of: source))")
-            return []
-        }
     }
 
     /// What a session's first read of `key` would find now for `context`, in the same order (a local override

@@ -117,6 +117,10 @@ import Testing
             #expect(during.detail(.darkMode).value == true)
             #expect(during.detail(.darkMode).version == 1)
             #expect(client.state == .live(version: 1))
+            // The debug menu lists the set in use, with the waiting kill over it.
+            let listed = client.flagsInUse()
+            #expect(Set(listed.keys) == ["new-checkout", "dark-mode"])
+            #expect(listed["new-checkout"]??.killed == true)
 
             // v3 restores new-checkout: the restore waits.
             stream.yield(
