@@ -6,8 +6,9 @@ import Foundation
 /// The client's SQLite database: the last good document per set (with its ETag; with trusted keys, its signature and
 /// the signed patches applied since), under `.manual` the activated one while a newer one waits
 /// (`Cache+Activated.swift`), the frozen values of persisted sessions, and the overrides set through the API. WAL +
-/// `synchronous=NORMAL`; a lost last write only means a download or a re-evaluation. The file may be deleted, replaced or damaged while the client runs: a write then
-/// reopens or rebuilds it (`Cache+Recovery.swift`), so the cache heals without a restart.
+/// `synchronous=NORMAL`; a lost last write only means a download or a re-evaluation. The file may be deleted,
+/// replaced or damaged while the client runs: a write then reopens or rebuilds it (`Cache+Recovery.swift`), so the
+/// cache heals without a restart.
 final class FlagCache: Sendable {
     /// The file name inside the cache directory.
     static let fileName = "flagclient.sqlite"
