@@ -196,16 +196,15 @@ import Testing
             let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs) {
                 $0.applyNewVersions = .nextLaunch
             }
-            // Waits of 30 s: under Thread Sanitizer, with the whole suite running, the reconnection after the dropped
-            // stream once took more than 10.
             #expect(await client.ready(timeout: .seconds(30)))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
             try await eventually("v2 waits", timeout: .seconds(30)) { client.pendingVersion == 2 }
             #expect(Signed.served(client) == (20, 1))
             #expect(client.state == .live(version: 1))
+            // The replay is fetched with `refresh()` rather than awaited from the stream's reconnection, whose timing
+            // under Thread Sanitizer with the whole suite running once passed 30 s.
             server.serve(version: 1)
-            server.dropStreams()
-            try await eventually("the replay refused", timeout: .seconds(30)) { Signed.refusal(client) != nil }
+            #expect(await client.refresh() == false)
             #expect(Signed.refusal(client)?.code == .rollback)
             #expect(client.state.version == 1)
             #expect(client.pendingVersion == 2)
