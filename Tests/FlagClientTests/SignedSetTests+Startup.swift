@@ -90,7 +90,10 @@ extension SignedSetTests {
             let first = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: LogSink())
             #expect(await first.ready(timeout: .seconds(10)))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
-            try await eventually("v2 in use", timeout: .seconds(10)) { Signed.served(first) == (30, 2) }
+            // The patched flags are served before the patch is cached: wait for both.
+            try await eventually("v2 in use and cached", timeout: .seconds(10)) {
+                Signed.served(first) == (30, 2) && (try? first.core.cache?.stored(set: "ios-prod"))?.version == 2
+            }
             first.shutdown()
             server.stop()
 

@@ -91,7 +91,7 @@ public final class SigningSetServer: Sendable {
     public func publish(_ document: FlagSet, patch: SetPatch?, spoil: Spoil = .none) throws {
         let bytes = document.encoded()
         let patchBytes = patch?.encoded()
-        let streams = try state.withLock { state -> [HTTPStream] in
+        try state.withLock { state in
             var version = Version(number: document.version, document: bytes)
             version.documentSignature = try Self.sign(
                 bytes, set: set, version: document.version, base: nil, key: state.key, spoil: spoil)
@@ -103,12 +103,11 @@ public final class SigningSetServer: Sendable {
             state.versions[document.version] = version
             state.current = document.version
             state.streams.removeAll { !$0.isOpen }
-            return state.streams
+            // Written under the lock, as a new stream's first frames are, so that no stream misses a version or
+            // receives one out of order.
+            let event = Self.frame(version, patch: patch != nil)
+            for stream in state.streams { stream.write(event) }
         }
-        let event =
-            patch == nil
-            ? try frame(version: document.version, patch: false) : try frame(version: document.version, patch: true)
-        for stream in streams { stream.write(event) }
     }
 
     /// Answers with version `version` as if it were current (a cache or proxy replaying it); `nil` stops.
@@ -150,24 +149,21 @@ public final class SigningSetServer: Sendable {
         }
     }
 
-    /// The frame of version `version`'s patch (or its document as a `put`), with its `signature:` line.
-    private func frame(version: Int, patch: Bool) throws -> [UInt8] {
-        guard let stored = state.withLock({ $0.versions[version] }) else {
-            throw TestClientError(description: "no version \(version)")
-        }
+    /// The frame of a version's patch (or its document as a `put`), with its `signature:` line.
+    private static func frame(_ stored: Version, patch: Bool) -> [UInt8] {
         let (type, data, signature) =
             patch && stored.patch != nil
             ? ("patch", stored.patch ?? [], stored.patchSignature)
             : ("put", stored.document, stored.documentSignature)
-        var frame = Array("event: \(type)\nid: \(version)\n".utf8)
+        var frame = Array("event: \(type)\nid: \(stored.number)\n".utf8)
         if let signature { frame += Array("signature: \(signature)\n".utf8) }
         return frame + Array("data: ".utf8) + data + [0x0A, 0x0A]
     }
 
     private func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        let (current, served, versions) = state.withLock { state in
+        let (served, versions) = state.withLock { state in
             state.paths.append(request.target)
-            return (state.current, state.served ?? state.current, state.versions)
+            return (state.served ?? state.current, state.versions)
         }
         let prefix = "/v1/sets/\(set)"
         switch request.path {
@@ -180,23 +176,24 @@ public final class SigningSetServer: Sendable {
             let stream = responder.startStream(
                 HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-cache"]))
             let last = request.headers["last-event-id"].flatMap { Int($0) }
-            var frames: [[UInt8]] = []
-            do {
-                if served != current {
-                    frames = [try frame(version: served, patch: false)]
+            // Under the lock, so that a version published meanwhile follows these frames rather than being missed.
+            state.withLock { state in
+                let (current, served, versions) = (state.current, state.served ?? state.current, state.versions)
+                let frames: [[UInt8]]
+                if served != current, let version = versions[served] {
+                    frames = [Self.frame(version, patch: false)]
                 } else if last == current {
                     frames = [Array(": current\n\n".utf8)]
                 } else if let last, last < current, (last + 1...current).allSatisfy({ versions[$0]?.patch != nil }) {
-                    frames = try (last + 1...current).map { try frame(version: $0, patch: true) }
+                    frames = (last + 1...current).compactMap { versions[$0].map { Self.frame($0, patch: true) } }
+                } else if let version = versions[current] {
+                    frames = [Self.frame(version, patch: false)]
                 } else {
-                    frames = [try frame(version: current, patch: false)]
+                    return stream.finish()
                 }
-            } catch {
-                stream.finish()
-                return
+                for frame in frames { stream.write(frame) }
+                state.streams.append(stream)
             }
-            for frame in frames { stream.write(frame) }
-            state.withLock { $0.streams.append(stream) }
         default:
             let versionsPrefix = "\(prefix)/versions/"
             guard request.path.hasPrefix(versionsPrefix),
