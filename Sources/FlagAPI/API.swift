@@ -135,6 +135,27 @@ public enum API {
     public static let withdrawChange = Endpoint<ChangeRequest, ChangeInfo>(
         "withdrawChange", .delete, "/v1/admin/sets/{set}/changes/{n}", .role(.editor))
 
+    // MARK: - Webhooks
+
+    /// `GET /v1/admin/webhooks`: the hooks the caller may manage.
+    public static let listWebhooks = Endpoint<NoRequest, WebhookList>(
+        "listWebhooks", .get, "/v1/admin/webhooks", .role(.admin))
+    /// `POST /v1/admin/webhooks`: `201` with the signing secret, shown once.
+    public static let createWebhook = Endpoint<CreateWebhookRequest, WebhookSecretAnswer>(
+        "createWebhook", .post, "/v1/admin/webhooks", .role(.admin))
+    /// `GET /v1/admin/webhooks/{name}`: one hook with its recent deliveries.
+    public static let getWebhook = Endpoint<NoRequest, WebhookAnswer>(
+        "getWebhook", .get, "/v1/admin/webhooks/{name}", .role(.admin))
+    /// `DELETE /v1/admin/webhooks/{name}`.
+    public static let deleteWebhook = Endpoint<ChangeRequest, DeletedWebhook>(
+        "deleteWebhook", .delete, "/v1/admin/webhooks/{name}", .role(.admin))
+    /// `POST /v1/admin/webhooks/{name}/test`: queues a test event for the hook.
+    public static let testWebhook = Endpoint<ChangeRequest, WebhookTestAnswer>(
+        "testWebhook", .post, "/v1/admin/webhooks/{name}/test", .role(.admin))
+    /// `POST /v1/admin/webhooks/{name}/rotate-secret`: a new secret; the old one signs too for 24 hours.
+    public static let rotateWebhookSecret = Endpoint<ChangeRequest, WebhookSecretAnswer>(
+        "rotateWebhookSecret", .post, "/v1/admin/webhooks/{name}/rotate-secret", .role(.admin))
+
     /// Every endpoint, in the order of the server's route table.
     public static let all: [EndpointInfo] =
         [
@@ -148,7 +169,10 @@ public enum API {
             putSettings.info, rotateSigningKey.info, activateSigningKey.info, retireSigningKey.info,
             listChanges.info, getChange.info, approveChange.info, rejectChange.info, scheduleChange.info,
             applyChange.info, withdrawChange.info,
-        ] + flagEndpoints
+        ] + flagEndpoints + [
+            listWebhooks.info, createWebhook.info, getWebhook.info, deleteWebhook.info, testWebhook.info,
+            rotateWebhookSecret.info,
+        ]
 
     /// The names of the endpoints that write a version of a set: `?propose=TITLE` holds such a write back as a change
     /// request, and `?withoutReview=REASON` lets an admin write it at once on a set that requires reviews

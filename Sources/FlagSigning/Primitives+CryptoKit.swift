@@ -46,6 +46,11 @@
             Array(CryptoKit.SHA256.hash(data: bytes))
         }
 
+        /// The HMAC-SHA256 of `message` under `key` (RFC 2104).
+        static func hmacSHA256(key: [UInt8], message: [UInt8]) throws -> [UInt8] {
+            Array(CryptoKit.HMAC<CryptoKit.SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
+        }
+
         /// `count` bytes from the system's cryptographically secure generator.
         static func randomBytes(count: Int) throws -> [UInt8] {
             // `SystemRandomNumberGenerator` is documented as cryptographically secure on every platform (arc4random

@@ -101,6 +101,25 @@
             return digest
         }
 
+        /// The HMAC-SHA256 of `message` under `key` (RFC 2104), through libcrypto's one-shot `HMAC`.
+        static func hmacSHA256(key: [UInt8], message: [UInt8]) throws -> [UInt8] {
+            guard let keyCount = Int32(exactly: key.count) else {
+                throw SigningError.cryptography("an HMAC key over 2 GiB", underlying: nil)
+            }
+            ERR_clear_error()
+            var mac = [UInt8](repeating: 0, count: sha256Count)
+            var length: UInt32 = 0
+            let placeholder: UInt8 = 0
+            let made = withUnsafePointer(to: placeholder) { empty in
+                message.withUnsafeBufferPointer { body in
+                    HMAC(
+                        EVP_sha256(), key, keyCount, body.baseAddress ?? empty, body.count, &mac, &length)
+                }
+            }
+            guard made != nil, length == sha256Count else { throw libcryptoFailure("compute an HMAC-SHA256") }
+            return mac
+        }
+
         /// `count` bytes from libcrypto's cryptographically secure generator.
         static func randomBytes(count: Int) throws -> [UInt8] {
             ERR_clear_error()

@@ -57,6 +57,7 @@ struct ContractTests {
             try walkFlags(walker)
             try walkCohortsAndKeys(walker)
             try walkChanges(walker)
+            try walkWebhooks(walker)
             // A report must name an instance the server issued: one it did not is refused with the contract's
             // error, which proves the route and the error's shape.
             let report = try API.telemetry.call(set, RawJSON(.object(["instanceId": .string("made-up")])))
@@ -183,6 +184,21 @@ struct ContractTests {
         let created = try walker.walk(API.createKey, set, CreateKeyRequest(name: "web"))
         #expect(try walker.walk(API.listKeys, set, NoRequest()).keys.contains { $0.name == created.name })
         try walker.walk(API.revokeKey, PathParameters(set: "ios-prod", name: "web"), ChangeRequest())
+    }
+
+    private func walkWebhooks(_ walker: Walker) throws {
+        let chat = PathParameters(name: "chat")
+        let created = try walker.walk(
+            API.createWebhook,
+            CreateWebhookRequest(name: "chat", url: "https://203.0.113.10/hooks", sets: ["ios-prod"], format: "slack"))
+        #expect(created.secret.hasPrefix("whsec_"))
+        #expect(try walker.walk(API.listWebhooks, NoRequest()).webhooks.map(\.name) == ["chat"])
+        let test = try walker.walk(API.testWebhook, chat, ChangeRequest())
+        let shown = try walker.walk(API.getWebhook, chat, NoRequest())
+        #expect(shown.deliveries.map(\.id) == [test.id])
+        let rotated = try walker.walk(API.rotateWebhookSecret, chat, ChangeRequest())
+        #expect(rotated.secret != created.secret && rotated.webhook.previousSecretUntil != nil)
+        #expect(try walker.walk(API.deleteWebhook, chat, ChangeRequest()).deleted)
     }
 
     private func walkChanges(_ walker: Walker) throws {

@@ -106,7 +106,7 @@ struct SQLiteFlagStoreTests {
             let recorded = try database.read { db in
                 try db.query("SELECT version FROM schema_migration") { try $0.int(0) }
             }
-            #expect(recorded == [1, 2, 3, 4, 5, 6])
+            #expect(recorded == [1, 2, 3, 4, 5, 6, 7])
         }
     }
 

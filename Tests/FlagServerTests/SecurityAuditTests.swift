@@ -12,7 +12,7 @@ struct SecurityAuditTests {
             let sample = try RouteSample.of(route)
             #expect((sample.action != nil) == route.isMutation, "\(route.label)")
         }
-        #expect(Route.allCases.filter(\.isMutation).count == 43)
+        #expect(Route.allCases.filter(\.isMutation).count == 47)
     }
 
     @Test(arguments: Route.allCases.filter(\.isMutation))

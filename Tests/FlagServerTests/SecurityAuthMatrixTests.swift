@@ -79,7 +79,7 @@ struct SecurityAuthMatrixTests {
             guard let needed = sample.role else { return mayAccessSet ? sample.success : 403 }
             if role < needed { return 403 }
             if sample.unlimited && sets != nil { return 403 }
-            if sample.onSet && !mayAccessSet { return 403 }
+            if (sample.onSet || sample.forbidsOtherSets) && !mayAccessSet { return 403 }
             if sample.refusesSessions && isSession { return 403 }
             if sample.reauthenticates && isSession { return 403 }
             return sample.success

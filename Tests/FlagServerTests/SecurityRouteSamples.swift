@@ -40,6 +40,10 @@ struct RouteSample: Sendable {
     /// the routes that make or revoke tokens and SDK keys.
     var reauthenticates = false
 
+    /// Whether a token limited to other sets is refused though the path names no set: a webhook limited to
+    /// `ios-prod`.
+    var forbidsOtherSets = false
+
     /// Whether the request acts on the fixture's set `ios-prod`.
     var onSet: Bool { target.hasPrefix(Self.set) || target.contains("set=ios-prod") }
 
@@ -53,6 +57,9 @@ struct RouteSample: Sendable {
         method: "PUT", target: "\(set)/flags/theme",
         body: #"{"flag":{"type":"string","default":"blue","values":["blue","green","orange"]}}"#)
     static let rotate = Step(method: "POST", target: "\(set)/signing-keys", body: "")
+    /// A webhook limited to `ios-prod`, posting to a documentation address (the harness sends nothing).
+    static let webhookBody = #"{"name":"chat","url":"https://203.0.113.10/hooks","sets":["ios-prod"]}"#
+    static let createWebhook = Step(method: "POST", target: "/v1/admin/webhooks", body: webhookBody)
     /// Stands for the id of the set's newest published signing key, which is random: `target(in:)` fills it in.
     static let publishedKey = "{published-key}"
     static let putRollout = Step(method: "PUT", target: "\(flag)/rollout", body: rolloutBody)
@@ -227,6 +234,22 @@ struct RouteSample: Sendable {
             target: "\(set)/keys/spare",
             prepare: [Step(method: "POST", target: "\(set)/keys", body: #"{"name":"spare"}"#)],
             action: "key.revoke", role: .admin, reauthenticates: true),
+
+        .listWebhooks: RouteSample(target: "/v1/admin/webhooks", prepare: [createWebhook], role: .admin),
+        .createWebhook: RouteSample(
+            target: "/v1/admin/webhooks", body: webhookBody, success: 201, action: "webhook.create", role: .admin,
+            forbidsOtherSets: true),
+        .getWebhook: RouteSample(
+            target: "/v1/admin/webhooks/chat", prepare: [createWebhook], role: .admin, forbidsOtherSets: true),
+        .deleteWebhook: RouteSample(
+            target: "/v1/admin/webhooks/chat", prepare: [createWebhook], action: "webhook.delete", role: .admin,
+            forbidsOtherSets: true),
+        .testWebhook: RouteSample(
+            target: "/v1/admin/webhooks/chat/test", prepare: [createWebhook], action: "webhook.test", role: .admin,
+            forbidsOtherSets: true),
+        .rotateWebhookSecret: RouteSample(
+            target: "/v1/admin/webhooks/chat/rotate-secret", prepare: [createWebhook],
+            action: "webhook.rotate-secret", role: .admin, forbidsOtherSets: true),
     ]
 
     /// The sample of `route`, or a failure naming the route that has none.

@@ -168,4 +168,6 @@ public struct ErrorSubject: RawRepresentable, Sendable, Hashable, Codable, Custo
     public static let route = ErrorSubject(rawValue: "route")
     /// A change request.
     public static let change = ErrorSubject(rawValue: "change")
+    /// A webhook.
+    public static let webhook = ErrorSubject(rawValue: "webhook")
 }

@@ -15,13 +15,18 @@ package struct CommandLineOptions: Sendable, Equatable {
     package var signingKeyFile: String?
     /// The networks of `--trusted-proxy`, in order; when any is given they replace the file's `trustedProxies`.
     package var trustedProxies: [CIDR] = []
+    /// `--allow-private-webhooks` was given.
+    package var allowPrivateWebhooks = false
+    /// `--public-url`, beating the file's `publicURL`.
+    package var publicURL: String?
     /// `--help` was given.
     package var help = false
 
     /// The usage text.
     package static let usage = """
         usage: flagserver [--config FILE] [--listen HOST:PORT] [--data DIR] [--postgres CONNINFO]
-                          [--signing-key-file FILE] [--trusted-proxy CIDR]...
+                          [--signing-key-file FILE] [--trusted-proxy CIDR]... [--public-url URL]
+                          [--allow-private-webhooks]
 
           --config FILE        configuration file (default: config/flagserver.json if it exists)
           --listen HOST:PORT   address to listen on (default 127.0.0.1:8080)
@@ -36,6 +41,11 @@ package struct CommandLineOptions: Sendable, Equatable {
                                2001:db8::/32), whose X-Forwarded-For then names the client for rate limits,
                                connection caps and logs; repeat it for several; replaces the file's
                                trustedProxies (default: trust no one)
+          --public-url URL     where people reach the dashboard (https://flags.example.com), for the links
+                               in webhook messages
+          --allow-private-webhooks
+                               let webhooks post to loopback, private, link-local and metadata addresses
+                               (tests and private networks; default: public addresses only)
           -h, --help           show this help
 
         FLAGSERVER_ADMIN_TOKEN, when set, is accepted as an admin token.
@@ -77,6 +87,9 @@ package struct CommandLineOptions: Sendable, Equatable {
             case "--signing-key-file": options.signingKeyFile = try value()
             case "--trusted-proxy":
                 options.trustedProxies.append(try ServerConfiguration.network(try value(), source: "--trusted-proxy"))
+            case "--public-url":
+                options.publicURL = try ServerConfiguration.publicURL(try value(), source: "--public-url")
+            case "--allow-private-webhooks": options.allowPrivateWebhooks = true
             case "-h", "--help": options.help = true
             default: throw ConfigurationError("unknown argument \"\(argument)\"")
             }
@@ -104,6 +117,8 @@ package struct CommandLineOptions: Sendable, Equatable {
         if let postgres { configuration.postgres = postgres }
         if let signingKeyFile { configuration.signingKeyFile = signingKeyFile }
         if !trustedProxies.isEmpty { configuration.trustedProxies = trustedProxies }
+        if allowPrivateWebhooks { configuration.allowPrivateWebhooks = true }
+        if let publicURL { configuration.publicURL = publicURL }
         return configuration
     }
 }

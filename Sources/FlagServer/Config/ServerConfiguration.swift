@@ -55,6 +55,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The networks of the proxies in front of the server, whose `X-Forwarded-For` names the client
     /// (`HTTPServerConfiguration.trustedProxies`); empty trusts no one.
     public var trustedProxies: [CIDR] = []
+    /// Webhooks may post to loopback, private, link-local and metadata addresses (tests, private networks).
+    public var allowPrivateWebhooks = false
+    /// Where people reach the dashboard (`https://flags.example.com`), for the links in Slack messages.
+    public var publicURL: String?
     /// Event-loop threads; 0 uses one per core.
     public var loopCount = 0
     /// The longest long-poll, in seconds.
@@ -108,7 +112,11 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The application layer's settings.
     package var app: FlagServerApp.Settings {
-        FlagServerApp.Settings(longPollMaxSeconds: longPollMaxSeconds, heartbeatInterval: .seconds(heartbeatSeconds))
+        var settings = FlagServerApp.Settings(
+            longPollMaxSeconds: longPollMaxSeconds, heartbeatInterval: .seconds(heartbeatSeconds))
+        settings.webhooks.allowPrivate = allowPrivateWebhooks
+        settings.webhooks.publicURL = publicURL
+        return settings
     }
 
     /// Client telemetry's bounds: the defaults, with the ones the file sets.
@@ -174,6 +182,13 @@ public struct ServerConfiguration: Sendable, Equatable {
             case "adminTokenEnvironment": configuration.adminTokenEnvironment = try string(name, value)
             case "signingKeyFile": configuration.signingKeyFile = value == .null ? nil : try string(name, value)
             case "trustedProxies": configuration.trustedProxies = try trustedProxies(value, source: source)
+            case "allowPrivateWebhooks":
+                guard case .bool(let allow) = value else {
+                    throw ConfigurationError("\(source): allowPrivateWebhooks must be true or false")
+                }
+                configuration.allowPrivateWebhooks = allow
+            case "publicURL":
+                configuration.publicURL = value == .null ? nil : try publicURL(try string(name, value), source: source)
             case "telemetry":
                 guard case .object(let telemetry) = value else {
                     throw ConfigurationError("\(source): telemetry must be an object")
@@ -215,6 +230,18 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
         }
         return configuration
+    }
+
+    /// `publicURL` checked: an absolute `http` or `https` URL, without a query or fragment.
+    package static func publicURL(_ text: String, source: String) throws -> String {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", components.host?.isEmpty == false, components.query == nil,
+            components.fragment == nil
+        else {
+            throw ConfigurationError(
+                "\(source): publicURL must be the dashboard's address, such as https://flags.example.com")
+        }
+        return text
     }
 
     /// The networks of `trustedProxies`: a list of CIDR strings (`null` is none).

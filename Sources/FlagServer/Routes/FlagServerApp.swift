@@ -26,6 +26,8 @@ public final class FlagServerApp: Sendable {
         package var telemetryFlushInterval: Duration
         /// How often the store is asked for scheduled change requests that are due.
         package var changeSchedulerInterval: Duration
+        /// How webhooks are sent.
+        package var webhooks = WebhookSender.Settings()
 
         /// The defaults: 300 s long-polls, a heartbeat every 15 s, lists of at most 1,000, telemetry written every
         /// half second, due changes looked for four times a second.
@@ -65,6 +67,8 @@ public final class FlagServerApp: Sendable {
     let dashboard: DashboardFiles
     /// The streams and long-polls by the token that opened them, ended when it is revoked.
     let watch = TokenWatch()
+    /// Sends the webhooks' deliveries; `nil` without a key-encryption key, which their secrets are sealed with.
+    package let webhooks: WebhookSender?
     /// The sync with other servers sharing the store, when there are any (PostgreSQL).
     package let replicas: ReplicaSync?
     /// Whether this server has its dashboard to serve under `/ui/`.
@@ -94,6 +98,11 @@ public final class FlagServerApp: Sendable {
         self.deadlines = Deadlines(queue: timers)
         self.scheduler = ChangeScheduler(service: service, queue: storeWork)
         self.dashboard = .bundled
+        self.webhooks = service.keyEncryptionKey.map { key in
+            WebhookSender(
+                store: service.store.webhooks, keyEncryptionKey: key, clock: clock, settings: settings.webhooks,
+                log: service.log)
+        }
         tokens.onRevoked { [watch] names in watch.end(names) }
     }
 
@@ -106,6 +115,7 @@ public final class FlagServerApp: Sendable {
     public func start(server: HTTPServer?) {
         if let server { engineMetrics.withLock { $0 = { server.metrics } } }
         scheduler.start(every: settings.changeSchedulerInterval, on: timers)
+        webhooks?.start()
         let timer = DispatchSource.makeTimerSource(queue: timers)
         let interval = settings.heartbeatInterval
         timer.schedule(deadline: .now() + interval.timeInterval, repeating: interval.timeInterval)
@@ -178,6 +188,7 @@ public final class FlagServerApp: Sendable {
             }
         }
         scheduler.stop()
+        webhooks?.stop()
         replicas?.stop()
         service.registry.close()
     }
@@ -233,7 +244,11 @@ public final class FlagServerApp: Sendable {
             case .loop: run(call, endpoint.spec.handler)
             case .store:
                 // A write's fan-out starts once it has answered (`SetRegistry.answeringFirst`).
-                storeWork.async { [self] in service.registry.answeringFirst { run(call, endpoint.spec.handler) } }
+                // A write may have queued webhook events: the sender looks at once rather than at its next pass.
+                storeWork.async { [self] in
+                    service.registry.answeringFirst { run(call, endpoint.spec.handler) }
+                    if request.method != "GET" { webhooks?.wake() }
+                }
             case .telemetry: service.telemetry.queue.async { [self] in run(call, endpoint.spec.handler) }
             }
         }
@@ -287,6 +302,7 @@ public final class FlagServerApp: Sendable {
         text += "\(service.counters.conflicts.load(ordering: .relaxed))\n"
         renderTelemetry(into: &text)
         scheduler.render(into: &text)
+        webhooks?.render(into: &text)
         text += "# HELP flagserver_store_up Whether the store answered its last call (1) or not (0).\n"
         text += "# TYPE flagserver_store_up gauge\n"
         text += "flagserver_store_up \(service.store.health == .up ? 1 : 0)\n"

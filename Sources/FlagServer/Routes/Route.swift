@@ -36,6 +36,8 @@ package enum Route: CaseIterable, Sendable {
     case listCohorts, getCohort, putCohort, deleteCohort
     /// SDK keys.
     case listKeys, createKey, revokeKey
+    /// Webhooks.
+    case listWebhooks, createWebhook, getWebhook, deleteWebhook, testWebhook, rotateWebhookSecret
 
     /// The route's endpoint, where it runs, whether it answers `HEAD`, and its handler.
     var spec: RouteSpec {
@@ -146,6 +148,16 @@ package enum Route: CaseIterable, Sendable {
         case .listKeys: .answer(API.listKeys) { app, call, _ in try app.listKeys(call) }
         case .createKey: .answer(API.createKey) { app, call, request in try app.createKey(call, request) }
         case .revokeKey: .answer(API.revokeKey) { app, call, request in try app.revokeKey(call, request) }
+
+        case .listWebhooks: .answer(API.listWebhooks) { app, call, _ in try app.listWebhooks(call) }
+        case .createWebhook:
+            .answer(API.createWebhook) { app, call, request in try app.createWebhook(call, request) }
+        case .getWebhook: .answer(API.getWebhook) { app, call, _ in try app.getWebhook(call) }
+        case .deleteWebhook:
+            .answer(API.deleteWebhook) { app, call, request in try app.deleteWebhook(call, request) }
+        case .testWebhook: .answer(API.testWebhook) { app, call, request in try app.testWebhook(call, request) }
+        case .rotateWebhookSecret:
+            .answer(API.rotateWebhookSecret) { app, call, request in try app.rotateWebhookSecret(call, request) }
         }
     }
 

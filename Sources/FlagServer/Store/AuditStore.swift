@@ -80,9 +80,10 @@ package struct AuditStore: Sendable {
 }
 
 extension SQLExecutor {
-    /// Appends `record` to the audit log, in the caller's transaction, and returns its id.
+    /// Appends `record` to the audit log, in the caller's transaction, and returns its id. The webhook events the
+    /// record tells of (with `detail`) are queued in the same transaction.
     @discardableResult
-    package func insertAudit(_ record: AuditRecord, set: String?) throws -> Int64 {
+    package func insertAudit(_ record: AuditRecord, set: String?, detail: EventDetail = .none) throws -> Int64 {
         let id = try firstRow(
             """
             INSERT INTO audit (set_name, actor, action, reason, subject, time, version)
@@ -96,6 +97,7 @@ extension SQLExecutor {
         guard let id else {
             throw StoreError.corrupt("the audit log returned no id for a new record")
         }
+        try insertEvents(for: record, set: set, detail: detail)
         return id
     }
 

@@ -190,7 +190,7 @@ extension SQLExecutor {
     ) throws -> VersionInfo {
         var record = audit
         record.version = version
-        let auditID = try insertAudit(record, set: set)
+        let auditID = try insertAudit(record, set: set, detail: .version(changed: change.items.keys.sorted()))
         try run(
             """
             INSERT INTO set_version (set_name, version, created_at, digest, audit_id)

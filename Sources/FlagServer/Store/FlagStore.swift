@@ -93,6 +93,9 @@ extension FlagStore {
     /// Change requests, their items and approvals.
     package var proposals: ProposalStore { ProposalStore(self) }
 
+    /// Webhooks and their outbox.
+    package var webhooks: WebhookStore { WebhookStore(self) }
+
     package func exclusively<T>(_ body: () throws -> T) throws -> T { try body() }
 
     package var health: StoreHealth { .up }

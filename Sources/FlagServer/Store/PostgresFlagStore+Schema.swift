@@ -22,6 +22,7 @@ extension PostgresFlagStore {
         Migration(version: 3, name: "signing keys and signed versions", script: schemaV3),
         Migration(version: 4, name: "the key of a client instance, a token revision counter", script: schemaV4),
         Migration(version: 5, name: "change requests, their items and approvals", script: schemaV5),
+        Migration(version: 6, name: "webhooks and their outbox of deliveries", script: schemaV6),
     ]
 
     /// The advisory lock key of migrations ("flagstmg" in ASCII): two servers starting together on an empty
@@ -263,5 +264,45 @@ extension PostgresFlagStore {
             reason text,
             PRIMARY KEY (change_id, actor)
         );
+        """
+
+    // Webhooks and their outbox (docs/webhooks.md), as in SQLite's migration 7.
+    static let schemaV6 = """
+        CREATE TABLE webhook (
+            name text COLLATE "C" PRIMARY KEY,
+            url text NOT NULL,
+            sets text,
+            events text,
+            format text NOT NULL CHECK (format IN ('json', 'slack')),
+            description text,
+            sealed_secret bytea NOT NULL,
+            previous_sealed_secret bytea,
+            previous_until timestamptz,
+            created_by text NOT NULL,
+            created_at timestamptz NOT NULL,
+            disabled_at timestamptz,
+            disabled_reason text
+        );
+
+        CREATE TABLE webhook_delivery (
+            id int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            hook text COLLATE "C" NOT NULL REFERENCES webhook (name),
+            event_id text NOT NULL,
+            event_type text NOT NULL,
+            set_name text,
+            payload bytea NOT NULL,
+            created_at timestamptz NOT NULL,
+            state text NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+            attempts int8 NOT NULL DEFAULT 0,
+            next_attempt_at timestamptz NOT NULL,
+            lease_owner text,
+            lease_until timestamptz,
+            last_status int8,
+            last_error text,
+            finished_at timestamptz
+        );
+        CREATE INDEX webhook_delivery_by_hook ON webhook_delivery (hook, id);
+        CREATE INDEX webhook_delivery_pending ON webhook_delivery (hook, id) WHERE state = 'pending';
+        CREATE INDEX webhook_delivery_finished ON webhook_delivery (finished_at) WHERE state <> 'pending';
         """
 }

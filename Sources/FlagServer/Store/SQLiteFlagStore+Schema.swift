@@ -10,6 +10,7 @@ extension SQLiteFlagStore {
         SQLiteMigration(version: 4, name: "signing keys and signed versions", script: schemaV4),
         SQLiteMigration(version: 5, name: "the key of a client instance, a token revision counter", script: schemaV5),
         SQLiteMigration(version: 6, name: "change requests, their items and approvals", script: schemaV6),
+        SQLiteMigration(version: 7, name: "webhooks and their outbox of deliveries", script: schemaV7),
     ])
 
     // Times are INTEGER microseconds since 1970-01-01 UTC, the precision PostgreSQL's timestamp keeps too.
@@ -234,5 +235,47 @@ extension SQLiteFlagStore {
             reason TEXT,
             PRIMARY KEY (change_id, actor)
         ) WITHOUT ROWID;
+        """
+
+    // Webhooks (docs/webhooks.md): `sets` and `events` are lists, one name a line (NULL: every one), and the secrets
+    // are sealed with the key-encryption key. The outbox holds one row per event and hook, written in the
+    // transaction of the change it tells of; the sender leases the oldest pending row of each hook.
+    private static let schemaV7 = """
+        CREATE TABLE webhook (
+            name TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            sets TEXT,
+            events TEXT,
+            format TEXT NOT NULL CHECK (format IN ('json', 'slack')),
+            description TEXT,
+            sealed_secret BLOB NOT NULL,
+            previous_sealed_secret BLOB,
+            previous_until INTEGER,
+            created_by TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            disabled_at INTEGER,
+            disabled_reason TEXT
+        ) WITHOUT ROWID;
+
+        CREATE TABLE webhook_delivery (
+            id INTEGER PRIMARY KEY,
+            hook TEXT NOT NULL REFERENCES webhook (name),
+            event_id TEXT NOT NULL,
+            event_type TEXT NOT NULL,
+            set_name TEXT,
+            payload BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            lease_owner TEXT,
+            lease_until INTEGER,
+            last_status INTEGER,
+            last_error TEXT,
+            finished_at INTEGER
+        );
+        CREATE INDEX webhook_delivery_by_hook ON webhook_delivery (hook, id);
+        CREATE INDEX webhook_delivery_pending ON webhook_delivery (hook, id) WHERE state = 'pending';
+        CREATE INDEX webhook_delivery_finished ON webhook_delivery (finished_at) WHERE state <> 'pending';
         """
 }

@@ -81,7 +81,7 @@ package struct TokenStore: Sendable {
                 try db.run(
                     "INSERT INTO token_scope (token_name, set_name) VALUES ($1, $2)", [.text(token.name), .text(name)])
             }
-            try db.insertAudit(audit, set: set)
+            try db.insertAudit(audit, set: set, detail: .token(role: access ?? kind))
             try db.announce(.tokens)
         }
     }

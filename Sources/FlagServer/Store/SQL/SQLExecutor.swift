@@ -177,6 +177,16 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// The clause after a `SELECT` that locks the rows of `table` it returns and passes over rows another
+    /// transaction locked: PostgreSQL's `FOR UPDATE SKIP LOCKED`, so that servers sharing the database take
+    /// different rows. SQLite has one writer at a time, which is lock enough.
+    package func skipLocked(of table: String) -> String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: "FOR UPDATE OF \(table) SKIP LOCKED"
+        }
+    }
+
     /// SQL for a time column as whole microseconds since 1970, which `SQLRow.date(_:)` reads.
     package func microseconds(of column: String) -> String {
         switch self {
