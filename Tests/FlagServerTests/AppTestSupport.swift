@@ -8,12 +8,21 @@ import Testing
 @testable import FlagHTTP
 @testable import FlagServer
 
-/// A clock a test moves by hand, starting at 2027-01-15T08:00:00Z.
+/// A clock a test moves by hand, starting at 2027-01-15T08:00:00Z; a `running` one also moves with real time, for
+/// work that waits for its time to come (webhook retries).
 final class TestClock: Sendable {
     private let date = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+    private let started: ContinuousClock.Instant?
+
+    init(running: Bool = false) {
+        started = running ? ContinuousClock.now : nil
+    }
 
     var clock: ServerClock { ServerClock { [self] in now } }
-    var now: Date { date.withLock { $0 } }
+    var now: Date {
+        let elapsed = started.map { (ContinuousClock.now - $0).timeInterval } ?? 0
+        return date.withLock { $0 }.addingTimeInterval(elapsed)
+    }
 
     func advance(seconds: Double) {
         date.withLock { $0 = $0.addingTimeInterval(seconds) }
