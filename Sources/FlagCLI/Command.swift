@@ -101,7 +101,9 @@ package enum FlagCTL {
             ExportCommand.self, ImportCommand.self, PromoteCommand.self, KeysCreateCommand.self,
             KeysListCommand.self, KeysRevokeCommand.self, TokensCreateCommand.self, TokensListCommand.self,
             TokensRevokeCommand.self, SigningKeyShowCommand.self, SigningKeyRotateCommand.self,
-            SigningKeyActivateCommand.self, SigningKeyRetireCommand.self, VerifyCommand.self, HelpCommand.self,
+            SigningKeyActivateCommand.self, SigningKeyRetireCommand.self, VerifyCommand.self,
+            WebhooksCreateCommand.self, WebhooksListCommand.self, WebhooksShowCommand.self,
+            WebhooksDeleteCommand.self, WebhooksTestCommand.self, WebhooksRotateSecretCommand.self, HelpCommand.self,
         ]
     }
 

@@ -9,7 +9,7 @@ import Foundation
 package struct EvalCommand: Command {
     /// `eval KEY --file SET.json (--unit ID | --units-file FILE) …`
     package static let configuration = CommandConfiguration(
-        name: "eval", abstract: "Evaluate a flag as a client would: value, reason, variant (offline: --file).",
+        name: "eval", abstract: "Evaluate a flag as clients do: value, reason, variant (offline: --file).",
         synopsis:
             "KEY [--file SET.json] (--unit ID | --units-file FILE) [--attr NAME=VALUE]... [--at TIME] [--explain]",
         positionals: [Positional("KEY", help: "the flag's key")],

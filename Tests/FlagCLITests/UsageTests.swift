@@ -63,7 +63,9 @@ struct UsageTests {
                     + "changes apply, "
                     + "changes withdraw, export, import, "
                     + "promote, keys create, keys list, keys revoke, tokens create, tokens list, tokens revoke, "
-                    + "signing-key show, signing-key rotate, signing-key activate, signing-key retire, verify, help",
+                    + "signing-key show, signing-key rotate, signing-key activate, signing-key retire, verify, "
+                    + "webhooks create, webhooks list, webhooks show, webhooks delete, webhooks test, "
+                    + "webhooks rotate-secret, help",
                 "usage: flagctl help [COMMAND]"
             ),
         ])

@@ -9,7 +9,7 @@ package struct GenerateCommand: Command {
     /// `generate swift`
     package static let configuration = CommandConfiguration(
         name: "generate swift",
-        abstract: "Generate typed Swift FlagKeys from a set; --check FILE is a CI drift check.",
+        abstract: "Generate typed Swift FlagKeys from a set; --check FILE checks for drift.",
         synopsis:
             "(--file SET.json | --set NAME) [--version N] [--output FILE | --check FILE [--strict]] "
             + "[--access public|internal] [--namespace NAME]",

@@ -9,7 +9,7 @@ import Foundation
 package struct StaleCommand: Command {
     /// `stale [--unused-days N] [--refs PATH] [--fail]`
     package static let configuration = CommandConfiguration(
-        name: "stale", abstract: "List expired and overdue flags; --fail exits 1 if there are any (a CI gate).",
+        name: "stale", abstract: "List expired and overdue flags; --fail exits 1 if there are any (CI).",
         synopsis: "[--unused-days N] [--refs PATH] [--fail]",
         options: [
             .flag("fail", help: "exit 1 when any flag is stale"),

@@ -7,7 +7,7 @@ import Foundation
 package struct UsageCommand: Command {
     /// `usage [KEY] [--days N]`
     package static let configuration = CommandConfiguration(
-        name: "usage", abstract: "Show how often each flag was evaluated, per day and variant, and when last.",
+        name: "usage", abstract: "Show how often each flag was evaluated, by day and variant, and when last.",
         synopsis: "[KEY] [--days N]",
         positionals: [Positional("KEY", help: "one flag, day by day (default: every flag)", isOptional: true)],
         options: [.value("days", "N", help: "the last N days, 1–\(maximumDays) (default 30)")],
