@@ -293,7 +293,7 @@ class Replica(writes.Server):
     """One flagserver of the run: writes.Server's kept-alive admin requests (`request`, `sdk_key`, for
     writes.kills), started and stopped here, on PostgreSQL when given a URI, else on SQLite in its data directory."""
 
-    def __init__(self, run, name, port, postgres=None):  # pylint: disable=super-init-not-called
+    def __init__(self, run, name, port, postgres=None, arguments=()):  # pylint: disable=super-init-not-called
         self.name, self.port, self.admin = name, port, run.admin
         self.base = f"http://127.0.0.1:{port}"
         self.work = os.path.join(run.work, name)
@@ -314,8 +314,8 @@ class Replica(writes.Server):
             environment["FLAGSERVER_POSTGRES"] = postgres  # not --postgres: a command line shows in ps
         self.log_path = os.path.join(self.work, "flagserver.log")
         self.process = run.processes.start(
-            [os.path.join(run.args.bin, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}"],
-            self.log_path, env=environment, cwd=self.work)
+            [os.path.join(run.args.bin, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}",
+             *arguments], self.log_path, env=environment, cwd=self.work)
         self.processes = run.processes
         self.connection = None
 
@@ -381,14 +381,15 @@ class Replica(writes.Server):
         self.processes.stop(self.process)
 
 
-def start_on_one_database(run, count, port, database):
+def start_on_one_database(run, count, port, database, arguments=()):
     """`count` replicas on a fresh PostgreSQL database named `database` (FLAGSTAFF_TEST_POSTGRES's cluster, else a
-    throwaway one on port + 19), on ports port + 1…; and an SDK key of the demo set that each accepts."""
+    throwaway one on port + 19), on ports port + 1…, each given `arguments` too; and an SDK key of the demo set that
+    each accepts."""
     run.postgres = Postgres(os.environ.get("FLAGSTAFF_TEST_POSTGRES"), port + 19)
     _, uri = run.postgres.create_database(database)
     servers = []
     for number in range(1, count + 1):
-        server = Replica(run, f"replica-{number}", port + number, uri)
+        server = Replica(run, f"replica-{number}", port + number, uri, arguments)
         server.wait_ready()  # one after the other: the first seeds the empty database
         servers.append(server)
     key = servers[0].sdk_key("demo")

@@ -56,7 +56,7 @@ def set_document(name, count, rules, cohort_users=0):
 
 
 class Server:
-    def __init__(self, bin_dir, port, max_connections=4000):
+    def __init__(self, bin_dir, port, max_connections=4000, arguments=()):
         self.work = tempfile.mkdtemp(prefix="bench-writes-")
         self.base = f"http://127.0.0.1:{port}"
         self.port = port
@@ -72,7 +72,7 @@ class Server:
                        "telemetry": {"instanceMintBurst": 1_000_000}}, file)
         self.log = open(os.path.join(self.work, "flagserver.log"), "w")
         self.process = subprocess.Popen(
-            [os.path.join(bin_dir, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}"],
+            [os.path.join(bin_dir, "flagserver"), "--config", config, "--listen", f"127.0.0.1:{port}", *arguments],
             stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "FLAGSERVER_ADMIN_TOKEN": self.admin})
         for _ in range(300):
             try:

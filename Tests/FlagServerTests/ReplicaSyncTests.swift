@@ -106,6 +106,31 @@ struct ReplicaSyncTests {
         }
     }
 
+    /// A kill sent to a server whose copy still has the flag killed, just after the other server restored it: the
+    /// write looks unchanged here, so the store is asked before answering, and the flag is killed.
+    @Test func aKillThatLooksUnchangedOnAStaleServerStillKills() async throws {
+        try await withTwoServers { one, two, sync in
+            #expect(try one.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: "{}").status == 200)
+            sync.setChanged("ios-prod", version: 2)
+            #expect(two.service.state("ios-prod")?.compiled.flag("new-checkout")?.killed == true)
+            #expect(
+                try one.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/restore", body: "{}").status == 200)
+            // No notification yet: the second server still serves version 2, killed.
+            let admin = InProcessClient(handler: two.handler)
+            let kill = try admin.send(
+                "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", token: one.admin, body: "{}")
+            #expect(kill.status == 200)
+            #expect(try kill.json("changed") == .bool(true))
+            #expect(try kill.json("version") == .int(4))
+            #expect(two.service.state("ios-prod")?.compiled.flag("new-checkout")?.killed == true)
+            // Killing it again changes nothing, and asks the store once to be sure.
+            let again = try admin.send(
+                "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", token: one.admin, body: "{}")
+            #expect(try again.json("changed") == .bool(false))
+            #expect(try again.json("version") == .int(4))
+        }
+    }
+
     @Test func keysMadeOrRevokedOnOneServerCountOnTheOtherAfterASync() async throws {
         try await withTwoServers { one, two, sync in
             let created = try one.send("POST", "/v1/admin/sets/ios-prod/keys", body: #"{"name":"ios-2"}"#)

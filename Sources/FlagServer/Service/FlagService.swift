@@ -211,11 +211,14 @@ package final class FlagService: Sendable {
     /// Another server sharing the store may have written versions this one has not loaded yet. An `ifMatch` ahead
     /// of the version served loads them before the check. A write that loses the race in the store loads them too,
     /// then, without `ifMatch`, runs again on the new version (as a write on one server waits for the one before);
-    /// with `ifMatch` it is a 409 carrying the current version.
+    /// with `ifMatch` it is a 409 carrying the current version. A write that changes nothing here is checked against
+    /// the store once before it answers so: a kill sent right after another server restored the flag must kill it,
+    /// not find it killed in this server's older copy.
     private func retryingLostRaces(
         _ set: String, ifMatch: Int?, _ write: (SetState) throws -> WriteResult
     ) throws -> WriteResult {
         var attempts = 0
+        var askedTheStore = false
         while true {
             if let ifMatch, ifMatch > (try requireState(set)).version { _ = try catchUpHoldingWriteLock(set) }
             let current = try requireState(set)
@@ -224,7 +227,10 @@ package final class FlagService: Sendable {
                 throw ServiceError.conflict(set: set, expected: ifMatch, current: current.version)
             }
             do {
-                return try write(current)
+                let result = try write(current)
+                guard !result.createdVersion, result.proposal == nil, !askedTheStore else { return result }
+                askedTheStore = true
+                if try !catchUpHoldingWriteLock(set) { return result }
             } catch let error as ServiceError where error.isLostRace && ifMatch == nil && attempts < Self.raceRetries {
                 attempts += 1
             }
