@@ -69,10 +69,7 @@ struct SharedCacheLiveTests {
 
     /// Runs `body` in a temporary directory, with the server stopped after it.
     static func withProbes(_ body: (Probes) async throws -> Void) async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let key = try await server.createSet("share", document: Self.document)
+        try await LiveFlagServer.withSet("share", document: Self.document) { server, key, directory in
             try await body(
                 Probes(
                     server: server, key: key, directory: directory, group: directory.appendingPathComponent("group"),
