@@ -33,9 +33,9 @@ struct MetricsText {
         text += " \(value)\n"
     }
 
-    /// The samples of histogram `name`: the cumulative count of each bucket up to its bound in `bounds`, then of
-    /// `+Inf` (all `count` observations), the sum and the count. `buckets` counts the observations of each bound
-    /// alone (an observation over the last bound is in no bucket).
+    /// The samples of histogram `name`: the cumulative count up to each bound in `bounds`, then up to `+Inf` (all
+    /// `count` observations), the sum and the count. `buckets[i]` counts the observations between the bound before
+    /// and `bounds[i]` alone; one over the last bound counts in `count` only.
     mutating func histogram(_ name: String, bounds: [Double], buckets: [Int], count: Int, sum: Double) {
         var cumulative = 0
         for (index, bound) in bounds.enumerated() {

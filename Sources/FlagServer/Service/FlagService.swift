@@ -312,6 +312,7 @@ package final class FlagService: Sendable {
         }
         var items: [ItemKey: [UInt8]] = [:]
         items.reserveCapacity(set.flags.count + set.cohorts.count)
+        // An item equal to its previous version keeps the bytes stored with it; the others are encoded.
         func add(_ item: ItemKey, unchanged: Bool, _ encoded: () -> [UInt8]) {
             items[item] = (unchanged ? previous?.bytes(of: item) : nil) ?? encoded()
         }
