@@ -37,11 +37,9 @@ extension HTTPRequestParser {
                 return .continue
             }
         case .chunkData(let remaining):
-            let take = min(remaining, raw.count - readIndex)
-            body.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[readIndex..<(readIndex + take)]))
-            readIndex += take
-            if take < remaining {
-                state = .chunkData(remaining: remaining - take)
+            let left = readBody(raw, remaining: remaining)
+            guard left == 0 else {
+                state = .chunkData(remaining: left)
                 return .needMoreInput
             }
             state = .chunkDataEnd

@@ -184,11 +184,9 @@ public struct HTTPRequestParser: Sendable {
                     }
                 }
             case .body(let remaining):
-                let take = min(remaining, raw.count - readIndex)
-                body.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[readIndex..<(readIndex + take)]))
-                readIndex += take
-                if take < remaining {
-                    state = .body(remaining: remaining - take)
+                let left = readBody(raw, remaining: remaining)
+                guard left == 0 else {
+                    state = .body(remaining: left)
                     return nil
                 }
                 return completeRequest()
@@ -202,6 +200,15 @@ public struct HTTPRequestParser: Sendable {
                 return nil
             }
         }
+    }
+
+    /// Moves the body bytes that `raw` holds, up to `remaining`, into `body` (a Content-Length body or one chunk's
+    /// data); how many are still to come.
+    mutating func readBody(_ raw: UnsafeRawBufferPointer, remaining: Int) -> Int {
+        let take = min(remaining, raw.count - readIndex)
+        body.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[readIndex..<(readIndex + take)]))
+        readIndex += take
+        return remaining - take
     }
 
     /// Called at the end of the head: decides the framing. Returns an event to emit, or nil to keep stepping.

@@ -17,12 +17,8 @@ public struct KeyEncryptionKey: Sendable, CustomStringConvertible, CustomReflect
     /// The key written as standard base64 (a key file's content, or `FLAGSERVER_SIGNING_KEY`); throws
     /// ``SigningError`` saying what is wrong, without repeating the text.
     public init(base64: String) throws {
-        let bytes: [UInt8]
-        do {
-            bytes = try StrictBase64.decode(base64)
-        } catch {
-            throw SigningError.malformedKey(
-                "a key-encryption key must be standard base64 of 32 bytes; it \(error.reason)")
+        let bytes = try StrictBase64.decode(base64) {
+            .malformedKey("a key-encryption key must be standard base64 of 32 bytes; it \($0)")
         }
         try self.init(bytes: bytes)
     }

@@ -72,11 +72,8 @@ public struct Signature: Sendable, Hashable, CustomStringConvertible {
             throw SigningError.malformedSignature(
                 "\(usage); the key id must be 16 lowercase hexadecimal characters, not '\(Self.excerpt(keyID))'")
         }
-        let bytes: [UInt8]
-        do {
-            bytes = try StrictBase64.decode(String(parts[2].dropFirst(" sig=".count)))
-        } catch {
-            throw SigningError.malformedSignature("\(usage); the signature after 'sig=' \(error.reason)")
+        let bytes = try StrictBase64.decode(String(parts[2].dropFirst(" sig=".count))) {
+            .malformedSignature("\(usage); the signature after 'sig=' \($0)")
         }
         guard bytes.count == Primitives.ed25519SignatureCount else {
             throw SigningError.malformedSignature(

@@ -32,13 +32,10 @@ public struct SigningKey: Sendable, Hashable, CustomStringConvertible {
     /// Throws ``SigningError`` (``SigningError/isMalformedKey``) saying what is wrong, without repeating the text:
     /// someone may paste a secret where the public key belongs.
     public init(base64: String) throws {
-        let bytes: [UInt8]
-        do {
-            bytes = try StrictBase64.decode(base64)
-        } catch {
-            throw SigningError.malformedKey(
+        let bytes = try StrictBase64.decode(base64) {
+            .malformedKey(
                 "a signing key must be the standard base64 of its 32 bytes (44 characters ending in '='); "
-                    + "this one \(error.reason)")
+                    + "this one \($0)")
         }
         guard bytes.count == Primitives.ed25519KeyCount else {
             throw SigningError.malformedKey(

@@ -35,6 +35,17 @@ enum StrictBase64 {
         return bytes
     }
 
+    /// The bytes `text` encodes, or the error `refusal` makes of the reason why it is not standard base64.
+    static func decode(_ text: String, orThrow refusal: (_ reason: String) -> SigningError) throws(SigningError)
+        -> [UInt8]
+    {
+        do {
+            return try decode(text)
+        } catch {
+            throw refusal(error.reason)
+        }
+    }
+
     /// `bytes` in standard base64 with padding.
     static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()

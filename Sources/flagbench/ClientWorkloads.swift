@@ -15,6 +15,42 @@ func configureRefresh(_ configuration: inout FlagClient.Configuration) {
     configuration.telemetry = .every(seconds: 3_600)
 }
 
+/// A benchmark client's configuration: set `bench` at an address that nothing answers, without overrides (they are
+/// not what is measured), its cache in `cacheDirectory` (`nil`: none).
+func benchConfiguration(cacheDirectory: URL?) -> FlagClient.Configuration {
+    var configuration = FlagClient.Configuration(
+        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: cacheDirectory)
+    configuration.overridesEnabled = false
+    return configuration
+}
+
+/// A client without a cache that serves `set` from its bootstrap document; the process exits when none can be made.
+func bootstrappedClient(_ set: FlagSet) -> FlagClient {
+    var configuration = benchConfiguration(cacheDirectory: nil)
+    configureRefresh(&configuration)
+    configuration.bootstrap = set.encoded()
+    guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
+    return client
+}
+
+/// Seeds the cache of `configuration` as a first launch with the bootstrap document `bytes` (signed by `signature`,
+/// when given) would; `then` adds to it after. The process exits when the cache cannot be seeded.
+func seedCache(
+    _ configuration: FlagClient.Configuration, with bytes: [UInt8], signature: String? = nil,
+    then: () throws -> Void = {}
+) {
+    do {
+        var seeding = configuration
+        seeding.bootstrap = bytes
+        seeding.bootstrapSignature = signature
+        try FlagClient(configuration: seeding).shutdown()
+        try then()
+    } catch {
+        print("could not seed the cache: \(error)")
+        exit(1)
+    }
+}
+
 /// FlagClient figures: launch from a cached 1,000-flag set to the first value, session creation, first and frozen
 /// reads, and the work of applying a one-flag patch.
 func benchmarkClient() {
@@ -24,19 +60,9 @@ func benchmarkClient() {
     guard var set = try? FlagSet.decode(benchmarkDocument(flags: 1_000)) else { exit(1) }
     set.flags["static"] = Flag(key: "static", type: .bool, defaultValue: .bool(true))
     let bytes = set.encoded()
-    var configuration = FlagClient.Configuration(
-        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: directory)
+    var configuration = benchConfiguration(cacheDirectory: directory)
     configureRefresh(&configuration)
-    configuration.overridesEnabled = false
-    do {
-        // Seeds the cache, as a first launch with a bootstrap document would.
-        var seeding = configuration
-        seeding.bootstrap = bytes
-        try FlagClient(configuration: seeding).shutdown()
-    } catch {
-        print("could not seed the cache: \(error)")
-        exit(1)
-    }
+    seedCache(configuration, with: bytes)
     if arguments.contains("--verbose") {
         configuration.logger = { message in print(message) }
     }
@@ -143,12 +169,7 @@ func benchmarkFirstReads() {
     set.flags["one-prerequisite"] = Flag(
         key: "one-prerequisite", type: .bool, defaultValue: .bool(false),
         prerequisites: [Prerequisite(flag: "static", values: [.bool(true)])])
-    var configuration = FlagClient.Configuration(
-        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: nil)
-    configureRefresh(&configuration)
-    configuration.overridesEnabled = false
-    configuration.bootstrap = set.encoded()
-    guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
+    let client = bootstrappedClient(set)
     let key = FlagKey("static", default: false)
     var count = 0
     let rounds = quick ? 20 : 200
@@ -209,12 +230,7 @@ func benchmarkEnumReads() {
                 name: "dach", target: .conditions([Condition(attribute: "country", op: .in, values: ["DE", "AT"])]),
                 serve: .value(.string("green")))
         ])
-    var configuration = FlagClient.Configuration(
-        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: nil)
-    configureRefresh(&configuration)
-    configuration.overridesEnabled = false
-    configuration.bootstrap = set.encoded()
-    guard let client = try? FlagClient(configuration: configuration) else { exit(1) }
+    let client = bootstrappedClient(set)
     let text = FlagKey("theme", default: "blue")
     let theme = FlagKey("theme", default: BenchTheme.blue)
     let units = quick ? 10_000 : 100_000
@@ -277,10 +293,8 @@ func benchmarkEnumReads() {
 func benchmarkSharedCache() {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagbench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
-    var configuration = FlagClient.Configuration(
-        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: directory)
+    var configuration = benchConfiguration(cacheDirectory: directory)
     configuration.refresh = .off
-    configuration.overridesEnabled = false
     // The app: seeds the cache and keeps it open, as a running app does.
     var seeding = configuration
     seeding.bootstrap = benchmarkDocument(flags: 1_000)
@@ -325,7 +339,7 @@ func benchmarkSharedCache() {
 
 /// One launch, cache to first value: a client made from `configuration`, and a new session's first read of `key`.
 /// The client goes into `launched`, to be shut down outside the timing; the process exits when none can be made.
-private func launchToFirstValue(
+func launchToFirstValue(
     _ configuration: FlagClient.Configuration, _ key: FlagKey<Bool>, into launched: inout [FlagClient]
 ) -> Bool {
     do {

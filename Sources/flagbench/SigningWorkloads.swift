@@ -60,18 +60,12 @@ private func launchFigure(
 ) -> Double {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagbench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
-    var configuration = FlagClient.Configuration(
-        server: URL(string: "http://127.0.0.1:1")!, set: "bench", sdkKey: "bench", cacheDirectory: directory)
+    var configuration = benchConfiguration(cacheDirectory: directory)
     configuration.refresh = .off
-    configuration.overridesEnabled = false
     configuration.trustedKeys = keys
-    do {
-        // Seeds the cache as a first launch with a bootstrap document would, then adds the patch as a verifying
-        // client that received it on the stream would (the cache's own table: a benchmark may know it).
-        var seeding = configuration
-        seeding.bootstrap = bytes
-        seeding.bootstrapSignature = signature
-        try FlagClient(configuration: seeding).shutdown()
+    seedCache(configuration, with: bytes, signature: signature) {
+        // The patch, as a verifying client that received it on the stream would store it (the cache's own table: a
+        // benchmark may know it).
         if let patch {
             let database = try SQLiteDatabase(
                 path: directory.appendingPathComponent("flagclient.sqlite").path, configuration: .client)
@@ -85,9 +79,6 @@ private func launchFigure(
             }
             try database.close()
         }
-    } catch {
-        print("could not seed the cache: \(error)")
-        exit(1)
     }
     if arguments.contains("--verbose") {
         configuration.logger = { message in print(message) }
@@ -97,15 +88,8 @@ private func launchFigure(
     var launched: [FlagClient] = []
     var wrong = 0
     let seconds = best(runs: quick ? 3 : 9) {
-        do {
-            let client = try FlagClient(configuration: configuration)
-            _ = client.session(unitID: "user-1", attributes: ["country": "DE"]).value(key)
-            if client.state != expected { wrong += 1 }
-            launched.append(client)
-        } catch {
-            print("client init failed: \(error)")
-            exit(1)
-        }
+        _ = launchToFirstValue(configuration, key, into: &launched)
+        if launched.last?.state != expected { wrong += 1 }
     }
     for client in launched { client.shutdown() }
     if wrong > 0 {

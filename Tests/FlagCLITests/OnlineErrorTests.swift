@@ -126,9 +126,8 @@ struct OnlineErrorTests {
         let flags = (0..<1_000).map { index in
             #""flag-\#(index)":{"type":"string","kind":"ops","default":"\#(String(repeating: "v", count: 60))"}"#
         }
-        let file = server.workspace.url.appendingPathComponent("big.json")
-        try Data(#"{"schema":1,"flags":{\#(flags.joined(separator: ","))}}"#.utf8).write(to: file)
-        let run = try server.ctl(["import", file.path])
+        let file = try server.workspace.write("big.json", #"{"schema":1,"flags":{\#(flags.joined(separator: ","))}}"#)
+        let run = try server.ctl(["import", file])
         #expect(run.status == 1, "\(run)")
         let size = try #require(run.stderr.firstMatch(of: /body of (\d+) bytes/)?.1)
         #expect(

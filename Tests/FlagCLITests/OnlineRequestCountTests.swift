@@ -98,15 +98,14 @@ struct OnlineRequestCountTests {
         #expect(try server.ctl(["sets", "create", "t"]).status == 0)
         #expect(try server.ctl(["create", "old", "--type", "bool", "--default", "false", "--kind", "ops"]).status == 0)
         #expect(try server.ctl(["create", "kept", "--type", "int", "--default", "1", "--kind", "ops"]).status == 0)
-        let file = server.workspace.url.appendingPathComponent("next.json")
         let document = #"""
             {"schema":1,"set":"t","cohorts":{},"flags":{
              "kept":{"type":"int","kind":"ops","default":2},"new":{"type":"bool","kind":"ops","default":true}}}
             """#
-        try Data(document.utf8).write(to: file)
+        let file = try server.workspace.write("next.json", document)
         for dryRun in [true, false] {
             let before = try Self.requests(server)
-            let run = try server.ctl(["import", file.path] + (dryRun ? ["--dry-run"] : []))
+            let run = try server.ctl(["import", file] + (dryRun ? ["--dry-run"] : []))
             #expect(run.status == 0, "\(run)")
             #expect(run.stdoutLines.prefix(4) == ["~ flag kept", "    default: 1 → 2", "+ flag new", "- flag old"])
             var sent = try Self.requests(server)

@@ -150,14 +150,13 @@ struct OnlineTelemetryTests {
         let rule = ["rule", "add", "k", "--where", "appVersion semver_gte 5.0.0", "--value", "true"]
 
         // lint --against sees it before the write.
-        let file = server.workspace.url.appendingPathComponent("next.json")
         let document = #"""
             {"schema":1,"set":"t","flags":{"k":{"type":"bool","kind":"ops","default":false,
              "rules":[{"name":"new","conditions":[{"attribute":"appVersion","op":"semver_gte","values":["5.0.0"]}],
              "value":true}]}}}
             """#
-        try Data(document.utf8).write(to: file)
-        let lint = try server.ctl(["lint", file.path, "--against", server.url], set: nil)
+        let file = try server.workspace.write("next.json", document)
+        let lint = try server.ctl(["lint", file, "--against", server.url], set: nil)
         #expect(lint.status == 1, "\(lint)")
         #expect(
             lint.stdoutLines.first
@@ -187,7 +186,7 @@ struct OnlineTelemetryTests {
         #expect((history.first?["reason"] as? String)?.contains("allowIncompatible") == true, "\(history)")
 
         // What the server already serves is a note now, not a refusal.
-        let relint = try server.ctl(["lint", file.path, "--against", server.url], set: nil)
+        let relint = try server.ctl(["lint", file, "--against", server.url], set: nil)
         #expect(relint.status == 0, "\(relint)")
         #expect(relint.stdoutLines.first?.hasPrefix("note: flags.k: operator \"semver_gte\"") == true, "\(relint)")
 
@@ -214,13 +213,12 @@ struct OnlineTelemetryTests {
             server, key: key, app: "5.2.0", enums: ["theme": .init(values: ["blue", "green"], defaultValue: "blue")])
         try old.report(version: 3)
 
-        let file = server.workspace.url.appendingPathComponent("orange.json")
         let document = #"""
             {"schema":1,"set":"t","flags":{"theme":{"type":"string","kind":"ops","default":"blue",
              "rules":[{"name":"de","conditions":[{"attribute":"country","op":"eq","values":["DE"]}],"value":"orange"}]}}}
             """#
-        try Data(document.utf8).write(to: file)
-        let lint = try server.ctl(["lint", file.path, "--against", server.url], set: nil)
+        let file = try server.workspace.write("orange.json", document)
+        let lint = try server.ctl(["lint", file, "--against", server.url], set: nil)
         #expect(lint.status == 1, "\(lint)")
         #expect(
             lint.stdoutLines.first

@@ -81,6 +81,14 @@ import Testing
         cache.close()
     }
 
+    /// Stores `version` of the set (new-checkout on) as a client does when it arrives while `activated` is in use.
+    static func store(version: Int, in cache: FlagCache, activated: Int) throws {
+        let bytes = Docs.bytes(version: version, Docs.flag("new-checkout", true))
+        try cache.store(
+            set: "ios-prod", document: .init(version: version, etag: nil, bytes: bytes),
+            keepingActivated: { activated }, now: Docs.start)
+    }
+
     /// Only `.manual` starts from the version set aside; the other policies start from the newest and forget it.
     @Test(arguments: [FlagClient.ApplyPolicy.nextSession, .nextLaunch, .manual])
     func aLaunchStartsFromTheActivatedVersionOnlyUnderManual(policy: FlagClient.ApplyPolicy) throws {
@@ -120,16 +128,11 @@ import Testing
             try Self.seedWaiting(directory)
             let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
             defer { cache.close() }
-            let v3 = Docs.bytes(version: 3, Docs.flag("new-checkout", true))
-            try cache.store(
-                set: "ios-prod", document: .init(version: 3, etag: nil, bytes: v3), keepingActivated: { 1 },
-                now: Docs.start)
+            try Self.store(version: 3, in: cache, activated: 1)
             #expect(try cache.activated(set: "ios-prod")?.document.bytes == Self.v1)
             #expect(try cache.stored(set: "ios-prod")?.version == 3)
             // The same version again (a document replacing its patches) sets nothing aside.
-            try cache.store(
-                set: "ios-prod", document: .init(version: 3, etag: nil, bytes: v3), keepingActivated: { 3 },
-                now: Docs.start)
+            try Self.store(version: 3, in: cache, activated: 3)
             #expect(try cache.activated(set: "ios-prod")?.version == 1)
         }
     }
@@ -141,10 +144,7 @@ import Testing
             try Self.seedWaiting(directory)  // v1 aside, v2 cached
             let cache = try FlagCache.open(directory: directory, now: Docs.start, log: { _, _ in })
             defer { cache.close() }
-            let v3 = Docs.bytes(version: 3, Docs.flag("new-checkout", true))
-            try cache.store(
-                set: "ios-prod", document: .init(version: 3, etag: nil, bytes: v3), keepingActivated: { 1 },
-                now: Docs.start)
+            try Self.store(version: 3, in: cache, activated: 1)
             // v2 activated while v3 was being stored: v1 stays the version a relaunch starts from.
             try cache.discardActivated(set: "ios-prod", activated: { 2 }, now: Docs.start)
             #expect(try cache.activated(set: "ios-prod")?.version == 1)
@@ -154,10 +154,7 @@ import Testing
 
             // A copy left from before an activation whose removal failed: v4 arriving while v3 is in use replaces it.
             try Self.seedWaiting(directory)  // v1 aside again, v2 cached
-            let v4 = Docs.bytes(version: 4, Docs.flag("new-checkout", true))
-            try cache.store(
-                set: "ios-prod", document: .init(version: 4, etag: nil, bytes: v4), keepingActivated: { 2 },
-                now: Docs.start)
+            try Self.store(version: 4, in: cache, activated: 2)
             #expect(try cache.activated(set: "ios-prod")?.version == 2)
         }
     }

@@ -48,10 +48,7 @@ struct EndToEndTests {
     }
 
     static func withFixture(_ body: (Fixture) async throws -> Void) async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let key = try await server.createSet("e2e", document: document)
+        try await LiveFlagServer.withSet("e2e", document: document) { server, key, directory in
             try await body(Fixture(directory: directory, server: server, sdkKey: key))
         }
     }

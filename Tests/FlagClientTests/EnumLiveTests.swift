@@ -66,10 +66,7 @@ struct EnumLiveTests {
     }
 
     @Test func theGateNamesTheOlderBuildAndTheOlderBuildServesItsDefault() async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let sdkKey = try await server.createSet("themes", document: Self.document)
+        try await LiveFlagServer.withSet("themes", document: Self.document) { server, sdkKey, _ in
             let recording = RecordingTransport()
             let older = try Self.client(server, sdkKey: sdkKey, app: "5.2.0", transport: recording)
             defer { older.shutdown() }

@@ -170,10 +170,7 @@ final class Box<Value: Sendable>: Sendable {
         try await fixture.time.waitUntilHeld("the reporter waits a period")
         fixture.client.suspend()
         // Three periods pass while suspended.
-        for period in 1...3 {
-            try await fixture.time.waitUntilHeld("the paused reporter waits, period \(period)")
-            fixture.time.release()
-        }
+        try await fixture.time.pass(3, "the paused reporter waits, period")
         try await fixture.time.waitUntilHeld("the paused reporter waits again")
         #expect(fixture.reports.count == 1)
         fixture.client.resume()

@@ -15,16 +15,18 @@ import Testing
         let client = try makeClient(directory: directory, transport: transport, clock: clock)
         let stream = try await transport.stream(0)
         stream.yield(eventStreamHead)
-        stream.yield(
-            .bytes(
-                Docs.sse(
-                    "put", id: version,
-                    String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
-        try await eventually("live v\(version)") { client.state == .live(version: version) }
+        try await put(stream, client, version: version, flags: flags)
         return (client, stream)
     }
 
     func put(_ stream: ScriptedTransport.Continuation, _ client: FlagClient, version: Int, _ flags: Flag...)
+        async throws
+    {
+        try await put(stream, client, version: version, flags: flags)
+    }
+
+    /// Sends version `version` of the set with `flags` on the stream, and waits until the client is live on it.
+    private func put(_ stream: ScriptedTransport.Continuation, _ client: FlagClient, version: Int, flags: [Flag])
         async throws
     {
         stream.yield(

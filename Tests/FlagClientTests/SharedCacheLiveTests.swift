@@ -46,23 +46,42 @@ struct SharedCacheLiveTests {
         }
     }
 
+    /// A live server that has set `share`, and the cache directory that the app and the extension share.
+    struct Probes {
+        let server: LiveFlagServer
+        let key: String
+        /// The test's temporary directory, where the processes run and write their output.
+        let directory: URL
+        /// The shared cache directory.
+        let group: URL
+        let probe: String
+
+        /// Starts `flagshareprobe ROLE` on the shared cache: its pid, and what it has printed so far. Each start has
+        /// its own output files, so that a role may start again.
+        func start(_ role: String, _ extra: [String] = []) throws -> (pid: pid_t, output: () -> String) {
+            let output = directory.appendingPathComponent("\(role)-\(UUID().uuidString).out")
+            let pid = try Spawn.start(
+                probe, [role, group.path, server.url.absoluteString, key] + extra, environment: [:],
+                directory: directory.path, stdout: output.path, stderr: output.path + ".err")
+            return (pid, { (try? String(contentsOf: output, encoding: .utf8)) ?? "" })
+        }
+    }
+
+    /// Runs `body` in a temporary directory, with the server stopped after it.
+    static func withProbes(_ body: (Probes) async throws -> Void) async throws {
+        try await LiveFlagServer.withSet("share", document: Self.document) { server, key, directory in
+            try await body(
+                Probes(
+                    server: server, key: key, directory: directory, group: directory.appendingPathComponent("group"),
+                    probe: try #require(flagshareprobeBinary).path))
+        }
+    }
+
     @Test(.enabled(if: flagshareprobeBinary != nil))
     func anExtensionSeesOnlyCommittedVersionsInOrderAndSurvivesTheAppsDeath() async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let key = try await server.createSet("share", document: Self.document)
-            let group = directory.appendingPathComponent("group")
-            let probe = try #require(flagshareprobeBinary).path
-            func start(_ role: String, _ extra: [String] = []) throws -> (pid: pid_t, output: () -> String) {
-                let output = directory.appendingPathComponent("\(role).out")
-                let pid = try Spawn.start(
-                    probe, [role, group.path, server.url.absoluteString, key] + extra, environment: [:],
-                    directory: directory.path, stdout: output.path,
-                    stderr: directory.appendingPathComponent("\(role).err").path)
-                return (pid, { (try? String(contentsOf: output, encoding: .utf8)) ?? "" })
-            }
-            let app = try start("app")
+        try await Self.withProbes { probes in
+            let (server, group) = (probes.server, probes.group)
+            let app = try probes.start("app")
             var appAlive = true
             defer { if appAlive { _ = Spawn.stop(app.pid, signal: SIGKILL) } }
             func inUse() -> [Int] {
@@ -70,7 +89,7 @@ struct SharedCacheLiveTests {
             }
             try await eventually("the app has v1") { inUse().contains(1) }
 
-            let appExtension = try start("extension", ["50"])
+            let appExtension = try probes.start("extension", ["50"])
             defer { _ = Spawn.stop(appExtension.pid, signal: SIGKILL) }
             func seen() -> [Seen] { appExtension.output().split(separator: "\n").compactMap(Seen.init) }
             try await eventually("the extension saw v1") { seen().contains { $0.version == 1 } }
@@ -151,20 +170,9 @@ struct SharedCacheLiveTests {
     /// starts again and stores newer versions; it takes no write lock meanwhile either.
     @Test(.enabled(if: flagshareprobeBinary != nil))
     func anExtensionStartedWhileTheAppIsNotRunningFollowsTheAppWhenItStarts() async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let key = try await server.createSet("share", document: Self.document)
-            let group = directory.appendingPathComponent("group")
-            let probe = try #require(flagshareprobeBinary).path
-            func start(_ role: String, _ extra: [String] = []) throws -> (pid: pid_t, output: () -> String) {
-                let output = directory.appendingPathComponent("\(role)-\(UUID().uuidString).out")
-                let pid = try Spawn.start(
-                    probe, [role, group.path, server.url.absoluteString, key] + extra, environment: [:],
-                    directory: directory.path, stdout: output.path, stderr: output.path + ".err")
-                return (pid, { (try? String(contentsOf: output, encoding: .utf8)) ?? "" })
-            }
-            let first = try start("app")
+        try await Self.withProbes { probes in
+            let (server, group) = (probes.server, probes.group)
+            let first = try probes.start("app")
             try await eventually("the app has v1") { first.output().contains("in use v1") }
             let written = try await server.admin(
                 "POST", "/v1/admin/sets/share/flags/counter/default", #"{"value": 1}"#)
@@ -178,7 +186,7 @@ struct SharedCacheLiveTests {
             let wal = group.appendingPathComponent(FlagCache.fileName + "-wal").path
             #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int == 0)
 
-            let appExtension = try start("extension", ["50"])
+            let appExtension = try probes.start("extension", ["50"])
             defer { _ = Spawn.stop(appExtension.pid, signal: SIGKILL) }
             func seen() -> [Seen] { appExtension.output().split(separator: "\n").compactMap(Seen.init) }
             // v2, or v1 when the app ended between putting the patch to v2 in use and caching it.
@@ -188,7 +196,7 @@ struct SharedCacheLiveTests {
 
             let locks = LockProbe(database: group.appendingPathComponent(FlagCache.fileName).path)
             let probing = Task.detached { locks.run() }
-            let second = try start("app")
+            let second = try probes.start("app")
             defer { _ = Spawn.stop(second.pid, signal: SIGKILL) }
             try await eventually("the app runs again") { second.output().contains("in use v2") }
             for counter in 2...4 {

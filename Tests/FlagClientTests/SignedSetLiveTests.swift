@@ -28,10 +28,7 @@ struct SignedSetLiveTests {
     }
 
     @Test func aValueChangedInFlightIsNotActivatedAndTheLastGoodValueStays() async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
+        try await LiveFlagServer.withSet("ios-prod", document: LiveFlagServer.iosProd) { server, sdkKey, directory in
             let trusted = try await Self.keys(server, token: sdkKey).map(\.key)
             // The proxy turns the new default, 30, into 99 on its way to the client.
             let proxy = try TamperingProxy(upstream: server.port, find: #""default":30"#, replace: #""default":99"#)
@@ -67,10 +64,7 @@ struct SignedSetLiveTests {
     }
 
     @Test func aRotationWhileConnectedRefusesNoUpdate() async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
+        try await LiveFlagServer.withSet("ios-prod", document: LiveFlagServer.iosProd) { server, sdkKey, directory in
             let rotated = try await server.admin(
                 "POST", "/v1/admin/sets/ios-prod/signing-keys", #"{"reason":"yearly"}"#)
             #expect(rotated.status == 201, "\(rotated.text)")
@@ -115,10 +109,7 @@ struct SignedSetLiveTests {
     }
 
     @Test func aDocumentSignedByAnotherSetsKeyIsRefused() async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
+        try await LiveFlagServer.withSet("ios-prod", document: LiveFlagServer.iosProd) { server, sdkKey, directory in
             let otherKey = try await server.createSet(
                 "android-prod",
                 document: LiveFlagServer.iosProd.replacingOccurrences(of: "ios-prod", with: "android-prod"))

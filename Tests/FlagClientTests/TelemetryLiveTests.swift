@@ -39,10 +39,7 @@ struct TelemetryLiveTests {
     }
 
     @Test func theServerCountsWhatSeveralClientsEvaluated() async throws {
-        try await withTemporaryDirectory { directory in
-            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
-            defer { server.stop() }
-            let sdkKey = try await server.createSet("tele", document: Self.document)
+        try await LiveFlagServer.withSet("tele", document: Self.document) { server, sdkKey, _ in
             var clients: [FlagClient] = []
             defer { for client in clients { client.shutdown() } }
             for index in 0..<3 {

@@ -228,10 +228,7 @@ import Testing
         _ = fixture.client.session(unitID: "b").value(.darkMode)
 
         // Periods pass: no report.
-        for passed in 1...2 {
-            try await fixture.time.waitUntilHeld("period \(passed)")
-            fixture.time.release()
-        }
+        try await fixture.time.pass(2, "period")
         try await fixture.time.waitUntilHeld("period 3")
         #expect(fixture.reports.count == 1)
 

@@ -41,6 +41,15 @@ final class VirtualTime: Sendable {
         }
     }
 
+    /// Lets `count` held sleeps end one after the other, each once it is held; the waits are named `what` and their
+    /// number.
+    func pass(_ count: Int, _ what: String) async throws {
+        for number in 1...count {
+            try await waitUntilHeld("\(what) \(number)")
+            release()
+        }
+    }
+
     /// The `sleep` dependency.
     var sleep: @Sendable (Double) async throws -> Void {
         { seconds in try await self.pause(seconds) }

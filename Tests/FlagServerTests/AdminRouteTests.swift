@@ -81,15 +81,7 @@ struct AdminRouteTests {
             #expect(response.status == 422)
             #expect(try response.json("error.code") == .string("invalid_flag_set"))
             #expect(try response.json("error.path") == .string("flags.bad.default"))
-            guard case .array(let problems)? = try response.json("error.problems") else {
-                Issue.record("no problems")
-                return
-            }
-            let paths = problems.compactMap { problem -> String? in
-                guard case .object(let members) = problem, case .string(let path)? = members["path"] else { return nil }
-                return path
-            }
-            #expect(paths == ["flags.bad.default", "flags.bad.rules[0].cohort"])
+            #expect(try response.problemPaths() == ["flags.bad.default", "flags.bad.rules[0].cohort"])
             let shape = try harness.send(
                 "PUT", "/v1/admin/sets/ios-prod/flags/bad",
                 body: #"{"flag":{"type":"bool","default":true,"rules":"x"}}"#)

@@ -216,3 +216,11 @@ extension JSONValue {
         return text
     }
 }
+
+extension TestResponse {
+    /// The `path` of each problem an error answer lists (`error.problems`); nil when it lists none.
+    func problemPaths() throws -> [String]? {
+        guard case .array(let problems)? = try json("error.problems") else { return nil }
+        return problems.compactMap { $0.member("path")?.text }
+    }
+}

@@ -71,15 +71,7 @@ struct IncrementalWriteTests {
             let before = try #require(harness.app.service.state("ios-prod"))
             let response = try harness.send(method, path, body: body)
             #expect(response.status == 422, "\(response)")
-            guard case .array(let problems)? = try response.json("error.problems") else {
-                Issue.record("no problems in \(response)")
-                return
-            }
-            let found = problems.compactMap { problem -> String? in
-                guard case .object(let members) = problem, case .string(let path)? = members["path"] else { return nil }
-                return path
-            }
-            #expect(found == paths)
+            #expect(try response.problemPaths() == paths, "\(response)")
             #expect(harness.app.service.state("ios-prod") === before)
         }
     }

@@ -80,3 +80,20 @@ public final class LiveFlagServer: Sendable {
         return token
     }
 }
+
+extension LiveFlagServer {
+    /// Runs `body` in a directory of its own with a live server (its data in the directory's `server`) that has set
+    /// `name`, made from `document`: `body` gets the server, the set's SDK key and the directory. The server stops
+    /// after `body`.
+    public static func withSet(
+        _ name: String, document: String,
+        _ body: (LiveFlagServer, _ sdkKey: String, _ directory: URL) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let server = try LiveFlagServer(dataDirectory: directory.appendingPathComponent("server"))
+            defer { server.stop() }
+            let sdkKey = try await server.createSet(name, document: document)
+            try await body(server, sdkKey, directory)
+        }
+    }
+}

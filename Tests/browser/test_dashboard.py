@@ -112,6 +112,15 @@ def open_flags(session, set_name="demo"):
     session.one("flag-row")
 
 
+def open_new_flag_form(session, key, flag_type, kind):
+    """Opens the form for a new flag of `demo` and fills in its key, type and kind."""
+    open_flags(session)
+    session.one("flag-create").click()
+    session.one("flag-key-input").type(key)
+    select(session, "flag-type-select", flag_type)
+    select(session, "flag-kind-select", kind)
+
+
 def open_flag(session, key, set_name="demo"):
     session.get(f"{BASE}/ui/#/sets/{set_name}/flags/{key}")
     session.one("state-badge")
@@ -693,11 +702,7 @@ class DashboardTests(unittest.TestCase):
     def test_17_a_flag_and_a_cohort_are_written_in_the_dashboard(self):
         with Browser() as session:
             sign_in(session, tokens["alice"])
-            open_flags(session)
-            session.one("flag-create").click()
-            session.one("flag-key-input").type("made-in-browser")
-            select(session, "flag-type-select", "int")
-            select(session, "flag-kind-select", "ops")
+            open_new_flag_form(session, "made-in-browser", "int", "ops")
             session.one("flag-default-input").clear()
             session.one("flag-default-input").type("not a number")
             session.one("confirm").click()
@@ -849,11 +854,7 @@ class DashboardTests(unittest.TestCase):
         try:
             with Browser() as session:
                 sign_in(session, tokens["alice"])
-                open_flags(session)
-                session.one("flag-create").click()
-                session.one("flag-key-input").type("browser-theme")
-                select(session, "flag-type-select", "string")
-                select(session, "flag-kind-select", "ops")
+                open_new_flag_form(session, "browser-theme", "string", "ops")
                 session.one("flag-values-input").type("blue, green")
                 session.one("flag-default-input").clear()
                 session.one("flag-default-input").type("blue")

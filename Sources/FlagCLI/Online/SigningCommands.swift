@@ -62,72 +62,65 @@ package struct SigningKeyRotateCommand: Command {
     }
 }
 
-/// `flagctl signing-key activate ID` and `retire ID`: the second and third steps of a rotation.
-package struct SigningKeyActivateCommand: Command {
-    /// `signing-key activate ID`
-    package static let configuration = CommandConfiguration(
-        name: "signing-key activate", abstract: "Sign new versions (and the current one) with a published key.",
-        synopsis: "ID [--reason S]", positionals: [Positional("ID", help: "the key's id (signing-key show)")],
-        options: [.value("reason", "S", help: "why, recorded in the audit log")],
-        example: "flagctl --set ios-prod signing-key activate 9f1c2a7d0e4b5c68")
+/// The steps of a rotation on one key, each followed by the list of keys: activate, retire.
+protocol SigningKeyStepCommand: Command {
+    /// The step's endpoint, e.g. `API.activateSigningKey`.
+    static var endpoint: Endpoint<ChangeRequest, SigningKeyList> { get }
+    /// What the key does after the step, e.g. `signs now`.
+    static var done: String { get }
+    var id: String { get }
+    var reason: String? { get }
+    init(id: String, reason: String?)
+}
 
-    private let change: SigningKeyChange
+extension SigningKeyStepCommand {
+    /// The declaration shared by these commands; `id` is the example's.
+    static func step(_ verb: String, abstract: String, example id: String) -> CommandConfiguration {
+        CommandConfiguration(
+            name: "signing-key \(verb)", abstract: abstract, synopsis: "ID [--reason S]",
+            positionals: [Positional("ID", help: "the key's id (signing-key show)")],
+            options: [.value("reason", "S", help: "why, recorded in the audit log")],
+            example: "flagctl --set ios-prod signing-key \(verb) \(id)")
+    }
 
     /// Takes the id and the reason.
     package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        change = SigningKeyChange(id: arguments.positionals[0], reason: arguments.value("reason"), step: "activate")
+        self.init(id: arguments.positionals[0], reason: arguments.value("reason"))
     }
 
-    /// POSTs `…/signing-keys/{id}/activate` and lists the keys.
+    /// POSTs `…/signing-keys/{id}/{step}` and lists the keys.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        try change.run(in: context, for: Self.configuration)
-    }
-}
-
-/// `flagctl signing-key retire ID`.
-package struct SigningKeyRetireCommand: Command {
-    /// `signing-key retire ID`
-    package static let configuration = CommandConfiguration(
-        name: "signing-key retire",
-        abstract: "Retire a signing key that no longer signs.",
-        synopsis: "ID [--reason S]", positionals: [Positional("ID", help: "the key's id (signing-key show)")],
-        options: [.value("reason", "S", help: "why, recorded in the audit log")],
-        example: "flagctl --set ios-prod signing-key retire 21fe31dfa154a261")
-
-    private let change: SigningKeyChange
-
-    /// Takes the id and the reason.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        change = SigningKeyChange(id: arguments.positionals[0], reason: arguments.value("reason"), step: "retire")
-    }
-
-    /// POSTs `…/signing-keys/{id}/retire` and lists the keys.
-    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        try change.run(in: context, for: Self.configuration)
-    }
-}
-
-/// One step of a rotation on one key, and the list of keys after it.
-private struct SigningKeyChange {
-    let id: String
-    let reason: String?
-    let step: String
-
-    /// The endpoint of `step`.
-    var endpoint: Endpoint<ChangeRequest, SigningKeyList> {
-        step == "activate" ? API.activateSigningKey : API.retireSigningKey
-    }
-
-    func run(in context: CommandContext, for configuration: CommandConfiguration) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: configuration)
-        let set = try client.requireSet(for: configuration)
+        let client = try AdminClient(context, for: Self.configuration)
+        let set = try client.requireSet(for: Self.configuration)
         let (keys, answer) = try client.send(
-            endpoint, PathParameters(set: set, name: id), ChangeRequest(reason: reason))
+            Self.endpoint, PathParameters(set: set, name: id), ChangeRequest(reason: reason))
         return context.show(answer) {
-            [step == "activate" ? "set \(set): key \(id) signs now" : "set \(set): key \(id) retired"]
-                + SigningKeyTable.lines(keys.keys, set: set)
+            ["set \(set): key \(id) \(Self.done)"] + SigningKeyTable.lines(keys.keys, set: set)
         }
     }
+}
+
+/// `flagctl signing-key activate ID`: the second step of a rotation.
+package struct SigningKeyActivateCommand: SigningKeyStepCommand {
+    /// `signing-key activate ID`
+    package static let configuration = step(
+        "activate", abstract: "Sign new versions (and the current one) with a published key.",
+        example: "9f1c2a7d0e4b5c68")
+    static let endpoint = API.activateSigningKey
+    static let done = "signs now"
+    let id: String
+    let reason: String?
+}
+
+/// `flagctl signing-key retire ID`: the third step of a rotation.
+package struct SigningKeyRetireCommand: SigningKeyStepCommand {
+    /// `signing-key retire ID`
+    package static let configuration = step(
+        "retire", abstract: "Retire a signing key that no longer signs.", example: "21fe31dfa154a261")
+    static let endpoint = API.retireSigningKey
+    static let done = "retired"
+    let id: String
+    let reason: String?
 }
 
 /// The keys of `GET /v1/sets/{set}/signing-keys`, for people.

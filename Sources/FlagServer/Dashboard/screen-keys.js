@@ -27,6 +27,25 @@ function requestError(ctx, error) {
     if (error.status !== 401) ctx.notices.error(error);
 }
 
+/**
+ * Asks the person to confirm revoking `what` (`SDK key NAME`, `token NAME`), then revokes it through `endpoint` with
+ * its path parameters `params` and their own token; `revoked` runs once it is.
+ */
+async function revoke(ctx, what, description, endpoint, params, revoked) {
+    const values = await formDialog({ title: `Revoke ${what}?`, description, confirmLabel: 'Revoke', danger: true });
+    if (!values) return;
+    try {
+        const answer = await withPersonsToken(ctx, { action: `Revoking ${what}`, confirmLabel: 'Revoke', danger: true },
+            endpoint, params, { query: { reason: values.reason || undefined } });
+        if (!answer) return;
+        ctx.notices.clearError();
+        ctx.notices.toast(`Revoked ${what}.`);
+        revoked();
+    } catch (error) {
+        requestError(ctx, error);
+    }
+}
+
 function keysSection(ctx, setName) {
     const tbody = h('tbody');
     const secretHost = h('div');
@@ -56,22 +75,9 @@ function keysSection(ctx, setName) {
         }
     }
 
-    async function revokeKey(name) {
-        const values = await formDialog({
-            title: `Revoke SDK key ${name}?`, description: 'Clients using it are refused from their next request.',
-            confirmLabel: 'Revoke', danger: true,
-        });
-        if (!values) return;
-        try {
-            const answer = await withPersonsToken(ctx, { action: `Revoking SDK key ${name}`, confirmLabel: 'Revoke', danger: true },
-                'revokeKey', { set: setName, name }, { query: { reason: values.reason || undefined } });
-            if (!answer) return;
-            ctx.notices.clearError();
-            ctx.notices.toast(`Revoked SDK key ${name}.`);
-            load();
-        } catch (error) {
-            requestError(ctx, error);
-        }
+    function revokeKey(name) {
+        return revoke(ctx, `SDK key ${name}`, 'Clients using it are refused from their next request.',
+            'revokeKey', { set: setName, name }, load);
     }
 
     create.addEventListener('click', async () => {
@@ -137,22 +143,9 @@ export function tokensSection(ctx) {
         }
     }
 
-    async function revokeToken(name) {
-        const values = await formDialog({
-            title: `Revoke token ${name}?`, description: 'It is refused from its next request, and so are its sessions.',
-            confirmLabel: 'Revoke', danger: true,
-        });
-        if (!values) return;
-        try {
-            const answer = await withPersonsToken(ctx, { action: `Revoking token ${name}`, confirmLabel: 'Revoke', danger: true },
-                'revokeToken', { name }, { query: { reason: values.reason || undefined } });
-            if (!answer) return;
-            ctx.notices.clearError();
-            ctx.notices.toast(`Revoked token ${name}.`);
-            load();
-        } catch (error) {
-            requestError(ctx, error);
-        }
+    function revokeToken(name) {
+        return revoke(ctx, `token ${name}`, 'It is refused from its next request, and so are its sessions.',
+            'revokeToken', { name }, load);
     }
 
     create.addEventListener('click', async () => {

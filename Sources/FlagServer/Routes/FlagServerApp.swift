@@ -284,96 +284,94 @@ public final class FlagServerApp: Sendable {
 
     /// The Prometheus text of `/metrics`.
     func metricsResponse() -> HTTPResponse {
-        var text = ""
+        var text = MetricsText()
         metrics.render(into: &text)
-        text += "# HELP flagserver_set_version Current version per flag set.\n"
-        text += "# TYPE flagserver_set_version gauge\n"
+        text.family("flagserver_set_version", .gauge, help: "Current version per flag set.")
         for state in service.states() {
-            text += "flagserver_set_version{set=\"\(ServerMetrics.escape(state.name))\"} \(state.version)\n"
+            text.sample("flagserver_set_version", ["set": state.name], state.version)
         }
-        text += "# HELP flagserver_writes_total Writes that made a version.\n"
-        text += "# TYPE flagserver_writes_total counter\n"
-        text += "flagserver_writes_total \(service.counters.writes.load(ordering: .relaxed))\n"
-        text += "# HELP flagserver_write_rejections_total Writes rejected, by reason.\n"
-        text += "# TYPE flagserver_write_rejections_total counter\n"
-        text += "flagserver_write_rejections_total{reason=\"invalid\"} "
-        text += "\(service.counters.invalid.load(ordering: .relaxed))\n"
-        text += "flagserver_write_rejections_total{reason=\"conflict\"} "
-        text += "\(service.counters.conflicts.load(ordering: .relaxed))\n"
+        text.family("flagserver_writes_total", .counter, help: "Writes that made a version.")
+        text.sample("flagserver_writes_total", service.counters.writes.load(ordering: .relaxed))
+        text.family("flagserver_write_rejections_total", .counter, help: "Writes rejected, by reason.")
+        text.sample(
+            "flagserver_write_rejections_total", ["reason": "invalid"],
+            service.counters.invalid.load(ordering: .relaxed))
+        text.sample(
+            "flagserver_write_rejections_total", ["reason": "conflict"],
+            service.counters.conflicts.load(ordering: .relaxed))
         renderTelemetry(into: &text)
         scheduler.render(into: &text)
         webhooks?.render(into: &text)
-        text += "# HELP flagserver_store_up Whether the store answered its last call (1) or not (0).\n"
-        text += "# TYPE flagserver_store_up gauge\n"
-        text += "flagserver_store_up \(service.store.health == .up ? 1 : 0)\n"
+        text.family("flagserver_store_up", .gauge, help: "Whether the store answered its last call (1) or not (0).")
+        text.sample("flagserver_store_up", service.store.health == .up ? 1 : 0)
         if let replicas { Self.render(replicas.status, into: &text) }
         if let engine = engineMetrics.withLock({ $0 })?() {
-            text += "# HELP flagserver_open_connections Connections open now.\n"
-            text += "# TYPE flagserver_open_connections gauge\n"
-            text += "flagserver_open_connections \(engine.openConnections)\n"
-            text += "# HELP flagserver_http_rejections_total Requests or connections the HTTP engine refused.\n"
-            text += "# TYPE flagserver_http_rejections_total counter\n"
+            text.family("flagserver_open_connections", .gauge, help: "Connections open now.")
+            text.sample("flagserver_open_connections", engine.openConnections)
+            text.family(
+                "flagserver_http_rejections_total", .counter, help: "Requests or connections the HTTP engine refused.")
             for (reason, count) in engine.rejections.sorted(by: { $0.key < $1.key }) {
-                text += "flagserver_http_rejections_total{reason=\"\(ServerMetrics.escape(reason))\"} \(count)\n"
+                text.sample("flagserver_http_rejections_total", ["reason": reason], count)
             }
         }
         return HTTPResponse(
             status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-            body: Array(text.utf8))
+            body: Array(text.text.utf8))
     }
 }
 
 extension FlagServerApp {
     /// The metrics of client telemetry (docs/telemetry.md).
-    func renderTelemetry(into text: inout String) {
+    func renderTelemetry(into text: inout MetricsText) {
         let telemetry = service.telemetry
-        text += "# HELP flagserver_clients Active client instances (reported in the last 5 minutes) per set and "
-        text += "applied version, across every server sharing the store; refreshed every 10 s.\n"
-        text += "# TYPE flagserver_clients gauge\n"
+        text.family(
+            "flagserver_clients", .gauge,
+            help: "Active client instances (reported in the last 5 minutes) per set and applied version, across "
+                + "every server sharing the store; refreshed every 10 s.")
         for (set, versions) in telemetry.clientsByVersion.sorted(by: { $0.key < $1.key }) {
             for (version, count) in versions.sorted(by: { ($0.key ?? 0) < ($1.key ?? 0) }) {
-                let label = version.map(String.init) ?? "none"
-                text += "flagserver_clients{set=\"\(ServerMetrics.escape(set))\",version=\"\(label)\"} \(count)\n"
+                text.sample("flagserver_clients", ["set": set, "version": version.map(String.init) ?? "none"], count)
             }
         }
-        text += "# HELP flagserver_evaluations_total Evaluations clients of this server reported, per set.\n"
-        text += "# TYPE flagserver_evaluations_total counter\n"
+        text.family(
+            "flagserver_evaluations_total", .counter, help: "Evaluations clients of this server reported, per set.")
         for (set, count) in telemetry.evaluations.sorted(by: { $0.key < $1.key }) {
-            text += "flagserver_evaluations_total{set=\"\(ServerMetrics.escape(set))\"} \(count)\n"
+            text.sample("flagserver_evaluations_total", ["set": set], count)
         }
-        text += "# HELP flagserver_telemetry_reports_total Client reports this server took.\n"
-        text += "# TYPE flagserver_telemetry_reports_total counter\n"
-        text += "flagserver_telemetry_reports_total \(telemetry.accepted.load(ordering: .relaxed))\n"
-        text += "# HELP flagserver_telemetry_dropped_total Reports refused, or parts dropped, by reason.\n"
-        text += "# TYPE flagserver_telemetry_dropped_total counter\n"
+        text.family("flagserver_telemetry_reports_total", .counter, help: "Client reports this server took.")
+        text.sample("flagserver_telemetry_reports_total", telemetry.accepted.load(ordering: .relaxed))
+        text.family(
+            "flagserver_telemetry_dropped_total", .counter, help: "Reports refused, or parts dropped, by reason.")
         let dropped = telemetry.dropped
         for reason in ClientTelemetry.DropReason.allCases {
-            text += "flagserver_telemetry_dropped_total{reason=\"\(reason.rawValue)\"} \(dropped[reason] ?? 0)\n"
+            text.sample("flagserver_telemetry_dropped_total", ["reason": reason.rawValue], dropped[reason] ?? 0)
         }
-        text += "# HELP flagserver_telemetry_instances Client instances this server tracks (issued or reported).\n"
-        text += "# TYPE flagserver_telemetry_instances gauge\n"
-        text += "flagserver_telemetry_instances \(telemetry.trackedInstances)\n"
+        text.family(
+            "flagserver_telemetry_instances", .gauge, help: "Client instances this server tracks (issued or reported).")
+        text.sample("flagserver_telemetry_instances", telemetry.trackedInstances)
     }
 
     /// The metrics of the sync with other servers sharing the store.
-    static func render(_ status: ReplicaSync.Status, into text: inout String) {
-        text += "# HELP flagserver_set_version_lag Versions the store was ahead of this server at the last check.\n"
-        text += "# TYPE flagserver_set_version_lag gauge\n"
+    static func render(_ status: ReplicaSync.Status, into text: inout MetricsText) {
+        text.family(
+            "flagserver_set_version_lag", .gauge,
+            help: "Versions the store was ahead of this server at the last check.")
         for (set, lag) in status.lag.sorted(by: { $0.key < $1.key }) {
-            text += "flagserver_set_version_lag{set=\"\(ServerMetrics.escape(set))\"} \(lag)\n"
+            text.sample("flagserver_set_version_lag", ["set": set], lag)
         }
-        text += "# HELP flagserver_replica_notifications_total Change notifications received from the store.\n"
-        text += "# TYPE flagserver_replica_notifications_total counter\n"
-        text += "flagserver_replica_notifications_total \(status.notifications)\n"
-        text += "# HELP flagserver_replica_catchups_total Versions or sets loaded that other servers wrote.\n"
-        text += "# TYPE flagserver_replica_catchups_total counter\n"
-        text += "flagserver_replica_catchups_total \(status.catchUps)\n"
-        text += "# HELP flagserver_replica_listening Whether the connection listening for changes is up.\n"
-        text += "# TYPE flagserver_replica_listening gauge\n"
-        text += "flagserver_replica_listening \(status.listening ? 1 : 0)\n"
-        text += "# HELP flagserver_postgres_notification_queue_usage pg_notification_queue_usage(), from 0 to 1.\n"
-        text += "# TYPE flagserver_postgres_notification_queue_usage gauge\n"
-        text += "flagserver_postgres_notification_queue_usage \(status.notificationQueueUsage)\n"
+        text.family(
+            "flagserver_replica_notifications_total", .counter, help: "Change notifications received from the store.")
+        text.sample("flagserver_replica_notifications_total", status.notifications)
+        text.family(
+            "flagserver_replica_catchups_total", .counter, help: "Versions or sets loaded that other servers wrote.")
+        text.sample("flagserver_replica_catchups_total", status.catchUps)
+        text.family(
+            "flagserver_replica_listening", .gauge, help: "Whether the connection listening for changes is up.")
+        text.sample("flagserver_replica_listening", status.listening ? 1 : 0)
+        text.family(
+            "flagserver_postgres_notification_queue_usage", .gauge,
+            help: "pg_notification_queue_usage(), from 0 to 1.")
+        text.sample("flagserver_postgres_notification_queue_usage", status.notificationQueueUsage)
     }
 }
 

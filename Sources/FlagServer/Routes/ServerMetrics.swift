@@ -109,38 +109,25 @@ package final class ServerMetrics: Sendable {
         return state.withLock { $0.count(Key(route: index, status: status)) }
     }
 
-    /// The request counters and histogram as Prometheus text lines.
-    func render(into text: inout String) {
+    /// The request counters and histogram.
+    func render(into metrics: inout MetricsText) {
         let snapshot = state.withLock { $0 }
-        text += "# HELP flagserver_requests_total Requests answered, by route and status.\n"
-        text += "# TYPE flagserver_requests_total counter\n"
+        metrics.family("flagserver_requests_total", .counter, help: "Requests answered, by route and status.")
         let requests = snapshot.requests
         let keys = requests.keys.sorted { ($0.label, $0.status) < ($1.label, $1.status) }
         for key in keys {
-            text += "flagserver_requests_total{route=\"\(Self.escape(key.label))\",status=\"\(key.status)\"} "
-            text += "\(requests[key] ?? 0)\n"
+            metrics.sample(
+                "flagserver_requests_total", ["route": key.label, "status": "\(key.status)"], requests[key] ?? 0)
         }
-        text += "# HELP flagserver_request_duration_seconds Time from request to answer (or stream start).\n"
-        text += "# TYPE flagserver_request_duration_seconds histogram\n"
-        var cumulative = 0
-        for (index, bound) in Self.bounds.enumerated() {
-            cumulative += snapshot.buckets[index]
-            text += "flagserver_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        text += "flagserver_request_duration_seconds_bucket{le=\"+Inf\"} \(snapshot.count)\n"
-        text += "flagserver_request_duration_seconds_sum \(snapshot.sum)\n"
-        text += "flagserver_request_duration_seconds_count \(snapshot.count)\n"
-        text += "# HELP flagserver_open_streams Server-Sent Events streams open now.\n"
-        text += "# TYPE flagserver_open_streams gauge\n"
-        text += "flagserver_open_streams \(openStreams.load(ordering: .relaxed))\n"
-        text += "# HELP flagserver_waiting_polls Long-polls waiting for a new version now.\n"
-        text += "# TYPE flagserver_waiting_polls gauge\n"
-        text += "flagserver_waiting_polls \(waitingPolls.load(ordering: .relaxed))\n"
-    }
-
-    /// Escapes a label value (backslash, quote, line feed).
-    static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        metrics.family(
+            "flagserver_request_duration_seconds", .histogram,
+            help: "Time from request to answer (or stream start).")
+        metrics.histogram(
+            "flagserver_request_duration_seconds", bounds: Self.bounds, buckets: snapshot.buckets,
+            count: snapshot.count, sum: snapshot.sum)
+        metrics.family("flagserver_open_streams", .gauge, help: "Server-Sent Events streams open now.")
+        metrics.sample("flagserver_open_streams", openStreams.load(ordering: .relaxed))
+        metrics.family("flagserver_waiting_polls", .gauge, help: "Long-polls waiting for a new version now.")
+        metrics.sample("flagserver_waiting_polls", waitingPolls.load(ordering: .relaxed))
     }
 }

@@ -79,26 +79,21 @@ final class ChangeScheduler: Sendable {
     }
 
     /// The scheduler's metrics: pending requests, and how late scheduled changes were applied.
-    func render(into text: inout String) {
+    func render(into metrics: inout MetricsText) {
         if let counts = pending.withLock({ $0 }) {
-            text += "# HELP flagserver_change_requests Change requests on the store by state (open counts approved "
-            text += "ones too); refreshed every few seconds.\n"
-            text += "# TYPE flagserver_change_requests gauge\n"
-            text += "flagserver_change_requests{state=\"open\"} \(counts.open)\n"
-            text += "flagserver_change_requests{state=\"scheduled\"} \(counts.scheduled)\n"
+            metrics.family(
+                "flagserver_change_requests", .gauge,
+                help: "Change requests on the store by state (open counts approved ones too); refreshed every few "
+                    + "seconds.")
+            metrics.sample("flagserver_change_requests", ["state": "open"], counts.open)
+            metrics.sample("flagserver_change_requests", ["state": "scheduled"], counts.scheduled)
         }
         let (buckets, sum) = lateness.withLock { $0 }
-        text += "# HELP flagserver_scheduled_change_lateness_seconds How long after its time this server applied "
-        text += "each scheduled change.\n"
-        text += "# TYPE flagserver_scheduled_change_lateness_seconds histogram\n"
-        var cumulative = 0
-        for (index, bound) in Self.bounds.enumerated() {
-            cumulative += buckets[index]
-            text += "flagserver_scheduled_change_lateness_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        cumulative += buckets[Self.bounds.count]
-        text += "flagserver_scheduled_change_lateness_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
-        text += "flagserver_scheduled_change_lateness_seconds_sum \(sum)\n"
-        text += "flagserver_scheduled_change_lateness_seconds_count \(cumulative)\n"
+        metrics.family(
+            "flagserver_scheduled_change_lateness_seconds", .histogram,
+            help: "How long after its time this server applied each scheduled change.")
+        metrics.histogram(
+            "flagserver_scheduled_change_lateness_seconds", bounds: Self.bounds, buckets: buckets,
+            count: buckets.reduce(0, +), sum: sum)
     }
 }

@@ -318,21 +318,15 @@ package final class FlagService: Sendable {
         }
         var items: [ItemKey: [UInt8]] = [:]
         items.reserveCapacity(set.flags.count + set.cohorts.count)
+        // An item equal to its previous version keeps the bytes stored with it; the others are encoded.
+        func add(_ item: ItemKey, unchanged: Bool, _ encoded: () -> [UInt8]) {
+            items[item] = (unchanged ? previous?.bytes(of: item) : nil) ?? encoded()
+        }
         for (key, flag) in set.flags {
-            let item = ItemKey.flag(key)
-            if let previous, previous.compiled.flag(key) == flag, let bytes = previous.bytes(of: item) {
-                items[item] = bytes
-            } else {
-                items[item] = flag.encoded()
-            }
+            add(.flag(key), unchanged: previous?.compiled.flag(key) == flag) { flag.encoded() }
         }
         for (name, cohort) in set.cohorts {
-            let item = ItemKey.cohort(name)
-            if let previous, previous.compiled.cohort(name) == cohort, let bytes = previous.bytes(of: item) {
-                items[item] = bytes
-            } else {
-                items[item] = cohort.encoded()
-            }
+            add(.cohort(name), unchanged: previous?.compiled.cohort(name) == cohort) { cohort.encoded() }
         }
         return SetState(compiled: compiled, items: items)
     }

@@ -283,28 +283,27 @@ package final class WebhookSender: Sendable {
         }
     }
 
-    /// Writes the sender's counters and gauges in Prometheus' text format.
-    func render(into text: inout String) {
+    /// Writes the sender's counters and gauges for `/metrics`.
+    func render(into text: inout MetricsText) {
         let counts = counts.withLock { $0 }
-        text += "# HELP flagserver_webhook_deliveries_total Webhook delivery attempts by outcome.\n"
-        text += "# TYPE flagserver_webhook_deliveries_total counter\n"
+        text.family("flagserver_webhook_deliveries_total", .counter, help: "Webhook delivery attempts by outcome.")
         for (outcome, value) in [
             ("delivered", counts.delivered), ("retried", counts.retried), ("failed", counts.failed),
             ("disabled", counts.disabled),
         ] {
-            text += "flagserver_webhook_deliveries_total{outcome=\"\(outcome)\"} \(value)\n"
+            text.sample("flagserver_webhook_deliveries_total", ["outcome": outcome], value)
         }
-        text += "# HELP flagserver_webhook_pending Webhook deliveries not made yet, by hook.\n"
-        text += "# TYPE flagserver_webhook_pending gauge\n"
+        let pending = counts.pending.sorted { $0.key < $1.key }
+        text.family("flagserver_webhook_pending", .gauge, help: "Webhook deliveries not made yet, by hook.")
+        for (hook, summary) in pending {
+            text.sample("flagserver_webhook_pending", ["hook": hook], summary.count)
+        }
+        text.family(
+            "flagserver_webhook_oldest_pending_seconds", .gauge, help: "Age of the oldest pending delivery, by hook.")
         let now = clock.now()
-        for (hook, summary) in counts.pending.sorted(by: { $0.key < $1.key }) {
-            text += "flagserver_webhook_pending{hook=\"\(hook)\"} \(summary.count)\n"
-        }
-        text += "# HELP flagserver_webhook_oldest_pending_seconds Age of the oldest pending delivery, by hook.\n"
-        text += "# TYPE flagserver_webhook_oldest_pending_seconds gauge\n"
-        for (hook, summary) in counts.pending.sorted(by: { $0.key < $1.key }) {
+        for (hook, summary) in pending {
             let age = summary.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0
-            text += "flagserver_webhook_oldest_pending_seconds{hook=\"\(hook)\"} \(age)\n"
+            text.sample("flagserver_webhook_oldest_pending_seconds", ["hook": hook], age)
         }
     }
 }
