@@ -66,6 +66,7 @@ def setUpModule():
     tokens["admin"] = token("hooks-admin", "admin")
     tokens["editor"] = token("hooks-editor", "editor")
     tokens["viewer"] = token("hooks-viewer", "viewer")
+    tokens["demo-admin"] = token("hooks-demo-admin", "admin", sets=["demo"])
     driver_log = open(os.path.join(SHOTS, "chromedriver-webhooks.log"), "w")
     driver = Driver(log=driver_log)
 
@@ -184,7 +185,45 @@ class WebhooksScreen(unittest.TestCase):
             api("DELETE", "/v1/admin/webhooks/taken")
             receiver.shutdown()
 
-    def test_02_a_viewer_and_an_editor_are_not_offered_webhooks(self):
+    def test_02_an_admin_limited_to_sets_makes_hooks_of_those_sets_and_sees_no_other(self):
+        # Made by the unlimited admin: a hook of every set, which the limited admin may not manage.
+        status, _, answer = api("POST", "/v1/admin/webhooks", body={
+            "name": "everywhere", "url": "https://203.0.113.10/hooks", "events": ["webhook.test"]})
+        self.assertEqual(status, 201, answer)
+        try:
+            with Browser() as session:
+                sign_in(session, tokens["demo-admin"])
+                session.one("nav-webhooks").click()
+                session.one("webhook-create").click()
+                session.one("webhook-name-input").type("demo-only")
+                session.one("webhook-url-input").type("https://203.0.113.10/hooks")
+                session.one("webhook-events-input-webhook.test").click()
+                # Only the sets of the token are offered, and one of them must be ticked.
+                boxes = session.script("return [...document.querySelectorAll('[data-testid^=\"webhook-sets-input-\"]')]"
+                                       ".map((box) => box.value);")
+                self.assertEqual(boxes, ["demo"])
+                session.one("confirm").click()
+                self.assertIn("limited to sets", session.one("field-error", '[data-field="sets"]').text)
+                session.one("webhook-sets-input-demo").click()
+                session.one("confirm").click()
+                self.assertTrue(session.one("secret-value").property("value").startswith("whsec_"))
+                row = session.one("webhook-row", '[data-item="demo-only"]')
+                self.assertEqual(row.by_test_id("webhook-status")[0].text, "enabled")
+                self.assertEqual([r.attribute("data-item") for r in session.by_test_id("webhook-row")], ["demo-only"])
+                self.assertEqual(api("GET", "/v1/admin/webhooks/demo-only")[2]["webhook"]["sets"], ["demo"])
+
+                # On a phone the list is stacked rows, no wider than the screen.
+                session.one("secret-dismiss").click()
+                session.wait(lambda: not session.by_test_id("secret-once"), "the secret to go")
+                session.set_size(390, 844)
+                width = session.script("return [document.documentElement.scrollWidth, window.innerWidth];")
+                self.assertLessEqual(width[0], width[1], "the webhooks list is wider than a phone's screen")
+                quiet_shot(session, "44-webhooks-phone")
+        finally:
+            api("DELETE", "/v1/admin/webhooks/demo-only")
+            api("DELETE", "/v1/admin/webhooks/everywhere")
+
+    def test_03_a_viewer_and_an_editor_are_not_offered_webhooks(self):
         for role in ["viewer", "editor"]:
             with self.subTest(role=role), Browser() as session:
                 sign_in(session, tokens[role])

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dashboardModule } from './dashboard-modules.mjs';
 
-const { EVENT_TYPES, anyPending, checkWebhookForm, deliveryRow, hookStatus, webhookBody, webhookProblems, webhookRow } = await dashboardModule('webhooks.js');
+const { EVENT_TYPES, checkWebhookForm, deliveryRow, hookStatus, pollDelay, webhookBody, webhookProblems, webhookRow } = await dashboardModule('webhooks.js');
 const { errorInfo } = await dashboardModule('errors.js');
 
 // A WebhookInfo as `GET /v1/admin/webhooks` answers it.
@@ -53,9 +53,22 @@ test('a delivery\'s row: a set or a dash, the last status as text, the next atte
     assert.equal(delivered.finishedAt, '2026-12-06T10:00:01Z');
     const unanswered = deliveryRow({ id: 'msg_3', type: 'key.created', createdAt: '2026-12-06T10:00:00Z', state: 'failed', attempts: 9, lastError: 'connection refused' });
     assert.equal(unanswered.lastStatus, '—');
-    assert.equal(anyPending([delivered, pending]), true);
-    assert.equal(anyPending([delivered, unanswered]), false);
-    assert.equal(anyPending(undefined), false);
+});
+
+test('the screen asks again soon for a delivery that is due, around the next attempt of one that is not, never for none', () => {
+    const now = Date.parse('2026-12-06T10:00:00Z');
+    const pending = (nextAttemptAt) => ({ id: 'm', type: 'webhook.test', state: 'pending', attempts: 0, nextAttemptAt });
+    const delivered = { id: 'd', type: 'webhook.test', state: 'delivered', attempts: 1 };
+    assert.equal(pollDelay([], now), null);
+    assert.equal(pollDelay(undefined, now), null);
+    assert.equal(pollDelay([delivered], now), null);
+    assert.equal(pollDelay([pending('2026-12-06T10:00:00Z')], now), 3000, 'a test event just queued is due now');
+    assert.equal(pollDelay([pending('2026-12-06T09:59:00Z')], now), 3000, 'overdue: the sender is about to try');
+    assert.equal(pollDelay([pending('2026-12-06T10:00:20Z')], now), 21000, 'a second after the next attempt');
+    assert.equal(pollDelay([pending('2026-12-06T14:00:00Z')], now), 60000, 'backing off for hours: once a minute');
+    assert.equal(pollDelay([pending('2026-12-06T14:00:00Z'), pending('2026-12-06T10:00:05Z'), delivered], now), 6000, 'the earliest');
+    assert.equal(pollDelay([pending(undefined)], now), 3000);
+    assert.equal(pollDelay([pending('2026-12-06T10:00:20Z')], now, { min: 1000, max: 10000 }), 10000);
 });
 
 test('the request leaves out what the form left empty: no set is every set, no event every event', () => {

@@ -8,14 +8,11 @@ import { h, replaceChildren, timeElement } from '/ui/dom.js';
 import { hashFor } from '/ui/router.js';
 import { secretPanel } from '/ui/secret.js';
 import { formatUTC, relativeTime } from '/ui/time.js';
-import { EVENT_TYPES, anyPending, checkWebhookForm, deliveryRow, webhookBody, webhookProblems, webhookRow } from '/ui/webhooks.js';
+import { EVENT_TYPES, checkWebhookForm, deliveryRow, pollDelay, webhookBody, webhookProblems, webhookRow } from '/ui/webhooks.js';
 
 /** What the secret panel says of a webhook's secret, which the server keeps sealed rather than hashed. */
 const SECRET_WARNING = 'This is the only time this secret is shown: the server keeps it sealed and never shows it '
     + 'again. Give it to the receiver, which checks the signature of every delivery with it; if it is lost, rotate it.';
-
-/** While a delivery waits to be sent, the hook's screen asks again this often, so that its outcome shows. */
-const POLL_MS = 3000;
 
 function when(iso, now) {
     return typeof iso === 'string' ? timeElement(iso, relativeTime(iso, now), formatUTC(iso)) : '—';
@@ -197,7 +194,9 @@ export function renderWebhook(ctx, route) {
             tbody.replaceChildren(...deliveries.map((delivery) => deliveryTr(delivery, now)));
             status.hidden = deliveries.length > 0;
             status.textContent = deliveries.length ? '' : 'Nothing was sent to this hook yet.';
-            if (anyPending(deliveries)) timer = setTimeout(load, POLL_MS);
+            // While a delivery waits to be sent, ask again around its next attempt, so that its outcome shows.
+            const delay = pollDelay(deliveries, now);
+            if (delay !== null) timer = setTimeout(load, delay);
         } catch (error) {
             if (gone) return;
             status.hidden = false;

@@ -71,9 +71,19 @@ export function deliveryRow(delivery) {
     };
 }
 
-/** Whether any of `deliveries` still waits to be sent: the screen then looks again a little later. */
-export function anyPending(deliveries) {
-    return Array.isArray(deliveries) && deliveries.some((delivery) => delivery && delivery.state === 'pending');
+/**
+ * How long the hook's screen waits before it asks for the deliveries again (ms), or null when none is pending: soon
+ * (`min`) for one that is due, else a moment after the earliest next attempt, but never longer than `max`, so that a
+ * hook retrying with backoff for a day is not asked every few seconds and one that is due shows its outcome at once.
+ * `now` in ms.
+ */
+export function pollDelay(deliveries, now, { min = 3000, max = 60000 } = {}) {
+    const pending = Array.isArray(deliveries) ? deliveries.filter((delivery) => delivery && delivery.state === 'pending') : [];
+    if (pending.length === 0) return null;
+    const due = pending.map((delivery) => Date.parse(delivery.nextAttemptAt)).filter(Number.isFinite);
+    if (due.length === 0) return min;
+    const wait = Math.min(...due) - now + 1000;
+    return Math.max(min, Math.min(max, wait));
 }
 
 function trimmed(value) {
