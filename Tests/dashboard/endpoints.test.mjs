@@ -38,14 +38,15 @@ test('a role may call what its rank reaches; the routes of clients are no role\'
 
 test('permissions follow the least role of the endpoint each action sends', () => {
     const none = {
-        flagActions: false, cohortActions: false, rollback: false, promote: false, keys: false, tokens: false, changes: false,
-        withdrawAny: false,
+        flagActions: false, cohortActions: false, rollback: false, promote: false, keys: false, tokens: false, webhooks: false,
+        changes: false, withdrawAny: false,
     };
     assert.deepEqual(permissions('viewer', endpoints), none);
     assert.deepEqual(permissions(undefined, endpoints), none);
     assert.deepEqual(permissions('editor', endpoints), { ...none, flagActions: true, cohortActions: true, rollback: true, promote: true, changes: true });
     assert.deepEqual(permissions('admin', endpoints), {
-        flagActions: true, cohortActions: true, rollback: true, promote: true, keys: true, tokens: true, changes: true, withdrawAny: true,
+        flagActions: true, cohortActions: true, rollback: true, promote: true, keys: true, tokens: true, webhooks: true,
+        changes: true, withdrawAny: true,
     });
     assert.deepEqual(permissions('owner', endpoints), none, 'a role this dashboard does not know gets the least');
 });

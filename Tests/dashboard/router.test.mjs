@@ -17,6 +17,8 @@ test('hashes name screens', () => {
         { name: 'flags', set: 'demo', query: { state: 'rolling out', q: 'x' } });
     assert.deepEqual(parseHash('#/audit'), { name: 'audit', query: {} });
     assert.deepEqual(parseHash('#/tokens'), { name: 'tokens', query: {} });
+    assert.deepEqual(parseHash('#/webhooks'), { name: 'webhooks', query: {} });
+    assert.deepEqual(parseHash('#/webhooks/chat'), { name: 'webhook', hook: 'chat', query: {} });
 });
 
 test('unknown and malformed hashes are notfound', () => {
@@ -25,6 +27,7 @@ test('unknown and malformed hashes are notfound', () => {
     assert.equal(parseHash('#/sets/demo/history/3').name, 'notfound');
     assert.equal(parseHash('#/sets/demo/flags/a/b').name, 'notfound');
     assert.equal(parseHash('#/sets/%E0%A4%A/flags').name, 'notfound');
+    assert.equal(parseHash('#/webhooks/chat/deliveries').name, 'notfound');
 });
 
 test('hashFor inverts parseHash, encoding segments', () => {
@@ -34,8 +37,11 @@ test('hashFor inverts parseHash, encoding segments', () => {
         { name: 'compare', set: 'demo', query: { with: 'staging' } },
         { name: 'set-audit', set: 'demo', query: {} },
         { name: 'sets', query: {} },
+        { name: 'webhooks', query: {} },
+        { name: 'webhook', hook: 'team.chat', query: {} },
     ];
     for (const route of routes) assert.deepEqual(parseHash(hashFor(route)), route);
     assert.equal(hashFor({ name: 'flag', set: 'demo', key: 'new-checkout' }), '#/sets/demo/flags/new-checkout');
     assert.equal(hashFor({ name: 'cohort', set: 'demo', cohort: 'beta/ios' }), '#/sets/demo/cohorts/beta%2Fios');
+    assert.equal(hashFor({ name: 'webhook', hook: 'chat' }), '#/webhooks/chat');
 });

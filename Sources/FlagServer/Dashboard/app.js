@@ -22,6 +22,7 @@ import * as history from '/ui/screen-history.js';
 import * as keys from '/ui/screen-keys.js';
 import * as sets from '/ui/screen-sets.js';
 import * as signin from '/ui/screen-signin.js';
+import * as webhooks from '/ui/screen-webhooks.js';
 import { createStore } from '/ui/store.js';
 
 const elements = {
@@ -48,6 +49,8 @@ const SCREENS = {
     sets: sets.render,
     audit: audit.render,
     tokens: keys.renderTokens,
+    webhooks: webhooks.render,
+    webhook: webhooks.renderWebhook,
     flags: flags.render,
     flag: flag.render,
     history: history.render,

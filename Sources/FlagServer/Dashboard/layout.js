@@ -1,4 +1,4 @@
-// The frame around the screens: the header (home, audit log, tokens, who is signed in, sign out) and the header of
+// The frame around the screens: the header (home, audit log, tokens, webhooks, who is signed in, sign out) and the header of
 // a set's screens (its name, version, live status and the tabs between its screens).
 
 import { h, replaceChildren } from '/ui/dom.js';
@@ -24,6 +24,7 @@ export function renderHeader(ctx, header) {
         h('a', { href: '#/sets', testid: 'nav-sets' }, 'Sets'),
         h('a', { href: '#/audit', testid: 'nav-audit-all' }, 'Audit log'),
         perms.tokens ? h('a', { href: '#/tokens', testid: 'nav-tokens' }, 'Tokens') : null,
+        perms.webhooks ? h('a', { href: '#/webhooks', testid: 'nav-webhooks' }, 'Webhooks') : null,
     ];
     const signout = h('button', { type: 'button', class: 'button small', testid: 'signout' }, 'Sign out');
     signout.addEventListener('click', () => ctx.signOut());

@@ -3,8 +3,9 @@
 // shows its message). Pure.
 
 /**
- * `{flagActions, cohortActions, rollback, promote, keys, tokens, changes, withdrawAny}`, each whether `role` may
- * call the endpoint that action sends, as `endpoints` (a createEndpoints) says: `changes` decides on change requests,
+ * `{flagActions, cohortActions, rollback, promote, keys, tokens, webhooks, changes, withdrawAny}`, each whether `role`
+ * may call the endpoint that action sends, as `endpoints` (a createEndpoints) says: `webhooks` manages the server's
+ * webhooks (an admin limited to sets, only those of its sets), `changes` decides on change requests,
  * `withdrawAny` withdraws another person's (an admin of the set, as making an SDK key needs). A role this dashboard does not know gets the least.
  */
 export function permissions(role, endpoints) {
@@ -16,6 +17,7 @@ export function permissions(role, endpoints) {
         promote: may('promote'),
         keys: may('createKey'),
         tokens: may('createToken'),
+        webhooks: may('listWebhooks'),
         changes: may('approveChange'),
         withdrawAny: may('createKey'),
     };

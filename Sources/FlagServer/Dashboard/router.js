@@ -17,9 +17,9 @@ function encode(segment) {
 export const SET_SCREENS = ['flags', 'history', 'changes', 'cohorts', 'evaluate', 'audit', 'keys', 'compare'];
 
 /**
- * A route from a hash: `{name, set?, key?, cohort?, query}` with `name` one of `signin`, `sets`, `audit`,
- * `tokens`, `flags`, `flag`, `history`, `cohorts`, `cohort`, `evaluate`, `set-audit`, `keys`, `compare`,
- * `notfound`. An empty hash is `sets`. `query` holds the parameters after `?` (`#/sets/demo/flags?state=expired`).
+ * A route from a hash: `{name, set?, key?, cohort?, hook?, query}` with `name` one of `signin`, `sets`, `audit`,
+ * `tokens`, `webhooks`, `webhook` (`#/webhooks/chat`, `hook` its name), `flags`, `flag`, `history`, `cohorts`,
+ * `cohort`, `evaluate`, `set-audit`, `keys`, `compare`, `notfound`. An empty hash is `sets`. `query` holds the parameters after `?` (`#/sets/demo/flags?state=expired`).
  */
 export function parseHash(hash) {
     const text = typeof hash === 'string' ? hash.replace(/^#/, '') : '';
@@ -33,9 +33,11 @@ export function parseHash(hash) {
     if (parts.some((part) => part === null || part === '')) return { name: 'notfound', query };
     if (parts.length === 0) return { name: 'sets', query };
     const [first, set, screen, item, ...rest] = parts;
-    if (parts.length === 1 && (first === 'signin' || first === 'sets' || first === 'audit' || first === 'tokens')) {
+    if (parts.length === 1 && (first === 'signin' || first === 'sets' || first === 'audit' || first === 'tokens' || first === 'webhooks')) {
         return { name: first, query };
     }
+    // A webhook is the server's, not a set's: its name is the second segment.
+    if (first === 'webhooks') return parts.length === 2 ? { name: 'webhook', hook: set, query } : { name: 'notfound', query };
     if (first !== 'sets' || rest.length > 0) return { name: 'notfound', query };
     if (screen === undefined) return { name: 'flags', set, query };
     if (screen === 'flags') return item === undefined ? { name: 'flags', set, query } : { name: 'flag', set, key: item, query };
@@ -63,7 +65,10 @@ export function hashFor(route) {
         case 'sets':
         case 'audit':
         case 'tokens':
+        case 'webhooks':
             return withQuery(`#/${route.name}`, route.query);
+        case 'webhook':
+            return withQuery(`#/webhooks/${encode(route.hook)}`, route.query);
         case 'flag':
             return withQuery(`#/sets/${set}/flags/${encode(route.key)}`, route.query);
         case 'cohort':

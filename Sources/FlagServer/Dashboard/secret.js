@@ -1,10 +1,17 @@
-// A secret (an SDK key, a personal token) shown once, right after it was made: a read-only field, a copy button
-// and a warning. The dashboard keeps it nowhere; hiding the panel forgets it.
+// A secret (an SDK key, a personal token, a webhook's signing secret) shown once, right after it was made: a
+// read-only field, a copy button and a warning. The dashboard keeps it nowhere; hiding the panel forgets it.
 
 import { h } from '/ui/dom.js';
 
-/** The panel for `token`, named `title`; `onDone` removes it. */
-export function secretPanel(title, token, onDone) {
+/** What the panel says of a token: the server keeps only its hash. */
+const TOKEN_WARNING = 'This is the only time this token is shown: the server keeps only its hash. '
+    + 'Copy it now into your secret manager; if it is lost, revoke it and make a new one.';
+
+/**
+ * The panel for `token`, named `title`; `onDone` removes it. `label` names the field and `warning` says why it is
+ * shown once, for a secret that is not a token (a webhook's, which the server keeps sealed and never shows again).
+ */
+export function secretPanel(title, token, onDone, { label = 'Token', warning = TOKEN_WARNING } = {}) {
     const field = h('input', { type: 'text', id: 'secret-value', testid: 'secret-value', readOnly: true, value: token, spellcheck: 'false', autocomplete: 'off' });
     const status = h('span', { class: 'copy-status', 'aria-live': 'polite' });
     const copy = h('button', { type: 'button', class: 'button primary', testid: 'copy-secret' }, 'Copy');
@@ -27,9 +34,8 @@ export function secretPanel(title, token, onDone) {
     const heading = h('h3', { tabindex: '-1' }, title);
     const panel = h('section', { class: 'secret', testid: 'secret-once', role: 'alert' },
         heading,
-        h('p', { class: 'warning-text' }, 'This is the only time this token is shown: the server keeps only its hash. '
-            + 'Copy it now into your secret manager; if it is lost, revoke it and make a new one.'),
-        h('div', { class: 'field' }, h('label', { for: 'secret-value' }, 'Token'), field),
+        h('p', { class: 'warning-text' }, warning),
+        h('div', { class: 'field' }, h('label', { for: 'secret-value' }, label), field),
         h('div', { class: 'buttons' }, copy, done, status));
     queueMicrotask(() => heading.focus());
     return panel;
