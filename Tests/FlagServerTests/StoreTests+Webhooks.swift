@@ -122,6 +122,28 @@ extension StoreTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aFlagsExpiryIsToldOfOnceWhicheverServerSeesItFirst(kind: StoreKind) throws {
+        try kind.withStore { store in
+            try Self.twoSets(store)
+            try store.webhooks.create(Self.hook("ios", sets: ["ios"]), audit: audit("webhook.create", 1))
+            let expiry = FlagExpiry(set: "ios", flag: "a", expiresAt: time(2), version: 1)
+            #expect(try store.webhooks.noteExpiry(expiry))
+            #expect(try !store.webhooks.noteExpiry(expiry))  // another server, or the next look
+            #expect(try store.webhooks.noteExpiry(FlagExpiry(set: "web", flag: "a", expiresAt: time(2), version: 1)))
+            let delivered = try store.webhooks.deliveries(of: "ios", limit: 10)
+            #expect(delivered.map(\.type) == ["flag.expired"])
+            let event = try WebhookEvent.decode(answer: try #require(try Self.lease(store, at: 3).first).payload)
+            #expect(event.timestamp == time(2))
+            #expect(
+                event.data
+                    == WebhookEventData(set: "ios", version: 1, action: "flag.expired", subject: "a", flags: ["a"]))
+            // Once its note is pruned, the same expiry would be told of again: the sender looks back a day only.
+            try store.webhooks.prune(finishedBefore: time(3))
+            #expect(try store.webhooks.noteExpiry(expiry))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aDayOfFailuresGivesUpA410DisablesAndOldDeliveriesArePruned(kind: StoreKind) throws {
         try kind.withStore { store in
             try Self.twoSets(store)

@@ -1,4 +1,5 @@
 import FlagAPI
+import FlagCore
 import FlagHTTP
 import FlagLock
 import FlagSigning
@@ -62,6 +63,7 @@ struct WebhookLiveTests {
         settings.webhooks.interval = .milliseconds(50)
         settings.webhooks.firstBackoff = .milliseconds(100)
         settings.webhooks.maxBackoff = .milliseconds(400)
+        settings.webhooks.expiryCheck = .milliseconds(50)
         return settings
     }
 
@@ -227,6 +229,26 @@ struct WebhookLiveTests {
             let later = receiver.requests[1]
             #expect(later.signature.split(separator: " ").count == 1)
             #expect(try Self.verified(later, new) && !Self.verified(later, old))
+        }
+    }
+
+    @Test func aFlagsExpiryIsToldOfOnce() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        try await withHook(receiver, events: ["flag.expired"]) { harness, secret in
+            let at = ISO8601.format(harness.clock.now.addingTimeInterval(1))
+            #expect(
+                try harness.send(
+                    "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/expire", body: #"{"at":"\#(at)","keep":false}"#
+                ).status == 200)
+            try await eventually("the expiry told of", timeout: .seconds(10)) { !receiver.requests.isEmpty }
+            try await Task.sleep(for: .milliseconds(300))
+            let requests = receiver.requests
+            #expect(requests.count == 1)
+            let expired = try #require(requests.first)
+            #expect(try Self.verified(expired, secret))
+            #expect(expired.event?.type == "flag.expired")
+            #expect(expired.event?.data.subject == "new-checkout" && expired.event?.data.set == "ios-prod")
         }
     }
 

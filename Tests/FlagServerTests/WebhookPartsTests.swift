@@ -70,6 +70,26 @@ struct WebhookPartsTests {
         #expect(ids.allSatisfy { $0.hasPrefix("msg_") && $0.count == 36 })
     }
 
+    @Test func theExpiriesToTellOfAreThoseOfTheLastDayOfFlagsNotArchived() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func flag(_ key: String, _ hoursAgo: Double?, archived: Bool = false) -> Flag {
+            Flag(
+                key: key, type: .bool, defaultValue: .bool(false),
+                expiresAt: hoursAgo.map { now.addingTimeInterval(-$0 * 3600) }, archived: archived)
+        }
+        var set = FlagSet(name: "prod", version: 7)
+        for flag in [
+            flag("just-now", 0), flag("an-hour-ago", 1), flag("two-days-ago", 48), flag("tomorrow", -24),
+            flag("never", nil), flag("archived", 1, archived: true),
+        ] {
+            set.flags[flag.key] = flag
+        }
+        let state = SetState(compiled: CompiledFlagSet(set), items: [:])
+        let found = WebhookSender.expired(in: [state], now: now, window: .seconds(24 * 3600))
+        #expect(found.map(\.flag) == ["an-hour-ago", "just-now"])
+        #expect(found.allSatisfy { $0.set == "prod" && $0.version == 7 })
+    }
+
     /// Slack's incoming webhooks take `text` (the notification) and `blocks` (what is shown), with `&`, `<` and `>`
     /// escaped in text (api.slack.com, "Formatting text for app surfaces").
     @Test func aSlackBodyHasTheLineAndALinkToTheDashboard() throws {

@@ -22,6 +22,8 @@ public enum WebhookEventType: String, Sendable, Codable, CaseIterable {
     case keyCreated = "key.created"
     /// An SDK key was revoked.
     case keyRevoked = "key.revoked"
+    /// A flag's expiry passed (sent once per expiry, by whichever server sees it first).
+    case flagExpired = "flag.expired"
     /// Sent by `POST /v1/admin/webhooks/{name}/test`, to that hook only.
     case test = "webhook.test"
 }

@@ -4,7 +4,7 @@
 /** The event types a hook may be limited to, in the order the form offers them (FlagAPI's WebhookEventType). */
 export const EVENT_TYPES = [
     'version.created', 'change.opened', 'change.approved', 'change.applied', 'change.failed', 'change.rejected',
-    'token.created', 'token.revoked', 'key.created', 'key.revoked', 'webhook.test',
+    'token.created', 'token.revoked', 'key.created', 'key.revoked', 'flag.expired', 'webhook.test',
 ];
 
 /** The formats of a delivery's body: Standard Webhooks JSON, or a Slack incoming-webhook message. */

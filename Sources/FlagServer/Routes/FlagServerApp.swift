@@ -101,7 +101,7 @@ public final class FlagServerApp: Sendable {
         self.webhooks = service.keyEncryptionKey.map { key in
             WebhookSender(
                 store: service.store.webhooks, keyEncryptionKey: key, clock: clock, settings: settings.webhooks,
-                log: service.log)
+                sets: { [service] in service.states() }, log: service.log)
         }
         tokens.onRevoked { [watch] names in watch.end(names) }
     }

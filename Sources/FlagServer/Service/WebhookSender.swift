@@ -36,6 +36,11 @@ package final class WebhookSender: Sendable {
         package var retryWindow: Duration = .seconds(24 * 3600)
         /// How long delivered and failed deliveries are kept.
         package var retention: Duration = .seconds(7 * 24 * 3600)
+        /// How often the sets are looked at for flags whose expiry has passed.
+        package var expiryCheck: Duration = .seconds(10)
+        /// How far back an expiry is still told of: a server that starts (or a hook made) later does not announce
+        /// every flag that expired long ago.
+        package var expiryWindow: Duration = .seconds(24 * 3600)
         /// The most deliveries one pass leases.
         package var batch = 32
 
@@ -52,6 +57,7 @@ package final class WebhookSender: Sendable {
         var pending: [String: PendingSummary] = [:]
         var summarizedAt: Date?
         var prunedAt: Date?
+        var expiriesCheckedAt: Date?
     }
 
     let store: WebhookStore
@@ -59,6 +65,8 @@ package final class WebhookSender: Sendable {
     let clock: ServerClock
     let settings: Settings
     let log: @Sendable (String) -> Void
+    /// The sets this server serves now, for their flags' expiries.
+    let sets: @Sendable () -> [SetState]
     /// This server's name on the leases it takes.
     let owner: String
     let counts = Locked(Counts())
@@ -69,9 +77,10 @@ package final class WebhookSender: Sendable {
 
     package init(
         store: WebhookStore, keyEncryptionKey: KeyEncryptionKey, clock: ServerClock, settings: Settings,
-        log: @escaping @Sendable (String) -> Void
+        sets: @escaping @Sendable () -> [SetState], log: @escaping @Sendable (String) -> Void
     ) {
         self.store = store
+        self.sets = sets
         self.keyEncryptionKey = keyEncryptionKey
         self.clock = clock
         self.settings = settings
@@ -237,14 +246,26 @@ package final class WebhookSender: Sendable {
         return request
     }
 
-    /// Every few seconds, the pending deliveries for `/metrics`; every hour, the pruning of old ones.
+    /// Every few seconds, the flags whose expiry has passed and the pending deliveries for `/metrics`; every hour,
+    /// the pruning of old deliveries.
     private func housekeeping() {
         let now = clock.now()
-        let (summarize, prune) = counts.withLock { counts in
+        let (expiries, summarize, prune) = counts.withLock { counts in
             (
+                counts.expiriesCheckedAt.map { now.timeIntervalSince($0) >= settings.expiryCheck.timeInterval } ?? true,
                 counts.summarizedAt.map { now.timeIntervalSince($0) >= 5 } ?? true,
                 counts.prunedAt.map { now.timeIntervalSince($0) >= 3600 } ?? true
             )
+        }
+        if expiries {
+            do {
+                for expiry in Self.expired(in: sets(), now: now, window: settings.expiryWindow) {
+                    try store.noteExpiry(expiry)
+                }
+                counts.withLock { $0.expiriesCheckedAt = now }
+            } catch {
+                log("webhooks: noting expired flags failed: \(error)")
+            }
         }
         if summarize {
             do {
@@ -267,6 +288,18 @@ package final class WebhookSender: Sendable {
                 log("webhooks: pruning old deliveries failed: \(error)")
             }
         }
+    }
+
+    /// The flags of `states` whose expiry passed within `window` before `now`, archived ones aside.
+    static func expired(in states: [SetState], now: Date, window: Duration) -> [FlagExpiry] {
+        let since = now.addingTimeInterval(-window.timeInterval)
+        return states.flatMap { state in
+            state.compiled.flagSet.flags.values.compactMap { flag -> FlagExpiry? in
+                guard !flag.archived, let at = flag.expiresAt, at <= now, at > since else { return nil }
+                return FlagExpiry(set: state.name, flag: flag.key, expiresAt: at, version: state.version)
+            }
+        }
+        .sorted { ($0.expiresAt, $0.set, $0.flag) < ($1.expiresAt, $1.set, $1.flag) }
     }
 
     /// A transport failure in words, without the URL (which may hold a secret path).

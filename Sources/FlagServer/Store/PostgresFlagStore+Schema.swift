@@ -304,5 +304,12 @@ extension PostgresFlagStore {
         CREATE INDEX webhook_delivery_by_hook ON webhook_delivery (hook, id);
         CREATE INDEX webhook_delivery_pending ON webhook_delivery (hook, id) WHERE state = 'pending';
         CREATE INDEX webhook_delivery_finished ON webhook_delivery (finished_at) WHERE state <> 'pending';
+
+        CREATE TABLE flag_expiry_notice (
+            set_name text COLLATE "C" NOT NULL,
+            flag_key text COLLATE "C" NOT NULL,
+            expires_at timestamptz NOT NULL,
+            PRIMARY KEY (set_name, flag_key, expires_at)
+        );
         """
 }

@@ -239,7 +239,8 @@ extension SQLiteFlagStore {
 
     // Webhooks (docs/webhooks.md): `sets` and `events` are lists, one name a line (NULL: every one), and the secrets
     // are sealed with the key-encryption key. The outbox holds one row per event and hook, written in the
-    // transaction of the change it tells of; the sender leases the oldest pending row of each hook.
+    // transaction of the change it tells of; the sender leases the oldest pending row of each hook. A flag's expiry is
+    // told of once, as the first row of `flag_expiry_notice` for it.
     private static let schemaV7 = """
         CREATE TABLE webhook (
             name TEXT PRIMARY KEY,
@@ -277,5 +278,13 @@ extension SQLiteFlagStore {
         CREATE INDEX webhook_delivery_by_hook ON webhook_delivery (hook, id);
         CREATE INDEX webhook_delivery_pending ON webhook_delivery (hook, id) WHERE state = 'pending';
         CREATE INDEX webhook_delivery_finished ON webhook_delivery (finished_at) WHERE state <> 'pending';
+
+        -- Each flag expiry told of (flag.expired), so that of several servers only the first sends it.
+        CREATE TABLE flag_expiry_notice (
+            set_name TEXT NOT NULL,
+            flag_key TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            PRIMARY KEY (set_name, flag_key, expires_at)
+        ) WITHOUT ROWID;
         """
 }

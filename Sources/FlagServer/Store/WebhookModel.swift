@@ -82,6 +82,22 @@ package enum DeliveryOutcome: Sendable, Hashable {
     case gone
 }
 
+/// A flag whose expiry has passed, as a server's copy of its set has it.
+package struct FlagExpiry: Sendable, Hashable {
+    package var set: String
+    package var flag: String
+    package var expiresAt: Date
+    /// The set's version in which the server saw it.
+    package var version: Int
+
+    package init(set: String, flag: String, expiresAt: Date, version: Int) {
+        self.set = set
+        self.flag = flag
+        self.expiresAt = expiresAt
+        self.version = version
+    }
+}
+
 /// How many deliveries of a hook wait, and since when.
 package struct PendingSummary: Sendable, Hashable {
     package var count: Int

@@ -191,11 +191,34 @@ package struct WebhookStore: Sendable {
         }
     }
 
-    /// Removes deliveries delivered or failed before `before`; returns how many.
+    /// Queues `flag.expired` for `expiry` unless some server has already: `true` when this call did.
+    @discardableResult
+    package func noteExpiry(_ expiry: FlagExpiry) throws -> Bool {
+        try database.writing("noting the expiry of \(expiry.flag) in \(expiry.set)") { db in
+            let noted = try db.run(
+                """
+                INSERT INTO flag_expiry_notice (set_name, flag_key, expires_at) VALUES ($1, $2, \(db.dialect.time(3)))
+                ON CONFLICT DO NOTHING
+                """,
+                [.text(expiry.set), .text(expiry.flag), .time(expiry.expiresAt)])
+            guard noted == 1 else { return false }
+            let event = WebhookEvent(
+                type: WebhookEventType.flagExpired.rawValue, timestamp: expiry.expiresAt,
+                data: WebhookEventData(
+                    set: expiry.set, version: expiry.version, action: "flag.expired", subject: expiry.flag,
+                    flags: [expiry.flag]))
+            try db.insertEvents([event], set: expiry.set)
+            return true
+        }
+    }
+
+    /// Removes deliveries delivered or failed before `before`, and the notes of expiries before it; returns how
+    /// many deliveries.
     @discardableResult
     package func prune(finishedBefore before: Date) throws -> Int {
         try database.writing("pruning webhook deliveries") { db in
-            try db.run(
+            try db.run("DELETE FROM flag_expiry_notice WHERE expires_at < \(db.dialect.time(1))", [.time(before)])
+            return try db.run(
                 "DELETE FROM webhook_delivery WHERE state <> 'pending' AND finished_at < \(db.dialect.time(1))",
                 [.time(before)])
         }
@@ -209,7 +232,11 @@ extension SQLExecutor {
     /// Queues the events `record` tells of for every enabled hook that covers them, in the caller's transaction:
     /// an event exists if and only if its change committed. One read of the hooks when none covers anything.
     func insertEvents(for record: AuditRecord, set: String?, detail: EventDetail) throws {
-        let events = WebhookEvents.of(record, set: set, detail: detail)
+        try insertEvents(WebhookEvents.of(record, set: set, detail: detail), set: set)
+    }
+
+    /// Queues `events` (of `set`, or of none) for every enabled hook that covers them, in the caller's transaction.
+    fileprivate func insertEvents(_ events: [WebhookEvent], set: String?) throws {
         guard !events.isEmpty else { return }
         let hooks = try selectHooks(where: "disabled_at IS NULL", [])
         for event in events {
