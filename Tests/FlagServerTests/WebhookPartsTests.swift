@@ -90,6 +90,16 @@ struct WebhookPartsTests {
         #expect(found.allSatisfy { $0.set == "prod" && $0.version == 7 })
     }
 
+    /// The dashboard's form offers the event types FlagAPI knows, in their order.
+    @Test func theDashboardOffersEveryEventType() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/FlagServer/Dashboard/webhooks.js")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        let list = try #require(text.split(separator: "export const EVENT_TYPES = [").last?.split(separator: "]").first)
+        let offered = list.split(separator: "'").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        #expect(offered == WebhookEventType.allCases.map(\.rawValue))
+    }
+
     /// Slack's incoming webhooks take `text` (the notification) and `blocks` (what is shown), with `&`, `<` and `>`
     /// escaped in text (api.slack.com, "Formatting text for app surfaces").
     @Test func aSlackBodyHasTheLineAndALinkToTheDashboard() throws {

@@ -71,7 +71,8 @@ struct WebhookMessage: Sendable {
         case .tokenRevoked: what = "revoked the token \(data.subject ?? "")"
         case .keyCreated: what = "created the SDK key \(data.subject ?? "")"
         case .keyRevoked: what = "revoked the SDK key \(data.subject ?? "")"
-        case .flagExpired: return "\(data.subject ?? "a flag") expired in \(data.set ?? "its set") (v\(data.version ?? 0))"
+        case .flagExpired:
+            return "\(data.subject ?? "a flag") expired in \(data.set ?? "its set") (v\(data.version ?? 0))"
         case .test: what = "sent a test event to the webhook \(data.webhook ?? "")"
         case nil: what = event.type
         }
