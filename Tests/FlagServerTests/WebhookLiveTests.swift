@@ -252,6 +252,29 @@ struct WebhookLiveTests {
         }
     }
 
+    /// A pass that sent something looks again at once: a backlog drains without waiting for writes or the interval.
+    @Test func aBacklogDrainsAtOnce() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        var settings = Self.settings
+        settings.webhooks.interval = .seconds(30)
+        try await withTemporaryDirectory { directory in
+            let harness = try AppHarness(directory: directory, clock: TestClock(running: true), settings: settings)
+            harness.app.start(server: nil)
+            defer { harness.app.shutdown() }
+            _ = try harness.call(
+                API.createWebhook, PathParameters(), CreateWebhookRequest(name: "chat", url: receiver.url))
+            let store = harness.app.service.store.webhooks
+            for _ in 0..<20 {
+                let event = WebhookEvent(type: "webhook.test", timestamp: harness.clock.now, data: WebhookEventData())
+                let audit = AuditRecord(actor: "test", action: "webhook.test", time: harness.clock.now)
+                #expect(try store.enqueue(event, id: WebhookEvents.newID(), to: "chat", audit: audit))
+            }
+            harness.app.webhooks?.wake()
+            try await eventually("all twenty delivered", timeout: .seconds(10)) { receiver.requests.count == 20 }
+        }
+    }
+
     @Test func aPrivateAddressIsRefusedWhenTheHookIsMade() async throws {
         try await withHarness { harness in
             let response = try harness.send(

@@ -105,8 +105,8 @@ package final class WebhookSender: Sendable {
         guard first else { return }
         let thread = Thread { [self] in
             while !running.withLock({ $0.stopped }) {
-                pass()
-                _ = signal.wait(timeout: .now() + settings.interval.timeInterval)
+                // A pass that sent something may have left the next event of each hook due: look again at once.
+                if pass() == 0 { _ = signal.wait(timeout: .now() + settings.interval.timeInterval) }
             }
             finished.signal()
         }
