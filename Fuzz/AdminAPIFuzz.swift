@@ -19,7 +19,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let asQuery = choice & 0x80 != 0
     let body = asQuery ? [] : payload
     let query = asQuery ? queryItems(payload) : [:]
-    switch Int(choice & 0x7F) % 26 {
+    switch Int(choice & 0x7F) % 28 {
     case 0: request(ChangeRequest.self, body, query)
     case 1: request(PutFlagRequest.self, body, query)
     case 2: request(RolloutRequest.self, body, query)
@@ -45,6 +45,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 22: answer(ChangeList.self, payload)
     case 23: request(PrerequisiteRequest.self, body, query)
     case 24: request(PromoteRequest.self, body, query)
+    case 25: request(CreateWebhookRequest.self, body, query)
+    case 26: answer(WebhookAnswer.self, payload)
     default: answer(SettingsAnswer.self, payload)
     }
     return 0

@@ -1,6 +1,6 @@
 // libFuzzer harness for what FlagSigning reads from outside: the `Flagstaff-Signature` value (from any server,
 // proxy or cache), public keys and key-encryption keys as base64 (from configuration and `flagctl verify --key`),
-// and sealed private keys (from the database). Run with `Fuzz/run signing`.
+// sealed private keys (from the database), and webhook secrets as `whsec_` text and sealed. Run with `Fuzz/run signing`.
 //
 // The first input byte picks the reader, the rest is its input. Properties checked on every input; a violation traps:
 // - no crash, no sanitizer report, whatever the bytes;
@@ -10,7 +10,8 @@
 //   hex digits of the SHA-256 of its bytes;
 // - a key's refusal never repeats the text refused (it may be a secret pasted in the wrong place);
 // - a sealed key opens only if it is the one sealing made: random bytes never open, and what `sealed` makes opens
-//   for its set only.
+//   for its set only; the same for a webhook's sealed secret and its hook;
+// - an accepted webhook secret writes back as exactly the input, and its refusal never repeats it.
 
 import FlagCore
 
@@ -19,11 +20,13 @@ import FlagCore
 private let keyEncryptionKey = try! KeyEncryptionKey(bytes: Array(0..<32))
 private let sealed = try! PrivateSigningKey(seed: Array(repeating: 7, count: 32))
     .sealed(with: keyEncryptionKey, set: "mobile")
+private let sealedSecret = try! WebhookSecret(bytes: Array(repeating: 9, count: 32))
+    .sealed(with: keyEncryptionKey, hook: "chat")
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    let choice = input.byte() % 4
+    let choice = input.byte() % 6
     let bytes = Array(input.bytes)
     let text = String(decoding: bytes, as: UTF8.self)
     switch choice {
@@ -52,6 +55,24 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         } catch {
             checkRefusal(error, of: text)
         }
+    case 3:
+        do {
+            let secret = try WebhookSecret(text: text)
+            check(secret.text == text, "the webhook secret \(text.debugDescription) writes back as another")
+        } catch {
+            checkRefusal(error, of: text)
+        }
+    case 4:
+        check(
+            (try? WebhookSecret(sealed: bytes, with: keyEncryptionKey, hook: "chat")) == nil || bytes == sealedSecret,
+            "random bytes opened as a sealed webhook secret: \(bytes)")
+        var flipped = sealedSecret
+        for (index, byte) in bytes.prefix(8).enumerated() where byte != 0 {
+            flipped[(index * 7 + Int(byte)) % flipped.count] ^= byte
+        }
+        let opened = try? WebhookSecret(sealed: flipped, with: keyEncryptionKey, hook: "chat")
+        check((opened != nil) == (flipped == sealedSecret), "a changed sealed webhook secret opened")
+        check((try? WebhookSecret(sealed: sealedSecret, with: keyEncryptionKey, hook: "web")) == nil, "opened for web")
     default:
         // Random bytes, and the real sealed key with bytes flipped by the input: neither opens. The real one opens
         // for its own set only.
