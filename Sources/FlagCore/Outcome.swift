@@ -33,6 +33,18 @@ package struct Outcome: Sendable {
     }
 }
 
+/// The number a client keeps a session's frozen value of the flag `key` under (FlagClient's `FlagSlots`): given to
+/// each flag a flag requires when the set is compiled, so that evaluating a prerequisite finds what the session froze
+/// for it by index, without looking its key up.
+package typealias SessionSlots = @Sendable (_ key: String) -> Int
+
+/// A flag that another flag requires, as evaluation asks a session for it: its key, and its `SessionSlots` number,
+/// -1 when the set was compiled without them (the key is then all there is to find it by).
+package struct RequiredFlag {
+    package let key: String
+    package let slot: Int
+}
+
 /// What a session froze for a flag that another flag requires, so that the two agree (docs/client.md, "Sessions").
 package enum FrozenPrerequisite {
     /// The session has not read it: it is evaluated.
@@ -109,7 +121,7 @@ extension CompiledFlagSet {
     /// depend on it, and returns the outcome as numbers (see `Outcome`). Never throws.
     package func outcome(
         _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date,
-        frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen }
+        frozen: (RequiredFlag) -> FrozenPrerequisite = { _ in .notFrozen }
     ) -> Outcome {
         guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
         let program = flags[position].program
@@ -120,19 +132,22 @@ extension CompiledFlagSet {
             frozen: frozen, trace: nil)
     }
 
-    /// The value the flag `key` serves `context` in its own type, as a prerequisite `depth` links down a chain, or
-    /// the one a session froze for it; `nil` when it serves none of its own (missing, archived, broken) or the chain
-    /// is deeper than validation allows (a set that reached a client without being validated).
+    /// The value the flag `required` serves `context` in its own type, as a prerequisite `depth` links down a chain,
+    /// or the one a session froze for it; `nil` when it serves none of its own (missing, archived, broken) or the
+    /// chain is deeper than validation allows (a set that reached a client without being validated). `hash` is the
+    /// key's.
     func prerequisiteValue(
-        _ key: String, hash: UInt64, context: EvaluationContext, at seconds: Double, depth: Int,
-        frozen: (String) -> FrozenPrerequisite
+        _ required: RequiredFlag, hash: UInt64, context: EvaluationContext, at seconds: Double, depth: Int,
+        frozen: (RequiredFlag) -> FrozenPrerequisite
     ) -> JSONValue? {
-        switch frozen(key) {
+        switch frozen(required) {
         case .served(let value): return value
         case .nothing: return nil
         case .notFrozen: break
         }
-        guard depth <= Prerequisite.maxDepth, let position = flags.position(of: key, hash: hash) else { return nil }
+        guard depth <= Prerequisite.maxDepth, let position = flags.position(of: required.key, hash: hash) else {
+            return nil
+        }
         let program = flags[position].program
         let record = program.flags[0]
         guard record.state == .ready else { return nil }

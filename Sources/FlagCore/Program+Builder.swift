@@ -29,9 +29,12 @@ struct ProgramBuilder {
     var patterns: [Pattern] = []
     var types: [FlagType] = []
     private var salts: [String: Int32] = [:]
+    /// Numbers the flags a flag requires (`PrerequisiteRecord.slot`).
+    private var sessionSlots: SessionSlots?
 
-    /// The program of one flag, its record at index 0.
-    init(flag compiled: CompiledFlag, key: String) {
+    /// The program of one flag, its record at index 0; `sessionSlots` number the flags it requires.
+    init(flag compiled: CompiledFlag, key: String, sessionSlots: SessionSlots? = nil) {
+        self.sessionSlots = sessionSlots
         flags = [lower(compiled, key: key)]
     }
 
@@ -206,6 +209,7 @@ struct ProgramBuilder {
                 prerequisites.append(
                     PrerequisiteRecord(
                         name: name(prerequisite.flag), hash: ByteHash.hash(prerequisite.flag),
+                        slot: Int32(sessionSlots?(prerequisite.flag) ?? -1),
                         values: Span(start: firstValue, count: Int32(values.count) - firstValue)))
             }
             record.prerequisites = Span(

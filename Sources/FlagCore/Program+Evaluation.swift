@@ -58,7 +58,7 @@ extension Program {
     /// `frozen` has the value a session already froze for one.
     func resolve(
         type: FlagType, context: EvaluationContext, at seconds: Double, cohorts: Program, position index: Int32,
-        set: CompiledFlagSet, depth: Int = 0, frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen },
+        set: CompiledFlagSet, depth: Int = 0, frozen: (RequiredFlag) -> FrozenPrerequisite = { _ in .notFrozen },
         trace: ((String) -> Void)?
     ) -> Outcome {
         func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
@@ -85,7 +85,8 @@ extension Program {
             item &+= 1
             let key = names[prerequisite.name]
             let served = set.prerequisiteValue(
-                key, hash: prerequisite.hash, context: context, at: seconds, depth: depth + 1, frozen: frozen)
+                RequiredFlag(key: key, slot: Int(prerequisite.slot)), hash: prerequisite.hash, context: context,
+                at: seconds, depth: depth + 1, frozen: frozen)
             guard let served, contains(prerequisite.values, served) else {
                 return serve(
                     flag.defaultValue, .prerequisiteFailed, prerequisite.name, index, trace,

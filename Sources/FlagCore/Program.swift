@@ -232,11 +232,12 @@ struct CohortForcedRecord: Sendable {
     var until: Double
 }
 
-/// A flag the program's flag requires: its key (in `names`, also the variant of a failure) and the key's hash, and
-/// the values it must serve (a range of `values`).
+/// A flag the program's flag requires: its key (in `names`, also the variant of a failure), the key's hash and its
+/// `SessionSlots` number (-1 without), and the values it must serve (a range of `values`).
 struct PrerequisiteRecord: Sendable {
     var name: Int32
     var hash: UInt64
+    var slot: Int32
     var values: Span
 }
 
