@@ -117,28 +117,26 @@ package enum ErrorCodeValue: UInt8, Sendable {
 }
 
 extension CompiledFlagSet {
-    /// Evaluates the flag a handle names as `type`, reading the time from `now` only when the flag's value can
-    /// depend on it, and returns the outcome as numbers (see `Outcome`). Never throws.
+    /// Evaluates the flag a handle names as `type`, reading the time from `now` only when a step compares with it
+    /// (`Program.resolve`), and returns the outcome as numbers (see `Outcome`). Never throws.
     package func outcome(
         _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date,
         frozen: (RequiredFlag) -> FrozenPrerequisite = { _ in .notFrozen }
     ) -> Outcome {
         guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
-        let program = flags[position].program
-        // A timeless flag never compares `seconds` with anything finite, so any number gives the same result.
-        let seconds = program.flags[0].timeless ? 0 : now().timeIntervalSince1970
-        return program.resolve(
-            type: type, context: context, at: seconds, cohorts: cohorts.program, position: position, set: self,
-            frozen: frozen, trace: nil)
+        var seconds: Double?
+        return flags[position].program.resolve(
+            type: type, context: context, at: &seconds, clock: { now().timeIntervalSince1970 },
+            cohorts: cohorts.program, position: position, set: self, frozen: frozen, trace: nil)
     }
 
     /// The value the flag `required` serves `context` in its own type, as a prerequisite `depth` links down a chain,
     /// or the one a session froze for it; `nil` when it serves none of its own (missing, archived, broken) or the
     /// chain is deeper than validation allows (a set that reached a client without being validated). `hash` is the
-    /// key's.
+    /// key's; the time is read and kept as `Program.resolve` does.
     func prerequisiteValue(
-        _ required: RequiredFlag, hash: UInt64, context: EvaluationContext, at seconds: Double, depth: Int,
-        frozen: (RequiredFlag) -> FrozenPrerequisite
+        _ required: RequiredFlag, hash: UInt64, context: EvaluationContext, at seconds: inout Double?,
+        clock: () -> Double, depth: Int, frozen: (RequiredFlag) -> FrozenPrerequisite
     ) -> JSONValue? {
         switch frozen(required) {
         case .served(let value): return value
@@ -152,7 +150,7 @@ extension CompiledFlagSet {
         let record = program.flags[0]
         guard record.state == .ready else { return nil }
         let outcome = program.resolve(
-            type: program.types[record.type], context: context, at: seconds, cohorts: cohorts.program,
+            type: program.types[record.type], context: context, at: &seconds, clock: clock, cohorts: cohorts.program,
             position: position, set: self, depth: depth, frozen: frozen, trace: nil)
         return outcome.value >= 0 ? program.values[outcome.value] : nil
     }

@@ -214,21 +214,7 @@ struct ProgramBuilder {
             }
             record.prerequisites = Span(
                 start: firstPrerequisite, count: Int32(prerequisites.count) - firstPrerequisite)
-            record.timeless = Self.isTimeless(plan)
             return record
-        }
-    }
-
-    /// Whether no step of evaluating `plan` reads the time (SPEC §2: expiry, override ends, rollout schedules).
-    private static func isTimeless(_ plan: FlagPlan) -> Bool {
-        func fixed(_ rollout: CompiledRollout?) -> Bool { rollout.map { $0.fixed != nil } ?? true }
-        // What a required flag serves may depend on the time.
-        guard plan.expiresAt == nil, plan.prerequisites.isEmpty, fixed(plan.rollout) else { return false }
-        if let overrides = plan.unitOverrides, overrides.values.contains(where: { $0.until != nil }) { return false }
-        if plan.cohortOverrides.contains(where: { $0.until != nil }) { return false }
-        return plan.rules.allSatisfy { rule in
-            if case .rollout(let rollout) = rule.serve { return fixed(rollout) }
-            return true
         }
     }
 

@@ -199,8 +199,6 @@ struct FlagRecord: Sendable {
     var rollout: Int32 = -1
     /// A range of `prerequisites`.
     var prerequisites = Span.empty
-    /// No step of the evaluation reads the time: no expiry, no override with an end, no scheduled rollout.
-    var timeless = false
 }
 
 /// Flag types as small numbers, so that the type check compares bytes.
