@@ -82,13 +82,13 @@ final class KilledOverSource: EvaluationSource {
     /// (a killed prerequisite's dependents follow the kill, whichever set they come from), unless the session froze
     /// the prerequisite: an open session's frozen value is the kill value already, once the kill reached it.
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: (RequiredFlag) -> FrozenPrerequisite,
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: FrozenPrerequisites,
         clock now: () -> Date
     ) -> Evaluation {
-        let killedByWaiting = { (required: RequiredFlag) -> FrozenPrerequisite in
-            let frozenValue = frozen(required)
-            guard case .notFrozen = frozenValue, self.kills[required.key] != nil, let value = self.killed?[required.key]
-            else {
+        let killedByWaiting = { (slot: Int, key: () -> String) -> FrozenPrerequisite in
+            let key = key()
+            let frozenValue = frozen(slot, { key })
+            guard case .notFrozen = frozenValue, self.kills[key] != nil, let value = self.killed?[key] else {
                 return frozenValue
             }
             return .served(value)

@@ -92,11 +92,11 @@ struct FrozenValues: Sendable {
         slot < evaluations.count && evaluations[slot]?.evaluation.uncounted == true
     }
 
-    /// What the session froze for the flag `required`, as a prerequisite of another flag sees it: what it serves now
-    /// (a kill's value, once a kill replaced it), the caller's default, or not read yet. Found by the slot the set
-    /// numbered it with when it was compiled; by its key in a set compiled without slots.
-    func prerequisite(_ required: RequiredFlag) -> FrozenPrerequisite {
-        guard let slot = required.slot >= 0 ? required.slot : FlagSlots.existingSlot(for: required.key),
+    /// What the session froze for a flag that another flag requires, as that flag sees it: what it serves now (a
+    /// kill's value, once a kill replaced it), the caller's default, or not read yet. Found by `slot`, the number the
+    /// set gave it when it was compiled; by its `key` in a set compiled without (`FrozenPrerequisites`).
+    func prerequisite(slot: Int, key: () -> String) -> FrozenPrerequisite {
+        guard let slot = slot >= 0 ? slot : FlagSlots.existingSlot(for: key()),
             let evaluation = self[slot]
         else { return .notFrozen }
         return evaluation.served.map { .served($0) } ?? .nothing

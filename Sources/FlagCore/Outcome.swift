@@ -38,12 +38,10 @@ package struct Outcome: Sendable {
 /// for it by index, without looking its key up.
 package typealias SessionSlots = @Sendable (_ key: String) -> Int
 
-/// A flag that another flag requires, as evaluation asks a session for it: its key, and its `SessionSlots` number,
-/// -1 when the set was compiled without them (the key is then all there is to find it by).
-package struct RequiredFlag {
-    package let key: String
-    package let slot: Int
-}
+/// How evaluation asks a session what it froze for a flag that another flag requires: by the flag's `SessionSlots`
+/// number, -1 when the set was compiled without them, and by its key where the number is not enough (-1, or a source
+/// that knows flags by key). The key comes through a closure, so that the usual answer copies no string.
+package typealias FrozenPrerequisites = (_ slot: Int, _ key: () -> String) -> FrozenPrerequisite
 
 /// What a session froze for a flag that another flag requires, so that the two agree (docs/client.md, "Sessions").
 package enum FrozenPrerequisite {
@@ -121,7 +119,7 @@ extension CompiledFlagSet {
     /// (`Program.resolve`), and returns the outcome as numbers (see `Outcome`). Never throws.
     package func outcome(
         _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date,
-        frozen: (RequiredFlag) -> FrozenPrerequisite = { _ in .notFrozen }
+        frozen: FrozenPrerequisites = { _, _ in .notFrozen }
     ) -> Outcome {
         guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
         var seconds: Double?
@@ -130,20 +128,20 @@ extension CompiledFlagSet {
             cohorts: cohorts.program, position: position, set: self, frozen: frozen, trace: nil)
     }
 
-    /// The value the flag `required` serves `context` in its own type, as a prerequisite `depth` links down a chain,
+    /// The value the flag `key` (numbered `slot`) serves `context` in its own type, as a prerequisite `depth` links down a chain,
     /// or the one a session froze for it; `nil` when it serves none of its own (missing, archived, broken) or the
     /// chain is deeper than validation allows (a set that reached a client without being validated). `hash` is the
     /// key's; the time is read and kept as `Program.resolve` does.
     func prerequisiteValue(
-        _ required: RequiredFlag, hash: UInt64, context: EvaluationContext, at seconds: inout Double?,
-        clock: () -> Double, depth: Int, frozen: (RequiredFlag) -> FrozenPrerequisite
+        _ key: String, slot: Int, hash: UInt64, context: EvaluationContext, at seconds: inout Double?,
+        clock: () -> Double, depth: Int, frozen: FrozenPrerequisites
     ) -> JSONValue? {
-        switch frozen(required) {
+        switch frozen(slot, { key }) {
         case .served(let value): return value
         case .nothing: return nil
         case .notFrozen: break
         }
-        guard depth <= Prerequisite.maxDepth, let position = flags.position(of: required.key, hash: hash) else {
+        guard depth <= Prerequisite.maxDepth, let position = flags.position(of: key, hash: hash) else {
             return nil
         }
         let program = flags[position].program

@@ -62,7 +62,7 @@ extension Program {
     func resolve(
         type: FlagType, context: EvaluationContext, at seconds: inout Double?, clock: () -> Double, cohorts: Program,
         position index: Int32, set: CompiledFlagSet, depth: Int = 0,
-        frozen: (RequiredFlag) -> FrozenPrerequisite = { _ in .notFrozen }, trace: ((String) -> Void)?
+        frozen: FrozenPrerequisites = { _, _ in .notFrozen }, trace: ((String) -> Void)?
     ) -> Outcome {
         func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
             Outcome(value: -1, variant: -1, reason: reason, failure: failure, flag: index)
@@ -88,7 +88,7 @@ extension Program {
             item &+= 1
             let key = names[prerequisite.name]
             let served = set.prerequisiteValue(
-                RequiredFlag(key: key, slot: Int(prerequisite.slot)), hash: prerequisite.hash, context: context,
+                key, slot: Int(prerequisite.slot), hash: prerequisite.hash, context: context,
                 at: &seconds, clock: clock, depth: depth + 1, frozen: frozen)
             guard let served, contains(prerequisite.values, served) else {
                 return serve(
