@@ -128,10 +128,10 @@ extension CompiledFlagSet {
             cohorts: cohorts.program, position: position, set: self, frozen: frozen, trace: nil)
     }
 
-    /// The value the flag `key` (numbered `slot`) serves `context` in its own type, as a prerequisite `depth` links down a chain,
-    /// or the one a session froze for it; `nil` when it serves none of its own (missing, archived, broken) or the
-    /// chain is deeper than validation allows (a set that reached a client without being validated). `hash` is the
-    /// key's; the time is read and kept as `Program.resolve` does.
+    /// The value the flag `key` (numbered `slot`, hashed `hash`) serves `context` in its own type, as a prerequisite
+    /// `depth` links down a chain, or the one a session froze for it; `nil` when it serves none of its own (missing,
+    /// archived, broken) or the chain is deeper than validation allows (a set that reached a client without being
+    /// validated). The time is read and kept as `Program.resolve` does.
     func prerequisiteValue(
         _ key: String, slot: Int, hash: UInt64, context: EvaluationContext, at seconds: inout Double?,
         clock: () -> Double, depth: Int, frozen: FrozenPrerequisites
