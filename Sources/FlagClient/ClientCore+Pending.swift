@@ -82,7 +82,7 @@ final class KilledOverSource: EvaluationSource {
     /// (a killed prerequisite's dependents follow the kill, whichever set they come from), unless the session froze
     /// the prerequisite: an open session's frozen value is the kill value already, once the kill reached it.
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: FrozenPrerequisites,
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: PrerequisiteLookup,
         clock now: () -> Date
     ) -> Evaluation {
         let killedByWaiting = { (slot: Int, key: () -> String) -> FrozenPrerequisite in

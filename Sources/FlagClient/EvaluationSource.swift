@@ -25,14 +25,14 @@ protocol EvaluationSource: AnyObject, Sendable {
     /// source's version. Every form but the kills of waiting sets over the set in use (`KilledOverSource`) evaluates
     /// as the extension below does.
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: FrozenPrerequisites,
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: PrerequisiteLookup,
         clock now: () -> Date
     ) -> Evaluation
 }
 
 extension EvaluationSource {
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: FrozenPrerequisites,
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: PrerequisiteLookup,
         clock now: () -> Date
     ) -> Evaluation {
         evaluation(in: compiled(for: handle.key), handle, type: type, context: context, frozen: frozen, clock: now)
@@ -41,7 +41,7 @@ extension EvaluationSource {
     /// The evaluation of `handle` in `compiled`, one of this source's compiled sets, carrying this source's version.
     func evaluation(
         in compiled: CompiledFlagSet, _ handle: FlagHandle, type: FlagType, context: EvaluationContext,
-        frozen: FrozenPrerequisites, clock now: () -> Date
+        frozen: PrerequisiteLookup, clock now: () -> Date
     ) -> Evaluation {
         let outcome = compiled.outcome(handle, type: type, context: context, clock: now, frozen: frozen)
         let error = outcome.errorCode

@@ -94,7 +94,7 @@ struct FrozenValues: Sendable {
 
     /// What the session froze for a flag that another flag requires, as that flag sees it: what it serves now (a
     /// kill's value, once a kill replaced it), the caller's default, or not read yet. Found by `slot`, the number the
-    /// set gave it when it was compiled; by its `key` in a set compiled without (`FrozenPrerequisites`).
+    /// set gave it when it was compiled; by its `key` in a set compiled without (`PrerequisiteLookup`).
     func prerequisite(slot: Int, key: () -> String) -> FrozenPrerequisite {
         guard let slot = slot >= 0 ? slot : FlagSlots.existingSlot(for: key()),
             let evaluation = self[slot]

@@ -41,7 +41,7 @@ package typealias SessionSlots = @Sendable (_ key: String) -> Int
 /// How evaluation asks a session what it froze for a flag that another flag requires: by the flag's `SessionSlots`
 /// number, -1 when the set was compiled without them, and by its key where the number is not enough (-1, or a source
 /// that knows flags by key). The key comes through a closure, so that the usual answer copies no string.
-package typealias FrozenPrerequisites = (_ slot: Int, _ key: () -> String) -> FrozenPrerequisite
+package typealias PrerequisiteLookup = (_ slot: Int, _ key: () -> String) -> FrozenPrerequisite
 
 /// What a session froze for a flag that another flag requires, so that the two agree (docs/client.md, "Sessions").
 package enum FrozenPrerequisite {
@@ -119,7 +119,7 @@ extension CompiledFlagSet {
     /// (`Program.resolve`), and returns the outcome as numbers (see `Outcome`). Never throws.
     package func outcome(
         _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date,
-        frozen: FrozenPrerequisites = { _, _ in .notFrozen }
+        frozen: PrerequisiteLookup = { _, _ in .notFrozen }
     ) -> Outcome {
         guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
         var seconds: Double?
@@ -134,7 +134,7 @@ extension CompiledFlagSet {
     /// validated). The time is read and kept as `Program.resolve` does.
     func prerequisiteValue(
         _ key: String, slot: Int, hash: UInt64, context: EvaluationContext, at seconds: inout Double?,
-        clock: () -> Double, depth: Int, frozen: FrozenPrerequisites
+        clock: () -> Double, depth: Int, frozen: PrerequisiteLookup
     ) -> JSONValue? {
         switch frozen(slot, { key }) {
         case .served(let value): return value

@@ -30,7 +30,7 @@ struct ProgramBuilder {
     var types: [FlagType] = []
     private var salts: [String: Int32] = [:]
     /// Numbers the flags a flag requires (`PrerequisiteRecord.slot`).
-    private var sessionSlots: SessionSlots?
+    private let sessionSlots: SessionSlots?
 
     /// The program of one flag, its record at index 0; `sessionSlots` number the flags it requires.
     init(flag compiled: CompiledFlag, key: String, sessionSlots: SessionSlots? = nil) {
@@ -40,6 +40,7 @@ struct ProgramBuilder {
 
     /// The program of a set's cohorts, by their compiler's indexes.
     init(cohorts compiledCohorts: [CompiledCohort]) {
+        sessionSlots = nil
         for cohort in compiledCohorts { cohorts.append(lower(cohort)) }
     }
 

@@ -62,7 +62,7 @@ extension Program {
     func resolve(
         type: FlagType, context: EvaluationContext, at seconds: inout Double?, clock: () -> Double, cohorts: Program,
         position index: Int32, set: CompiledFlagSet, depth: Int = 0,
-        frozen: FrozenPrerequisites = { _, _ in .notFrozen }, trace: ((String) -> Void)?
+        frozen: PrerequisiteLookup = { _, _ in .notFrozen }, trace: ((String) -> Void)?
     ) -> Outcome {
         func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
             Outcome(value: -1, variant: -1, reason: reason, failure: failure, flag: index)
