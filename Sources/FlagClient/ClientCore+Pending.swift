@@ -82,11 +82,12 @@ final class KilledOverSource: EvaluationSource {
     /// (a killed prerequisite's dependents follow the kill, whichever set they come from), unless the session froze
     /// the prerequisite: an open session's frozen value is the kill value already, once the kill reached it.
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: (String) -> FrozenPrerequisite,
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: PrerequisiteLookup,
         clock now: () -> Date
     ) -> Evaluation {
-        let killedByWaiting = { (key: String) -> FrozenPrerequisite in
-            let frozenValue = frozen(key)
+        let killedByWaiting = { (slot: Int, key: () -> String) -> FrozenPrerequisite in
+            let key = key()
+            let frozenValue = frozen(slot, { key })
             guard case .notFrozen = frozenValue, self.kills[key] != nil, let value = self.killed?[key] else {
                 return frozenValue
             }

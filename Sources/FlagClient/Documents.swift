@@ -23,7 +23,7 @@ enum Documents {
         guard decoded.version >= 1 else {
             throw DocumentRejected(message: "the document has no version (found \(decoded.version))")
         }
-        let compiled = CompiledFlagSet(decoded)
+        let compiled = CompiledFlagSet(decoded, sessionSlots: FlagSlots.slot)
         if decoded.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
             throw DocumentRejected(
                 message:
@@ -95,7 +95,7 @@ struct FlagPatch: Sendable {
             set.flags[key] = model.flags[key]
             set.unreadableFlags[key] = model.unreadableFlags[key]
         }
-        let compiled = CompiledFlagSet(set)
+        let compiled = CompiledFlagSet(set, sessionSlots: FlagSlots.slot)
         if model.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
             throw DocumentRejected(message: "patch v\(version) makes the set invalid: \(problem)")
         }

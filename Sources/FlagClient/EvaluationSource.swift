@@ -25,14 +25,14 @@ protocol EvaluationSource: AnyObject, Sendable {
     /// source's version. Every form but the kills of waiting sets over the set in use (`KilledOverSource`) evaluates
     /// as the extension below does.
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: (String) -> FrozenPrerequisite,
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: PrerequisiteLookup,
         clock now: () -> Date
     ) -> Evaluation
 }
 
 extension EvaluationSource {
     func evaluation(
-        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: (String) -> FrozenPrerequisite,
+        _ handle: FlagHandle, type: FlagType, context: EvaluationContext, frozen: PrerequisiteLookup,
         clock now: () -> Date
     ) -> Evaluation {
         evaluation(in: compiled(for: handle.key), handle, type: type, context: context, frozen: frozen, clock: now)
@@ -41,7 +41,7 @@ extension EvaluationSource {
     /// The evaluation of `handle` in `compiled`, one of this source's compiled sets, carrying this source's version.
     func evaluation(
         in compiled: CompiledFlagSet, _ handle: FlagHandle, type: FlagType, context: EvaluationContext,
-        frozen: (String) -> FrozenPrerequisite, clock now: () -> Date
+        frozen: PrerequisiteLookup, clock now: () -> Date
     ) -> Evaluation {
         let outcome = compiled.outcome(handle, type: type, context: context, clock: now, frozen: frozen)
         let error = outcome.errorCode
@@ -54,7 +54,7 @@ extension EvaluationSource {
     func evaluate(
         _ key: String, type: FlagType, default fallback: JSONValue, context: EvaluationContext, at now: Date
     ) -> EvaluationDetail<JSONValue> {
-        evaluation(FlagHandle(key), type: type, context: context, frozen: { _ in .notFrozen }, clock: { now })
+        evaluation(FlagHandle(key), type: type, context: context, frozen: { _, _ in .notFrozen }, clock: { now })
             .detail(default: fallback)
     }
 }
@@ -305,7 +305,7 @@ final class LazySource: EvaluationSource {
                 set.unreadableFlags[key] = [Problem(path: "flags.\(key)", message: "\(error)")]
             }
         }
-        let compiled = CompiledFlagSet(set)
+        let compiled = CompiledFlagSet(set, sessionSlots: FlagSlots.slot)
         // The first set stored wins, so that every evaluation of `key` comes from one compiled set.
         return compiledFlags.withLock { stored in
             if let done = stored[key] { return done }

@@ -206,8 +206,9 @@ extension FlagKey {
 /// keeps its frozen values in an array indexed by it: a frozen read indexes instead of hashing the name.
 ///
 /// Process-wide because a `FlagKey` is made without a client (often as a `static let`). Numbers are given in order
-/// of first use and never taken back: they count the distinct flags the process reads, restores or sees killed, and
-/// a session's array is as long as the largest number it holds.
+/// of first use and never taken back: they count the distinct flags the process reads, restores, sees killed or finds
+/// required by a flag of a set it compiles (`SessionSlots`), and a session's array is as long as the largest number
+/// it holds.
 enum FlagSlots {
     private static let slots = Locked<[String: Int]>([:])
 

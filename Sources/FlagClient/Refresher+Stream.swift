@@ -175,7 +175,7 @@ extension Refresher {
                     version: patch.version, killed: killed)
                 core.publish(source: source, state: .live(version: patch.version))
             }
-            let compiled = CompiledFlagSet(next)
+            let compiled = CompiledFlagSet(next, sessionSlots: FlagSlots.slot)
             if next.schema <= FlagSet.currentSchema, let problem = compiled.problems.first {
                 throw DocumentRejected(message: "patch v\(patch.version) makes the set invalid: \(problem)")
             }

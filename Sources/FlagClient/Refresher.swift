@@ -133,7 +133,7 @@ actor Refresher {
         let compiled = try Documents.validate(bytes, set: setName)
         guard !patches.isEmpty else { return compiled }
         let set = patches.reduce(compiled.flagSet) { FlagPatch($1).applied(to: $0) }
-        let patched = CompiledFlagSet(set)
+        let patched = CompiledFlagSet(set, sessionSlots: FlagSlots.slot)
         if set.schema <= FlagSet.currentSchema, let problem = patched.problems.first {
             throw DocumentRejected(message: "the cached patches make the set invalid: \(problem)")
         }

@@ -92,10 +92,13 @@ struct FrozenValues: Sendable {
         slot < evaluations.count && evaluations[slot]?.evaluation.uncounted == true
     }
 
-    /// What the session froze for the flag `name`, as a prerequisite of another flag sees it: what it serves now
-    /// (a kill's value, once a kill replaced it), the caller's default, or not read yet.
-    func prerequisite(_ name: String) -> FrozenPrerequisite {
-        guard let slot = FlagSlots.existingSlot(for: name), let evaluation = self[slot] else { return .notFrozen }
+    /// What the session froze for a flag that another flag requires, as that flag sees it: what it serves now (a
+    /// kill's value, once a kill replaced it), the caller's default, or not read yet. Found by `slot`, the number the
+    /// set gave it when it was compiled; by its `key` in a set compiled without (`PrerequisiteLookup`).
+    func prerequisite(slot: Int, key: () -> String) -> FrozenPrerequisite {
+        guard let slot = slot >= 0 ? slot : FlagSlots.existingSlot(for: key()),
+            let evaluation = self[slot]
+        else { return .notFrozen }
         return evaluation.served.map { .served($0) } ?? .nothing
     }
 

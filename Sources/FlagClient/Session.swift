@@ -148,7 +148,7 @@ public final class FlagSession: FeatureFlags, Sendable {
         // The clock is read only for a flag whose value can depend on the time. A flag it requires that the session
         // froze keeps its frozen value here: what the session showed for it and what it decides now agree.
         let evaluation = source.evaluation(
-            handle, type: type, context: context, frozen: { values.prerequisite($0) },
+            handle, type: type, context: context, frozen: { values.prerequisite(slot: $0, key: $1) },
             clock: { self.core.dependencies.now().addingTimeInterval(skew) })
         guard let cases else {
             keep(evaluation, of: handle.key, slot: slot, default: fallback, in: &values)

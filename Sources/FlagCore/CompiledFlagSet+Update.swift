@@ -91,7 +91,8 @@ extension CompiledFlagSet {
                 flag, cohorts: cohorts,
                 prerequisiteProblems: prerequisiteProblems[key]
                     ?? (changedFlags[key] == nil
-                        ? old?.prerequisiteProblems ?? [] : PrerequisiteGraph.problems(of: flag, lookup: lookup)))
+                        ? old?.prerequisiteProblems ?? [] : PrerequisiteGraph.problems(of: flag, lookup: lookup)),
+                sessionSlots: sessionSlots)
             flags[key] = entry
             if !entry.problems.isEmpty { flagsWithProblems += 1 }
             for name in entry.namedCohorts { users[name, default: []].insert(key) }
@@ -100,6 +101,6 @@ extension CompiledFlagSet {
         return CompiledFlagSet(
             name: name, version: version, updatedAt: updatedAt, schema: schema, readProblems: readProblems,
             flags: flags, cohorts: cohorts, cohortUsers: users, requiredBy: requiredBy,
-            flagsWithProblems: flagsWithProblems)
+            flagsWithProblems: flagsWithProblems, sessionSlots: sessionSlots)
     }
 }

@@ -32,9 +32,18 @@ public final class CompiledFlagSet: Sendable {
     let requiredBy: [String: Set<String>]
     /// How many flags have problems of their own, so that a valid set lists its problems without a walk.
     let flagsWithProblems: Int
+    /// What numbers the flags that flags require, also for the flags `updating` compiles; `nil` leaves them
+    /// unnumbered.
+    let sessionSlots: SessionSlots?
 
     /// Compiles a set; never fails: problems are collected in `problems` and confined to the flags they touch.
     public convenience init(_ set: FlagSet) {
+        self.init(set, sessionSlots: nil)
+    }
+
+    /// Compiles a set as `init(_:)` does, the flags that flags require numbered by `sessionSlots`: what a client
+    /// compiles its sets with, so that a session finds what it froze for a required flag by that number.
+    package convenience init(_ set: FlagSet, sessionSlots: SessionSlots?) {
         let cohorts = CompiledCohorts(models: set.cohorts, unreadable: set.unreadableCohorts, previous: nil)
         var entries: [(String, FlagEntry)] = []
         entries.reserveCapacity(set.flags.count + set.unreadableFlags.count)
@@ -47,7 +56,8 @@ public final class CompiledFlagSet: Sendable {
         }
         for (key, flag) in set.flags {
             let entry = FlagEntry(
-                flag, cohorts: cohorts, prerequisiteProblems: PrerequisiteGraph.problems(of: flag, lookup: lookup))
+                flag, cohorts: cohorts, prerequisiteProblems: PrerequisiteGraph.problems(of: flag, lookup: lookup),
+                sessionSlots: sessionSlots)
             entries.append((key, entry))
         }
         var users: [String: Set<String>] = [:]
@@ -59,14 +69,16 @@ public final class CompiledFlagSet: Sendable {
         self.init(
             name: set.name, version: set.version, updatedAt: set.updatedAt, schema: set.schema,
             readProblems: set.readProblems, flags: KeyedMap(entries), cohorts: cohorts, cohortUsers: users,
-            requiredBy: requiredBy, flagsWithProblems: entries.count { !$0.1.problems.isEmpty })
+            requiredBy: requiredBy, flagsWithProblems: entries.count { !$0.1.problems.isEmpty },
+            sessionSlots: sessionSlots)
     }
 
     init(
         name: String, version: Int, updatedAt: Date?, schema: Int, readProblems: [Problem], flags: KeyedMap<FlagEntry>,
         cohorts: CompiledCohorts, cohortUsers: [String: Set<String>], requiredBy: [String: Set<String>],
-        flagsWithProblems: Int
+        flagsWithProblems: Int, sessionSlots: SessionSlots?
     ) {
+        self.sessionSlots = sessionSlots
         self.requiredBy = requiredBy
         self.name = name
         self.version = version
@@ -247,8 +259,8 @@ final class FlagEntry: Sendable {
     let program: Program
 
     /// `flag` compiled against `cohorts`; `prerequisiteProblems` (its prerequisites' problems in the set) break it
-    /// as its own problems do.
-    init(_ flag: Flag, cohorts: CompiledCohorts, prerequisiteProblems: [Problem]) {
+    /// as its own problems do; `sessionSlots` number the flags it requires.
+    init(_ flag: Flag, cohorts: CompiledCohorts, prerequisiteProblems: [Problem], sessionSlots: SessionSlots?) {
         var compiler = Compiler(cohorts: cohorts)
         var compiled = compiler.compile(flag)
         if compiler.problems.isEmpty, let first = prerequisiteProblems.first { compiled = .broken(first.description) }
@@ -257,7 +269,7 @@ final class FlagEntry: Sendable {
         self.problems = compiler.problems + prerequisiteProblems
         self.prerequisiteProblems = prerequisiteProblems
         self.namedCohorts = flag.cohortNames
-        self.program = Program(ProgramBuilder(flag: compiled, key: flag.key))
+        self.program = Program(ProgramBuilder(flag: compiled, key: flag.key, sessionSlots: sessionSlots))
     }
 
     /// The keys of the flags it lists as prerequisites.

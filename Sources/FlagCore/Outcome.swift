@@ -33,6 +33,16 @@ package struct Outcome: Sendable {
     }
 }
 
+/// The number a client keeps a session's frozen value of the flag `key` under (FlagClient's `FlagSlots`): given to
+/// each flag a flag requires when the set is compiled, so that evaluating a prerequisite finds what the session froze
+/// for it by index, without looking its key up.
+package typealias SessionSlots = @Sendable (_ key: String) -> Int
+
+/// How evaluation asks a session what it froze for a flag that another flag requires: by the flag's `SessionSlots`
+/// number, -1 when the set was compiled without them, and by its key where the number is not enough (-1, or a source
+/// that knows flags by key). The key comes through a closure, so that the usual answer copies no string.
+package typealias PrerequisiteLookup = (_ slot: Int, _ key: () -> String) -> FrozenPrerequisite
+
 /// What a session froze for a flag that another flag requires, so that the two agree (docs/client.md, "Sessions").
 package enum FrozenPrerequisite {
     /// The session has not read it: it is evaluated.
@@ -105,39 +115,40 @@ package enum ErrorCodeValue: UInt8, Sendable {
 }
 
 extension CompiledFlagSet {
-    /// Evaluates the flag a handle names as `type`, reading the time from `now` only when the flag's value can
-    /// depend on it, and returns the outcome as numbers (see `Outcome`). Never throws.
+    /// Evaluates the flag a handle names as `type`, reading the time from `now` only when a step compares with it
+    /// (`Program.resolve`), and returns the outcome as numbers (see `Outcome`). Never throws.
     package func outcome(
         _ handle: FlagHandle, type: FlagType, context: EvaluationContext, clock now: () -> Date,
-        frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen }
+        frozen: PrerequisiteLookup = { _, _ in .notFrozen }
     ) -> Outcome {
         guard let position = flags.position(of: handle.key, hash: handle.hash) else { return .missing }
-        let program = flags[position].program
-        // A timeless flag never compares `seconds` with anything finite, so any number gives the same result.
-        let seconds = program.flags[0].timeless ? 0 : now().timeIntervalSince1970
-        return program.resolve(
-            type: type, context: context, at: seconds, cohorts: cohorts.program, position: position, set: self,
-            frozen: frozen, trace: nil)
+        var seconds: Double?
+        return flags[position].program.resolve(
+            type: type, context: context, at: &seconds, clock: { now().timeIntervalSince1970 },
+            cohorts: cohorts.program, position: position, set: self, frozen: frozen, trace: nil)
     }
 
-    /// The value the flag `key` serves `context` in its own type, as a prerequisite `depth` links down a chain, or
-    /// the one a session froze for it; `nil` when it serves none of its own (missing, archived, broken) or the chain
-    /// is deeper than validation allows (a set that reached a client without being validated).
+    /// The value the flag `key` (numbered `slot`, hashed `hash`) serves `context` in its own type, as a prerequisite
+    /// `depth` links down a chain, or the one a session froze for it; `nil` when it serves none of its own (missing,
+    /// archived, broken) or the chain is deeper than validation allows (a set that reached a client without being
+    /// validated). The time is read and kept as `Program.resolve` does.
     func prerequisiteValue(
-        _ key: String, hash: UInt64, context: EvaluationContext, at seconds: Double, depth: Int,
-        frozen: (String) -> FrozenPrerequisite
+        _ key: String, slot: Int, hash: UInt64, context: EvaluationContext, at seconds: inout Double?,
+        clock: () -> Double, depth: Int, frozen: PrerequisiteLookup
     ) -> JSONValue? {
-        switch frozen(key) {
+        switch frozen(slot, { key }) {
         case .served(let value): return value
         case .nothing: return nil
         case .notFrozen: break
         }
-        guard depth <= Prerequisite.maxDepth, let position = flags.position(of: key, hash: hash) else { return nil }
+        guard depth <= Prerequisite.maxDepth, let position = flags.position(of: key, hash: hash) else {
+            return nil
+        }
         let program = flags[position].program
         let record = program.flags[0]
         guard record.state == .ready else { return nil }
         let outcome = program.resolve(
-            type: program.types[record.type], context: context, at: seconds, cohorts: cohorts.program,
+            type: program.types[record.type], context: context, at: &seconds, clock: clock, cohorts: cohorts.program,
             position: position, set: self, depth: depth, frozen: frozen, trace: nil)
         return outcome.value >= 0 ? program.values[outcome.value] : nil
     }

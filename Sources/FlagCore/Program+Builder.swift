@@ -29,14 +29,18 @@ struct ProgramBuilder {
     var patterns: [Pattern] = []
     var types: [FlagType] = []
     private var salts: [String: Int32] = [:]
+    /// Numbers the flags a flag requires (`PrerequisiteRecord.slot`).
+    private let sessionSlots: SessionSlots?
 
-    /// The program of one flag, its record at index 0.
-    init(flag compiled: CompiledFlag, key: String) {
+    /// The program of one flag, its record at index 0; `sessionSlots` number the flags it requires.
+    init(flag compiled: CompiledFlag, key: String, sessionSlots: SessionSlots? = nil) {
+        self.sessionSlots = sessionSlots
         flags = [lower(compiled, key: key)]
     }
 
     /// The program of a set's cohorts, by their compiler's indexes.
     init(cohorts compiledCohorts: [CompiledCohort]) {
+        sessionSlots = nil
         for cohort in compiledCohorts { cohorts.append(lower(cohort)) }
     }
 
@@ -206,25 +210,12 @@ struct ProgramBuilder {
                 prerequisites.append(
                     PrerequisiteRecord(
                         name: name(prerequisite.flag), hash: ByteHash.hash(prerequisite.flag),
+                        slot: Int32(sessionSlots?(prerequisite.flag) ?? -1),
                         values: Span(start: firstValue, count: Int32(values.count) - firstValue)))
             }
             record.prerequisites = Span(
                 start: firstPrerequisite, count: Int32(prerequisites.count) - firstPrerequisite)
-            record.timeless = Self.isTimeless(plan)
             return record
-        }
-    }
-
-    /// Whether no step of evaluating `plan` reads the time (SPEC §2: expiry, override ends, rollout schedules).
-    private static func isTimeless(_ plan: FlagPlan) -> Bool {
-        func fixed(_ rollout: CompiledRollout?) -> Bool { rollout.map { $0.fixed != nil } ?? true }
-        // What a required flag serves may depend on the time.
-        guard plan.expiresAt == nil, plan.prerequisites.isEmpty, fixed(plan.rollout) else { return false }
-        if let overrides = plan.unitOverrides, overrides.values.contains(where: { $0.until != nil }) { return false }
-        if plan.cohortOverrides.contains(where: { $0.until != nil }) { return false }
-        return plan.rules.allSatisfy { rule in
-            if case .rollout(let rollout) = rule.serve { return fixed(rollout) }
-            return true
         }
     }
 

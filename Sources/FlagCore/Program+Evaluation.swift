@@ -56,10 +56,13 @@ extension Program {
     /// it needs the key and the set (`message(_:key:type:version:setName:)`).
     /// A flag's prerequisites are evaluated in `set`, `depth` links down a chain of flags requiring flags, unless
     /// `frozen` has the value a session already froze for one.
+    /// The time, in seconds since 1970, is `seconds` once known; the first step that compares with it (an expiry, an
+    /// override with an end, a scheduled rollout, here or in a flag required) reads it from `clock` and keeps it in
+    /// `seconds` for the steps after, so that an evaluation none of whose steps needs the time never reads the clock.
     func resolve(
-        type: FlagType, context: EvaluationContext, at seconds: Double, cohorts: Program, position index: Int32,
-        set: CompiledFlagSet, depth: Int = 0, frozen: (String) -> FrozenPrerequisite = { _ in .notFrozen },
-        trace: ((String) -> Void)?
+        type: FlagType, context: EvaluationContext, at seconds: inout Double?, clock: () -> Double, cohorts: Program,
+        position index: Int32, set: CompiledFlagSet, depth: Int = 0,
+        frozen: PrerequisiteLookup = { _, _ in .notFrozen }, trace: ((String) -> Void)?
     ) -> Outcome {
         func fail(_ reason: ReasonCode, _ failure: Outcome.Failure) -> Outcome {
             Outcome(value: -1, variant: -1, reason: reason, failure: failure, flag: index)
@@ -75,7 +78,7 @@ extension Program {
             return serve(
                 flag.killValue, .disabled, FixedName.kill.rawValue, index, trace, "killed: serving the kill value")
         }
-        if flag.expiresAt != .infinity, seconds >= flag.expiresAt {
+        if flag.expiresAt != .infinity, time(&seconds, clock) >= flag.expiresAt {
             return serve(
                 flag.expiredValue, .static, FixedName.expired.rawValue, index, trace, "expired: serving the kept value")
         }
@@ -85,7 +88,8 @@ extension Program {
             item &+= 1
             let key = names[prerequisite.name]
             let served = set.prerequisiteValue(
-                key, hash: prerequisite.hash, context: context, at: seconds, depth: depth + 1, frozen: frozen)
+                key, slot: Int(prerequisite.slot), hash: prerequisite.hash, context: context,
+                at: &seconds, clock: clock, depth: depth + 1, frozen: frozen)
             guard let served, contains(prerequisite.values, served) else {
                 return serve(
                     flag.defaultValue, .prerequisiteFailed, prerequisite.name, index, trace,
@@ -98,8 +102,29 @@ extension Program {
         }
         return withBytes(of: context.unitID) { unit in
             var scratch = UnitScratch(UnsafeRawBufferPointer(unit))
-            return target(index, flag, context, &scratch, seconds: seconds, cohorts: cohorts, trace: trace)
+            return target(
+                index, flag, context, &scratch, seconds: &seconds, clock: clock, cohorts: cohorts, trace: trace)
         }
+    }
+
+    /// `resolve` at a time known beforehand, `seconds` since 1970.
+    func resolve(
+        type: FlagType, context: EvaluationContext, at seconds: Double, cohorts: Program, position: Int32,
+        set: CompiledFlagSet, trace: ((String) -> Void)?
+    ) -> Outcome {
+        var known: Double? = seconds
+        return resolve(
+            type: type, context: context, at: &known, clock: { seconds }, cohorts: cohorts, position: position,
+            set: set, trace: trace)
+    }
+
+    /// The evaluation's time: `seconds` once read, else read from `clock` now and kept in `seconds`.
+    @inline(__always)
+    private func time(_ seconds: inout Double?, _ clock: () -> Double) -> Double {
+        if let seconds { return seconds }
+        let now = clock()
+        seconds = now
+        return now
     }
 
     /// The message of a failed `outcome` of this program's flag `key` asked for as `type`; `nil` when it did not
@@ -116,13 +141,13 @@ extension Program {
     /// Steps 5 to 9 of SPEC §2: overrides, rules, the flag rollout, the default.
     private func target(
         _ flagIndex: Int32, _ flag: FlagRecord, _ context: EvaluationContext, _ scratch: inout UnitScratch,
-        seconds: Double, cohorts: Program, trace: ((String) -> Void)?
+        seconds: inout Double?, clock: () -> Double, cohorts: Program, trace: ((String) -> Void)?
     ) -> Outcome {
         if flag.unitOverrides >= 0 {
             let found = lookup(flag.unitOverrides, &scratch)
             if found >= 0 {
                 let override = forced[found]
-                if isActive(until: override.until, at: seconds) {
+                if isActive(until: override.until, &seconds, clock) {
                     return serve(
                         override.value, .targetingMatch, FixedName.override.rawValue, flagIndex, trace,
                         "override for unit '\(context.unitID)'")
@@ -134,7 +159,7 @@ extension Program {
         while index < flag.cohortOverrides.end {
             let override = cohortForced[index]
             index &+= 1
-            guard isActive(until: override.until, at: seconds) else { continue }
+            guard isActive(until: override.until, &seconds, clock) else { continue }
             if cohorts.matches(cohort: override.cohort, context, &scratch) {
                 return serve(
                     override.value, .targetingMatch, override.variant, flagIndex, trace,
@@ -161,7 +186,7 @@ extension Program {
             case .rollout:
                 let rollout = rollouts[rule.target]
                 let bucket = scratch.bucket(salt: rollout.salt, primed: rollout.primed)
-                let threshold = self.threshold(rollout, at: seconds)
+                let threshold = self.threshold(rollout, &seconds, clock)
                 if bucket < threshold {
                     return serve(
                         rollout.value, .split, rule.name, flagIndex, trace,
@@ -181,7 +206,7 @@ extension Program {
         if flag.rollout >= 0 {
             let rollout = rollouts[flag.rollout]
             let bucket = scratch.bucket(salt: rollout.salt, primed: rollout.primed)
-            let threshold = self.threshold(rollout, at: seconds)
+            let threshold = self.threshold(rollout, &seconds, clock)
             if bucket < threshold {
                 return serve(
                     rollout.value, .split, FixedName.rollout.rawValue, flagIndex, trace,
@@ -214,15 +239,16 @@ extension Program {
     }
 
     @inline(__always)
-    private func isActive(until: Double, at seconds: Double) -> Bool {
-        until == .infinity || seconds < until
+    private func isActive(until: Double, _ seconds: inout Double?, _ clock: () -> Double) -> Bool {
+        until == .infinity || time(&seconds, clock) < until
     }
 
     /// Units whose bucket is below this number are inside (SPEC §2.1, §2.2).
     @inline(__always)
-    private func threshold(_ rollout: RolloutRecord, at seconds: Double) -> Int {
+    private func threshold(_ rollout: RolloutRecord, _ seconds: inout Double?, _ clock: () -> Double) -> Int {
         if rollout.fixed >= 0 { return Int(rollout.fixed) }
-        let time = rollout.pausedAt == .infinity ? seconds : min(rollout.pausedAt, seconds)
+        let now = self.time(&seconds, clock)
+        let time = rollout.pausedAt == .infinity ? now : min(rollout.pausedAt, now)
         var current: Int32 = 0
         var index = rollout.steps.start
         while index < rollout.steps.end {

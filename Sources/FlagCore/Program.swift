@@ -199,8 +199,6 @@ struct FlagRecord: Sendable {
     var rollout: Int32 = -1
     /// A range of `prerequisites`.
     var prerequisites = Span.empty
-    /// No step of the evaluation reads the time: no expiry, no override with an end, no scheduled rollout.
-    var timeless = false
 }
 
 /// Flag types as small numbers, so that the type check compares bytes.
@@ -232,11 +230,12 @@ struct CohortForcedRecord: Sendable {
     var until: Double
 }
 
-/// A flag the program's flag requires: its key (in `names`, also the variant of a failure) and the key's hash, and
-/// the values it must serve (a range of `values`).
+/// A flag the program's flag requires: its key (in `names`, also the variant of a failure), the key's hash and its
+/// `SessionSlots` number (-1 without), and the values it must serve (a range of `values`).
 struct PrerequisiteRecord: Sendable {
     var name: Int32
     var hash: UInt64
+    var slot: Int32
     var values: Span
 }
 

@@ -324,6 +324,26 @@ import Testing
         #expect((0..<200).allSatisfy { values[$0]?.served == .int(Int64($0)) })
     }
 
+    /// A required flag is found by the slot its set gave it, and by its key in a set compiled without slots; a flag
+    /// no session can have read is not frozen.
+    @Test func aRequiredFlagIsFoundBySlotAndWithoutOneByKey() {
+        let key = "required-by-a-test"
+        let slot = FlagSlots.slot(for: key)
+        var values = FrozenValues([:])
+        values[slot] = Evaluation(served: .string("dark"), reason: .targetingMatch, version: 1)
+        for asked in [slot, -1] {
+            guard case .served(let value) = values.prerequisite(slot: asked, key: { key }) else {
+                Issue.record("slot \(asked): not found")
+                continue
+            }
+            #expect(value == .string("dark"))
+        }
+        guard case .notFrozen = values.prerequisite(slot: -1, key: { "never-read-by-any-key" }) else {
+            Issue.record("a flag without a slot was found")
+            return
+        }
+    }
+
     @Test func theSameKeyNameFromTwoKeysSharesOneSlot() {
         #expect(FlagKey("slot-shared", default: false).slot == FlagKey("slot-shared", default: 0).slot)
         #expect(FlagKey("slot-a", default: false).slot != FlagKey("slot-b", default: false).slot)

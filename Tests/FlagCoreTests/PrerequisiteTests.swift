@@ -205,6 +205,40 @@ struct PrerequisiteTests {
         #expect(Self.evaluate(after, "express", "u-1").reason == .prerequisiteFailed)
     }
 
+    /// A flag reads the clock when a step compares with the time, its prerequisites' steps included: requiring a flag
+    /// that expires reads it once, requiring one that never looks at the time does not read it at all.
+    @Test func theClockIsReadOnlyWhenARequiredFlagComparesWithTheTime() throws {
+        let set = try Fixtures.compile(
+            #"""
+            {"schema":1,"set":"s","version":1,"flags":{
+             "plain":{"type":"bool","default":true},
+             "checkout":{"type":"bool","default":true,"expiresAt":"2026-11-30T00:00:00Z","expiredValue":false},
+             "express":{"type":"bool","default":false,"prerequisites":[{"flag":"checkout","values":[true]}],
+                        "rules":[{"name":"everyone","conditions":[],"value":true}]},
+             "banner":{"type":"bool","default":false,"prerequisites":[{"flag":"plain","values":[true]}],
+                       "rules":[{"name":"everyone","conditions":[],"value":true}]}}}
+            """#)
+        #expect(set.problems.isEmpty, "\(set.problems)")
+        let context = EvaluationContext(unitID: "u-1")
+        for (at, met) in [
+            (Fixtures.date("2026-11-29T00:00:00Z"), true), (Fixtures.date("2026-12-01T00:00:00Z"), false),
+        ] {
+            var reads = 0
+            let express = set.evaluate(FlagHandle("express"), type: .bool, default: .null, context: context) {
+                reads += 1
+                return at
+            }
+            #expect(express.value == .bool(met) && express.reason == (met ? .targetingMatch : .prerequisiteFailed))
+            #expect(reads == 1)
+            reads = 0
+            let banner = set.evaluate(FlagHandle("banner"), type: .bool, default: .null, context: context) {
+                reads += 1
+                return at
+            }
+            #expect(banner.value == .bool(true) && reads == 0)
+        }
+    }
+
     @Test func explainShowsThePrerequisiteStep() throws {
         let set = try Fixtures.compile(Self.document)
         let steps = set.explain("express", context: EvaluationContext(unitID: "u-1"), at: Self.now).steps
