@@ -91,7 +91,8 @@ struct FlagPatch: Sendable {
         var set = FlagSet(name: model.name, version: version, updatedAt: model.updatedAt, schema: model.schema)
         set.cohorts = model.cohorts
         set.unreadableCohorts = model.unreadableCohorts
-        for key in touchedFlags {
+        // With the flags they require, unchanged or not: a changed flag's prerequisites are evaluated in the overlay.
+        set.add(touchedFlags) { key, set in
             set.flags[key] = model.flags[key]
             set.unreadableFlags[key] = model.unreadableFlags[key]
         }
@@ -100,6 +101,21 @@ struct FlagPatch: Sendable {
             throw DocumentRejected(message: "patch v\(version) makes the set invalid: \(problem)")
         }
         return compiled
+    }
+}
+
+extension FlagSet {
+    /// Adds the flags `keys` name, and then the flags they require, transitively, each with `add` (which puts it in
+    /// `flags`, or its problems in `unreadableFlags`, or nothing for a flag the set lacks): what a set compiled for
+    /// some flags alone must hold, so that their prerequisites are evaluated in it as in the whole set.
+    mutating func add(_ keys: some Sequence<String>, _ add: (String, inout FlagSet) -> Void) {
+        var pending = Array(keys)
+        var added: Set<String> = []
+        while let key = pending.popLast() {
+            guard added.insert(key).inserted else { continue }
+            add(key, &self)
+            pending += flags[key]?.prerequisites.map(\.flag) ?? []
+        }
     }
 }
 

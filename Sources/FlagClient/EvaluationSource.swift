@@ -293,11 +293,13 @@ final class LazySource: EvaluationSource {
         return index.flag(key)
     }
 
-    /// The set holding only `key` and the cohorts, compiled once and kept for this source's life.
+    /// The set holding only `key`, the flags it requires (transitively) and the cohorts, compiled once and kept for
+    /// this source's life.
     func compiled(for key: String) -> CompiledFlagSet {
         if let done = compiledFlags.withLock({ $0[key] }) { return done }
         var set = cohorts()
-        if let bytes = flagBytes(key) {
+        set.add([key]) { key, set in
+            guard let bytes = flagBytes(key) else { return }
             do {
                 let (flag, problems) = try Flag.decode(bytes, key: key)
                 if let flag { set.flags[key] = flag } else { set.unreadableFlags[key] = problems }
