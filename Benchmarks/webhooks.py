@@ -10,7 +10,11 @@ sending is killed. Prints Markdown; not part of CI except as `--quick` smoke run
 
 Speed, on SQLite: a fast receiver in this process (Python's threaded HTTP server, answering 204).
   1. What the outbox adds to a kill: --kills kills and restores of one flag, timed from send to answer over one
-     kept-alive connection, first with no hook, then with one hook covering every event.
+     kept-alive connection: with no hook; with a hook for other events (the hooks are read in the write's
+     transaction, nothing is queued); with one hook whose receiver hangs (each kill queues its event, and the
+     sender, waiting on the first, writes nothing); with one hook covering every event, each kill sent once the one
+     before was delivered (so the sender's own two transactions, the lease and the outcome, come between the
+     kills).
   2. Commit to POST: for each kill with the hook, from the kill's answer (its transaction committed) to the
      receiver's reading of the delivery's body, and from the send.
   3. Deliveries per second: 8 hooks, then 400 writes queued as fast as one connection makes them; from the first
@@ -41,7 +45,8 @@ import writes
 
 
 class Receiver:
-    """A receiver on 127.0.0.1 that answers 204 and notes when each delivery's body was read, by path."""
+    """A receiver on 127.0.0.1 that answers 204 and notes when each delivery's body was read, by path; `/stuck`
+    answers after 10 s (past the sender's timeout), every other path after `delay`."""
 
     def __init__(self, delay=0.0):
         self.arrivals = []  # (perf_counter, path, webhook-id, event)
@@ -56,7 +61,7 @@ class Receiver:
                 at = time.perf_counter()
                 with receiver.lock:
                     receiver.arrivals.append((at, self.path, self.headers.get("webhook-id"), json.loads(body)))
-                time.sleep(delay)
+                time.sleep(10 if self.path == "/stuck" else delay)
                 self.send_response(204)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -108,6 +113,14 @@ def speed(args):
     server = writes.Server(os.path.abspath(args.bin), args.port_base, arguments=("--allow-private-webhooks",))
     try:
         without = [server.request("POST", kill_path(index), {})[0] for index in range(args.kills)]
+        server.request(
+            "POST", "/v1/admin/webhooks", {"name": "other", "url": receiver.url("/other"), "events": ["key.created"]})
+        checked = [server.request("POST", kill_path(index), {})[0] for index in range(args.kills)]
+        server.request("DELETE", "/v1/admin/webhooks/other")
+        # The first event is posted and hangs: the others are queued behind it, and the sender writes nothing.
+        hook(server, "stuck", receiver.url("/stuck"))
+        queued = [server.request("POST", kill_path(index), {})[0] for index in range(args.kills)]
+        server.request("DELETE", "/v1/admin/webhooks/stuck")
         hook(server, "fast", receiver.url("/fast"))
         with_hook, after_answer, after_send = [], [], []
         for index in range(args.kills):
@@ -136,7 +149,13 @@ def speed(args):
     print("| kill, send to answer (ms) | p50 | p90 | ratio of p50 |")
     print("|---|---:|---:|---:|")
     print(f"| no hook | {statistics.median(without):.2f} | {percentile(without, 0.9):.2f} | 1.00× |")
-    print(f"| one hook | {statistics.median(with_hook):.2f} | {percentile(with_hook, 0.9):.2f} | "
+    print(f"| a hook for other events (the hooks read, nothing queued) | {statistics.median(checked):.2f} | "
+          f"{percentile(checked, 0.9):.2f} | {statistics.median(checked) / statistics.median(without):.2f}× |")
+    print(f"| one hook whose receiver hangs (each event queued; the sender waits on the first) | "
+          f"{statistics.median(queued):.2f} | {percentile(queued, 0.9):.2f} | "
+          f"{statistics.median(queued) / statistics.median(without):.2f}× |")
+    print(f"| one hook: the event queued, then leased, posted and recorded by the sender | "
+          f"{statistics.median(with_hook):.2f} | {percentile(with_hook, 0.9):.2f} | "
           f"{statistics.median(with_hook) / statistics.median(without):.2f}× |")
     print()
     print(f"commit (the kill's answer) to POST read by the receiver: {summary(after_answer)} ({args.kills} kills)")

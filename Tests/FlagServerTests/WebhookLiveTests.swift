@@ -275,6 +275,29 @@ struct WebhookLiveTests {
         }
     }
 
+    /// A receiver that never answers holds back only its own hook: another hook's event goes out meanwhile.
+    @Test func aHangingReceiverHoldsBackNoOtherHook() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let hanging = try LoopbackListener()  // connections complete, nothing is ever read or answered
+        defer { hanging.stop() }
+        try await withRunningHarness { harness in
+            harness.app.start(server: nil)
+            defer { harness.app.shutdown() }
+            _ = try harness.call(
+                API.createWebhook, PathParameters(),
+                CreateWebhookRequest(name: "hanging", url: "http://127.0.0.1:\(hanging.port)/hooks"))
+            _ = try harness.call(
+                API.createWebhook, PathParameters(), CreateWebhookRequest(name: "chat", url: receiver.url))
+            let started = ContinuousClock.now
+            try Self.kill(harness)
+            try Self.restore(harness)
+            // Well within the 5 s an attempt may take.
+            try await eventually("both delivered to chat", timeout: .seconds(3)) { receiver.requests.count == 2 }
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
     @Test func aPrivateAddressIsRefusedWhenTheHookIsMade() async throws {
         try await withHarness { harness in
             let response = try harness.send(

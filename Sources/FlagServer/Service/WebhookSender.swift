@@ -8,8 +8,9 @@ import Foundation
 #endif
 
 /// Sends the outbox's deliveries (docs/webhooks.md), on every server that shares the store: each pass leases the
-/// oldest due delivery of each hook, posts them in parallel, and records each outcome. A pass runs after each write
-/// on this server (`wake()`) and at least once per `interval`.
+/// oldest due delivery of each hook not in flight and posts them; each outcome is recorded when its answer comes,
+/// so that a hook whose receiver hangs holds back no other. A pass runs after each write on this server and each
+/// outcome (`wake()`), and at least once per `interval`.
 ///
 /// - 2xx is delivered; 410 disables the hook; anything else, a timeout or a refused connection is tried again after
 ///   1 s, doubling up to an hour, until the event is a day old, when it is marked failed.
@@ -41,7 +42,7 @@ package final class WebhookSender: Sendable {
         /// How far back an expiry is still told of: a server that starts (or a hook made) later does not announce
         /// every flag that expired long ago.
         package var expiryWindow: Duration = .seconds(24 * 3600)
-        /// The most deliveries one pass leases.
+        /// The most deliveries in flight at once.
         package var batch = 32
 
         package init() {}
@@ -74,6 +75,9 @@ package final class WebhookSender: Sendable {
     private let signal = DispatchSemaphore(value: 0)
     private let running = Locked<(started: Bool, stopped: Bool)>((false, false))
     private let finished = DispatchSemaphore(value: 0)
+    /// The posts under way: how many, and a group that `stop()` waits on.
+    private let inFlight = Locked(0)
+    private let posts = DispatchGroup()
 
     package init(
         store: WebhookStore, keyEncryptionKey: KeyEncryptionKey, clock: ServerClock, settings: Settings,
@@ -105,8 +109,8 @@ package final class WebhookSender: Sendable {
         guard first else { return }
         let thread = Thread { [self] in
             while !running.withLock({ $0.stopped }) {
-                // A pass that sent something may have left the next event of each hook due: look again at once.
-                if pass() == 0 { _ = signal.wait(timeout: .now() + settings.interval.timeInterval) }
+                pass()
+                _ = signal.wait(timeout: .now() + settings.interval.timeInterval)
             }
             finished.signal()
         }
@@ -117,7 +121,8 @@ package final class WebhookSender: Sendable {
     /// Runs a pass soon: a write on this server may have queued events.
     package func wake() { signal.signal() }
 
-    /// Ends the passes, waiting for the one under way (its posts take at most `timeout`).
+    /// Ends the passes and cancels the posts under way, without recording them: their leases run out, and the
+    /// events go again from the next start or from another server.
     package func stop() {
         let wasRunning = running.withLock { state -> Bool in
             defer { state.stopped = true }
@@ -127,33 +132,40 @@ package final class WebhookSender: Sendable {
         signal.signal()
         finished.wait()
         session.invalidateAndCancel()
+        // A cancelled post completes at once; the bound is for a transport that never calls back.
+        _ = posts.wait(timeout: .now() + settings.timeout.timeInterval)
     }
 
-    /// One pass: leases what is due, posts it, records the outcomes, and now and then summarizes the pending
-    /// deliveries for `/metrics` and prunes old ones. Returns how many deliveries it attempted.
+    /// One pass: leases what is due (up to `batch` in flight), starts posting it, and now and then notes expired
+    /// flags, summarizes the pending deliveries for `/metrics` and prunes old ones. Returns how many deliveries it
+    /// started.
     @discardableResult
     package func pass() -> Int {
         let now = clock.now()
-        let leased: [LeasedDelivery]
-        do {
-            leased = try store.lease(
-                owner: owner, now: now, until: now.addingTimeInterval(settings.lease.timeInterval),
-                limit: settings.batch)
-        } catch {
-            log("webhooks: leasing deliveries failed (tried again in \(settings.interval)): \(error)")
-            return 0
-        }
-        let outcomes = Locked<[(LeasedDelivery, DeliveryOutcome)]>([])
-        let group = DispatchGroup()
-        for delivery in leased {
-            group.enter()
-            attempt(delivery) { outcome in
-                outcomes.withLock { $0.append((delivery, outcome)) }
-                group.leave()
+        let room = settings.batch - inFlight.withLock { $0 }
+        var leased: [LeasedDelivery] = []
+        if room > 0 {
+            do {
+                leased = try store.lease(
+                    owner: owner, now: now, until: now.addingTimeInterval(settings.lease.timeInterval), limit: room)
+            } catch {
+                log("webhooks: leasing deliveries failed (tried again in \(settings.interval)): \(error)")
             }
         }
-        group.wait()
-        for (delivery, outcome) in outcomes.withLock({ $0 }) { record(delivery, outcome) }
+        for delivery in leased {
+            inFlight.withLock { $0 += 1 }
+            posts.enter()
+            attempt(delivery) { [self] outcome in
+                defer {
+                    inFlight.withLock { $0 -= 1 }
+                    posts.leave()
+                }
+                guard !running.withLock({ $0.stopped }) else { return }
+                record(delivery, outcome)
+                // The hook's next event may be due now.
+                wake()
+            }
+        }
         housekeeping()
         return leased.count
     }
