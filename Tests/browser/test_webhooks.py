@@ -78,15 +78,9 @@ def tearDownModule():
         driver_log.close()
 
 
-class Browser:
-    def __init__(self, width=1280, height=800):
-        self.session = driver.session(width, height)
-
-    def __enter__(self):
-        return self.session
-
-    def __exit__(self, *_):
-        self.session.quit()
+def Browser(width=1280, height=800):  # noqa: N802 (as in test_dashboard.py)
+    """One headless Chromium window, quit when the `with` block ends."""
+    return driver.window(width, height)
 
 
 class WebhooksScreen(unittest.TestCase):

@@ -3,6 +3,7 @@ driving Debian's chromium through its chromedriver: the dashboard's browser test
 package from PyPI (selenium pins newer dependencies than a mirror may have)."""
 
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -53,6 +54,15 @@ class Driver:
             "goog:loggingPrefs": {"browser": "ALL"}}}}
         value = call(self.base, "POST", "/session", capabilities)
         return Session(self.base, value["sessionId"])
+
+    @contextlib.contextmanager
+    def window(self, width=1280, height=800):
+        """A session that quits when the `with` block ends."""
+        session = self.session(width, height)
+        try:
+            yield session
+        finally:
+            session.quit()
 
     def stop(self):
         self.process.terminate()

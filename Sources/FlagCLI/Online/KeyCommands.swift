@@ -24,13 +24,8 @@ package struct KeysCreateCommand: Command {
         let set = try client.requireSet(for: Self.configuration)
         let (created, answer) = try client.send(
             API.createKey, PathParameters(set: set), CreateKeyRequest(name: name, reason: mutation.reason))
-        guard !context.globals.json else {
-            context.console.print(answer.json.compactText)
-            return .success
-        }
-        context.console.print(created.token)
-        context.console.printError("created SDK key \(name) for \(set); it is shown only this once, store it now")
-        return .success
+        return context.showSecret(
+            answer, created.token, note: "created SDK key \(name) for \(set); it is shown only this once, store it now")
     }
 }
 

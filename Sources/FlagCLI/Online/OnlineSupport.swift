@@ -264,6 +264,18 @@ extension CommandContext {
         try show(answer) { () throws(Failure) in try human().lines(fitting: Help.width) }
     }
 
+    /// Prints a secret the server shows once (a token, an SDK key, a webhook's secret) alone on stdout, and `note`
+    /// on stderr, so that `$(flagctl …)` captures the secret only; with `--json`, the server's answer.
+    func showSecret(_ answer: AdminClient.Answer, _ secret: String, note: String) -> ExitCode {
+        guard !globals.json else {
+            console.print(answer.json.compactText)
+            return .success
+        }
+        console.print(secret)
+        console.printError(note)
+        return .success
+    }
+
     /// Prints a table fitted to the help width.
     func printTable(_ table: Table) {
         for line in table.lines(fitting: Help.width) { console.print(line) }

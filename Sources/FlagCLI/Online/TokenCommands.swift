@@ -49,16 +49,11 @@ package struct TokensCreateCommand: Command {
         let request = CreateTokenRequest(
             name: name, role: role, sets: sets, expires: expires.map(DurationText.format), reason: reason)
         let (created, answer) = try client.send(API.createToken, PathParameters(), request)
-        guard !context.globals.json else {
-            context.console.print(answer.json.compactText)
-            return .success
-        }
-        context.console.print(created.token)
         let scope = sets.map { " on \($0.joined(separator: ", "))" } ?? ""
         let end = created.info.expiresAt.map { ", until \(Shown.date($0))" } ?? ""
-        context.console.printError(
-            "created token \(name) (\(role)\(scope)\(end)); it is shown only this once, hand it over now")
-        return .success
+        return context.showSecret(
+            answer, created.token,
+            note: "created token \(name) (\(role)\(scope)\(end)); it is shown only this once, hand it over now")
     }
 }
 

@@ -37,14 +37,10 @@ package struct WebhooksCreateCommand: Command {
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let (created, answer) = try client.send(API.createWebhook, PathParameters(), request)
-        guard !context.globals.json else {
-            context.console.print(answer.json.compactText)
-            return .success
-        }
-        context.console.print(created.secret)
-        context.console.printError(
-            "created webhook \(request.name); its signing secret is shown only this once: give it to the receiver")
-        return .success
+        return context.showSecret(
+            answer, created.secret,
+            note: "created webhook \(request.name); its signing secret is shown only this once: give it to the receiver"
+        )
     }
 }
 
@@ -120,94 +116,84 @@ package struct WebhooksShowCommand: Command {
     }
 }
 
-/// `flagctl webhooks delete NAME`: removed, with its pending deliveries.
-package struct WebhooksDeleteCommand: Command {
-    /// `webhooks delete NAME`
-    package static let configuration = CommandConfiguration(
-        name: "webhooks delete", abstract: "Delete a webhook and its pending deliveries.",
-        synopsis: "NAME [--reason S]",
-        positionals: [Positional("NAME", help: "the webhook's name")],
-        options: [.value("reason", "S", help: "why, recorded in the audit log")],
-        example: "flagctl webhooks delete chat")
+/// The steps on one webhook: delete, test, rotate-secret.
+protocol WebhookStepCommand: Command {
+    associatedtype Answer: APIAnswer
+    /// The step's endpoint, e.g. `API.deleteWebhook`.
+    static var endpoint: Endpoint<ChangeRequest, Answer> { get }
+    var name: String { get }
+    var reason: String? { get }
+    init(name: String, reason: String?)
+    /// Prints what the step did.
+    func report(_ done: Answer, _ answer: AdminClient.Answer, in context: CommandContext) -> ExitCode
+}
 
-    private let name: String
-    private let reason: String?
-
-    /// Takes the name.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        name = arguments.positionals[0]
-        reason = arguments.value("reason")
+extension WebhookStepCommand {
+    /// The declaration shared by these commands.
+    static func step(_ verb: String, abstract: String, example: String) -> CommandConfiguration {
+        CommandConfiguration(
+            name: "webhooks \(verb)", abstract: abstract, synopsis: "NAME [--reason S]",
+            positionals: [Positional("NAME", help: "the webhook's name")],
+            options: [.value("reason", "S", help: "why, recorded in the audit log")],
+            example: "flagctl webhooks \(verb) \(example)")
     }
 
-    /// DELETEs the hook.
+    /// Takes the name and the reason.
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
+        self.init(name: arguments.positionals[0], reason: arguments.value("reason"))
+    }
+
+    /// Sends the step and reports it.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
-        let (_, answer) = try client.send(
-            API.deleteWebhook, PathParameters(name: name), ChangeRequest(reason: reason))
+        let (done, answer) = try client.send(Self.endpoint, PathParameters(name: name), ChangeRequest(reason: reason))
+        return report(done, answer, in: context)
+    }
+}
+
+/// `flagctl webhooks delete NAME`: removed, with its pending deliveries.
+package struct WebhooksDeleteCommand: WebhookStepCommand {
+    /// `webhooks delete NAME`
+    package static let configuration = step(
+        "delete", abstract: "Delete a webhook and its pending deliveries.", example: "chat")
+    static let endpoint = API.deleteWebhook
+    let name: String
+    let reason: String?
+
+    func report(_ done: DeletedWebhook, _ answer: AdminClient.Answer, in context: CommandContext) -> ExitCode {
         context.report(answer, "deleted webhook \(name)")
         return .success
     }
 }
 
 /// `flagctl webhooks test NAME`: a `webhook.test` event queued for the hook.
-package struct WebhooksTestCommand: Command {
+package struct WebhooksTestCommand: WebhookStepCommand {
     /// `webhooks test NAME`
-    package static let configuration = CommandConfiguration(
-        name: "webhooks test", abstract: "Send a test event to a webhook.", synopsis: "NAME [--reason S]",
-        positionals: [Positional("NAME", help: "the webhook's name")],
-        options: [.value("reason", "S", help: "why, recorded in the audit log")],
-        example: "flagctl webhooks test chat")
+    package static let configuration = step("test", abstract: "Send a test event to a webhook.", example: "chat")
+    static let endpoint = API.testWebhook
+    let name: String
+    let reason: String?
 
-    private let name: String
-    private let reason: String?
-
-    /// Takes the name.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        name = arguments.positionals[0]
-        reason = arguments.value("reason")
-    }
-
-    /// POSTs the test and prints the event's id.
-    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let (queued, answer) = try client.send(
-            API.testWebhook, PathParameters(name: name), ChangeRequest(reason: reason))
+    func report(_ done: WebhookTestAnswer, _ answer: AdminClient.Answer, in context: CommandContext) -> ExitCode {
         context.report(
-            answer, "queued test event \(queued.id) for webhook \(name); `flagctl webhooks show \(name)` shows it")
+            answer, "queued test event \(done.id) for webhook \(name); `flagctl webhooks show \(name)` shows it")
         return .success
     }
 }
 
 /// `flagctl webhooks rotate-secret NAME`: a new secret, printed once; the old one signs too for a day.
-package struct WebhooksRotateSecretCommand: Command {
+package struct WebhooksRotateSecretCommand: WebhookStepCommand {
     /// `webhooks rotate-secret NAME`
-    package static let configuration = CommandConfiguration(
-        name: "webhooks rotate-secret", abstract: "Give a webhook a new signing secret; prints it once.",
-        synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "the webhook's name")],
-        options: [.value("reason", "S", help: "why, recorded in the audit log")],
-        example: "flagctl webhooks rotate-secret chat --reason yearly")
+    package static let configuration = step(
+        "rotate-secret", abstract: "Give a webhook a new signing secret; prints it once.",
+        example: "chat --reason yearly")
+    static let endpoint = API.rotateWebhookSecret
+    let name: String
+    let reason: String?
 
-    private let name: String
-    private let reason: String?
-
-    /// Takes the name.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        name = arguments.positionals[0]
-        reason = arguments.value("reason")
-    }
-
-    /// POSTs and prints the new secret.
-    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let (rotated, answer) = try client.send(
-            API.rotateWebhookSecret, PathParameters(name: name), ChangeRequest(reason: reason))
-        guard !context.globals.json else {
-            context.console.print(answer.json.compactText)
-            return .success
-        }
-        context.console.print(rotated.secret)
-        context.console.printError(
-            "new secret for webhook \(name), shown only this once; the old one also signs for 24 hours")
-        return .success
+    func report(_ done: WebhookSecretAnswer, _ answer: AdminClient.Answer, in context: CommandContext) -> ExitCode {
+        context.showSecret(
+            answer, done.secret,
+            note: "new secret for webhook \(name), shown only this once; the old one also signs for 24 hours")
     }
 }
