@@ -83,6 +83,15 @@ struct WebhookLiveTests {
         }
     }
 
+    /// `/metrics` counts the outcomes, and shows the hook with nothing pending once the sender has summarized it.
+    static func checkMetrics(_ harness: AppHarness, delivered: Int, retried: Int) {
+        let text = (try? harness.send("GET", "/metrics").text) ?? ""
+        #expect(text.contains("flagserver_webhook_deliveries_total{outcome=\"delivered\"} \(delivered)\n"))
+        #expect(text.contains("flagserver_webhook_deliveries_total{outcome=\"retried\"} \(retried)\n"))
+        #expect(text.contains("# TYPE flagserver_webhook_pending gauge\n"))
+        #expect(text.contains("# TYPE flagserver_webhook_oldest_pending_seconds gauge\n"))
+    }
+
     /// The hook's deliveries once none is pending: the receiver may have answered before the sender recorded it.
     static func settled(_ harness: AppHarness) async throws -> [WebhookDeliveryInfo] {
         var deliveries: [WebhookDeliveryInfo] = []
@@ -138,6 +147,7 @@ struct WebhookLiveTests {
         let receiver = try WebhookReceiver { position in position < 3 ? 500 : 200 }
         defer { receiver.stop() }
         try await withHook(receiver) { harness, secret in
+            defer { Self.checkMetrics(harness, delivered: 2, retried: 3) }
             try Self.kill(harness)
             try Self.restore(harness)
             try await eventually("both delivered", timeout: .seconds(15)) { receiver.requests.count >= 5 }
