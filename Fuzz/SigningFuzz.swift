@@ -66,10 +66,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         check(
             (try? WebhookSecret(sealed: bytes, with: keyEncryptionKey, hook: "chat")) == nil || bytes == sealedSecret,
             "random bytes opened as a sealed webhook secret: \(bytes)")
-        var flipped = sealedSecret
-        for (index, byte) in bytes.prefix(8).enumerated() where byte != 0 {
-            flipped[(index * 7 + Int(byte)) % flipped.count] ^= byte
-        }
+        let flipped = flip(sealedSecret, by: bytes)
         let opened = try? WebhookSecret(sealed: flipped, with: keyEncryptionKey, hook: "chat")
         check((opened != nil) == (flipped == sealedSecret), "a changed sealed webhook secret opened")
         check((try? WebhookSecret(sealed: sealedSecret, with: keyEncryptionKey, hook: "web")) == nil, "opened for web")
@@ -79,15 +76,21 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         check(
             (try? PrivateSigningKey(sealed: bytes, with: keyEncryptionKey, set: "mobile")) == nil || bytes == sealed,
             "random bytes opened as a sealed key: \(bytes)")
-        var flipped = sealed
-        for (index, byte) in bytes.prefix(8).enumerated() where byte != 0 {
-            flipped[(index * 7 + Int(byte)) % flipped.count] ^= byte
-        }
+        let flipped = flip(sealed, by: bytes)
         let opened = try? PrivateSigningKey(sealed: flipped, with: keyEncryptionKey, set: "mobile")
         check((opened != nil) == (flipped == sealed), "a changed sealed key opened")
         check((try? PrivateSigningKey(sealed: sealed, with: keyEncryptionKey, set: "web")) == nil, "opened for web")
     }
     return 0
+}
+
+/// `sealed` with up to 8 of its bytes changed as the input's first bytes say (a zero byte changes nothing).
+private func flip(_ sealed: [UInt8], by bytes: [UInt8]) -> [UInt8] {
+    var flipped = sealed
+    for (index, byte) in bytes.prefix(8).enumerated() where byte != 0 {
+        flipped[(index * 7 + Int(byte)) % flipped.count] ^= byte
+    }
+    return flipped
 }
 
 /// A refusal is a `SigningError` and does not quote what it refused (unless that is empty or a single character,
