@@ -105,15 +105,15 @@ struct FlagPatch: Sendable {
 }
 
 extension FlagSet {
-    /// Adds the flags `keys` name, and then the flags they require, transitively, each with `add` (which puts it in
+    /// Adds the flags `keys` name, and then the flags they require, transitively, each with `read` (which puts it in
     /// `flags`, or its problems in `unreadableFlags`, or nothing for a flag the set lacks): what a set compiled for
     /// some flags alone must hold, so that their prerequisites are evaluated in it as in the whole set.
-    mutating func add(_ keys: some Sequence<String>, _ add: (String, inout FlagSet) -> Void) {
+    mutating func add(_ keys: some Sequence<String>, _ read: (String, inout FlagSet) -> Void) {
         var pending = Array(keys)
         var added: Set<String> = []
         while let key = pending.popLast() {
             guard added.insert(key).inserted else { continue }
-            add(key, &self)
+            read(key, &self)
             pending += flags[key]?.prerequisites.map(\.flag) ?? []
         }
     }

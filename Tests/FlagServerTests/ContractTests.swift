@@ -196,6 +196,7 @@ struct ContractTests {
         let test = try walker.walk(API.testWebhook, chat, ChangeRequest())
         let shown = try walker.walk(API.getWebhook, chat, NoRequest())
         #expect(shown.deliveries.map(\.id) == [test.id])
+        #expect(shown.webhook.pending == 1)
         let rotated = try walker.walk(API.rotateWebhookSecret, chat, ChangeRequest())
         #expect(rotated.secret != created.secret && rotated.webhook.previousSecretUntil != nil)
         #expect(try walker.walk(API.deleteWebhook, chat, ChangeRequest()).deleted)

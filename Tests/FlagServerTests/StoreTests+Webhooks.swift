@@ -164,6 +164,7 @@ extension StoreTests {
             let gone = try #require(hooks.first { $0.hook.name == "gone" })
             #expect(gone.hook.disabledAt == time(4))
             #expect(gone.pending.count == 1)
+            #expect(try store.webhooks.pending(of: "gone").count == 1)
             // The failed one no longer holds the next back; the disabled hook gets nothing.
             #expect(try Self.lease(store, at: 4).map(\.hook.name) == ["flaky"])
             // Nor is anything queued for it.

@@ -84,8 +84,8 @@ extension FlagServerApp {
         let deliveries = try service.storeCall {
             try service.store.webhooks.deliveries(of: hook.name, limit: Self.recentDeliveries)
         }
-        let pending = deliveries.count(where: { $0.state == "pending" })
-        return Reply(WebhookAnswer(webhook: hook.info(pending: pending), deliveries: deliveries))
+        let pending = try service.storeCall { try service.store.webhooks.pending(of: hook.name) }
+        return Reply(WebhookAnswer(webhook: hook.info(pending: pending.count), deliveries: deliveries))
     }
 
     /// `DELETE /v1/admin/webhooks/{name}`: gone, with its deliveries, pending ones included.
@@ -143,7 +143,8 @@ extension FlagServerApp {
         else {
             throw Self.noWebhook(hook.name)
         }
-        return Reply(WebhookSecretAnswer(webhook: hook.info(pending: 0), secret: secret.text))
+        let pending = try service.storeCall { try service.store.webhooks.pending(of: hook.name) }
+        return Reply(WebhookSecretAnswer(webhook: hook.info(pending: pending.count), secret: secret.text))
     }
 
     /// The hook of the path; a 404 when there is none, a 403 when the caller may not manage it.

@@ -21,6 +21,13 @@ package struct WebhookStore: Sendable {
         }
     }
 
+    /// How many deliveries of the hook `name` are pending, and since when.
+    package func pending(of name: String) throws -> PendingSummary {
+        try database.reading("reading the pending deliveries of webhook \(name)") { db in
+            try db.pendingSummaries(of: name)[name] ?? PendingSummary(count: 0)
+        }
+    }
+
     /// The hook `name`, or `nil`.
     package func hook(_ name: String) throws -> StoredWebhook? {
         try database.reading("reading webhook \(name)") { db in
@@ -291,14 +298,14 @@ extension SQLExecutor {
         }
     }
 
-    /// How many deliveries of each hook are pending, and the oldest one's time.
-    fileprivate func pendingSummaries() throws -> [String: PendingSummary] {
+    /// How many deliveries of each hook (or of `hook` alone) are pending, and the oldest one's time.
+    fileprivate func pendingSummaries(of hook: String? = nil) throws -> [String: PendingSummary] {
         let pairs = try rows(
             """
             SELECT hook, count(*), min(\(dialect.microseconds(of: "created_at"))) FROM webhook_delivery
-            WHERE state = 'pending' GROUP BY hook
+            WHERE state = 'pending' AND (CAST($1 AS text) IS NULL OR hook = $1) GROUP BY hook
             """,
-            []
+            [.text(hook)]
         ) { row in (try row.text(0), PendingSummary(count: try row.int(1), oldest: try row.optionalDate(2))) }
         return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
     }
