@@ -23,6 +23,14 @@ package struct Table: Sendable {
         self.header = header.map { $0.escapingControlCharacters() }
     }
 
+    /// Creates a table with these columns and the row that `row` makes of each of `items`, in their order.
+    package init<Items: Sequence, Failure>(
+        header: [String], rows items: Items, _ row: (Items.Element) throws(Failure) -> [String]
+    ) throws(Failure) {
+        self.init(header: header)
+        for item in items { append(try row(item)) }
+    }
+
     /// Adds a row; missing cells are empty, extra cells dropped.
     package mutating func append(_ row: [String]) {
         rows.append((0..<header.count).map { $0 < row.count ? row[$0].escapingControlCharacters() : "" })

@@ -10,8 +10,7 @@ import Foundation
 /// and `If-Match`, and turns error answers into a `CLIError` saying what to fix.
 ///
 /// ```swift
-/// let client = try AdminClient(context, for: Self.configuration)
-/// let set = try client.requireSet(for: Self.configuration)
+/// let (client, set) = try context.clientAndSet(for: Self.configuration)
 /// let (result, answer) = try client.send(API.kill, PathParameters(set: set, key: key), ChangeRequest(), ifMatch: 42)
 /// ```
 ///
@@ -234,5 +233,14 @@ extension AdminClient {
         let endpoint = version != nil ? API.oldVersion : asServed ? API.document : API.exportSet
         let (_, answer) = try send(endpoint, PathParameters(set: set, version: version), NoRequest())
         return (answer, endpoint.info.label)
+    }
+}
+
+extension CommandContext {
+    /// A client of the admin API and the set to work on: what most commands start with. Throws what
+    /// `AdminClient.init` and `requireSet` throw, in that order.
+    func clientAndSet(for configuration: CommandConfiguration) throws(CLIError) -> (AdminClient, String) {
+        let client = try AdminClient(self, for: configuration)
+        return (client, try client.requireSet(for: configuration))
     }
 }

@@ -30,8 +30,7 @@ package struct ChangesListCommand: Command {
 
     /// `ID  STATE  TITLE  AUTHOR  APPROVED BY  PROPOSED  APPLIES`
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listChanges, PathParameters(set: set), query)
         return context.showTable(answer) {
             var table = Table(header: ["ID", "STATE", "TITLE", "AUTHOR", "APPROVED BY", "PROPOSED", "APPLIES"])
@@ -64,8 +63,7 @@ package struct ChangesShowCommand: Command {
 
     /// `field: value` lines, then the diff.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (shown, answer) = try client.send(API.getChange, PathParameters(set: set, version: id), NoRequest())
         return try context.show(answer) { () throws(CLIError) in
             try ChangeText.lines(shown, now: context.now())
@@ -85,10 +83,8 @@ protocol ChangeDecisionCommand: Command {
 extension ChangeDecisionCommand {
     /// The declaration shared by these commands.
     static func decision(_ verb: String, abstract: String) -> CommandConfiguration {
-        CommandConfiguration(
-            name: "changes \(verb)", abstract: abstract, synopsis: "ID [--reason S]",
-            positionals: [Positional("ID", help: "the change request's number")],
-            options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        .step(
+            "changes \(verb)", on: Positional("ID", help: "the change request's number"), abstract: abstract,
             example: "flagctl --set ios-prod changes \(verb) 12 --reason 'checked on staging'")
     }
 
@@ -99,13 +95,11 @@ extension ChangeDecisionCommand {
 
     /// Sends the decision and prints where the request is now.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (change, answer) = try client.send(
             Self.endpoint, PathParameters(set: set, version: id), ChangeRequest(reason: reason))
         let version = change.appliedVersion.map { ", as version \($0)" } ?? ""
-        context.report(answer, "change request \(id) (\(change.title)) is \(change.state)\(version)")
-        return .success
+        return context.report(answer, "change request \(id) (\(change.title)) is \(change.state)\(version)")
     }
 }
 
@@ -135,7 +129,7 @@ package struct ChangesScheduleCommand: Command {
         synopsis: "ID --at TIME [--reason S]", positionals: [Positional("ID", help: "the change request's number")],
         options: [
             .value("at", "TIME", help: "when: 2026-12-07T09:00:00Z, +2h or tomorrow 09:00 (in $TZ)"),
-            .value("reason", "S", help: "why, recorded in the audit log"),
+            .auditReason,
         ],
         example: "flagctl --set ios-prod changes schedule 12 --at 'tomorrow 09:00'")
 
@@ -155,14 +149,12 @@ package struct ChangesScheduleCommand: Command {
 
     /// POSTs the time.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (change, answer) = try client.send(
             API.scheduleChange, PathParameters(set: set, version: id), ScheduleRequest(at: at, reason: reason))
-        context.report(
+        return context.report(
             answer,
             "change request \(id) (\(change.title)) is \(change.state), to apply at \(Shown.local(at, timeZone))")
-        return .success
     }
 }
 

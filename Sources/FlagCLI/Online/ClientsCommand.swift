@@ -15,8 +15,7 @@ package struct ClientsCommand: Command {
 
     /// Tables for people, or the server's `{"set","instances":[…],"silent"}`.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         // Read even for --json: an answer that is not the contract's shape fails here, not in a script.
         let (wire, answer) = try client.send(API.clients, PathParameters(set: set), ClientsQuery())
         let clients = try ClientsReport(wire, route: API.clients.info.label)

@@ -40,8 +40,7 @@ package struct CohortCreateCommand: Command {
 
     /// PUTs the cohort.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = PutCohortRequest(
             cohort: RawJSON(cohort), reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
@@ -65,21 +64,19 @@ package struct CohortListCommand: Command {
 
     /// `NAME  UNITS  CONDITIONS  DESCRIPTION`
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listCohorts, PathParameters(set: set), NoRequest())
         return try context.showTable(answer) { () throws(CLIError) in
-            var cohorts: [String: JSONValue] = [:]
-            for (name, cohort) in list.cohorts { cohorts[name] = try AdminClient.parsed(cohort, "cohort \"\(name)\"") }
-            var table = Table(header: ["NAME", "UNITS", "CONDITIONS", "DESCRIPTION"])
-            for name in cohorts.keys.sorted() {
-                let cohort = cohorts[name] ?? .null
-                table.append([
+            let cohorts = try AdminClient.parsed(list.cohorts, each: "cohort")
+            return Table(
+                header: ["NAME", "UNITS", "CONDITIONS", "DESCRIPTION"], rows: cohorts.sorted { $0.key < $1.key }
+            ) {
+                name, cohort in
+                [
                     name, String(cohort["include"].array?.count ?? 0), CohortText.conditions(cohort),
                     cohort["description"].string ?? "",
-                ])
+                ]
             }
-            return table
         }
     }
 }
@@ -100,8 +97,7 @@ package struct CohortShowCommand: Command {
 
     /// `field: value` lines.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (read, answer) = try client.send(API.getCohort, PathParameters(set: set, name: name), NoRequest())
         return try context.show(answer) { () throws(CLIError) in
             let cohort = try AdminClient.parsed(read.cohort, "cohort \"\(name)\"")

@@ -103,8 +103,7 @@ package struct CreateCommand: Command {
         let now = context.now()
         if let expires { flag["expiresAt"] = .string(ISO8601.format(expires)) }
         if let lifetime { flag["expiresAt"] = .string(ISO8601.format(now.addingTimeInterval(Double(lifetime)))) }
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         // PUT creates or replaces; `create` must never silently replace a flag: the server checks, in the write.
         let request = PutFlagRequest(
             flag: RawJSON(.object(flag)), reason: mutation.reason, allowIncompatible: mutation.forced)

@@ -5,8 +5,7 @@ import Foundation
 extension EvalCommand {
     /// Asks the server's evaluate route for each unit; prints as the offline form does.
     func runOnline(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         var results: [(EvaluationAnswer, AdminClient.Answer)] = []
         for unit in try unitIDs() {
             let request = EvaluateRequest(key: key, unitID: unit, attributes: attributes, at: at)

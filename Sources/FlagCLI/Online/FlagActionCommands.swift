@@ -2,12 +2,13 @@ import FlagAPI
 import FlagCore
 import Foundation
 
-/// The commands that POST one action to a flag and report it: kill, restore, archive.
+/// The commands that send one action to a flag, with only a reason, and report it: kill, restore, archive,
+/// values clear.
 protocol FlagActionCommand: Command {
     /// The action's endpoint, e.g. `API.kill`.
     static var endpoint: Endpoint<ChangeRequest, MutationResult> { get }
-    /// The past tense for the report, e.g. `killed`.
-    static var done: String { get }
+    /// What the report says was done to the flag, before the version, e.g. `killed new-checkout`.
+    static func done(to key: String) -> String
     var key: String { get }
     var mutation: Mutation { get }
     init(key: String, mutation: Mutation)
@@ -26,15 +27,14 @@ extension FlagActionCommand {
         self.init(key: arguments.positionals[0], mutation: try Mutation(arguments))
     }
 
-    /// POSTs the action and reports the new version.
+    /// Sends the action and reports the new version.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (result, answer) = try client.send(
             Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch,
             review: mutation.review)
         return try mutation.finish(result, answer, set: set, client: client, context) {
-            ["\(Self.done) \(key) \(AdminClient.versionNote(result))"]
+            ["\(Self.done(to: key)) \(AdminClient.versionNote(result))"]
         }
     }
 }
@@ -46,7 +46,7 @@ package struct KillCommand: FlagActionCommand {
         "kill", abstract: "Serve the kill value to everyone, at once.",
         example: "flagctl kill new-checkout --reason 'payment errors'")
     static let endpoint = API.kill
-    static let done = "killed"
+    static func done(to key: String) -> String { "killed \(key)" }
     let key: String
     let mutation: Mutation
 }
@@ -58,7 +58,7 @@ package struct RestoreCommand: FlagActionCommand {
         "restore", abstract: "Undo a kill: the flag evaluates normally again.",
         example: "flagctl restore new-checkout --reason 'fixed'")
     static let endpoint = API.restore
-    static let done = "restored"
+    static func done(to key: String) -> String { "restored \(key)" }
     let key: String
     let mutation: Mutation
 }
@@ -69,7 +69,7 @@ package struct ArchiveCommand: FlagActionCommand {
     package static let configuration = actionConfiguration(
         "archive", abstract: "Archive a flag: clients no longer get it.", example: "flagctl archive old-banner")
     static let endpoint = API.archive
-    static let done = "archived"
+    static func done(to key: String) -> String { "archived \(key)" }
     let key: String
     let mutation: Mutation
 }
@@ -97,8 +97,7 @@ package struct SetDefaultCommand: Command {
 
     /// Sets the default in one request: the server reads the text as the flag's type.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = DefaultRequest(valueText: text, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
             API.setDefault, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
@@ -144,8 +143,7 @@ package struct ExpireCommand: Command {
 
     /// Expires the flag in one request: the server reads the kept value as the flag's type.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = ExpireRequest(
             keepText: keep, at: at, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(

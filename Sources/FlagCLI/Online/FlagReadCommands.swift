@@ -26,24 +26,20 @@ package struct ListCommand: Command {
 
     /// `KEY  TYPE  KIND  DEFAULT  STATE  EXPIRES`
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let query = FlagListQuery(kind: kind?.name, expired: expired ? true : nil)
         let (list, answer) = try client.send(API.listFlags, PathParameters(set: set), query)
         return try context.showTable(answer) { () throws(CLIError) in
-            var flags: [String: JSONValue] = [:]
-            for (key, flag) in list.flags { flags[key] = try AdminClient.parsed(flag, "flag \"\(key)\"") }
-            var table = Table(header: ["KEY", "TYPE", "KIND", "DEFAULT", "STATE", "EXPIRES"])
+            let flags = try AdminClient.parsed(list.flags, each: "flag")
             let now = context.now()
-            for key in flags.keys.sorted() {
-                let flag = flags[key] ?? .null
-                table.append([
+            let header = ["KEY", "TYPE", "KIND", "DEFAULT", "STATE", "EXPIRES"]
+            return Table(header: header, rows: flags.sorted { $0.key < $1.key }) { key, flag in
+                [
                     key, flag["type"].string ?? "?", flag["kind"].string ?? "?", flag["default"].compactText,
                     FlagState.summary(flag, now: now),
                     flag["expiresAt"].date.map { Shown.relative($0, now: now) } ?? "-",
-                ])
+                ]
             }
-            return table
         }
     }
 }
@@ -64,8 +60,7 @@ package struct GetCommand: Command {
 
     /// Prints `field: value` lines, or the server's `{"set","version","key","flag"}` with `--json`.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (read, answer) = try client.send(API.getFlag, PathParameters(set: set, key: key), NoRequest())
         return try context.show(answer) { () throws(CLIError) in
             FlagState.describe(key, try AdminClient.parsed(read.flag, "flag \"\(key)\""), now: context.now())

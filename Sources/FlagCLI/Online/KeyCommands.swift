@@ -20,8 +20,7 @@ package struct KeysCreateCommand: Command {
 
     /// POSTs and prints the token.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (created, answer) = try client.send(
             API.createKey, PathParameters(set: set), CreateKeyRequest(name: name, reason: mutation.reason))
         return context.showSecret(
@@ -41,15 +40,12 @@ package struct KeysListCommand: Command {
 
     /// `NAME  CREATED  REVOKED`
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (list, answer) = try client.send(API.listKeys, PathParameters(set: set), NoRequest())
         return context.showTable(answer) {
-            var table = Table(header: ["NAME", "CREATED", "REVOKED"])
-            for key in list.keys {
-                table.append([key.name, Shown.date(key.createdAt), key.revokedAt.map(Shown.date) ?? "-"])
+            Table(header: ["NAME", "CREATED", "REVOKED"], rows: list.keys) { key in
+                [key.name, Shown.date(key.createdAt), key.revokedAt.map(Shown.date) ?? "-"]
             }
-            return table
         }
     }
 }
@@ -73,11 +69,9 @@ package struct KeysRevokeCommand: Command {
 
     /// DELETEs the key.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (_, answer) = try client.send(
             API.revokeKey, PathParameters(set: set, name: name), ChangeRequest(reason: mutation.reason))
-        context.report(answer, "revoked SDK key \(name)")
-        return .success
+        return context.report(answer, "revoked SDK key \(name)")
     }
 }

@@ -90,6 +90,21 @@ struct Mutation {
     var forced: Bool? { force ? true : nil }
 }
 
+extension Option {
+    /// `--reason S` of a command whose change the audit log records (not a version's history).
+    static let auditReason = Option.value("reason", "S", help: "why, recorded in the audit log")
+}
+
+extension CommandConfiguration {
+    /// A command that does one thing to what `positional` names (a token, a webhook, a signing key, a change
+    /// request), with `--reason` for the audit log: `NAME [--reason S]`.
+    static func step(_ name: String, on positional: Positional, abstract: String, example: String) -> Self {
+        CommandConfiguration(
+            name: name, abstract: abstract, synopsis: "\(positional.name) [--reason S]", positionals: [positional],
+            options: [.auditReason], example: example)
+    }
+}
+
 /// Values, times and conditions as typed on the command line.
 enum Typed {
     /// Parses `text` as a value of the flag type `type` (`true`, `42`, `1.5`, plain strings, JSON for json).
@@ -239,7 +254,7 @@ enum Shown {
 
 extension CommandContext {
     /// Prints the server's answer as one JSON line with `--json`, else `line` for people.
-    func report(_ answer: AdminClient.Answer, _ line: @autoclosure () -> String) {
+    func report(_ answer: AdminClient.Answer, _ line: @autoclosure () -> String) -> ExitCode {
         show(answer) { [line()] }
     }
 
@@ -290,6 +305,14 @@ extension AdminClient {
         } catch {
             throw .failure("the server's \(what) cannot be read: \(error); is it a flagserver of this version?")
         }
+    }
+
+    /// Members the contract keeps as raw JSON by name (flags by key, cohorts by name), parsed; `kind` (`flag`,
+    /// `cohort`) names one in the error.
+    static func parsed(_ raws: [String: RawJSON], each kind: String) throws(CLIError) -> [String: JSONValue] {
+        var parsed: [String: JSONValue] = [:]
+        for (name, raw) in raws { parsed[name] = try Self.parsed(raw, "\(kind) \"\(name)\"") }
+        return parsed
     }
 
     /// The flag a flag route wrote, from its mutation response.

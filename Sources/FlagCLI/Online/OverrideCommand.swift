@@ -47,8 +47,7 @@ package struct OverrideCommand: Command {
 
     /// Adds or removes the override.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let parameters = PathParameters(set: set, key: key)
         let who = "\(target.name) \(target.id)"
         let unit = target.name == "unit" ? target.id : nil

@@ -41,8 +41,7 @@ package struct RequiresCommand: Command {
 
     /// Sets or removes the prerequisite in one request; the server reads the values as the required flag's type.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let path = PathParameters(set: set, key: key, name: required)
         if values.isEmpty {
             let (result, answer) = try client.send(

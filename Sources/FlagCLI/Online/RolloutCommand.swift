@@ -90,8 +90,7 @@ package struct RolloutCommand: Command {
 
     /// Sets, pauses, resumes or shows the rollout.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let parameters = PathParameters(set: set, key: key)
         let now = context.now()
         switch action {

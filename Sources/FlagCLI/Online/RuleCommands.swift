@@ -45,8 +45,7 @@ package struct RuleAddCommand: Command {
     /// Appends the rule in one request: the server reads the value as the flag's type and, without `--name`,
     /// names the rule after its cohort or as `rule-N`.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         var rule: [String: JSONValue] = [:]
         if let name { rule["name"] = .string(name) }
         if let cohort { rule["cohort"] = .string(cohort) } else { rule["conditions"] = .array(conditions) }
@@ -92,8 +91,7 @@ package struct RuleRemoveCommand: Command {
 
     /// Deletes the rule.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (result, answer) = try client.send(
             API.removeRule, PathParameters(set: set, key: key, name: name), mutation.changeRequest,
             ifMatch: mutation.ifMatch, review: mutation.review)

@@ -16,14 +16,12 @@ package struct SetsListCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let (list, answer) = try client.send(API.listSets, PathParameters(), NoRequest())
         return context.showTable(answer) {
-            var table = Table(header: ["NAME", "VERSION", "FLAGS", "COHORTS", "UPDATED"])
-            for set in list.sets {
-                table.append([
+            Table(header: ["NAME", "VERSION", "FLAGS", "COHORTS", "UPDATED"], rows: list.sets) { set in
+                [
                     set.name, String(set.version), String(set.flags), String(set.cohorts),
                     Shown.when(set.updatedAt, now: context.now()),
-                ])
+                ]
             }
-            return table
         }
     }
 }
@@ -69,7 +67,7 @@ package struct SetsSettingsCommand: Command {
                 "compatibility", "MODE",
                 help: "what a write that active clients cannot evaluate meets: enforce (refused), warn or off"),
             .value("reviews", "MODE", help: "required: writes need an approved change request (kills aside); off"),
-            .value("reason", "S", help: "why, recorded in the audit log"),
+            .auditReason,
         ],
         example: "flagctl sets settings ios-prod --compatibility warn")
 

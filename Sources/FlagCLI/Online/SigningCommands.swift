@@ -15,8 +15,7 @@ package struct SigningKeyShowCommand: Command {
 
     /// GETs `/v1/sets/{set}/signing-keys`; `--json` prints the answer as it is.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (keys, answer) = try client.send(API.signingKeys, PathParameters(set: set), NoRequest())
         return context.show(answer) { SigningKeyTable.lines(keys.keys, set: set) }
     }
@@ -28,7 +27,7 @@ package struct SigningKeyRotateCommand: Command {
     package static let configuration = CommandConfiguration(
         name: "signing-key rotate",
         abstract: "Add a signing key, published until activated.",
-        synopsis: "[--reason S]", options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        synopsis: "[--reason S]", options: [.auditReason],
         example: "flagctl --set ios-prod signing-key rotate --reason 'yearly rotation'")
 
     private let reason: String?
@@ -40,8 +39,7 @@ package struct SigningKeyRotateCommand: Command {
 
     /// POSTs to the set's signing keys and prints the new key.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (made, answer) = try client.send(
             API.rotateSigningKey, PathParameters(set: set), ChangeRequest(reason: reason))
         if context.globals.json {
@@ -76,10 +74,8 @@ protocol SigningKeyStepCommand: Command {
 extension SigningKeyStepCommand {
     /// The declaration shared by these commands; `id` is the example's.
     static func step(_ verb: String, abstract: String, example id: String) -> CommandConfiguration {
-        CommandConfiguration(
-            name: "signing-key \(verb)", abstract: abstract, synopsis: "ID [--reason S]",
-            positionals: [Positional("ID", help: "the key's id (signing-key show)")],
-            options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        .step(
+            "signing-key \(verb)", on: Positional("ID", help: "the key's id (signing-key show)"), abstract: abstract,
             example: "flagctl --set ios-prod signing-key \(verb) \(id)")
     }
 
@@ -90,8 +86,7 @@ extension SigningKeyStepCommand {
 
     /// POSTs `…/signing-keys/{id}/{step}` and lists the keys.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (keys, answer) = try client.send(
             Self.endpoint, PathParameters(set: set, name: id), ChangeRequest(reason: reason))
         return context.show(answer) {
@@ -130,9 +125,8 @@ enum SigningKeyTable {
         guard !keys.isEmpty else {
             return ["set \(set) has no signing key: it is not signed (flagctl signing-key rotate signs it)"]
         }
-        var table = Table(header: ["ID", "STATE", "CREATED", "PUBLIC KEY"])
-        for key in keys {
-            table.append([key.id, key.state, ISO8601.format(key.createdAt), key.publicKey])
+        let table = Table(header: ["ID", "STATE", "CREATED", "PUBLIC KEY"], rows: keys) { key in
+            [key.id, key.state, ISO8601.format(key.createdAt), key.publicKey]
         }
         return table.lines(fitting: 160)
     }

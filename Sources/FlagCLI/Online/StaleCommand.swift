@@ -66,12 +66,10 @@ package struct StaleCommand: Command {
     /// `{"set","version","stale":[{"key","status","expiresAt","owner"}]}` (with `"unusedDays"` and each entry's
     /// `"lastEvaluated"` with `--unused-days`, and each entry's `"references":["path:line"]` with `--refs`).
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (list, _) = try client.send(API.listFlags, PathParameters(set: set), FlagListQuery())
         let now = context.now()
-        var flags: [String: JSONValue] = [:]
-        for (key, raw) in list.flags { flags[key] = try AdminClient.parsed(raw, "flag \"\(key)\"") }
+        let flags = try AdminClient.parsed(list.flags, each: "flag")
         var lastEvaluated: [String: Date?] = [:]
         if let unusedDays {
             let (_, usage) = try UsageCommand.fetch(client, set: set, key: nil, days: unusedDays)

@@ -13,7 +13,7 @@ package struct TokensCreateCommand: Command {
             .value("role", "ROLE", help: "viewer (reads), editor (changes flags and cohorts) or admin (everything)"),
             .value("sets", "A,B", help: "the only sets it may act on (default: every set)"),
             .value("expires", "DURATION", help: "how long it works, e.g. 90d (default: until revoked)"),
-            .value("reason", "S", help: "why, recorded in the audit log"),
+            .auditReason,
         ],
         example: "flagctl tokens create alice --role editor --sets staging --expires 90d")
 
@@ -99,10 +99,9 @@ package struct TokensListCommand: Command {
 /// `flagctl tokens revoke NAME`: refused from the next request on, with the dashboard sessions made from it.
 package struct TokensRevokeCommand: Command {
     /// `tokens revoke NAME`
-    package static let configuration = CommandConfiguration(
-        name: "tokens revoke", abstract: "Revoke a token of the admin API and its dashboard sessions.",
-        synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "the token's name")],
-        options: [.value("reason", "S", help: "why, recorded in the audit log")],
+    package static let configuration = CommandConfiguration.step(
+        "tokens revoke", on: Positional("NAME", help: "the token's name"),
+        abstract: "Revoke a token of the admin API and its dashboard sessions.",
         example: "flagctl tokens revoke alice --reason 'left the team'")
 
     private let name: String
@@ -118,8 +117,7 @@ package struct TokensRevokeCommand: Command {
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let client = try AdminClient(context, for: Self.configuration)
         let (_, answer) = try client.send(API.revokeToken, PathParameters(name: name), ChangeRequest(reason: reason))
-        context.report(answer, "revoked token \(name) and its sessions")
-        return .success
+        return context.report(answer, "revoked token \(name) and its sessions")
     }
 }
 

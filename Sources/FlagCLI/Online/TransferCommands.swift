@@ -36,8 +36,7 @@ package struct ExportCommand: Command {
 
     /// GETs the document and writes it.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         if let signedFile { return try exportSigned(set, to: signedFile, client, context) }
         let document = try client.document(of: set, version: version).0.json
         var writer = JSONWriter(pretty: true)
@@ -125,8 +124,7 @@ package struct ImportCommand: Command {
             throw .failure("\(file) is not JSON: \(error)")
         }
         guard document.object != nil else { throw .failure("\(file) is not a flag-set document (not an object)") }
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = ImportRequest(
             document: RawJSON(document), dryRun: dryRun ? true : nil, reason: mutation.reason,
             allowIncompatible: mutation.forced)

@@ -38,8 +38,7 @@ package struct UsageCommand: Command {
 
     /// Tables for people, or `{"set","days","flags":[{"key","lastEvaluated","days":[…]}],"sdks":[…]}`.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (answer, usage) = try Self.fetch(client, set: set, key: key, days: days)
         if let key, !usage.flags.contains(where: { $0.key == key }) {
             throw .failure("no flag \"\(key)\" in the usage of set \"\(set)\" (see 'flagctl list')")

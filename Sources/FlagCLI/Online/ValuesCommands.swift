@@ -4,14 +4,8 @@ import FlagCore
 /// `flagctl values add KEY V…`: more values an enum flag may serve (docs/core.md, "Enum flags").
 package struct ValuesAddCommand: Command {
     /// `values add KEY V…`
-    package static let configuration = CommandConfiguration(
-        name: "values add", abstract: "Add values to those a string flag may serve (an enum flag).",
-        synopsis: "KEY V... [--reason S]",
-        positionals: [
-            Positional("KEY", help: "the string flag"),
-            Positional("V", help: "a value to add; give several to add them all", isRepeating: true),
-        ],
-        options: Mutation.options, example: "flagctl values add checkout-theme orange")
+    package static let configuration = ValuesEdit.configuration(
+        "add", abstract: "Add values to those a string flag may serve (an enum flag).", key: "the string flag")
 
     private let edit: ValuesEdit
 
@@ -31,14 +25,8 @@ package struct ValuesAddCommand: Command {
 /// `flagctl values remove KEY V…`: values an enum flag no longer serves.
 package struct ValuesRemoveCommand: Command {
     /// `values remove KEY V…`
-    package static let configuration = CommandConfiguration(
-        name: "values remove", abstract: "Remove values from those an enum flag may serve.",
-        synopsis: "KEY V... [--reason S]",
-        positionals: [
-            Positional("KEY", help: "the enum flag"),
-            Positional("V", help: "a value to remove; give several to remove them all", isRepeating: true),
-        ],
-        options: Mutation.options, example: "flagctl values remove checkout-theme orange")
+    package static let configuration = ValuesEdit.configuration(
+        "remove", abstract: "Remove values from those an enum flag may serve.", key: "the enum flag")
 
     private let edit: ValuesEdit
 
@@ -69,33 +57,18 @@ package struct ValuesRemoveCommand: Command {
 }
 
 /// `flagctl values clear KEY`: the flag serves any string again.
-package struct ValuesClearCommand: Command {
+package struct ValuesClearCommand: FlagActionCommand {
     /// `values clear KEY`
     package static let configuration = CommandConfiguration(
         name: "values clear", abstract: "Let an enum flag serve any string again: drop its list of values.",
         synopsis: "KEY [--reason S]", positionals: [Positional("KEY", help: "the enum flag")],
         options: Mutation.options, example: "flagctl values clear checkout-theme")
 
-    private let key: String
-    private let mutation: Mutation
-
-    /// Takes the key.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        key = arguments.positionals[0]
-        mutation = try Mutation(arguments)
-    }
-
     /// Deletes the list in one request.
-    package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
-        let (result, answer) = try client.send(
-            API.removeValues, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch,
-            review: mutation.review)
-        return try mutation.finish(result, answer, set: set, client: client, context) {
-            ["\(key) serves any string again \(AdminClient.versionNote(result))"]
-        }
-    }
+    static let endpoint = API.removeValues
+    static func done(to key: String) -> String { "\(key) serves any string again" }
+    let key: String
+    let mutation: Mutation
 }
 
 /// What `values add` and `values remove` share: read the flag, make its new list, and write it with `If-Match` of
@@ -105,6 +78,17 @@ struct ValuesEdit {
     /// The values named on the command line, each once, in their order.
     let values: [String]
     let mutation: Mutation
+
+    /// The declaration of `values add` and `values remove`: `KEY V... [--reason S]`; `key` describes the flag.
+    static func configuration(_ verb: String, abstract: String, key: String) -> CommandConfiguration {
+        CommandConfiguration(
+            name: "values \(verb)", abstract: abstract, synopsis: "KEY V... [--reason S]",
+            positionals: [
+                Positional("KEY", help: key),
+                Positional("V", help: "a value to \(verb); give several to \(verb) them all", isRepeating: true),
+            ],
+            options: Mutation.options, example: "flagctl values \(verb) checkout-theme orange")
+    }
 
     /// Takes the key, the values (none empty) and the mutation options.
     init(_ arguments: ParsedArguments) throws(CLIError) {

@@ -30,8 +30,7 @@ package struct HistoryCommand: Command {
 
     /// `VERSION  TIME  ACTOR  ACTION  SUBJECT  REASON`
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (history, answer) = try client.send(
             API.history, PathParameters(set: set), HistoryQuery(key: key, limit: limit))
         return context.showTable(answer) {
@@ -68,8 +67,7 @@ package struct DiffCommand: Command {
 
     /// `~ flag new-checkout` then `    killed: false → true` per changed member.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let (diff, answer) = try client.send(API.diff, PathParameters(set: set), DiffQuery(from: from, to: to))
         return try context.show(answer) { () throws(CLIError) in
             let lines = try DiffText.lines(flags: diff.flags, cohorts: diff.cohorts)
@@ -136,8 +134,7 @@ package struct RollbackCommand: Command {
 
     /// POSTs the rollback.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
-        let client = try AdminClient(context, for: Self.configuration)
-        let set = try client.requireSet(for: Self.configuration)
+        let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = RollbackRequest(version: version, reason: mutation.reason, allowIncompatible: mutation.forced)
         let (result, answer) = try client.send(
             API.rollback, PathParameters(set: set), request, ifMatch: mutation.ifMatch, review: mutation.review)

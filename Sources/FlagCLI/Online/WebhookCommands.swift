@@ -16,7 +16,7 @@ package struct WebhooksCreateCommand: Command {
             .value("events", "A,B", help: "only these events, e.g. version.created (default: every event)"),
             .value("format", "FORMAT", help: "json (Standard Webhooks, the default) or slack"),
             .value("description", "S", help: "what it is for"),
-            .value("reason", "S", help: "why, recorded in the audit log"),
+            .auditReason,
         ],
         example: "flagctl webhooks create chat https://hooks.slack.com/services/T/B/X --format slack --sets prod")
 
@@ -59,15 +59,14 @@ package struct WebhooksListCommand: Command {
         let client = try AdminClient(context, for: Self.configuration)
         let (list, answer) = try client.send(API.listWebhooks, PathParameters(), NoRequest())
         return context.showTable(answer) {
-            var table = Table(header: ["NAME", "FORMAT", "SETS", "EVENTS", "PENDING", "STATE", "URL"])
-            for hook in list.webhooks {
-                table.append([
+            Table(header: ["NAME", "FORMAT", "SETS", "EVENTS", "PENDING", "STATE", "URL"], rows: list.webhooks) {
+                hook in
+                [
                     hook.name, hook.format, hook.sets?.joined(separator: ",") ?? "*",
                     hook.events?.joined(separator: ",") ?? "*", String(hook.pending),
                     hook.disabledAt == nil ? "enabled" : "disabled", hook.url,
-                ])
+                ]
             }
-            return table
         }
     }
 }
@@ -104,14 +103,14 @@ package struct WebhooksShowCommand: Command {
         if let until = hook.previousSecretUntil {
             context.console.print("the secret before the last rotation signs too until \(Shown.date(until))")
         }
-        var table = Table(header: ["ID", "TYPE", "STATE", "ATTEMPTS", "STATUS", "ERROR"])
-        for delivery in shown.deliveries {
-            table.append([
-                delivery.id, delivery.type, delivery.state, String(delivery.attempts),
-                delivery.lastStatus.map(String.init) ?? "-", delivery.lastError ?? "-",
-            ])
-        }
-        context.printTable(table)
+        let header = ["ID", "TYPE", "STATE", "ATTEMPTS", "STATUS", "ERROR"]
+        context.printTable(
+            Table(header: header, rows: shown.deliveries) { delivery in
+                [
+                    delivery.id, delivery.type, delivery.state, String(delivery.attempts),
+                    delivery.lastStatus.map(String.init) ?? "-", delivery.lastError ?? "-",
+                ]
+            })
         return .success
     }
 }
@@ -131,10 +130,8 @@ protocol WebhookStepCommand: Command {
 extension WebhookStepCommand {
     /// The declaration shared by these commands.
     static func step(_ verb: String, abstract: String, example: String) -> CommandConfiguration {
-        CommandConfiguration(
-            name: "webhooks \(verb)", abstract: abstract, synopsis: "NAME [--reason S]",
-            positionals: [Positional("NAME", help: "the webhook's name")],
-            options: [.value("reason", "S", help: "why, recorded in the audit log")],
+        .step(
+            "webhooks \(verb)", on: Positional("NAME", help: "the webhook's name"), abstract: abstract,
             example: "flagctl webhooks \(verb) \(example)")
     }
 
@@ -162,7 +159,6 @@ package struct WebhooksDeleteCommand: WebhookStepCommand {
 
     func report(_ done: DeletedWebhook, _ answer: AdminClient.Answer, in context: CommandContext) -> ExitCode {
         context.report(answer, "deleted webhook \(name)")
-        return .success
     }
 }
 
@@ -177,7 +173,6 @@ package struct WebhooksTestCommand: WebhookStepCommand {
     func report(_ done: WebhookTestAnswer, _ answer: AdminClient.Answer, in context: CommandContext) -> ExitCode {
         context.report(
             answer, "queued test event \(done.id) for webhook \(name); `flagctl webhooks show \(name)` shows it")
-        return .success
     }
 }
 
