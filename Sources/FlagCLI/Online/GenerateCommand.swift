@@ -96,13 +96,7 @@ package struct GenerateCommand: Command {
         if context.globals.json {
             context.console.print(
                 jsonLine { writer in
-                    writer.beginObject()
-                    writer.key("file")
-                    writer.string(output)
-                    writer.key("set")
-                    writer.string(set.name)
-                    writer.key("version")
-                    writer.int(set.version)
+                    Self.begin(&writer, file: output, set: set.name, version: set.version)
                     writer.key("flags")
                     writer.int(file.declarations.count)
                     writer.key("changed")
@@ -113,6 +107,17 @@ package struct GenerateCommand: Command {
             context.console.print(summary)
         }
         return .success
+    }
+
+    /// Opens the object of a `--json` line with the members both outputs start with: `{"file","set","version"`.
+    private static func begin(_ writer: inout JSONWriter, file: String, set: String, version: Int) {
+        writer.beginObject()
+        writer.key("file")
+        writer.string(file)
+        writer.key("set")
+        writer.string(set)
+        writer.key("version")
+        writer.int(version)
     }
 
     /// `--check FILE`: exit 0 when FILE is current, else 1 with one line per difference and the command that
@@ -133,13 +138,7 @@ package struct GenerateCommand: Command {
         if context.globals.json {
             context.console.print(
                 jsonLine { writer in
-                    writer.beginObject()
-                    writer.key("file")
-                    writer.string(path)
-                    writer.key("set")
-                    writer.string(file.setName)
-                    writer.key("version")
-                    writer.int(file.version)
+                    Self.begin(&writer, file: path, set: file.setName, version: file.version)
                     writer.key("fileVersion")
                     if let version = old.version { writer.int(version) } else { writer.null() }
                     writer.key("upToDate")

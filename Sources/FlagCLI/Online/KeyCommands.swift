@@ -2,21 +2,15 @@ import FlagAPI
 import FlagCore
 
 /// `flagctl keys create NAME`: a new SDK key for the set, printed this once.
-package struct KeysCreateCommand: Command {
+package struct KeysCreateCommand: NamedWriteCommand {
     /// `keys create NAME`
     package static let configuration = CommandConfiguration(
         name: "keys create", abstract: "Create an SDK key that reads this set; prints it once.",
         synopsis: "NAME [--reason S]", positionals: [Positional("NAME", help: "a name unique on the server")],
         options: Mutation.recordOptions, example: "flagctl --set ios-prod keys create ios-app-2026")
 
-    private let name: String
-    private let mutation: Mutation
-
-    /// Takes the name.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        name = arguments.positionals[0]
-        mutation = try Mutation(arguments)
-    }
+    let name: String
+    let mutation: Mutation
 
     /// POSTs and prints the token.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
@@ -51,21 +45,15 @@ package struct KeysListCommand: Command {
 }
 
 /// `flagctl keys revoke NAME`: refused from the next request on.
-package struct KeysRevokeCommand: Command {
+package struct KeysRevokeCommand: NamedWriteCommand {
     /// `keys revoke NAME`
     package static let configuration = CommandConfiguration(
         name: "keys revoke", abstract: "Revoke an SDK key.", synopsis: "NAME [--reason S]",
         positionals: [Positional("NAME", help: "the key's name")], options: Mutation.recordOptions,
         example: "flagctl --set ios-prod keys revoke ios-app-2025 --reason leaked")
 
-    private let name: String
-    private let mutation: Mutation
-
-    /// Takes the name.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        name = arguments.positionals[0]
-        mutation = try Mutation(arguments)
-    }
+    let name: String
+    let mutation: Mutation
 
     /// DELETEs the key.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {

@@ -105,6 +105,19 @@ extension CommandConfiguration {
     }
 }
 
+/// A command whose arguments are the positional that names what it writes (a set, an SDK key) and the `Mutation`
+/// options.
+protocol NamedWriteCommand: Command {
+    init(name: String, mutation: Mutation)
+}
+
+extension NamedWriteCommand {
+    /// Takes the name and the options.
+    package init(parsing arguments: ParsedArguments) throws(CLIError) {
+        self.init(name: arguments.positionals[0], mutation: try Mutation(arguments))
+    }
+}
+
 /// Values, times and conditions as typed on the command line.
 enum Typed {
     /// Parses `text` as a value of the flag type `type` (`true`, `42`, `1.5`, plain strings, JSON for json).

@@ -27,21 +27,15 @@ package struct SetsListCommand: Command {
 }
 
 /// `flagctl sets create NAME`: a new, empty flag set at version 1.
-package struct SetsCreateCommand: Command {
+package struct SetsCreateCommand: NamedWriteCommand {
     /// `sets create NAME`
     package static let configuration = CommandConfiguration(
         name: "sets create", abstract: "Create an empty flag set.", synopsis: "NAME [--reason S]",
         positionals: [Positional("NAME", help: "the new set's name, e.g. ios-prod")], options: Mutation.creationOptions,
         example: "flagctl sets create ios-prod")
 
-    private let name: String
-    private let mutation: Mutation
-
-    /// Takes the name.
-    package init(parsing arguments: ParsedArguments) throws(CLIError) {
-        name = arguments.positionals[0]
-        mutation = try Mutation(arguments)
-    }
+    let name: String
+    let mutation: Mutation
 
     /// Creates the set.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
