@@ -30,10 +30,9 @@ extension FlagActionCommand {
     /// Sends the action and reports the new version.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let (client, set) = try context.clientAndSet(for: Self.configuration)
-        let (result, answer) = try client.send(
-            Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, ifMatch: mutation.ifMatch,
-            review: mutation.review)
-        return try mutation.finish(result, answer, set: set, client: client, context) {
+        return try mutation.write(
+            Self.endpoint, PathParameters(set: set, key: key), mutation.changeRequest, set: set, client: client, context
+        ) { result in
             ["\(Self.done(to: key)) \(AdminClient.versionNote(result))"]
         }
     }
@@ -99,11 +98,10 @@ package struct SetDefaultCommand: Command {
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = DefaultRequest(valueText: text, reason: mutation.reason, allowIncompatible: mutation.forced)
-        let (result, answer) = try client.send(
-            API.setDefault, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
-            review: mutation.review,
-            typed: ["valueText": "--default for \(key)"])
-        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+        return try mutation.write(
+            API.setDefault, PathParameters(set: set, key: key), request, set: set, client: client, context,
+            typed: ["valueText": "--default for \(key)"]
+        ) { result throws(CLIError) in
             let flag = try AdminClient.flag(of: result)
             return ["\(key) defaults to \(flag["default"].compactText) \(AdminClient.versionNote(result))"]
         }
@@ -146,10 +144,10 @@ package struct ExpireCommand: Command {
         let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = ExpireRequest(
             keepText: keep, at: at, reason: mutation.reason, allowIncompatible: mutation.forced)
-        let (result, answer) = try client.send(
-            API.expire, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch, review: mutation.review,
-            typed: ["keepText": "--keep for \(key)"])
-        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+        return try mutation.write(
+            API.expire, PathParameters(set: set, key: key), request, set: set, client: client, context,
+            typed: ["keepText": "--keep for \(key)"]
+        ) { result throws(CLIError) in
             let flag = try AdminClient.flag(of: result)
             return [
                 "\(key) expires \(Shown.when(flag["expiresAt"], now: context.now())), then serves "

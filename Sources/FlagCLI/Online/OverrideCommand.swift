@@ -55,9 +55,9 @@ package struct OverrideCommand: Command {
         guard let value else {
             let request = RemoveOverrideRequest(
                 unit: unit, cohort: cohort, reason: mutation.reason, allowIncompatible: mutation.forced)
-            let (result, answer) = try client.send(
-                API.removeOverride, parameters, request, ifMatch: mutation.ifMatch, review: mutation.review)
-            return try mutation.finish(result, answer, set: set, client: client, context) {
+            return try mutation.write(
+                API.removeOverride, parameters, request, set: set, client: client, context
+            ) { result in
                 ["removed the override of \(key) for \(who) \(AdminClient.versionNote(result))"]
             }
         }
@@ -65,11 +65,11 @@ package struct OverrideCommand: Command {
         let request = OverrideRequest(
             unit: unit, cohort: cohort, valueText: value, for: seconds.map(DurationText.format),
             reason: mutation.reason, allowIncompatible: mutation.forced)
-        let (result, answer) = try client.send(
-            API.addOverride, parameters, request, ifMatch: mutation.ifMatch, review: mutation.review,
-            typed: ["valueText": "VALUE for \(key)"])
         let until = seconds.map { " for \(DurationText.format($0))" } ?? ""
-        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+        return try mutation.write(
+            API.addOverride, parameters, request, set: set, client: client, context,
+            typed: ["valueText": "VALUE for \(key)"]
+        ) { result throws(CLIError) in
             [
                 "\(key) is \(Self.served(try AdminClient.flag(of: result), for: target) ?? value) for \(who)\(until) "
                     + AdminClient.versionNote(result)

@@ -44,20 +44,19 @@ package struct RequiresCommand: Command {
         let (client, set) = try context.clientAndSet(for: Self.configuration)
         let path = PathParameters(set: set, key: key, name: required)
         if values.isEmpty {
-            let (result, answer) = try client.send(
-                API.removePrerequisite, path, mutation.changeRequest, ifMatch: mutation.ifMatch,
-                review: mutation.review)
-            return try mutation.finish(result, answer, set: set, client: client, context) {
+            return try mutation.write(
+                API.removePrerequisite, path, mutation.changeRequest, set: set, client: client, context
+            ) { result in
                 ["\(key) no longer requires \(required) \(AdminClient.versionNote(result))"]
             }
         }
         let request = PrerequisiteRequest(
             valuesText: values, reason: mutation.reason, allowIncompatible: mutation.forced)
-        let (result, answer) = try client.send(
-            API.putPrerequisite, path, request, ifMatch: mutation.ifMatch, review: mutation.review,
+        return try mutation.write(
+            API.putPrerequisite, path, request, set: set, client: client, context,
             typed: Dictionary(
-                uniqueKeysWithValues: values.indices.map { ("valuesText[\($0)]", "--values for \(required)") }))
-        return try mutation.finish(result, answer, set: set, client: client, context) {
+                uniqueKeysWithValues: values.indices.map { ("valuesText[\($0)]", "--values for \(required)") })
+        ) { result in
             [
                 "\(key) requires \(required) to serve \(values.joined(separator: " or ")) "
                     + AdminClient.versionNote(result)

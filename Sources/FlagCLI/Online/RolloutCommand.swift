@@ -105,9 +105,9 @@ package struct RolloutCommand: Command {
         case .pause, .resume:
             let (verb, endpoint) =
                 if case .pause = action { ("pause", API.pauseRollout) } else { ("resume", API.resumeRollout) }
-            let (result, answer) = try client.send(
-                endpoint, parameters, mutation.changeRequest, ifMatch: mutation.ifMatch, review: mutation.review)
-            return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+            return try mutation.write(
+                endpoint, parameters, mutation.changeRequest, set: set, client: client, context
+            ) { result throws(CLIError) in
                 [
                     "\(verb)d the rollout of \(key) at "
                         + "\(RolloutView.summary(try AdminClient.flag(of: result)["rollout"], now: now)) "
@@ -118,10 +118,10 @@ package struct RolloutCommand: Command {
             // One request: the server reads the value as the flag's type.
             request.reason = mutation.reason
             request.allowIncompatible = mutation.forced
-            let (result, answer) = try client.send(
-                API.putRollout, parameters, request, ifMatch: mutation.ifMatch, review: mutation.review,
-                typed: ["valueText": "--value for \(key)"])
-            return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+            return try mutation.write(
+                API.putRollout, parameters, request, set: set, client: client, context,
+                typed: ["valueText": "--value for \(key)"]
+            ) { result throws(CLIError) in
                 [
                     "rolling out \(key): \(RolloutView.summary(try AdminClient.flag(of: result)["rollout"], now: now)) "
                         + AdminClient.versionNote(result)

@@ -56,11 +56,10 @@ package struct RuleAddCommand: Command {
         }
         let request = RuleRequest(
             rule: RawJSON(.object(rule)), reason: mutation.reason, allowIncompatible: mutation.forced)
-        let (result, answer) = try client.send(
-            API.addRule, PathParameters(set: set, key: key), request, ifMatch: mutation.ifMatch,
-            review: mutation.review,
-            typed: ["rule.valueText": "--value for \(key)", "rule.rollout.valueText": "--value for \(key)"])
-        return try mutation.finish(result, answer, set: set, client: client, context) { () throws(CLIError) in
+        return try mutation.write(
+            API.addRule, PathParameters(set: set, key: key), request, set: set, client: client, context,
+            typed: ["rule.valueText": "--value for \(key)", "rule.rollout.valueText": "--value for \(key)"]
+        ) { result throws(CLIError) in
             let added = try AdminClient.flag(of: result)["rules"].array?.last ?? .object(rule)
             return [
                 "added rule \(added["name"].string ?? "?") to \(key): \(RuleText.describe(added)) "
@@ -92,10 +91,10 @@ package struct RuleRemoveCommand: Command {
     /// Deletes the rule.
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let (client, set) = try context.clientAndSet(for: Self.configuration)
-        let (result, answer) = try client.send(
-            API.removeRule, PathParameters(set: set, key: key, name: name), mutation.changeRequest,
-            ifMatch: mutation.ifMatch, review: mutation.review)
-        return try mutation.finish(result, answer, set: set, client: client, context) {
+        return try mutation.write(
+            API.removeRule, PathParameters(set: set, key: key, name: name), mutation.changeRequest, set: set,
+            client: client, context
+        ) { result in
             ["removed rule \(name) from \(key) \(AdminClient.versionNote(result))"]
         }
     }

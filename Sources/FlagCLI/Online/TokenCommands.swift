@@ -164,10 +164,9 @@ package struct PromoteCommand: Command {
             from: from, withCohorts: withCohorts ? true : nil, withPrerequisites: withPrerequisites ? true : nil,
             reason: mutation.reason,
             allowIncompatible: mutation.forced)
-        let (result, answer) = try client.send(
-            API.promote, PathParameters(set: target, key: key), request, ifMatch: mutation.ifMatch,
-            review: mutation.review)
-        return try mutation.finish(result, answer, set: target, client: client, context) {
+        return try mutation.write(
+            API.promote, PathParameters(set: target, key: key), request, set: target, client: client, context
+        ) { result in
             ["promoted \(key) from \(from) to \(target) \(AdminClient.versionNote(result))"]
         }
     }

@@ -136,9 +136,9 @@ package struct RollbackCommand: Command {
     package func run(in context: CommandContext) throws(CLIError) -> ExitCode {
         let (client, set) = try context.clientAndSet(for: Self.configuration)
         let request = RollbackRequest(version: version, reason: mutation.reason, allowIncompatible: mutation.forced)
-        let (result, answer) = try client.send(
-            API.rollback, PathParameters(set: set), request, ifMatch: mutation.ifMatch, review: mutation.review)
-        return try mutation.finish(result, answer, set: set, client: client, context) {
+        return try mutation.write(
+            API.rollback, PathParameters(set: set), request, set: set, client: client, context
+        ) { result in
             ["rolled \(set) back to version \(version) \(AdminClient.versionNote(result))"]
         }
     }
