@@ -56,9 +56,7 @@ public struct TelemetryReport: Sendable, Hashable {
         public func write(to writer: inout JSONWriter) {
             writer.beginObject()
             writer.key("values")
-            writer.beginArray()
-            for value in values { writer.string(value) }
-            writer.endArray()
+            writer.strings(values)
             if let defaultValue {
                 writer.key("default")
                 writer.string(defaultValue)
@@ -218,9 +216,7 @@ public struct ClientCapabilities: Sendable, Hashable {
         writer.key("schema")
         writer.int(schema)
         writer.key("operators")
-        writer.beginArray()
-        for name in operators.sorted(by: utf8Less) { writer.string(name) }
-        writer.endArray()
+        writer.strings(operators.sorted(by: utf8Less))
         writer.endObject()
     }
 }
