@@ -62,21 +62,27 @@ struct EvaluationTests {
         }
     }
 
-    @Test func missingFlagServesTheCallersDefault() throws {
-        let result = try Self.precedenceSet().evaluate(
-            "nope", default: true, context: EvaluationContext(unitID: "u"), at: Self.now)
-        #expect(result.value == true)
-        #expect(result.reason == .default)
-        #expect(result.errorCode == .flagNotFound)
-        #expect(result.version == 7)
+    /// A flag the set does not have, and a `string` flag read as a `bool`.
+    @Test(arguments: [("nope", "u", Reason.default, ErrorCode.flagNotFound), ("f", "u-over", .error, .typeMismatch)])
+    func aFailureServesTheCallersDefault(key: String, unit: String, reason: Reason, errorCode: ErrorCode) throws {
+        for fallback in [true, false] {
+            let result = try Self.precedenceSet().evaluate(
+                key, default: fallback, context: EvaluationContext(unitID: unit), at: Self.now)
+            #expect(result.value == fallback)
+            #expect(result.reason == reason)
+            #expect(result.errorCode == errorCode)
+            #expect(result.version == 7)
+        }
     }
 
-    @Test func typeMismatchServesTheCallersDefault() throws {
-        let result = try Self.precedenceSet().evaluate(
-            "f", default: false, context: EvaluationContext(unitID: "u-over"), at: Self.now)
-        #expect(result.value == false)
-        #expect(result.reason == .error)
-        #expect(result.errorCode == .typeMismatch)
+    /// A reason or an error code of this build as its byte and back; one this build does not produce has no byte.
+    @Test func reasonsAndErrorCodesReadBackFromTheirBytes() {
+        for code in ReasonCode.allCases { #expect(ReasonCode(code.reason) == code) }
+        for code in ErrorCodeValue.allCases { #expect(ErrorCodeValue(code.errorCode) == code) }
+        #expect(ReasonCode(.targetingMatch) == .targetingMatch)
+        #expect(ReasonCode(Reason(rawValue: "CACHED")) == nil)
+        #expect(ErrorCodeValue(.typeMismatch) == .typeMismatch)
+        #expect(ErrorCodeValue(.targetingKeyMissing) == nil)
     }
 
     @Test func archivedFlagIsGoneForClients() throws {
