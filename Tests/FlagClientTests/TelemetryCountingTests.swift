@@ -108,8 +108,7 @@ import Testing
             $0.telemetry = .every(seconds: 60)
         }
         defer { client.shutdown() }
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
+        let stream = try await transport.openStream()
         let set = String(decoding: Docs.bytes(version: 7, Docs.flag("new-checkout", true)), as: UTF8.self)
         stream.yield(.bytes(Docs.sse("put", id: 7, set)))
         try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }

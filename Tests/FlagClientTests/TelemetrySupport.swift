@@ -159,7 +159,7 @@ final class TelemetryFixture: Sendable {
         headers["flagstaff-instance"] = instance
         stream.yield(.head(TransportHead(status: 200, headers: headers)))
         let appliedAt = time.clock.now
-        let document = String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self)
+        let document = Docs.document(version: version, flags: flags)
         stream.yield(.bytes(Docs.sse("put", id: version, document)))
         try await eventually("v\(version) live", timeout: .seconds(900)) {
             self.client.state == .live(version: version)
