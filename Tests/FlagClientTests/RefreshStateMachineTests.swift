@@ -39,22 +39,15 @@ import Testing
         #expect(machine.next() == .openStream)
     }
 
-    @Test func resetAfterSixtySecondsConnected() {
+    /// A stream connected for sixty seconds resets the backoff; one connected for less goes on from where it was.
+    @Test(arguments: [(160.0, 1.0), (159, 4)])
+    func resetAfterSixtySecondsConnected(endedAt: Double, sleep: Double) {
         var machine = RefreshStateMachine(mode: .stream, pollInterval: 30)
         _ = delays(&machine, failures: 2)  // 1, 2
         #expect(machine.next() == .openStream)
         machine.record(.streamOpened, now: 100, random: 0.5)
-        machine.record(.streamEnded(silent: false), now: 160, random: 0.5)
-        #expect(machine.next() == .sleep(seconds: 1))
-    }
-
-    @Test func noResetWhenConnectedLessThanSixtySeconds() {
-        var machine = RefreshStateMachine(mode: .stream, pollInterval: 30)
-        _ = delays(&machine, failures: 2)  // 1, 2
-        #expect(machine.next() == .openStream)
-        machine.record(.streamOpened, now: 100, random: 0.5)
-        machine.record(.streamEnded(silent: false), now: 159, random: 0.5)
-        #expect(machine.next() == .sleep(seconds: 4))
+        machine.record(.streamEnded(silent: false), now: endedAt, random: 0.5)
+        #expect(machine.next() == .sleep(seconds: sleep))
     }
 
     @Test(arguments: [401, 403])
