@@ -182,7 +182,7 @@ extension FlagKey where Value == Theme {
         }
         defer { client.shutdown() }
         let stream = try await transport.openStream()
-        let set = String(decoding: Docs.bytes(version: 7, Self.themeFlag("green", killValue: "black")), as: UTF8.self)
+        let set = Docs.document(7, Self.themeFlag("green", killValue: "black"))
         stream.yield(.bytes(Docs.sse("put", id: 7, set)))
         try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
         let session = client.session(unitID: "u")

@@ -109,7 +109,7 @@ import Testing
         }
         defer { client.shutdown() }
         let stream = try await transport.openStream()
-        let set = String(decoding: Docs.bytes(version: 7, Docs.flag("new-checkout", true)), as: UTF8.self)
+        let set = Docs.document(7, Docs.flag("new-checkout", true))
         stream.yield(.bytes(Docs.sse("put", id: 7, set)))
         try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
         let reader = client.session(unitID: "reader")

@@ -34,12 +34,12 @@ enum Docs {
     }
 
     /// Set `version` with `flags` as JSON text, as a `put` event's data carries it.
-    static func document(version: Int, flags: [Flag]) -> String {
-        String(decoding: set(version: version, flags: flags).encoded(), as: UTF8.self)
+    static func document(version: Int, flags: [Flag], name: String = "ios-prod") -> String {
+        String(decoding: set(version: version, flags: flags, name: name).encoded(), as: UTF8.self)
     }
 
-    static func document(_ version: Int, _ flags: Flag...) -> String {
-        document(version: version, flags: flags)
+    static func document(_ version: Int, _ flags: Flag..., name: String = "ios-prod") -> String {
+        document(version: version, flags: flags, name: name)
     }
 
     /// A patch event's data: changed flags and removed keys over `base`.
