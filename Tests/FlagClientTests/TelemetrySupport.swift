@@ -173,3 +173,16 @@ func reportAnswer(_ status: Int, error: String? = nil, headers: [String: String]
     let body = error.map { Array(#"{"error":"\#($0)","message":"scripted"}"#.utf8) } ?? []
     return (TransportHead(status: status, headers: headers), body)
 }
+
+/// A client that counts evaluations for telemetry (in virtual time, which never reports unless the test lets it),
+/// live on version 7 of `flags` from its first stream; the stream, to send more on.
+func makeCountingClient(_ flags: Flag...) async throws -> (FlagClient, ScriptedTransport.Continuation) {
+    let transport = ScriptedTransport()
+    let client = try makeClient(directory: nil, transport: transport, virtualTime: VirtualTime()) {
+        $0.telemetry = .every(seconds: 60)
+    }
+    let stream = try await transport.openStream()
+    stream.yield(.bytes(Docs.sse("put", id: 7, Docs.document(version: 7, flags: flags))))
+    try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
+    return (client, stream)
+}
