@@ -96,14 +96,20 @@ import Testing
         #expect(machine.next() == .fetch(waitSeconds: 0))
     }
 
-    @Test func longPollAsksAgainAtOnce() {
-        var machine = RefreshStateMachine(mode: .longPoll, pollInterval: 30, longPollWait: 25)
+    /// A long poll asks again at once after an answer. After a failure it backs off; after an answer the server did
+    /// not hold (a proxy cut it short), it waits a poll interval, and that is no failure.
+    @Test(arguments: [
+        (RefreshStateMachine.Outcome.failed, 1.0, 1), (.notHeld, 45, 0),
+    ])
+    func longPollAsksAgainAtOnce(_ outcome: RefreshStateMachine.Outcome, sleep: Double, failures: Int) {
+        var machine = RefreshStateMachine(mode: .longPoll, pollInterval: 45, longPollWait: 30)
         #expect(machine.next() == .fetch(waitSeconds: 0))
         machine.record(.fetched, now: 0, random: 0.5)
-        #expect(machine.next() == .fetch(waitSeconds: 25))
-        machine.record(.failed, now: 1, random: 0.5)
-        #expect(machine.next() == .sleep(seconds: 1))
-        #expect(machine.next() == .fetch(waitSeconds: 25))
+        #expect(machine.next() == .fetch(waitSeconds: 30))
+        machine.record(outcome, now: 1, random: 0.5)
+        #expect(machine.next() == .sleep(seconds: sleep))
+        #expect(machine.next() == .fetch(waitSeconds: 30))
+        #expect(machine.failures == failures)
     }
 
     @Test func badDataBacksOffLikeAFailure() {
