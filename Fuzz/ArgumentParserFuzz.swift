@@ -29,7 +29,7 @@ private var parser: ArgumentParser { ArgumentParser(commands: FlagCTL.commands) 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    let environment = environments[Int(input.byte()) % environments.count]
+    let environment = input.pick(environments)
     let arguments =
         input.bytes.isEmpty
         ? []

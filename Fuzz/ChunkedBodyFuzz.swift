@@ -26,8 +26,8 @@ private let limitChoices: [HTTPParserLimits] = [
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    let limits = limitChoices[Int(input.byte()) % limitChoices.count]
-    let sizes = [Int(input.byte() % 16) + 1, Int(input.byte() % 4) + 1]
+    let limits = input.pick(limitChoices)
+    let sizes = input.readSizes(upTo: 16, 4)
     let chunked = Array(input.bytes)
     let stream = head + chunked
 

@@ -31,6 +31,16 @@ struct FuzzInput {
     mutating func byte() -> UInt8 {
         bytes.popFirst() ?? 0
     }
+
+    /// One of `options`, as the next byte picks it.
+    mutating func pick<Option>(_ options: [Option]) -> Option {
+        options[Int(byte()) % options.count]
+    }
+
+    /// Sizes of reads for `pieces(_:sizes:)`, one for each bound, each from 1 to its bound, as the next bytes pick.
+    mutating func readSizes(upTo bounds: Int...) -> [Int] {
+        bounds.map { Int(byte()) % $0 + 1 }
+    }
 }
 
 /// Splits `bytes` into pieces whose sizes cycle through `sizes` (each at least 1).

@@ -30,8 +30,8 @@ private let limitChoices: [HTTPParserLimits] = [
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    let limits = limitChoices[Int(input.byte()) % limitChoices.count]
-    let sizes = [Int(input.byte() % 32) + 1, Int(input.byte() % 8) + 1]
+    let limits = input.pick(limitChoices)
+    let sizes = input.readSizes(upTo: 32, 8)
     let bytes = Array(input.bytes)
 
     let whole = parseAll([bytes[...]], limits: limits)

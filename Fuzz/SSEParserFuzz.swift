@@ -18,8 +18,8 @@ private let limitChoices = [1 << 20, 1, 8, 64]
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    let limit = limitChoices[Int(input.byte()) % limitChoices.count]
-    let sizes = (0..<3).map { _ in Int(input.byte() % 16) + 1 }
+    let limit = input.pick(limitChoices)
+    let sizes = input.readSizes(upTo: 16, 16, 16)
     let stream = Array(input.bytes)
 
     var whole = SSEParser(maximumLineLength: limit)

@@ -41,47 +41,46 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             check(error is SigningError, "refused with \(type(of: error)): \(error)")
         }
     case 1:
-        do {
-            let key = try SigningKey(base64: text)
-            check(key.base64 == text, "the key \(text.debugDescription) writes back as \(key.base64)")
+        checkWritesBack("the key", text) {
+            let key = try SigningKey(base64: $0)
             check(key.id == String(SHA256.hex(key.publicKey).prefix(16)), "the id of \(key.base64)")
-        } catch {
-            checkRefusal(error, of: text)
+            return key.base64
         }
     case 2:
-        do {
-            let key = try KeyEncryptionKey(base64: text)
-            check(key.base64 == text, "a key-encryption key writes back differently")
-        } catch {
-            checkRefusal(error, of: text)
-        }
+        checkWritesBack("the key-encryption key", text) { try KeyEncryptionKey(base64: $0).base64 }
     case 3:
-        do {
-            let secret = try WebhookSecret(text: text)
-            check(secret.text == text, "the webhook secret \(text.debugDescription) writes back as another")
-        } catch {
-            checkRefusal(error, of: text)
-        }
+        checkWritesBack("the webhook secret", text) { try WebhookSecret(text: $0).text }
     case 4:
-        check(
-            (try? WebhookSecret(sealed: bytes, with: keyEncryptionKey, hook: "chat")) == nil || bytes == sealedSecret,
-            "random bytes opened as a sealed webhook secret: \(bytes)")
-        let flipped = flip(sealedSecret, by: bytes)
-        let opened = try? WebhookSecret(sealed: flipped, with: keyEncryptionKey, hook: "chat")
-        check((opened != nil) == (flipped == sealedSecret), "a changed sealed webhook secret opened")
-        check((try? WebhookSecret(sealed: sealedSecret, with: keyEncryptionKey, hook: "web")) == nil, "opened for web")
+        checkOpensOnlyAsSealed("webhook secret", sealedSecret, for: "chat", input: bytes) {
+            (try? WebhookSecret(sealed: $0, with: keyEncryptionKey, hook: $1)) != nil
+        }
     default:
-        // Random bytes, and the real sealed key with bytes flipped by the input: neither opens. The real one opens
-        // for its own set only.
-        check(
-            (try? PrivateSigningKey(sealed: bytes, with: keyEncryptionKey, set: "mobile")) == nil || bytes == sealed,
-            "random bytes opened as a sealed key: \(bytes)")
-        let flipped = flip(sealed, by: bytes)
-        let opened = try? PrivateSigningKey(sealed: flipped, with: keyEncryptionKey, set: "mobile")
-        check((opened != nil) == (flipped == sealed), "a changed sealed key opened")
-        check((try? PrivateSigningKey(sealed: sealed, with: keyEncryptionKey, set: "web")) == nil, "opened for web")
+        checkOpensOnlyAsSealed("key", sealed, for: "mobile", input: bytes) {
+            (try? PrivateSigningKey(sealed: $0, with: keyEncryptionKey, set: $1)) != nil
+        }
     }
     return 0
+}
+
+/// Reads `text` with `read`, which answers what the value it made writes back as: exactly `text`, or a refusal.
+private func checkWritesBack(_ what: String, _ text: String, _ read: (String) throws -> String) {
+    do {
+        let written = try read(text)
+        check(written == text, "\(what) \(text.debugDescription) writes back as \(written.debugDescription)")
+    } catch {
+        checkRefusal(error, of: text)
+    }
+}
+
+/// Random bytes, and `sealed` (sealed for `owner`) with bytes flipped by the input: neither opens. `sealed` itself
+/// opens for `owner` only. `open` answers whether bytes open for a set or hook.
+private func checkOpensOnlyAsSealed(
+    _ what: String, _ sealed: [UInt8], for owner: String, input bytes: [UInt8], open: ([UInt8], String) -> Bool
+) {
+    check(!open(bytes, owner) || bytes == sealed, "random bytes opened as a sealed \(what): \(bytes)")
+    let flipped = flip(sealed, by: bytes)
+    check(open(flipped, owner) == (flipped == sealed), "a changed sealed \(what) opened")
+    check(!open(sealed, "web"), "a sealed \(what) of \(owner) opened for web")
 }
 
 /// `sealed` with up to 8 of its bytes changed as the input's first bytes say (a zero byte changes nothing).

@@ -45,6 +45,13 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes an array of strings, in the order given.
+    public mutating func strings(_ values: some Sequence<String>) {
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
     /// Writes an integer value.
     public mutating func int<I: BinaryInteger>(_ value: I) {
         separate()

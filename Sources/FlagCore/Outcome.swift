@@ -53,7 +53,7 @@ package enum FrozenPrerequisite {
 }
 
 /// A `Reason` of this build as one byte.
-package enum ReasonCode: UInt8, Sendable {
+package enum ReasonCode: UInt8, Sendable, CaseIterable {
     case `static`, `default`, targetingMatch, split, disabled, override, error, prerequisiteFailed
 
     /// The reason with its wire string.
@@ -72,22 +72,13 @@ package enum ReasonCode: UInt8, Sendable {
 
     /// The code of `reason`; `nil` for a reason this build does not produce.
     package init?(_ reason: Reason) {
-        switch reason {
-        case .static: self = .static
-        case .default: self = .default
-        case .targetingMatch: self = .targetingMatch
-        case .split: self = .split
-        case .disabled: self = .disabled
-        case .override: self = .override
-        case .error: self = .error
-        case .prerequisiteFailed: self = .prerequisiteFailed
-        default: return nil
-        }
+        guard let code = Self.allCases.first(where: { $0.reason == reason }) else { return nil }
+        self = code
     }
 }
 
 /// An `ErrorCode` of this build as one byte.
-package enum ErrorCodeValue: UInt8, Sendable {
+package enum ErrorCodeValue: UInt8, Sendable, CaseIterable {
     case flagNotFound, typeMismatch, parseError, providerNotReady, general
 
     /// The error code with its wire string.
@@ -103,14 +94,8 @@ package enum ErrorCodeValue: UInt8, Sendable {
 
     /// The code of `errorCode`; `nil` for a code this build does not produce.
     package init?(_ errorCode: ErrorCode) {
-        switch errorCode {
-        case .flagNotFound: self = .flagNotFound
-        case .typeMismatch: self = .typeMismatch
-        case .parseError: self = .parseError
-        case .providerNotReady: self = .providerNotReady
-        case .general: self = .general
-        default: return nil
-        }
+        guard let code = Self.allCases.first(where: { $0.errorCode == errorCode }) else { return nil }
+        self = code
     }
 }
 

@@ -12,7 +12,7 @@ import Testing
 @Suite struct ApplyPolicyRelaunchTests {
     /// v1 serves both flags on; v2 kills `new-checkout` and turns `dark-mode` off.
     static let v1 = Docs.bytes(version: 1, Docs.flag("new-checkout", true), Docs.flag("dark-mode", true))
-    static let v2 = ApplyPolicyTests.document(
+    static let v2 = Docs.document(
         2, Docs.flag("new-checkout", true, killed: true), Docs.flag("dark-mode", false))
 
     static func relaunch(

@@ -9,10 +9,6 @@ import Testing
 
 /// `Configuration.applyNewVersions`: what waits, what is stored, and the kills that do not wait.
 @Suite struct ApplyPolicyTests {
-    static func document(_ version: Int, _ flags: Flag...) -> String {
-        String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self)
-    }
-
     /// A client on `directory` under `policy` whose stream opens and puts `document`; its stream's feed.
     static func client(
         _ directory: URL, _ policy: FlagClient.ApplyPolicy
@@ -27,7 +23,7 @@ import Testing
             try seedCache(directory, Docs.bytes(version: 1, Docs.flag("new-checkout", false)), version: 1)
             let (client, stream) = try await Self.client(directory, .nextLaunch)
             let updates = client.updates
-            stream.yield(.bytes(Docs.sse("put", id: 2, Self.document(2, Docs.flag("new-checkout", true)))))
+            stream.yield(.bytes(Docs.sse("put", id: 2, Docs.document(2, Docs.flag("new-checkout", true)))))
             try await eventually("v2 waits") { client.pendingVersion == 2 }
             #expect(client.state == .live(version: 1))
             let detail = client.session(unitID: "u").detail(.newCheckout)
@@ -57,7 +53,7 @@ import Testing
             defer { client.shutdown() }
             let open = client.session(unitID: "u")
             #expect(open.value(.newCheckout) == false)
-            stream.yield(.bytes(Docs.sse("put", id: 2, Self.document(2, Docs.flag("new-checkout", true)))))
+            stream.yield(.bytes(Docs.sse("put", id: 2, Docs.document(2, Docs.flag("new-checkout", true)))))
             try await eventually("v2 waits") { client.pendingVersion == 2 }
             #expect(client.session(unitID: "u").value(.newCheckout) == false)
 
@@ -78,7 +74,7 @@ import Testing
             try seedCache(directory, Docs.bytes(version: 1, Docs.flag("new-checkout", false)), version: 1)
             let (client, stream) = try await Self.client(directory, .nextSession)
             defer { client.shutdown() }
-            stream.yield(.bytes(Docs.sse("put", id: 2, Self.document(2, Docs.flag("new-checkout", true)))))
+            stream.yield(.bytes(Docs.sse("put", id: 2, Docs.document(2, Docs.flag("new-checkout", true)))))
             try await eventually("v2 in use") { client.state == .live(version: 2) }
             #expect(client.pendingVersion == nil)
             #expect(client.activate() == false)
@@ -177,7 +173,7 @@ import Testing
             try seedCache(directory, v1, version: 1)
             let (client, stream) = try await Self.client(directory, .manual)
             defer { client.shutdown() }
-            stream.yield(.bytes(Docs.sse("put", id: 2, Self.document(2, Docs.flag("new-checkout", true)))))
+            stream.yield(.bytes(Docs.sse("put", id: 2, Docs.document(2, Docs.flag("new-checkout", true)))))
             try await eventually("v2 waits") { client.pendingVersion == 2 }
             #expect(client.session(unitID: "u").detail(.newCheckout).reason == .disabled)
             #expect(client.activate())

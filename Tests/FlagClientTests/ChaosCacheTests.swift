@@ -144,8 +144,7 @@ struct ChaosCacheTests {
             default:
                 Issue.record("unexpected state \(next.state)")
             }
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
+            let stream = try await transport.openStream()
             stream.yield(.bytes(Chaos.put(3, newCheckout: true, maxItems: 13)))
             try await eventually("live v3", timeout: Chaos.patience) { next.state == .live(version: 3) }
             try await eventually("v3 cached", timeout: Chaos.patience) { (try? Chaos.cachedVersion(directory)) == 3 }

@@ -23,7 +23,7 @@ struct ChaosDataTests {
         Bad(name: "not JSON at all (a proxy's login page)", body: "<html><body>Please log in</body></html>"),
         Bad(name: "empty", body: ""),
         Bad(name: "JSON but not an object", body: "[1, 2, 3]"),
-        Bad(name: "another set", body: String(decoding: Docs.bytes(version: 2, name: "android-prod"), as: UTF8.self)),
+        Bad(name: "another set", body: Docs.document(2, name: "android-prod")),
         Bad(name: "no version", body: #"{"schema": 1, "set": "ios-prod", "flags": {}}"#),
         Bad(
             name: "a rule naming a missing cohort",

@@ -275,15 +275,4 @@ struct ChaosServerTests {
         machine.record(.throttled(retryAfter: 1), now: 0, random: 0.5)
         #expect(machine.next() == .sleep(seconds: 2))
     }
-
-    @Test func aLongPollNotHeldWaitsAPollIntervalThenLongPollsAgain() {
-        var machine = RefreshStateMachine(mode: .longPoll, pollInterval: 45, longPollWait: 30)
-        #expect(machine.next() == .fetch(waitSeconds: 0))
-        machine.record(.fetched, now: 0, random: 0.5)
-        #expect(machine.next() == .fetch(waitSeconds: 30))
-        machine.record(.notHeld, now: 0, random: 0.5)
-        #expect(machine.next() == .sleep(seconds: 45))
-        #expect(machine.next() == .fetch(waitSeconds: 30))
-        #expect(machine.failures == 0)
-    }
 }

@@ -240,8 +240,7 @@ import Testing
             #expect(client.state == .cached(version: 4))
             // The killed flag was not read by `early` before: the same version in another form kills nothing new,
             // so a restore in v5 reaches it like any other session.
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
+            let stream = try await transport.openStream()
             let restored = Docs.set(version: 5, flags: [Docs.flag("new-checkout", true), Docs.flag("dark-mode", true)])
             stream.yield(.bytes(Docs.sse("put", id: 5, String(decoding: restored.encoded(), as: UTF8.self))))
             try await eventually("v5") { client.state == .live(version: 5) }

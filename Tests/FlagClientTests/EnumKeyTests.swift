@@ -176,15 +176,8 @@ extension FlagKey where Value == Theme {
 
     /// A kill value that is not a case meets the same check at the first read of it, and stays a kill in the session.
     @Test func aKillValueThatIsNotACaseIsAMismatchToo() async throws {
-        let transport = ScriptedTransport()
-        let client = try makeClient(directory: nil, transport: transport, virtualTime: VirtualTime()) {
-            $0.telemetry = .every(seconds: 60)
-        }
+        let (client, stream) = try await makeCountingClient(Self.themeFlag("green", killValue: "black"))
         defer { client.shutdown() }
-        let stream = try await transport.openStream()
-        let set = String(decoding: Docs.bytes(version: 7, Self.themeFlag("green", killValue: "black")), as: UTF8.self)
-        stream.yield(.bytes(Docs.sse("put", id: 7, set)))
-        try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
         let session = client.session(unitID: "u")
         #expect(session.value(.theme) == .green)
         let counter = try #require(client.core.counter)

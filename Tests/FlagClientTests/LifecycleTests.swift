@@ -94,7 +94,7 @@ final class Box<Value: Sendable>: Sendable {
             let client = try makeClient(directory: directory, transport: transport)
             defer { client.shutdown() }
             let stream = try await transport.openStream()
-            stream.yield(.bytes(Docs.sse("put", id: 1, String(decoding: Docs.bytes(version: 1), as: UTF8.self))))
+            stream.yield(.bytes(Docs.sse("put", id: 1, Docs.document(1))))
             try await eventually("live") { client.state == .live(version: 1) }
             let closed = Box(false)
             stream.onTermination = { _ in closed.value = true }
@@ -199,7 +199,7 @@ final class CountingStreams: FlagTransport {
         }
         continuation.onTermination = { _ in self.state.withLock { $0.open -= 1 } }
         continuation.yield(eventStreamHead)
-        continuation.yield(.bytes(Docs.sse("put", id: 1, String(decoding: Docs.bytes(version: 1), as: UTF8.self))))
+        continuation.yield(.bytes(Docs.sse("put", id: 1, Docs.document(1))))
         return stream
     }
 }

@@ -39,22 +39,15 @@ import Testing
         #expect(machine.next() == .openStream)
     }
 
-    @Test func resetAfterSixtySecondsConnected() {
+    /// A stream connected for sixty seconds resets the backoff; one connected for less goes on from where it was.
+    @Test(arguments: [(160.0, 1.0), (159, 4)])
+    func resetAfterSixtySecondsConnected(endedAt: Double, sleep: Double) {
         var machine = RefreshStateMachine(mode: .stream, pollInterval: 30)
         _ = delays(&machine, failures: 2)  // 1, 2
         #expect(machine.next() == .openStream)
         machine.record(.streamOpened, now: 100, random: 0.5)
-        machine.record(.streamEnded(silent: false), now: 160, random: 0.5)
-        #expect(machine.next() == .sleep(seconds: 1))
-    }
-
-    @Test func noResetWhenConnectedLessThanSixtySeconds() {
-        var machine = RefreshStateMachine(mode: .stream, pollInterval: 30)
-        _ = delays(&machine, failures: 2)  // 1, 2
-        #expect(machine.next() == .openStream)
-        machine.record(.streamOpened, now: 100, random: 0.5)
-        machine.record(.streamEnded(silent: false), now: 159, random: 0.5)
-        #expect(machine.next() == .sleep(seconds: 4))
+        machine.record(.streamEnded(silent: false), now: endedAt, random: 0.5)
+        #expect(machine.next() == .sleep(seconds: sleep))
     }
 
     @Test(arguments: [401, 403])
@@ -103,14 +96,20 @@ import Testing
         #expect(machine.next() == .fetch(waitSeconds: 0))
     }
 
-    @Test func longPollAsksAgainAtOnce() {
-        var machine = RefreshStateMachine(mode: .longPoll, pollInterval: 30, longPollWait: 25)
+    /// A long poll asks again at once after an answer. After a failure it backs off; after an answer the server did
+    /// not hold (a proxy cut it short), it waits a poll interval, and that is no failure.
+    @Test(arguments: [
+        (RefreshStateMachine.Outcome.failed, 1.0, 1), (.notHeld, 45, 0),
+    ])
+    func longPollAsksAgainAtOnce(_ outcome: RefreshStateMachine.Outcome, sleep: Double, failures: Int) {
+        var machine = RefreshStateMachine(mode: .longPoll, pollInterval: 45, longPollWait: 30)
         #expect(machine.next() == .fetch(waitSeconds: 0))
         machine.record(.fetched, now: 0, random: 0.5)
-        #expect(machine.next() == .fetch(waitSeconds: 25))
-        machine.record(.failed, now: 1, random: 0.5)
-        #expect(machine.next() == .sleep(seconds: 1))
-        #expect(machine.next() == .fetch(waitSeconds: 25))
+        #expect(machine.next() == .fetch(waitSeconds: 30))
+        machine.record(outcome, now: 1, random: 0.5)
+        #expect(machine.next() == .sleep(seconds: sleep))
+        #expect(machine.next() == .fetch(waitSeconds: 30))
+        #expect(machine.failures == failures)
     }
 
     @Test func badDataBacksOffLikeAFailure() {

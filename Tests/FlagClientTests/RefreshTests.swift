@@ -7,19 +7,15 @@ import Testing
 @testable import FlagClient
 
 @Suite struct RefreshTests {
-    func document(_ version: Int, _ flags: Flag...) -> String {
-        String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self)
-    }
-
     @Test func patchWithMatchingBaseIsApplied() async throws {
         try await withTemporaryDirectory { directory in
             let transport = ScriptedTransport()
             let client = try makeClient(directory: directory, transport: transport)
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
+            let stream = try await transport.openStream()
             stream.yield(
                 .bytes(
-                    Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true))))
+                    Docs.sse(
+                        "put", id: 7, Docs.document(7, Docs.flag("new-checkout", false), Docs.flag("dark-mode", true))))
             )
             try await eventually("v7") { client.state == .live(version: 7) }
             stream.yield(
@@ -48,9 +44,8 @@ import Testing
         try await withTemporaryDirectory { directory in
             let transport = ScriptedTransport()
             let client = try makeClient(directory: directory, transport: transport)
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", true)))))
+            let stream = try await transport.openStream()
+            stream.yield(.bytes(Docs.sse("put", id: 7, Docs.document(7, Docs.flag("new-checkout", true)))))
             #expect(await client.ready(timeout: .seconds(5)))
             #expect(try client.core.cache?.document(set: "ios-prod")?.version == 7)
             client.shutdown()
@@ -64,9 +59,8 @@ import Testing
             let transport = ScriptedTransport()
             let client = try makeClient(directory: directory, transport: transport)
             let updates = client.updates
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
-            stream.yield(.bytes(Docs.sse("put", id: 5, document(5, Docs.flag("new-checkout", true)))))
+            let stream = try await transport.openStream()
+            stream.yield(.bytes(Docs.sse("put", id: 5, Docs.document(5, Docs.flag("new-checkout", true)))))
             #expect(await client.ready(timeout: .seconds(5)))
             #expect(client.state == .live(version: 5))
             #expect(client.session(unitID: "u").value(.newCheckout) == true)
@@ -83,9 +77,8 @@ import Testing
             (TransportHead(status: 200, headers: ["etag": "\"12\""]), body)
         }
         let client = try makeClient(directory: nil, transport: transport)
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
-        stream.yield(.bytes(Docs.sse("put", id: 7, document(7, Docs.flag("new-checkout", false)))))
+        let stream = try await transport.openStream()
+        stream.yield(.bytes(Docs.sse("put", id: 7, Docs.document(7, Docs.flag("new-checkout", false)))))
         try await eventually("v7") { client.state == .live(version: 7) }
         stream.yield(
             .bytes(
@@ -133,8 +126,7 @@ import Testing
             let logs = LogSink()
             let transport = ScriptedTransport()
             let client = try makeClient(directory: directory, transport: transport) { $0.logger = logs.logger }
-            let stream = try await transport.stream(0)
-            stream.yield(eventStreamHead)
+            let stream = try await transport.openStream()
             // A rule naming a cohort that does not exist: invalid.
             let invalid =
                 #"{"schema":1,"set":"ios-prod","version":5,"flags":{"new-checkout":{"type":"bool","default":false,"rules":[{"name":"r","cohort":"nope","value":true}]}}}"#
@@ -227,9 +219,8 @@ import Testing
         let transport = ScriptedTransport()
         let client = try makeClient(directory: nil, transport: transport)
         let updates = client.updates
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
-        stream.yield(.bytes(Docs.sse("put", id: 1, document(1, Docs.flag("new-checkout", true)))))
+        let stream = try await transport.openStream()
+        stream.yield(.bytes(Docs.sse("put", id: 1, Docs.document(1, Docs.flag("new-checkout", true)))))
         var iterator = updates.makeAsyncIterator()
         let first = await iterator.next()
         #expect(first == FlagClientUpdate(state: .live(version: 1), version: 1))
@@ -277,11 +268,10 @@ import Testing
     @Test func readsFromManyTasksWhileSetsAndKillsArrive() async throws {
         let transport = ScriptedTransport()
         let client = try makeClient(directory: nil, transport: transport)
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
+        let stream = try await transport.openStream()
         func put(_ version: Int, killed: Bool) {
-            let set = Docs.set(version: version, flags: [Docs.flag("new-checkout", true, killed: killed)])
-            stream.yield(.bytes(Docs.sse("put", id: version, String(decoding: set.encoded(), as: UTF8.self))))
+            let document = Docs.document(version, Docs.flag("new-checkout", true, killed: killed))
+            stream.yield(.bytes(Docs.sse("put", id: version, document)))
         }
         put(1, killed: false)
         try await eventually("v1") { client.state == .live(version: 1) }

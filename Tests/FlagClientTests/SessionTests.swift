@@ -13,8 +13,7 @@ import Testing
         _ flags: Flag..., version: Int = 1
     ) async throws -> (FlagClient, ScriptedTransport.Continuation) {
         let client = try makeClient(directory: directory, transport: transport, clock: clock)
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
+        let stream = try await transport.openStream()
         try await put(stream, client, version: version, flags: flags)
         return (client, stream)
     }
@@ -29,11 +28,7 @@ import Testing
     private func put(_ stream: ScriptedTransport.Continuation, _ client: FlagClient, version: Int, flags: [Flag])
         async throws
     {
-        stream.yield(
-            .bytes(
-                Docs.sse(
-                    "put", id: version,
-                    String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self))))
+        stream.yield(.bytes(Docs.sse("put", id: version, Docs.document(version: version, flags: flags))))
         try await eventually("live v\(version)") { client.state == .live(version: version) }
     }
 

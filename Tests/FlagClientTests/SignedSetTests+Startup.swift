@@ -209,8 +209,7 @@ extension SignedSetTests {
             $0.trustedKeys = [key.signingKey]
         }
         defer { client.shutdown() }
-        let first = try await transport.stream(0)
-        first.yield(eventStreamHead)
+        let first = try await transport.openStream()
         first.yield(.bytes(put + [0x0A, 0x0A]))
         try await eventually("v1 live", timeout: .seconds(60)) { client.state == .live(version: 1) }
         let unsigned = Docs.sse("patch", id: 2, Docs.patch(version: 2, base: 1, flags: [Signed.items(30)]))
@@ -243,8 +242,7 @@ extension SignedSetRefreshTests {
         }
         let client = try makeClient(directory: nil, transport: transport) { $0.trustedKeys = [key.signingKey] }
         defer { client.shutdown() }
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
+        let stream = try await transport.openStream()
         stream.yield(.bytes(try signed("put", 3, Signed.document(3, items: 30).encoded(), base: nil)))
         stream.yield(.bytes(try signed("patch", 4, Signed.patch(4, items: 40).encoded(), base: 3)))
         try await eventually("v4 live", timeout: .seconds(60)) { client.state == .live(version: 4) }

@@ -103,16 +103,8 @@ import Testing
     /// A kill replaces what open sessions serve: each session counts its first read of the kill value once, whether it
     /// had read the flag before or not; reads after that are frozen reads.
     @Test func aKillIsCountedAtEachSessionsFirstReadOfIt() async throws {
-        let transport = ScriptedTransport()
-        let client = try makeClient(directory: nil, transport: transport, virtualTime: VirtualTime()) {
-            $0.telemetry = .every(seconds: 60)
-        }
+        let (client, stream) = try await makeCountingClient(Docs.flag("new-checkout", true))
         defer { client.shutdown() }
-        let stream = try await transport.stream(0)
-        stream.yield(eventStreamHead)
-        let set = String(decoding: Docs.bytes(version: 7, Docs.flag("new-checkout", true)), as: UTF8.self)
-        stream.yield(.bytes(Docs.sse("put", id: 7, set)))
-        try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
         let reader = client.session(unitID: "reader")
         let notYet = client.session(unitID: "not-yet")
         #expect(reader.value(.newCheckout) == true)

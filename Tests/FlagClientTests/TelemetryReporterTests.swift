@@ -131,8 +131,7 @@ import Testing
             .head(
                 TransportHead(
                     status: 200, headers: ["content-type": "text/event-stream", "flagstaff-instance": "in_1"])))
-        next.yield(
-            .bytes(Docs.sse("put", id: 8, String(decoding: Docs.bytes(version: 8, Self.checkout), as: UTF8.self))))
+        next.yield(.bytes(Docs.sse("put", id: 8, Docs.document(8, Self.checkout))))
         let sent = try await fixture.report(1)
         #expect(sent.report.instance == "in_1")
         #expect(sent.report.version == 8)

@@ -159,7 +159,7 @@ final class TelemetryFixture: Sendable {
         headers["flagstaff-instance"] = instance
         stream.yield(.head(TransportHead(status: 200, headers: headers)))
         let appliedAt = time.clock.now
-        let document = String(decoding: Docs.set(version: version, flags: flags).encoded(), as: UTF8.self)
+        let document = Docs.document(version: version, flags: flags)
         stream.yield(.bytes(Docs.sse("put", id: version, document)))
         try await eventually("v\(version) live", timeout: .seconds(900)) {
             self.client.state == .live(version: version)
@@ -172,4 +172,17 @@ final class TelemetryFixture: Sendable {
 func reportAnswer(_ status: Int, error: String? = nil, headers: [String: String] = [:]) -> (TransportHead, [UInt8]) {
     let body = error.map { Array(#"{"error":"\#($0)","message":"scripted"}"#.utf8) } ?? []
     return (TransportHead(status: status, headers: headers), body)
+}
+
+/// A client that counts evaluations for telemetry (in virtual time, which never reports unless the test lets it),
+/// live on version 7 of `flags` from its first stream; the stream, to send more on.
+func makeCountingClient(_ flags: Flag...) async throws -> (FlagClient, ScriptedTransport.Continuation) {
+    let transport = ScriptedTransport()
+    let client = try makeClient(directory: nil, transport: transport, virtualTime: VirtualTime()) {
+        $0.telemetry = .every(seconds: 60)
+    }
+    let stream = try await transport.openStream()
+    stream.yield(.bytes(Docs.sse("put", id: 7, Docs.document(version: 7, flags: flags))))
+    try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
+    return (client, stream)
 }

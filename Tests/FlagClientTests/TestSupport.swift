@@ -33,6 +33,15 @@ enum Docs {
         set(version: version, flags: flags, name: name).encoded()
     }
 
+    /// Set `version` with `flags` as JSON text, as a `put` event's data carries it.
+    static func document(version: Int, flags: [Flag], name: String = "ios-prod") -> String {
+        String(decoding: set(version: version, flags: flags, name: name).encoded(), as: UTF8.self)
+    }
+
+    static func document(_ version: Int, _ flags: Flag..., name: String = "ios-prod") -> String {
+        document(version: version, flags: flags, name: name)
+    }
+
     /// A patch event's data: changed flags and removed keys over `base`.
     static func patch(version: Int, base: Int, flags: [Flag] = [], removed: Set<String> = []) -> String {
         let changed = Dictionary(flags.map { ($0.key, $0.encoded()) }, uniquingKeysWith: { _, last in last })

@@ -62,21 +62,27 @@ struct EvaluationTests {
         }
     }
 
-    @Test func missingFlagServesTheCallersDefault() throws {
-        let result = try Self.precedenceSet().evaluate(
-            "nope", default: true, context: EvaluationContext(unitID: "u"), at: Self.now)
-        #expect(result.value == true)
-        #expect(result.reason == .default)
-        #expect(result.errorCode == .flagNotFound)
-        #expect(result.version == 7)
+    /// A flag the set does not have, and a `string` flag read as a `bool`.
+    @Test(arguments: [("nope", "u", Reason.default, ErrorCode.flagNotFound), ("f", "u-over", .error, .typeMismatch)])
+    func aFailureServesTheCallersDefault(key: String, unit: String, reason: Reason, errorCode: ErrorCode) throws {
+        for fallback in [true, false] {
+            let result = try Self.precedenceSet().evaluate(
+                key, default: fallback, context: EvaluationContext(unitID: unit), at: Self.now)
+            #expect(result.value == fallback)
+            #expect(result.reason == reason)
+            #expect(result.errorCode == errorCode)
+            #expect(result.version == 7)
+        }
     }
 
-    @Test func typeMismatchServesTheCallersDefault() throws {
-        let result = try Self.precedenceSet().evaluate(
-            "f", default: false, context: EvaluationContext(unitID: "u-over"), at: Self.now)
-        #expect(result.value == false)
-        #expect(result.reason == .error)
-        #expect(result.errorCode == .typeMismatch)
+    /// A reason or an error code of this build as its byte and back; one this build does not produce has no byte.
+    @Test func reasonsAndErrorCodesReadBackFromTheirBytes() {
+        for code in ReasonCode.allCases { #expect(ReasonCode(code.reason) == code) }
+        for code in ErrorCodeValue.allCases { #expect(ErrorCodeValue(code.errorCode) == code) }
+        #expect(ReasonCode(.targetingMatch) == .targetingMatch)
+        #expect(ReasonCode(Reason(rawValue: "CACHED")) == nil)
+        #expect(ErrorCodeValue(.typeMismatch) == .typeMismatch)
+        #expect(ErrorCodeValue(.targetingKeyMissing) == nil)
     }
 
     @Test func archivedFlagIsGoneForClients() throws {
@@ -86,45 +92,57 @@ struct EvaluationTests {
         #expect(result.errorCode == .flagNotFound)
     }
 
-    @Test func killBeatsEverythingBelowIt() throws {
-        let result = detail(try Self.precedenceSet(killed: true), "u-over", ["country": "DE"])
-        #expect((result.value, result.reason, result.variant) == ("killed", .disabled, "kill"))
+    /// One step of the evaluation order deciding for one unit of `precedenceSet`.
+    struct Precedence: CustomTestStringConvertible, Sendable {
+        let name: String
+        var killed = false
+        var expiresAt = "2027-01-01T00:00:00Z"
+        var at = EvaluationTests.now
+        let unit: String
+        let served: (value: String, reason: Reason, variant: String?)
+        var testDescription: String { name }
     }
 
-    @Test func expiryBeatsOverridesAndRules() throws {
-        let set = try Self.precedenceSet(expiresAt: "2026-11-29T12:00:00Z")
-        let result = detail(set, "u-over", ["country": "DE"])
-        #expect((result.value, result.reason, result.variant) == ("expired", .static, "expired"))
-        let before = detail(set, "u-over", at: Fixtures.date("2026-11-29T11:59:59Z"))
-        #expect(before.value == "unit-override")
+    static let precedence: [Precedence] = [
+        Precedence(
+            name: "a kill beats everything below it", killed: true, unit: "u-over",
+            served: ("killed", .disabled, "kill")),
+        Precedence(
+            name: "expiry beats overrides and rules", expiresAt: "2026-11-29T12:00:00Z", unit: "u-over",
+            served: ("expired", .static, "expired")),
+        Precedence(
+            name: "before its expiry the flag is targeted", expiresAt: "2026-11-29T12:00:00Z",
+            at: Fixtures.date("2026-11-29T11:59:59Z"), unit: "u-over",
+            served: ("unit-override", .targetingMatch, "override")),
+        Precedence(
+            name: "a unit override beats a cohort override", unit: "u-over",
+            served: ("unit-override", .targetingMatch, "override")),
+        Precedence(name: "an ended override is skipped", unit: "u-past", served: ("rule-de", .targetingMatch, "de")),
+        Precedence(
+            name: "a cohort override beats rules", unit: "u-vip",
+            served: ("cohort-override", .targetingMatch, "override:vip")),
+        Precedence(name: "the first matching rule wins", unit: "u-1", served: ("rule-de", .targetingMatch, "de")),
+    ]
+
+    @Test(arguments: precedence)
+    func theFirstStepThatDecidesServes(_ step: Precedence) throws {
+        let set = try Self.precedenceSet(killed: step.killed, expiresAt: step.expiresAt)
+        let result = detail(set, step.unit, ["country": "DE"], at: step.at)
+        #expect((result.value, result.reason, result.variant) == step.served)
     }
 
-    @Test func unitOverrideBeatsCohortOverride() throws {
-        let result = detail(try Self.precedenceSet(), "u-over", ["country": "DE"])
-        #expect((result.value, result.reason, result.variant) == ("unit-override", .targetingMatch, "override"))
-    }
-
-    @Test func endedOverrideIsSkipped() throws {
-        let result = detail(try Self.precedenceSet(), "u-past", ["country": "DE"])
-        #expect(result.value == "rule-de")
-    }
-
-    @Test func cohortOverrideBeatsRules() throws {
-        let result = detail(try Self.precedenceSet(), "u-vip", ["country": "DE"])
-        #expect((result.value, result.reason, result.variant) == ("cohort-override", .targetingMatch, "override:vip"))
-    }
-
-    @Test func firstMatchingRuleWins() throws {
-        let result = detail(try Self.precedenceSet(), "u-1", ["country": "DE"])
-        #expect((result.value, result.reason, result.variant) == ("rule-de", .targetingMatch, "de"))
+    /// The first of 200 units whose bucket of salt `f` is under `threshold`, and the first whose bucket is not.
+    private func units(around threshold: Int) throws -> (inside: String, outside: String) {
+        let bucketer = Bucketer(salt: "f")
+        let units = (0..<200).map { "unit-\($0)" }
+        let inside = try #require(units.first { bucketer.bucket($0) < threshold })
+        let outside = try #require(units.first { bucketer.bucket($0) >= threshold })
+        return (inside, outside)
     }
 
     @Test func ruleRolloutServesInsideAndFallsThroughOutside() throws {
         let set = try Self.precedenceSet()
-        let bucketer = Bucketer(salt: "f")
-        let units = (0..<200).map { "unit-\($0)" }
-        let inside = try #require(units.first { bucketer.bucket($0) < 5_000 })
-        let outside = try #require(units.first { bucketer.bucket($0) >= 5_000 })
+        let (inside, outside) = try units(around: 5_000)
         let insideResult = detail(set, inside, ["country": "FR"])
         #expect((insideResult.value, insideResult.reason, insideResult.variant) == ("rule-rollout", .split, "half"))
         let outsideResult = detail(set, outside, ["country": "FR"])
@@ -134,10 +152,7 @@ struct EvaluationTests {
 
     @Test func flagRolloutThenDefault() throws {
         let set = try Self.precedenceSet()
-        let bucketer = Bucketer(salt: "f")
-        let units = (0..<200).map { "unit-\($0)" }
-        let inside = try #require(units.first { bucketer.bucket($0) < 3_000 })
-        let outside = try #require(units.first { bucketer.bucket($0) >= 3_000 })
+        let (inside, outside) = try units(around: 3_000)
         let insideResult = detail(set, inside)
         #expect((insideResult.value, insideResult.reason, insideResult.variant) == ("flag-rollout", .split, "rollout"))
         let outsideResult = detail(set, outside)

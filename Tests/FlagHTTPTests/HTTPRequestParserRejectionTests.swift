@@ -14,110 +14,65 @@ struct HTTPRequestParserRejectionTests {
 
     static let host = "Host: h\r\n"
 
+    /// An HTTP/1.1 POST with a `Host` field, then `rest`: more fields, the blank line and the body.
+    static func post(_ rest: String) -> String { "POST / HTTP/1.1\r\n\(host)" + rest }
+
+    /// A chunked POST whose body is `chunks`.
+    static func chunked(_ chunks: String) -> String { post("Transfer-Encoding: chunked\r\n\r\n" + chunks) }
+
     static let cases: [Case] = [
         Case(
             name: "Content-Length with Transfer-Encoding",
-            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 5\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
+            input: post("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), status: 400),
         Case(
             name: "Transfer-Encoding before Content-Length",
-            input: "POST / HTTP/1.1\r\n\(host)"
-                + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", status: 400),
+            input: post("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"), status: 400),
         Case(
-            name: "duplicate equal Content-Length",
-            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\n"
-                + "Content-Length: 3\r\n\r\nabc", status: 400),
+            name: "duplicate equal Content-Length", input: post("Content-Length: 3\r\nContent-Length: 3\r\n\r\nabc"),
+            status: 400),
         Case(
             name: "duplicate differing Content-Length",
-            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\n"
-                + "content-length: 4\r\n\r\nabcd", status: 400),
-        Case(
-            name: "Content-Length list", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 3, 3\r\n\r\nabc", status: 400
-        ),
-        Case(
-            name: "negative Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: -1\r\n\r\n",
-            status: 400),
-        Case(
-            name: "signed Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: +3\r\n\r\nabc", status: 400
-        ),
-        Case(
-            name: "hex Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length: 0x3\r\n\r\nabc", status: 400),
-        Case(name: "empty Content-Length", input: "POST / HTTP/1.1\r\n\(host)Content-Length:\r\n\r\n", status: 400),
-        Case(
-            name: "huge Content-Length",
-            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999\r\n\r\n",
-            status: 400),
-        Case(
-            name: "Content-Length over the body limit",
-            input: "POST / HTTP/1.1\r\n\(host)Content-Length: 1048577\r\n\r\n",
-            status: 413),
-        Case(name: "xchunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: xchunked\r\n\r\n", status: 400),
-        Case(
-            name: "chunked, identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, identity\r\n\r\n",
-            status: 400),
-        Case(
-            name: "gzip, chunked", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n",
-            status: 501),
+            input: post("Content-Length: 3\r\ncontent-length: 4\r\n\r\nabcd"), status: 400),
+        Case(name: "Content-Length list", input: post("Content-Length: 3, 3\r\n\r\nabc"), status: 400),
+        Case(name: "negative Content-Length", input: post("Content-Length: -1\r\n\r\n"), status: 400),
+        Case(name: "signed Content-Length", input: post("Content-Length: +3\r\n\r\nabc"), status: 400),
+        Case(name: "hex Content-Length", input: post("Content-Length: 0x3\r\n\r\nabc"), status: 400),
+        Case(name: "empty Content-Length", input: post("Content-Length:\r\n\r\n"), status: 400),
+        Case(name: "huge Content-Length", input: post("Content-Length: 99999999999999999999\r\n\r\n"), status: 400),
+        Case(name: "Content-Length over the body limit", input: post("Content-Length: 1048577\r\n\r\n"), status: 413),
+        Case(name: "xchunked", input: post("Transfer-Encoding: xchunked\r\n\r\n"), status: 400),
+        Case(name: "chunked, identity", input: post("Transfer-Encoding: chunked, identity\r\n\r\n"), status: 400),
+        Case(name: "gzip, chunked", input: post("Transfer-Encoding: gzip, chunked\r\n\r\n"), status: 501),
         Case(
             name: "chunked twice in two fields",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n", status: 400),
+            input: post("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"), status: 400),
         Case(
-            name: "chunked twice in one field",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, chunked\r\n\r\n", status: 400),
-        Case(
-            name: "gzip, chunked, chunked",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked, chunked\r\n\r\n", status: 400),
-        Case(
-            name: "chunked then gzip in two fields",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n",
+            name: "chunked twice in one field", input: post("Transfer-Encoding: chunked, chunked\r\n\r\n"),
             status: 400),
         Case(
-            name: "gzip then chunked in two fields",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
-            status: 501),
-        Case(name: "identity", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: identity\r\n\r\n", status: 400),
+            name: "gzip, chunked, chunked", input: post("Transfer-Encoding: gzip, chunked, chunked\r\n\r\n"),
+            status: 400),
         Case(
-            name: "empty Transfer-Encoding", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: \r\n\r\n", status: 400
-        ),
+            name: "chunked then gzip in two fields",
+            input: post("Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n"), status: 400),
+        Case(
+            name: "gzip then chunked in two fields",
+            input: post("Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"), status: 501),
+        Case(name: "identity", input: post("Transfer-Encoding: identity\r\n\r\n"), status: 400),
+        Case(name: "empty Transfer-Encoding", input: post("Transfer-Encoding: \r\n\r\n"), status: 400),
         Case(
             name: "Transfer-Encoding on HTTP/1.0",
             input: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
             status: 400),
-        Case(
-            name: "chunk size overflow",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-                + "fffffffffffffffffffff\r\n", status: 400),
-        Case(
-            name: "chunk size over the body limit",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-                + "ffffffff\r\n", status: 413),
-        Case(
-            name: "chunk size not hex", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\nzz\r\n",
-            status: 400),
-        Case(
-            name: "chunk size with junk", input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5 x\r\n",
-            status: 400),
-        Case(
-            name: "chunk data longer than its size",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-                + "3\r\nhello\r\n0\r\n\r\n", status: 400),
-        Case(
-            name: "bare LF after chunk size",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-                + "3\nabc\r\n0\r\n\r\n", status: 400),
-        Case(
-            name: "bare LF after chunk data",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-                + "3\r\nabc\n0\r\n\r\n", status: 400),
-        Case(
-            name: "bare LF in a trailer",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-                + "0\r\nX: y\n\r\n", status: 400),
-        Case(
-            name: "obs-fold in a trailer",
-            input: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n"
-                + "0\r\nX: y\r\n z\r\n\r\n", status: 400),
+        Case(name: "chunk size overflow", input: chunked("fffffffffffffffffffff\r\n"), status: 400),
+        Case(name: "chunk size over the body limit", input: chunked("ffffffff\r\n"), status: 413),
+        Case(name: "chunk size not hex", input: chunked("zz\r\n"), status: 400),
+        Case(name: "chunk size with junk", input: chunked("5 x\r\n"), status: 400),
+        Case(name: "chunk data longer than its size", input: chunked("3\r\nhello\r\n0\r\n\r\n"), status: 400),
+        Case(name: "bare LF after chunk size", input: chunked("3\nabc\r\n0\r\n\r\n"), status: 400),
+        Case(name: "bare LF after chunk data", input: chunked("3\r\nabc\n0\r\n\r\n"), status: 400),
+        Case(name: "bare LF in a trailer", input: chunked("0\r\nX: y\n\r\n"), status: 400),
+        Case(name: "obs-fold in a trailer", input: chunked("0\r\nX: y\r\n z\r\n\r\n"), status: 400),
         Case(name: "obsolete line folding", input: "GET / HTTP/1.1\r\n\(host)X-Long: a\r\n  b\r\n\r\n", status: 400),
         Case(name: "obs-fold with a tab", input: "GET / HTTP/1.1\r\n\(host)X-Long: a\r\n\tb\r\n\r\n", status: 400),
         Case(name: "bare LF ending the request line", input: "GET / HTTP/1.1\n\(host)\r\n", status: 400),

@@ -75,9 +75,7 @@ extension Flag {
         writer.string(kind.name)
         if let values {
             writer.key("values")
-            writer.beginArray()
-            for value in values { writer.string(value) }
-            writer.endArray()
+            writer.strings(values)
         }
         writer.optionalString("description", description)
         writer.optionalString("owner", owner)
@@ -221,9 +219,7 @@ extension Cohort {
         writer.optionalString("description", description)
         for (field, units) in [("include", include), ("exclude", exclude)] where !units.isEmpty {
             writer.key(field)
-            writer.beginArray()
-            for unit in units { writer.string(unit) }
-            writer.endArray()
+            writer.strings(units)
         }
         if !groups.isEmpty {
             writer.key("groups")

@@ -49,9 +49,7 @@ public struct SetPatch: Sendable, Hashable {
         // profile of a one-flag patch (built once per version, on the write path).
         func names(_ field: String, _ names: Set<String>) {
             writer.key(field)
-            writer.beginArray()
-            for name in names.sorted(by: utf8Less) { writer.string(name) }
-            writer.endArray()
+            writer.strings(names.sorted(by: utf8Less))
         }
         writer.beginObject()
         writer.key("version")
