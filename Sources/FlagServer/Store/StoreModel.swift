@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// What kind of item of a flag set a stored item is.
@@ -43,39 +44,6 @@ package struct VersionChange: Sendable, Hashable {
     }
 }
 
-/// One entry of the audit log: who did what, when, why, and the version it produced if any.
-package struct AuditRecord: Sendable, Hashable {
-    /// The token name of whoever made the change.
-    package var actor: String
-    /// What was done, e.g. `flag.kill` or `key.create`.
-    package var action: String
-    /// The reason the actor gave.
-    package var reason: String?
-    /// What the action was about, e.g. a flag key or an SDK key name.
-    package var subject: String?
-    /// When it happened.
-    package var time: Date
-    /// The version the action produced; filled in by the store for `createSet` and `append`.
-    package var version: Int?
-
-    /// A record of one action.
-    package init(
-        actor: String,
-        action: String,
-        reason: String? = nil,
-        subject: String? = nil,
-        time: Date,
-        version: Int? = nil
-    ) {
-        self.actor = actor
-        self.action = action
-        self.reason = reason
-        self.subject = subject
-        self.time = time
-        self.version = version
-    }
-}
-
 /// One version of a set: when it was made, by whom, the digest of its items, and which items it changed.
 package struct VersionInfo: Sendable, Hashable {
     /// The set's name.
@@ -87,12 +55,12 @@ package struct VersionInfo: Sendable, Hashable {
     /// The digest of the set's items at this version (`ItemsDigest`), as the caller computed it.
     package var digest: [UInt8]
     /// The audit record of the action that made the version.
-    package var audit: AuditRecord
+    package var audit: AuditEntry
     /// The items this version added, replaced or removed, sorted.
     package var changed: [ItemKey]
 
     /// A version record.
-    package init(set: String, version: Int, createdAt: Date, digest: [UInt8], audit: AuditRecord, changed: [ItemKey]) {
+    package init(set: String, version: Int, createdAt: Date, digest: [UInt8], audit: AuditEntry, changed: [ItemKey]) {
         self.set = set
         self.version = version
         self.createdAt = createdAt
