@@ -45,6 +45,7 @@ package struct VersionChange: Sendable, Hashable {
 }
 
 /// One version of a set: when it was made, by whom, the digest of its items, and which items it changed.
+/// Only the store makes one, with the memberwise initializer Swift writes.
 package struct VersionInfo: Sendable, Hashable {
     /// The set's name.
     package var set: String
@@ -58,16 +59,6 @@ package struct VersionInfo: Sendable, Hashable {
     package var audit: AuditEntry
     /// The items this version added, replaced or removed, sorted.
     package var changed: [ItemKey]
-
-    /// A version record.
-    package init(set: String, version: Int, createdAt: Date, digest: [UInt8], audit: AuditEntry, changed: [ItemKey]) {
-        self.set = set
-        self.version = version
-        self.createdAt = createdAt
-        self.digest = digest
-        self.audit = audit
-        self.changed = changed
-    }
 }
 
 /// A set's items as of one version, rebuilt from the changes up to it.
