@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagLock
 import FlagTestSupport
 import Foundation
@@ -93,7 +94,7 @@ struct IncrementalWriteTests {
             let store = try SQLiteFlagStore.inMemory()
             try store.createSet(
                 "s", change: VersionChange(items: items.mapValues { .some($0) }), digest: digest,
-                audit: AuditRecord(actor: "t", action: "set.create", time: Date(timeIntervalSince1970: 0)))
+                audit: AuditEntry(time: Date(timeIntervalSince1970: 0), actor: "t", action: "set.create"))
             let lines = Locked<[String]>([])
             _ = try FlagService(store: store, clock: TestClock().clock) { line in lines.withLock { $0.append(line) } }
             #expect(lines.withLock { $0.contains { $0.contains("differ from their stored digest") } } == reported)

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagLock
 import FlagPostgres
 import FlagTestSupport
@@ -247,13 +248,13 @@ extension PostgresTests {
                 let times = [1_800_000_000_123_457, -86_400_000_001, 1, 4_102_444_799_999_999].map {
                     Date(timeIntervalSince1970: Double($0) / 1_000_000)
                 }
-                let record = AuditRecord(actor: "alice", action: "set.create", time: times[0])
+                let record = AuditEntry(time: times[0], actor: "alice", action: "set.create")
                 try store.createSet("s", change: .init(), digest: digest(1), audit: record)
                 let token = StoredToken(
                     name: "t", hash: digest(2), role: .admin(.admin, sets: nil), createdAt: times[1],
                     expiresAt: times[3])
                 try store.tokens.add(
-                    token, audit: AuditRecord(actor: "alice", action: "token.create", time: times[2]))
+                    token, audit: AuditEntry(time: times[2], actor: "alice", action: "token.create"))
                 try store.tokens.recordUses(["t": times[3]])
                 #expect(try store.version(set: "s", 1).createdAt == times[0])
                 #expect(try store.sets().map(\.updatedAt) == [times[0]])

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagSQLite
 import FlagTestSupport
 import Foundation
@@ -60,7 +61,7 @@ struct SQLiteFlagStoreTests {
             let path = Self.path(in: directory)
             var snapshots: [Snapshot] = []
             var history: [VersionInfo] = []
-            var auditLog: [AuditRecord] = []
+            var auditLog: [AuditEntry] = []
             var tokens: [StoredToken] = []
             do {
                 let store = try SQLiteFlagStore(path: path)

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagSigning
 import FlagTestSupport
@@ -144,7 +145,7 @@ struct SigningRouteTests {
             let stored = SignedBody(bytes: document.bytes + [0x20], signature: document.signature)
             try store.signing.updateKeys(
                 set: "ios-prod", try store.signing.keys(set: "ios-prod"), resigned: (2, stored),
-                audit: AuditRecord(actor: "test", action: "signing-key.test", time: Date()))
+                audit: AuditEntry(time: Date(), actor: "test", action: "signing-key.test"))
             let restarted = try harness.reopened()
             let again = try InProcessClient(handler: restarted.handler).send(
                 "GET", "/v1/sets/ios-prod", token: harness.sdk)

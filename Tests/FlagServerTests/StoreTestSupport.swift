@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagPostgres
 import FlagServer
 import FlagTestSupport
@@ -109,8 +110,8 @@ func body(_ text: String) -> [UInt8] {
 }
 
 /// An audit record by `alice` at step `step`.
-func audit(_ action: String, _ step: Int, subject: String? = nil, reason: String? = nil) -> AuditRecord {
-    AuditRecord(actor: "alice", action: action, reason: reason, subject: subject, time: time(step))
+func audit(_ action: String, _ step: Int, subject: String? = nil, reason: String? = nil) -> AuditEntry {
+    AuditEntry(time: time(step), actor: "alice", action: action, subject: subject, reason: reason)
 }
 
 /// A stand-in document digest for version `version`, distinct per version.

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagServer
 import FlagTestSupport
 import Foundation
@@ -21,7 +22,7 @@ extension StoreTests {
     func changeRequestsKeepTheirItemsApprovalsAndDecisions(kind: StoreKind) throws {
         try kind.withStore { store in
             try Self.fill(store)
-            let audit = AuditRecord(actor: "alice", action: "change.propose", reason: nil, time: Self.proposedAt)
+            let audit = AuditEntry(time: Self.proposedAt, actor: "alice", action: "change.propose")
             let first = try store.proposals.insert(Self.draft("one"), audit: audit)
             let second = try store.proposals.insert(Self.draft("two"), audit: audit)
             #expect(second.id > first.id)
@@ -34,7 +35,7 @@ extension StoreTests {
             let approval = ProposalApproval(actor: "bob", time: Self.proposedAt.addingTimeInterval(60), reason: "ok")
             read.state = .approved
             read.approvals = [approval]
-            let decided = AuditRecord(actor: "bob", action: "change.approve", reason: "ok", time: approval.time)
+            let decided = AuditEntry(time: approval.time, actor: "bob", action: "change.approve", reason: "ok")
             #expect(try store.proposals.update(read, from: .open, approval: approval, audit: decided))
             // Someone else decided first: the state is no longer `open`, and nothing is stored.
             #expect(try !store.proposals.update(read, from: .open, approval: approval, audit: decided))

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagServer
 import FlagTestSupport
 import Foundation
@@ -65,8 +66,7 @@ extension StoreTests {
         try kind.withStore { store in
             try Self.fill(store)
             #expect(try store.settings.read(set: "ios") == SetSettings())
-            let audit = AuditRecord(
-                actor: "root", action: "set.settings", reason: nil, subject: "compatibility=warn", time: Self.t0)
+            let audit = AuditEntry(time: Self.t0, actor: "root", action: "set.settings", subject: "compatibility=warn")
             try store.settings.update(set: "ios", SetSettings(compatibility: .warn), audit: audit)
             #expect(try store.settings.read(set: "ios").compatibility == .warn)
             #expect(try store.auditLog.records(set: "ios", limit: 1).first?.action == "set.settings")

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagServer
 import FlagTestSupport
 import Foundation
@@ -65,9 +66,8 @@ struct StoreTests {
             #expect(third.changed == [.flag("b")])
             #expect(third.createdAt == time(3))
             #expect(third.digest == digest(3))
-            let expected = AuditRecord(
-                actor: "alice", action: "flag.update", reason: "step 3", subject: "b", time: time(3), version: 3
-            )
+            let expected = AuditEntry(
+                time: time(3), actor: "alice", action: "flag.update", subject: "b", reason: "step 3", version: 3)
             #expect(third.audit == expected)
             #expect(try store.version(set: "ios", 1).changed == [.cohort("beta"), .flag("a"), .flag("b")])
             #expect(try store.version(set: "ios", 4).changed == [.cohort("beta"), .flag("d")])
@@ -197,7 +197,7 @@ struct StoreTests {
             #expect(
                 all == [
                     audit("server.start", 8), audit("key.create", 7, subject: "ios-key"),
-                    AuditRecord(actor: "alice", action: "set.create", time: time(6), version: 1),
+                    AuditEntry(time: time(6), actor: "alice", action: "set.create", version: 1),
                 ])
             #expect(try store.auditLog.records(set: nil, limit: 100).count == 8)
         }
@@ -304,10 +304,10 @@ struct StoreTests {
         try kind.withStore { store in
             try store.createSet("ios", change: .init(), digest: digest(1), audit: audit("set.create", 1))
             try store.createSet("web", change: .init(), digest: digest(1), audit: audit("set.create", 2))
-            let bob = AuditRecord(actor: "bob", action: "flag.kill", subject: "checkout", time: time(3))
+            let bob = AuditEntry(time: time(3), actor: "bob", action: "flag.kill", subject: "checkout")
             try store.auditLog.record(bob, set: "ios")
             try store.auditLog.record(audit("flag.update", 4, subject: "checkout"), set: "web")
-            try store.auditLog.record(AuditRecord(actor: "bob", action: "token.create", time: time(5)), set: nil)
+            try store.auditLog.record(AuditEntry(time: time(5), actor: "bob", action: "token.create"), set: nil)
             func actions(set: String? = nil, _ filter: AuditFilter) throws -> [String] {
                 try store.auditLog.records(set: set, filter: filter, limit: 100).map(\.action)
             }

@@ -277,7 +277,7 @@ struct WebhookLiveTests {
             let store = harness.app.service.store.webhooks
             for _ in 0..<20 {
                 let event = WebhookEvent(type: "webhook.test", timestamp: harness.clock.now, data: WebhookEventData())
-                let audit = AuditRecord(actor: "test", action: "webhook.test", time: harness.clock.now)
+                let audit = AuditEntry(time: harness.clock.now, actor: "test", action: "webhook.test")
                 #expect(try store.enqueue(event, id: WebhookEvents.newID(), to: "chat", audit: audit))
             }
             harness.app.webhooks?.wake()

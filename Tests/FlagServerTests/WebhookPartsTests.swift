@@ -48,7 +48,7 @@ struct WebhookPartsTests {
 
     @Test func eachAuditActionTellsOfItsEvents() {
         func types(_ action: String, version: Int? = nil) -> [String] {
-            var record = AuditRecord(actor: "alice", action: action, subject: "x", time: Date(timeIntervalSince1970: 0))
+            var record = AuditEntry(time: Date(timeIntervalSince1970: 0), actor: "alice", action: action, subject: "x")
             record.version = version
             return WebhookEvents.of(record, set: "prod", detail: .none).map(\.type)
         }

@@ -84,12 +84,16 @@ def Browser(width=1280, height=800):  # noqa: N802 (as in test_dashboard.py)
 
 
 class WebhooksScreen(unittest.TestCase):
+    def make_quiet_hook(self, name):
+        """Makes the hook `name` through the API, of every set and only test events: none is sent to it."""
+        status, _, answer = api("POST", "/v1/admin/webhooks", body={
+            "name": name, "url": "https://203.0.113.10/hooks", "events": ["webhook.test"]})
+        self.assertEqual(status, 201, answer)
+
     def test_01_a_hook_is_made_its_secret_shown_once_tested_rotated_and_deleted(self):
         receiver = Receiver()
-        # A hook that holds the name "taken"; only test events, and none is sent to it.
-        status, _, answer = api("POST", "/v1/admin/webhooks", body={
-            "name": "taken", "url": "https://203.0.113.10/hooks", "events": ["webhook.test"]})
-        self.assertEqual(status, 201, answer)
+        # A hook that holds the name "taken".
+        self.make_quiet_hook("taken")
         try:
             with Browser() as session:
                 sign_in(session, tokens["admin"])
@@ -181,9 +185,7 @@ class WebhooksScreen(unittest.TestCase):
 
     def test_02_an_admin_limited_to_sets_makes_hooks_of_those_sets_and_sees_no_other(self):
         # Made by the unlimited admin: a hook of every set, which the limited admin may not manage.
-        status, _, answer = api("POST", "/v1/admin/webhooks", body={
-            "name": "everywhere", "url": "https://203.0.113.10/hooks", "events": ["webhook.test"]})
-        self.assertEqual(status, 201, answer)
+        self.make_quiet_hook("everywhere")
         try:
             with Browser() as session:
                 sign_in(session, tokens["demo-admin"])

@@ -193,7 +193,8 @@ public struct AuditList: APIAnswer, Codable, Hashable {
     }
 }
 
-/// One audit record.
+/// One audit record: who did what, when, why, and the version it produced if any. The server's store keeps and
+/// reads back these records as they are.
 public struct AuditEntry: Sendable, Codable, Hashable {
     /// When.
     public var time: Date
@@ -208,8 +209,10 @@ public struct AuditEntry: Sendable, Codable, Hashable {
     /// The version it made, for a change of a set.
     public var version: Int?
 
-    /// A record.
-    public init(time: Date, actor: String, action: String, subject: String?, reason: String?, version: Int?) {
+    /// A record of one action.
+    public init(
+        time: Date, actor: String, action: String, subject: String? = nil, reason: String? = nil, version: Int? = nil
+    ) {
         self.time = time
         self.actor = actor
         self.action = action

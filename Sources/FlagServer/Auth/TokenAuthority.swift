@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagLock
 import Foundation
@@ -295,7 +296,7 @@ package final class TokenAuthority: Sendable {
         let record = StoredToken(
             name: name, hash: SHA256.hash(token), role: role, createdAt: now, expiresAt: expiresAt,
             sessionOf: sessionOf)
-        let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
+        let audit = AuditEntry(time: now, actor: note.actor, action: note.action, subject: name, reason: note.reason)
         try changes.withLock { _ in
             do {
                 try storage.add(record, audit: audit)
@@ -333,7 +334,7 @@ package final class TokenAuthority: Sendable {
                 subject: set == nil ? .token : .key)
         }
         let now = clock.wholeSecond()
-        let audit = AuditRecord(actor: note.actor, action: note.action, reason: note.reason, subject: name, time: now)
+        let audit = AuditEntry(time: now, actor: note.actor, action: note.action, subject: name, reason: note.reason)
         try changes.withLock { _ in
             let revoked: Bool
             do {

@@ -46,33 +46,66 @@ async function revoke(ctx, what, description, endpoint, params, revoked) {
     }
 }
 
+/** A Revoke button for `record` that runs `onRevoke` with its name, or null when the record is revoked already. */
+function revokeButton(testid, record, onRevoke) {
+    if (typeof record.revokedAt === 'string') return null;
+    const button = h('button', { type: 'button', class: 'button small danger', testid, data: { item: record.name } }, 'Revoke');
+    button.addEventListener('click', () => onRevoke(record.name));
+    return button;
+}
+
+/**
+ * Fills `tbody` with a row a record of `list()` (`row(record, now)`); `status` says `empty` when there are none, and
+ * `failed` when they could not be loaded.
+ */
+async function loadRows(ctx, { tbody, status, list, row, empty, failed }) {
+    try {
+        const records = await list();
+        const now = Date.now();
+        tbody.replaceChildren(...records.map((record) => row(record, now)));
+        status.hidden = records.length > 0;
+        status.textContent = records.length ? '' : empty;
+    } catch (error) {
+        status.textContent = failed;
+        requestError(ctx, error);
+    }
+}
+
+/**
+ * Creates a key or token through `endpoint` with the person's own token (`prompt`), shows its secret once in
+ * `secretHost` under `titleOf(answer)`, then runs `created`.
+ */
+async function createSecret(ctx, prompt, endpoint, params, body, { secretHost, titleOf, created }) {
+    try {
+        const answer = await withPersonsToken(ctx, prompt, endpoint, params, { body });
+        if (!answer) return;
+        ctx.notices.clearError();
+        replaceChildren(secretHost, secretPanel(titleOf(answer.json), answer.json.token, () => replaceChildren(secretHost)));
+        created();
+    } catch (error) {
+        requestError(ctx, error);
+    }
+}
+
 function keysSection(ctx, setName) {
     const tbody = h('tbody');
     const secretHost = h('div');
     const status = h('p', { class: 'loading' }, 'Loading SDK keys…');
     const create = h('button', { type: 'button', class: 'button', testid: 'key-create' }, 'New SDK key');
 
-    async function load() {
-        try {
-            const answer = await ctx.api.get('listKeys', { set: setName });
-            const keys = answer.json.keys || [];
-            const now = Date.now();
-            tbody.replaceChildren(...keys.map((key) => {
+    function load() {
+        return loadRows(ctx, {
+            tbody, status, empty: 'No SDK keys for this set.', failed: 'Could not load the SDK keys.',
+            list: async () => (await ctx.api.get('listKeys', { set: setName })).json.keys || [],
+            row: (key, now) => {
                 const revoked = typeof key.revokedAt === 'string';
-                const revoke = revoked ? null : h('button', { type: 'button', class: 'button small danger', testid: 'key-revoke', data: { item: key.name } }, 'Revoke');
-                if (revoke) revoke.addEventListener('click', () => revokeKey(key.name));
                 return h('tr', { class: revoked ? 'key-row revoked' : 'key-row', testid: 'key-row', data: { item: key.name } },
                     h('th', { scope: 'row', 'data-label': 'Name' }, key.name),
                     h('td', { 'data-label': 'Created' }, when(key.createdAt, now)),
                     h('td', { 'data-label': 'Revoked' }, revoked ? when(key.revokedAt, now) : 'no'),
-                    h('td', { 'data-label': '' }, revoke));
-            }));
-            status.hidden = keys.length > 0;
-            status.textContent = keys.length ? '' : 'No SDK keys for this set.';
-        } catch (error) {
-            status.textContent = 'Could not load the SDK keys.';
-            requestError(ctx, error);
-        }
+                    h('td', { 'data-label': '' }, revokeButton('key-revoke', key, revokeKey)));
+            },
+        });
     }
 
     function revokeKey(name) {
@@ -86,16 +119,9 @@ function keysSection(ctx, setName) {
             fields: [{ name: 'name', label: 'Name', required: true, testid: 'key-name-input', hint: 'Unique on the server, e.g. ios-app-prod.' }],
         });
         if (!values) return;
-        try {
-            const answer = await withPersonsToken(ctx, { action: 'Creating an SDK key', confirmLabel: 'Create key' },
-                'createKey', { set: setName }, { body: { name: values.name, reason: values.reason || undefined } });
-            if (!answer) return;
-            ctx.notices.clearError();
-            replaceChildren(secretHost, secretPanel(`SDK key ${answer.json.name} for ${setName}`, answer.json.token, () => replaceChildren(secretHost)));
-            load();
-        } catch (error) {
-            requestError(ctx, error);
-        }
+        await createSecret(ctx, { action: 'Creating an SDK key', confirmLabel: 'Create key' },
+            'createKey', { set: setName }, { name: values.name, reason: values.reason || undefined },
+            { secretHost, titleOf: (key) => `SDK key ${key.name} for ${setName}`, created: load });
     });
 
     load();
@@ -115,15 +141,12 @@ export function tokensSection(ctx) {
     const status = h('p', { class: 'loading' }, 'Loading tokens…');
     const create = h('button', { type: 'button', class: 'button', testid: 'token-create' }, 'New token');
 
-    async function load() {
-        try {
-            const answer = await ctx.api.get('listTokens');
-            const tokens = answer.json.tokens || [];
-            const now = Date.now();
-            tbody.replaceChildren(...tokens.map((token) => {
+    function load() {
+        return loadRows(ctx, {
+            tbody, status, empty: 'No tokens.', failed: 'Could not load the tokens.',
+            list: async () => (await ctx.api.get('listTokens')).json.tokens || [],
+            row: (token, now) => {
                 const revoked = typeof token.revokedAt === 'string';
-                const revoke = revoked ? null : h('button', { type: 'button', class: 'button small danger', testid: 'token-revoke', data: { item: token.name } }, 'Revoke');
-                if (revoke) revoke.addEventListener('click', () => revokeToken(token.name));
                 const classes = ['token-row', revoked ? 'revoked' : '', token.sessionOf ? 'session' : ''].filter(Boolean).join(' ');
                 return h('tr', { class: classes, testid: 'token-row', data: { item: token.name } },
                     h('th', { scope: 'row', 'data-label': 'Name' }, token.name, token.sessionOf ? h('div', { class: 'muted small' }, `session of ${token.sessionOf}`) : null),
@@ -133,14 +156,9 @@ export function tokensSection(ctx) {
                     h('td', { 'data-label': 'Expires' }, token.expiresAt ? when(token.expiresAt, now) : 'never'),
                     h('td', { 'data-label': 'Last used' }, when(token.lastUsedAt, now)),
                     h('td', { 'data-label': 'Revoked' }, revoked ? when(token.revokedAt, now) : 'no'),
-                    h('td', { 'data-label': '' }, revoke));
-            }));
-            status.hidden = tokens.length > 0;
-            status.textContent = tokens.length ? '' : 'No tokens.';
-        } catch (error) {
-            status.textContent = 'Could not load the tokens.';
-            requestError(ctx, error);
-        }
+                    h('td', { 'data-label': '' }, revokeButton('token-revoke', token, revokeToken)));
+            },
+        });
     }
 
     function revokeToken(name) {
@@ -163,16 +181,8 @@ export function tokensSection(ctx) {
         const sets = values.sets.split(',').map((item) => item.trim()).filter(Boolean);
         if (sets.length) body.sets = sets;
         if (values.expires) body.expires = values.expires;
-        try {
-            const answer = await withPersonsToken(ctx, { action: 'Creating a token', confirmLabel: 'Create token' },
-                'createToken', {}, { body });
-            if (!answer) return;
-            ctx.notices.clearError();
-            replaceChildren(secretHost, secretPanel(`Token ${answer.json.name} (${answer.json.role})`, answer.json.token, () => replaceChildren(secretHost)));
-            load();
-        } catch (error) {
-            requestError(ctx, error);
-        }
+        await createSecret(ctx, { action: 'Creating a token', confirmLabel: 'Create token' }, 'createToken', {}, body,
+            { secretHost, titleOf: (token) => `Token ${token.name} (${token.role})`, created: load });
     });
 
     load();

@@ -225,13 +225,7 @@ extension FlagServerApp {
             actor: query.actor, subject: query.subject, since: query.since, until: query.until,
             sets: named == nil ? caller.sets : nil)
         let records = try service.audit(named, filter: filter, limit: try listLimit(query.limit))
-        return Reply(
-            AuditList(
-                records: records.map {
-                    AuditEntry(
-                        time: $0.time, actor: $0.actor, action: $0.action, subject: $0.subject, reason: $0.reason,
-                        version: $0.version)
-                }))
+        return Reply(AuditList(records: records))
     }
 
     /// `POST …/evaluate`: evaluates one flag for a context at the current (or a given) time, with every step.

@@ -98,36 +98,33 @@ extension FlagServerApp {
 
     /// Reads a flag sent as JSON; every read problem is a 422 with its path inside the set (`flags.KEY.…`).
     static func decodeFlag(_ value: JSONValue, key: String) throws -> Flag {
-        guard case .object = value else {
-            throw ServiceError.badRequest("\"flag\" must be a JSON object", path: "flag")
-        }
-        let decoded: (flag: Flag?, problems: [Problem])
-        do {
-            decoded = try Flag.decode(value.canonicalBytes, key: key)
-        } catch {
-            throw ServiceError.badRequest("\"flag\" cannot be read: \(error)", path: "flag")
-        }
-        guard let flag = decoded.flag, decoded.problems.isEmpty else {
-            throw ServiceError.invalid(decoded.problems.map { Self.problem($0, under: "flags.\(key)") })
-        }
-        return flag
+        try decodeItem(value, member: "flag", under: "flags.\(key)") { try Flag.decode($0, key: key) }
     }
 
     /// Reads a cohort sent as JSON; read problems are a 422 with paths `cohorts.NAME.…`.
     static func decodeCohort(_ value: JSONValue, name: String) throws -> Cohort {
+        try decodeItem(value, member: "cohort", under: "cohorts.\(name)") { try Cohort.decode($0) }
+    }
+
+    /// Reads the flag or cohort a request sends as its member `member` with `decode`: a value that is not an object
+    /// or cannot be read is a 400 naming `member`, and its read problems are a 422 with paths under `prefix`.
+    private static func decodeItem<Item>(
+        _ value: JSONValue, member: String, under prefix: String,
+        _ decode: ([UInt8]) throws -> (Item?, [Problem])
+    ) throws -> Item {
         guard case .object = value else {
-            throw ServiceError.badRequest("\"cohort\" must be a JSON object", path: "cohort")
+            throw ServiceError.badRequest("\"\(member)\" must be a JSON object", path: member)
         }
-        let decoded: (cohort: Cohort?, problems: [Problem])
+        let decoded: (item: Item?, problems: [Problem])
         do {
-            decoded = try Cohort.decode(value.canonicalBytes)
+            decoded = try decode(value.canonicalBytes)
         } catch {
-            throw ServiceError.badRequest("\"cohort\" cannot be read: \(error)", path: "cohort")
+            throw ServiceError.badRequest("\"\(member)\" cannot be read: \(error)", path: member)
         }
-        guard let cohort = decoded.cohort, decoded.problems.isEmpty else {
-            throw ServiceError.invalid(decoded.problems.map { Self.problem($0, under: "cohorts.\(name)") })
+        guard let item = decoded.item, decoded.problems.isEmpty else {
+            throw ServiceError.invalid(decoded.problems.map { Self.problem($0, under: prefix) })
         }
-        return cohort
+        return item
     }
 
     /// The flag with one more rule, read by the flag reader itself so that a rule reads exactly as in a document.

@@ -227,10 +227,10 @@ extension FlagServerApp {
             }
             settings.reviews = mode
         }
-        let audit = AuditRecord(
-            actor: call.actor, action: "set.settings", reason: request.reason,
+        let audit = AuditEntry(
+            time: clock.now(), actor: call.actor, action: "set.settings",
             subject: "compatibility=\(settings.compatibility.rawValue) reviews=\(settings.reviews.rawValue)",
-            time: clock.now())
+            reason: request.reason)
         try service.storeCall { try service.store.settings.update(set: set, settings, audit: audit) }
         return Reply(Self.answer(set, settings))
     }

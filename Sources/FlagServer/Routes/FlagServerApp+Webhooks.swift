@@ -69,8 +69,8 @@ extension FlagServerApp {
             do {
                 try service.store.webhooks.create(
                     hook,
-                    audit: AuditRecord(
-                        actor: call.actor, action: "webhook.create", reason: request.reason, subject: name, time: now))
+                    audit: AuditEntry(
+                        time: now, actor: call.actor, action: "webhook.create", subject: name, reason: request.reason))
             } catch let error as StoreError where error.isAlreadyExists {
                 throw ServiceError.alreadyExists("a webhook named \"\(name)\" already exists", subject: .webhook)
             }
@@ -91,8 +91,8 @@ extension FlagServerApp {
     /// `DELETE /v1/admin/webhooks/{name}`: gone, with its deliveries, pending ones included.
     func deleteWebhook(_ call: Call, _ request: ChangeRequest) throws -> Reply<DeletedWebhook> {
         let hook = try managedHook(call)
-        let audit = AuditRecord(
-            actor: call.actor, action: "webhook.delete", reason: request.reason, subject: hook.name, time: clock.now())
+        let audit = AuditEntry(
+            time: clock.now(), actor: call.actor, action: "webhook.delete", subject: hook.name, reason: request.reason)
         guard try service.storeCall({ try service.store.webhooks.delete(hook.name, audit: audit) }) else {
             throw Self.noWebhook(hook.name)
         }
@@ -107,8 +107,8 @@ extension FlagServerApp {
         let event = WebhookEvent(
             type: WebhookEventType.test.rawValue, timestamp: clock.now(),
             data: WebhookEventData(actor: call.actor, reason: request.reason, webhook: hook.name))
-        let audit = AuditRecord(
-            actor: call.actor, action: "webhook.test", reason: request.reason, subject: hook.name, time: event.timestamp
+        let audit = AuditEntry(
+            time: event.timestamp, actor: call.actor, action: "webhook.test", subject: hook.name, reason: request.reason
         )
         guard
             try service.storeCall({ try service.store.webhooks.enqueue(event, id: id, to: hook.name, audit: audit) })
@@ -134,8 +134,8 @@ extension FlagServerApp {
         let now = clock.now()
         let until = now.addingTimeInterval(Self.webhookSecretOverlap)
         hook.previousUntil = until
-        let audit = AuditRecord(
-            actor: call.actor, action: "webhook.rotate-secret", reason: request.reason, subject: hook.name, time: now)
+        let audit = AuditEntry(
+            time: now, actor: call.actor, action: "webhook.rotate-secret", subject: hook.name, reason: request.reason)
         guard
             try service.storeCall({
                 try service.store.webhooks.rotate(hook.name, sealed: hook.sealedSecret, until: until, audit: audit)

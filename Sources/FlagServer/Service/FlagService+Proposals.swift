@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import Foundation
 
@@ -23,10 +24,9 @@ extension FlagService {
         if draft.applyAt != nil, try settings(current.name).reviews == .off { draftRecord.state = .scheduled }
         let what = [note.action, note.subject].compactMap { $0 }.joined(separator: " ")
         let when = draft.applyAt.map { ", at \(ISO8601.format($0))" } ?? ""
-        let audit = AuditRecord(
-            actor: note.actor, action: "change.propose",
-            reason: ["\(draft.title) (\(what)\(when))", note.reason].compactMap { $0 }.joined(separator: "; "),
-            subject: nil, time: now)
+        let audit = AuditEntry(
+            time: now, actor: note.actor, action: "change.propose",
+            reason: ["\(draft.title) (\(what)\(when))", note.reason].compactMap { $0 }.joined(separator: "; "))
         let stored = try storeCall { try store.proposals.insert(draftRecord, audit: audit) }
         var result = WriteResult(
             state: current, createdVersion: false, previous: current, changed: change.keys.sorted())
@@ -285,9 +285,8 @@ extension FlagService {
         _ proposal: StoredProposal, from state: StoredProposal.State, approval: ProposalApproval? = nil,
         note: ChangeNote, action: String
     ) throws {
-        let audit = AuditRecord(
-            actor: note.actor, action: action, reason: proposal.failure ?? note.reason, subject: nil,
-            time: clock.now())
+        let audit = AuditEntry(
+            time: clock.now(), actor: note.actor, action: action, reason: proposal.failure ?? note.reason)
         let stored = try storeCall {
             try store.proposals.update(proposal, from: state, approval: approval, audit: audit)
         }

@@ -1,3 +1,4 @@
+import FlagAPI
 import FlagCore
 import FlagSigning
 import Foundation
@@ -203,8 +204,8 @@ extension FlagService {
         _ set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, note: ChangeNote,
         subject: String, at time: Date
     ) throws {
-        let audit = AuditRecord(
-            actor: note.actor, action: note.action, reason: note.reason, subject: subject, time: time)
+        let audit = AuditEntry(
+            time: time, actor: note.actor, action: note.action, subject: subject, reason: note.reason)
         try storeCall { try store.signing.updateKeys(set: set, keys, resigned: resigned, audit: audit) }
         if let resigned, let current = state(set), current.version == resigned.version {
             let signed = current.signed(true)

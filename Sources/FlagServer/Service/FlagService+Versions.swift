@@ -72,7 +72,7 @@ extension FlagService {
     }
 
     /// Audit records, newest first: one set's or the whole log.
-    package func audit(_ set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditRecord] {
+    package func audit(_ set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditEntry] {
         if let set { _ = try requireState(set) }
         return try storeCall { try store.auditLog.records(set: set, filter: filter, limit: limit) }
     }

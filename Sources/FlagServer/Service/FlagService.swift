@@ -1,4 +1,5 @@
 import Dispatch
+import FlagAPI
 import FlagCore
 import FlagLock
 import FlagSigning
@@ -111,9 +112,9 @@ package final class FlagService: Sendable {
                 set.version = 1
                 set.updatedAt = clock.wholeSecond()
                 let state = try validated(set)
-                let audit = AuditRecord(
-                    actor: note.actor, action: note.action, reason: note.reason, subject: note.subject ?? name,
-                    time: set.updatedAt ?? clock.now())
+                let audit = AuditEntry(
+                    time: set.updatedAt ?? clock.now(), actor: note.actor, action: note.action,
+                    subject: note.subject ?? name, reason: note.reason)
                 let (signingKey, privateKey) = try signingKeyForNewSet(state)
                 states.append(state.signed(signingKey != nil))
                 if let privateKey { newKeys[name] = privateKey }
@@ -262,9 +263,9 @@ package final class FlagService: Sendable {
     private func append(
         _ state: SetState, to current: SetState, change: [ItemKey: [UInt8]?], note: ChangeNote, warnings: [String]
     ) throws -> WriteResult {
-        let audit = AuditRecord(
-            actor: note.actor, action: note.action, reason: note.reason, subject: note.subject,
-            time: state.updatedAt ?? clock.now())
+        let audit = AuditEntry(
+            time: state.updatedAt ?? clock.now(), actor: note.actor, action: note.action, subject: note.subject,
+            reason: note.reason)
         let signedPatch = try signedPatch(of: state, change: change, base: current.version)
         do {
             _ = try store.append(

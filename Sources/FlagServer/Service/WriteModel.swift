@@ -35,17 +35,12 @@ package struct ChangeNote: Sendable {
 }
 
 /// A change request to make of a write: its title, and when to apply it, for a scheduled change.
+/// Only the routes make one, with the memberwise initializer Swift writes.
 package struct ProposalDraft: Sendable, Hashable {
     /// What it does, in a line.
     package var title: String
     /// When the server is to apply it; `nil` when someone applies it by hand.
     package var applyAt: Date?
-
-    /// A draft titled `title`.
-    package init(title: String, applyAt: Date? = nil) {
-        self.title = title
-        self.applyAt = applyAt
-    }
 }
 
 /// What a write did: the state now served, and whether it made a new version (a change that changes nothing

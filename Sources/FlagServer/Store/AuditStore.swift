@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// The audit log: one concern of the store, written once for SQLite and PostgreSQL over `SQLExecutor`. Versions and
@@ -12,7 +13,7 @@ package struct AuditStore: Sendable {
 
     /// Audit records, newest first, at most `limit`, that `filter` lets through: those of one set, or of the whole
     /// log when `set` is `nil`.
-    package func records(set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditRecord] {
+    package func records(set: String?, filter: AuditFilter = AuditFilter(), limit: Int) throws -> [AuditEntry] {
         try database.reading("reading the audit log") { db in
             if let set, try db.currentVersion(of: set) == nil {
                 throw StoreError.notFound(set: set)
@@ -56,7 +57,7 @@ package struct AuditStore: Sendable {
     }
 
     /// Records an action that makes no version (an SDK key created, a token revoked), under a set or none.
-    package func record(_ record: AuditRecord, set: String?) throws {
+    package func record(_ record: AuditEntry, set: String?) throws {
         try database.writing("recording an audit record") { db in
             if let set, try db.currentVersion(of: set) == nil {
                 throw StoreError.notFound(set: set)
@@ -67,13 +68,13 @@ package struct AuditStore: Sendable {
 
     /// The audit record in the six columns from `first` on: actor, action, reason, subject, time (selected with
     /// `SQLDialect.microseconds(of:)`), version.
-    static func record(_ row: any SQLRow, from first: Int) throws -> AuditRecord {
-        AuditRecord(
+    static func record(_ row: any SQLRow, from first: Int) throws -> AuditEntry {
+        AuditEntry(
+            time: try row.date(first + 4),
             actor: try row.text(first),
             action: try row.text(first + 1),
-            reason: try row.optionalText(first + 2),
             subject: try row.optionalText(first + 3),
-            time: try row.date(first + 4),
+            reason: try row.optionalText(first + 2),
             version: try row.optionalInt(first + 5)
         )
     }
@@ -83,7 +84,7 @@ extension SQLExecutor {
     /// Appends `record` to the audit log, in the caller's transaction, and returns its id. The webhook events the
     /// record tells of (with `detail`) are queued in the same transaction.
     @discardableResult
-    package func insertAudit(_ record: AuditRecord, set: String?, detail: EventDetail = .none) throws -> Int64 {
+    package func insertAudit(_ record: AuditEntry, set: String?, detail: EventDetail = .none) throws -> Int64 {
         let id = try firstRow(
             """
             INSERT INTO audit (set_name, actor, action, reason, subject, time, version)

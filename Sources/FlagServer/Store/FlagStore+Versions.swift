@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// The versions of each set, written once for SQLite and PostgreSQL over `SQLExecutor` (see `FlagStore`).
@@ -19,7 +20,7 @@ extension FlagStore {
     /// Removals (`nil` items) are ignored: nothing exists before version 1. Throws `alreadyExists` for a set that
     /// exists.
     @discardableResult
-    package func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord) throws
+    package func createSet(_ name: String, change: VersionChange, digest: [UInt8], audit: AuditEntry) throws
         -> VersionInfo
     {
         try writing("creating flag set \"\(name)\"") { db in
@@ -43,7 +44,7 @@ extension FlagStore {
     /// another server sharing a PostgreSQL store) wait for this transaction and then find the version moved: it
     /// gets the conflict.
     package func append(
-        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord,
+        set: String, base: Int, change: VersionChange, digest: [UInt8], audit: AuditEntry,
         signedPatch: SignedBody? = nil, applying application: ProposalApplication? = nil
     ) throws -> VersionInfo {
         try writing("appending to flag set \"\(set)\"") { db in
@@ -186,7 +187,7 @@ extension SQLExecutor {
     /// Writes version `version`: its audit record, its row, one row per changed item (nothing per unchanged one),
     /// and the announcement, which the other servers receive when the transaction commits.
     fileprivate func insertVersion(
-        set: String, version: Int, change: VersionChange, digest: [UInt8], audit: AuditRecord
+        set: String, version: Int, change: VersionChange, digest: [UInt8], audit: AuditEntry
     ) throws -> VersionInfo {
         var record = audit
         record.version = version

@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// The server's durable state: versioned flag sets, and the other concerns beside them (`tokens`, `auditLog`,
@@ -58,13 +59,13 @@ package struct SetCreation: Sendable {
     /// The digest of version 1's items (`ItemsDigest`).
     package var digest: [UInt8]
     /// Who created it, when and why.
-    package var audit: AuditRecord
+    package var audit: AuditEntry
     /// Its signing key, for a server that signs new sets.
     package var signingKey: StoredSigningKey?
 
     /// A set to create.
     package init(
-        name: String, change: VersionChange, digest: [UInt8], audit: AuditRecord, signingKey: StoredSigningKey? = nil
+        name: String, change: VersionChange, digest: [UInt8], audit: AuditEntry, signingKey: StoredSigningKey? = nil
     ) {
         self.name = name
         self.change = change
@@ -126,7 +127,7 @@ package struct AuditFilter: Sendable, Hashable {
     }
 
     /// Whether a record of `set` passes.
-    func admits(_ record: AuditRecord, set: String?) -> Bool {
+    func admits(_ record: AuditEntry, set: String?) -> Bool {
         if let actor, record.actor != actor { return false }
         if let subject, record.subject != subject { return false }
         if let since, record.time < since { return false }

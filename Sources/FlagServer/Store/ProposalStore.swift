@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// A change request as stored: a write held back until someone approves and applies it (docs/reviews.md).
@@ -118,7 +119,7 @@ package struct ProposalStore: Sendable {
     }
 
     /// Stores a new change request with its audit record, in one transaction; returns it with its id.
-    package func insert(_ proposal: StoredProposal, audit: AuditRecord) throws -> StoredProposal {
+    package func insert(_ proposal: StoredProposal, audit: AuditEntry) throws -> StoredProposal {
         try database.writing("storing a change request of \"\(proposal.set)\"") { db in
             guard try db.currentVersion(of: proposal.set) != nil else { throw StoreError.notFound(set: proposal.set) }
             let id = try db.firstRow(
@@ -181,7 +182,7 @@ package struct ProposalStore: Sendable {
     /// decided first). Applying one has no record of its own: the version it made has one.
     package func update(
         _ proposal: StoredProposal, from expected: StoredProposal.State, approval: ProposalApproval? = nil,
-        audit: AuditRecord?
+        audit: AuditEntry?
     ) throws -> Bool {
         try database.writing("storing change request \(proposal.id) of \"\(proposal.set)\"") { db in
             let updated = try db.run(

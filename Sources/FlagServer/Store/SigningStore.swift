@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// Signing keys and signed bodies (docs/signing.md): one concern of the store, written once for SQLite and
@@ -37,7 +38,7 @@ package struct SigningStore: Sendable {
     /// current version signed again by a newly active key), atomically with the audit record; `notFound` for a set
     /// that does not exist.
     package func updateKeys(
-        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, audit: AuditRecord
+        set: String, _ keys: [StoredSigningKey], resigned: (version: Int, document: SignedBody)?, audit: AuditEntry
     ) throws {
         try database.writing("storing the signing keys of \"\(set)\"") { db in
             guard try db.currentVersion(of: set) != nil else { throw StoreError.notFound(set: set) }

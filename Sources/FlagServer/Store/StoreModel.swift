@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// What kind of item of a flag set a stored item is.
@@ -43,40 +44,8 @@ package struct VersionChange: Sendable, Hashable {
     }
 }
 
-/// One entry of the audit log: who did what, when, why, and the version it produced if any.
-package struct AuditRecord: Sendable, Hashable {
-    /// The token name of whoever made the change.
-    package var actor: String
-    /// What was done, e.g. `flag.kill` or `key.create`.
-    package var action: String
-    /// The reason the actor gave.
-    package var reason: String?
-    /// What the action was about, e.g. a flag key or an SDK key name.
-    package var subject: String?
-    /// When it happened.
-    package var time: Date
-    /// The version the action produced; filled in by the store for `createSet` and `append`.
-    package var version: Int?
-
-    /// A record of one action.
-    package init(
-        actor: String,
-        action: String,
-        reason: String? = nil,
-        subject: String? = nil,
-        time: Date,
-        version: Int? = nil
-    ) {
-        self.actor = actor
-        self.action = action
-        self.reason = reason
-        self.subject = subject
-        self.time = time
-        self.version = version
-    }
-}
-
 /// One version of a set: when it was made, by whom, the digest of its items, and which items it changed.
+/// Only the store makes one, with the memberwise initializer Swift writes.
 package struct VersionInfo: Sendable, Hashable {
     /// The set's name.
     package var set: String
@@ -87,19 +56,9 @@ package struct VersionInfo: Sendable, Hashable {
     /// The digest of the set's items at this version (`ItemsDigest`), as the caller computed it.
     package var digest: [UInt8]
     /// The audit record of the action that made the version.
-    package var audit: AuditRecord
+    package var audit: AuditEntry
     /// The items this version added, replaced or removed, sorted.
     package var changed: [ItemKey]
-
-    /// A version record.
-    package init(set: String, version: Int, createdAt: Date, digest: [UInt8], audit: AuditRecord, changed: [ItemKey]) {
-        self.set = set
-        self.version = version
-        self.createdAt = createdAt
-        self.digest = digest
-        self.audit = audit
-        self.changed = changed
-    }
 }
 
 /// A set's items as of one version, rebuilt from the changes up to it.

@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// Client instances and evaluation counts (docs/telemetry.md): one concern of the store, written once for SQLite
@@ -130,7 +131,7 @@ package struct SettingsStore: Sendable {
     }
 
     /// Stores the set's settings, atomically with the audit record; `notFound` for a set that does not exist.
-    package func update(set: String, _ settings: SetSettings, audit: AuditRecord) throws {
+    package func update(set: String, _ settings: SetSettings, audit: AuditEntry) throws {
         try database.writing("storing the settings of \"\(set)\"") { db in
             guard try db.currentVersion(of: set) != nil else { throw StoreError.notFound(set: set) }
             for (name, value) in settings.stored.sorted(by: { $0.key < $1.key }) {

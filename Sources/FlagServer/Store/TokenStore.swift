@@ -1,3 +1,4 @@
+import FlagAPI
 import Foundation
 
 /// API tokens and the dashboard sessions made from them: one concern of the store, written once for SQLite and
@@ -47,7 +48,7 @@ package struct TokenStore: Sendable {
 
     /// Stores a new token, atomically with its audit record; throws `alreadyExists` for a name or hash in use,
     /// `notFound` for an SDK key of a set that does not exist.
-    package func add(_ token: StoredToken, audit: AuditRecord) throws {
+    package func add(_ token: StoredToken, audit: AuditEntry) throws {
         try database.writing("adding token \(token.name)") { db in
             let kind: String
             let set: String?
@@ -88,7 +89,7 @@ package struct TokenStore: Sendable {
 
     /// Revokes the token `name`, and the dashboard sessions made from it, as of `time`, atomically with its audit
     /// record. Returns `false`, recording nothing, when there is no such token or it is already revoked.
-    package func revoke(name: String, at time: Date, audit: AuditRecord) throws -> Bool {
+    package func revoke(name: String, at time: Date, audit: AuditEntry) throws -> Bool {
         try database.writing("revoking token \(name)") { db in
             // A concurrent revocation waits for this one's row lock, then finds the token revoked.
             let revoke = "UPDATE token SET revoked_at = \(db.dialect.time(1)) WHERE name = $2 AND revoked_at IS NULL"

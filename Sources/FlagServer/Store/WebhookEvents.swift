@@ -6,7 +6,7 @@ enum WebhookEvents {
     /// The events of `record`, with what `detail` adds: a version's `version.created` (and `change.applied` when a
     /// change request wrote it), a change request's decisions, tokens and SDK keys made and revoked. Other actions
     /// (sessions, settings, signing keys, webhooks themselves) tell of none.
-    static func of(_ record: AuditRecord, set: String?, detail: EventDetail) -> [WebhookEvent] {
+    static func of(_ record: AuditEntry, set: String?, detail: EventDetail) -> [WebhookEvent] {
         var data = WebhookEventData(
             set: set, version: record.version, actor: record.actor, action: record.action, reason: record.reason,
             subject: record.subject)

@@ -36,7 +36,7 @@ package struct WebhookStore: Sendable {
     }
 
     /// Stores a new hook, atomically with its audit record; `alreadyExists` for a name in use.
-    package func create(_ hook: StoredWebhook, audit: AuditRecord) throws {
+    package func create(_ hook: StoredWebhook, audit: AuditEntry) throws {
         try database.writing("creating webhook \(hook.name)") { db in
             let time = db.dialect.time
             let added = try db.run(
@@ -56,7 +56,7 @@ package struct WebhookStore: Sendable {
     }
 
     /// Removes the hook and its deliveries, pending ones included; `false` when there is no such hook.
-    package func delete(_ name: String, audit: AuditRecord) throws -> Bool {
+    package func delete(_ name: String, audit: AuditEntry) throws -> Bool {
         try database.writing("deleting webhook \(name)") { db in
             try db.run("DELETE FROM webhook_delivery WHERE hook = $1", [.text(name)])
             guard try db.run("DELETE FROM webhook WHERE name = $1", [.text(name)]) == 1 else { return false }
@@ -67,7 +67,7 @@ package struct WebhookStore: Sendable {
 
     /// Replaces the hook's secret with `sealed`; the one it had signs too until `until`. `false` when there is no
     /// such hook.
-    package func rotate(_ name: String, sealed: [UInt8], until: Date, audit: AuditRecord) throws -> Bool {
+    package func rotate(_ name: String, sealed: [UInt8], until: Date, audit: AuditEntry) throws -> Bool {
         try database.writing("rotating the secret of webhook \(name)") { db in
             let changed = try db.run(
                 """
@@ -83,7 +83,7 @@ package struct WebhookStore: Sendable {
     }
 
     /// Queues `event` for the hook `name` alone (a test), with its audit record; `false` when there is no such hook.
-    package func enqueue(_ event: WebhookEvent, id: String, to name: String, audit: AuditRecord) throws -> Bool {
+    package func enqueue(_ event: WebhookEvent, id: String, to name: String, audit: AuditEntry) throws -> Bool {
         try database.writing("queuing a test event for webhook \(name)") { db in
             guard try db.selectHooks(where: "name = $1", [.text(name)]).first != nil else { return false }
             try db.insertDelivery(hook: name, id: id, event: event, set: nil)
@@ -238,7 +238,7 @@ package struct WebhookStore: Sendable {
 extension SQLExecutor {
     /// Queues the events `record` tells of for every enabled hook that covers them, in the caller's transaction:
     /// an event exists if and only if its change committed. One read of the hooks when none covers anything.
-    func insertEvents(for record: AuditRecord, set: String?, detail: EventDetail) throws {
+    func insertEvents(for record: AuditEntry, set: String?, detail: EventDetail) throws {
         try insertEvents(WebhookEvents.of(record, set: set, detail: detail), set: set)
     }
 
