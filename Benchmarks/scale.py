@@ -9,9 +9,12 @@ sockets in one client process, under this machine's cap of 20,000 open files a p
 With --replicas N, N flagservers (built with the Postgres trait) share one PostgreSQL database (FLAGSTAFF_TEST_POSTGRES,
 e.g. under Tests/postgres/with-postgres, or a throwaway cluster as Benchmarks/replicas.py makes), each with --streams
 streams held by a client process of its own (a process may hold 20,000 descriptors), and the kill goes to replica 1:
-p50, p99 and max are over every stream of every replica, then per replica. --quiet SECONDS keeps the clients from
-reading for that long after each kill, so that they take no processor from the servers during the fan-out (the
-kernel stamps each patch when it arrives either way).
+p50, p99 and max are over every stream of every replica, then per replica.
+
+--quiet SECONDS keeps the clients from reading for that long after each kill, so that they take no processor from
+the servers during the fan-out (the kernel stamps each patch when it arrives either way). Without --replicas, each
+count's streams are then held by one such client process, and one kill before the counted ones is left out.
+Benchmarks/fanout_floor.py measures the same fan-out with no server: the kernel's share alone.
 
 For each count, the streams are opened once (each gets its `put`), then `--runs` kills and restores of one flag are
 measured: a kill is timed from the start of the curl process that sends it. "answer" is curl's own time to the kill's
@@ -132,6 +135,55 @@ def hold(args):
             waiting_since = None
 
 
+def start_holder(server, key, streams):
+    """A `--hold` client process with `streams` streams on `server`, once every stream has its put."""
+    client = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), "--hold", "--url", server.base, "--key", key,
+         "--streams", str(streams), "--flag", "new-checkout"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if client.stdout.readline().strip() != "ready":
+        client.kill()
+        raise RuntimeError(f"the client of {server.base} did not open its streams")
+    return client
+
+
+def time_kills(servers, clients, runs, quiet):
+    """Kills and restores a flag through `servers[0]` `runs` times, after one kill that is not counted (the first
+    after the streams opened can meet their setup); `clients[i]` holds the streams of `servers[i]`. p50, p99 and max
+    are taken over every stream of a kill, then their medians over the kills, as `measure` does."""
+
+    def spread(values):
+        values = sorted(values)
+        return {"p50": values[len(values) // 2], "p99": values[max(0, int(len(values) * 0.99) - 1)],
+                "max": values[-1]}
+
+    def medians(spreads):
+        return {name: statistics.median(found[name] for found in spreads) for name in ("p50", "p99", "max")}
+
+    answers, kills, per_replica, streams = [], [], {}, 0
+    for run in range(runs + 1):
+        for client in clients:
+            client.stdin.write("reset\n")
+            client.stdin.flush()
+            client.stdout.readline()
+        sent = time.time()
+        answer = curl_kill(servers[0], "new-checkout", "kill")
+        for client in clients:
+            client.stdin.write(f"go {sent} {quiet}\n")
+            client.stdin.flush()
+        found = [[delay * 1000 for delay in json.loads(client.stdout.readline())] for client in clients]
+        if run > 0:
+            answers.append(answer)
+            kills.append(spread([delay for delays in found for delay in delays]))
+            for number, delays in enumerate(found, start=1):
+                per_replica.setdefault(number, []).append(spread(delays))
+            streams = sum(len(delays) for delays in found)
+        curl_kill(servers[0], "new-checkout", "restore")
+        time.sleep(2)  # the restore's patch reaches every stream before the next reset
+    return {"answer": statistics.median(answers), **medians(kills), "streams": streams,
+            "replicas": {number: medians(spreads) for number, spreads in per_replica.items()}}
+
+
 def measure_replicas(args):
     """--replicas: N flagservers on one PostgreSQL database, --streams on each, kills sent to replica 1."""
     run = replicas.Run(argparse.Namespace(bin=os.path.abspath(args.bin)))
@@ -139,44 +191,29 @@ def measure_replicas(args):
     try:
         servers, key = replicas.start_on_one_database(run, args.replicas, args.port, "flagstaff_scale")
         for server in servers:
-            client = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), "--hold", "--url", server.base, "--key", key,
-                 "--streams", str(args.streams), "--flag", "new-checkout"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-            clients.append(client)
-            if client.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"the client of {server.name} did not open its streams")
+            clients.append(start_holder(server, key, args.streams))
         print(f"  {len(servers)} replicas, {args.streams:,} streams on each", file=sys.stderr)
-        answers, delays, per_replica = [], [], {}
-        for _ in range(args.runs):
-            for client in clients:
-                client.stdin.write("reset\n")
-                client.stdin.flush()
-                client.stdout.readline()
-            sent = time.time()
-            answers.append(curl_kill(servers[0], "new-checkout", "kill"))
-            for client in clients:
-                client.stdin.write(f"go {sent} {args.quiet}\n")
-                client.stdin.flush()
-            for number, client in enumerate(clients, start=1):
-                found = [delay * 1000 for delay in json.loads(client.stdout.readline())]
-                delays += found
-                per_replica.setdefault(number, []).extend(found)
-            curl_kill(servers[0], "new-checkout", "restore")
-            time.sleep(2)  # the restore's patch reaches every stream before the next reset
-        def spread(values):
-            values = sorted(values)
-            return {"p50": values[len(values) // 2], "p99": values[max(0, int(len(values) * 0.99) - 1)],
-                    "max": values[-1]}
-
-        return {"answer": statistics.median(answers), **spread(delays), "streams": len(delays),
-                "replicas": {number: spread(found) for number, found in per_replica.items()}}
+        return time_kills(servers, clients, args.runs, args.quiet)
     finally:
         for client in clients:
             client.kill()
         run.processes.stop_all()
         if run.postgres:
             run.postgres.close()
+
+
+def measure_quiet(bin_dir, count, runs, port, quiet):
+    """One flagserver on SQLite, as `measure`, with its streams held by a `--hold` client that reads nothing for
+    `quiet` seconds after each kill."""
+    server = writes.Server(bin_dir, port, max_connections=19_500)
+    client = None
+    try:
+        client = start_holder(server, server.sdk_key("demo"), count)
+        return time_kills([server], [client], runs, quiet)
+    finally:
+        if client:
+            client.kill()
+        server.stop()
 
 
 def main():
@@ -196,7 +233,7 @@ def main():
     parser.add_argument("--port", type=int, default=18470)
     parser.add_argument("--replicas", type=int, help="this many flagservers on one PostgreSQL database")
     parser.add_argument("--quiet", type=float, default=0.0,
-                        help="with --replicas: seconds the clients read nothing after a kill (0: they read at once)")
+                        help="seconds the clients read nothing after a kill (0: they read at once)")
     args = parser.parse_args()
     if args.replicas:
         streams = int(args.streams) if args.streams.isdigit() else 18_000
@@ -206,7 +243,7 @@ def main():
                                                      runs=args.runs, port=args.port, quiet=args.quiet))
         print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load average "
               f"{os.getloadavg()[0]:.1f}; {args.replicas} replicas on one PostgreSQL database, "
-              f"{result['streams'] // args.runs:,} streams in all; the kill sent to replica 1; {args.runs} kills; "
+              f"{result['streams']:,} streams in all; the kill sent to replica 1; medians of {args.runs} kills; "
               f"clients {'quiet for %.1f s' % args.quiet if args.quiet else 'reading'}; ms\n")
         print("| streams on | answer (median) | p50 | p99 | max |\n|---|---:|---:|---:|---:|")
         rows = [("every replica", result)] + [(f"replica {n}", r) for n, r in sorted(result["replicas"].items())]
@@ -222,7 +259,11 @@ def main():
     measured = {}
     for name, bin_dir in builds:
         print(f"measuring {name}: {bin_dir}", file=sys.stderr)
-        measured[name] = measure(bin_dir, counts, args.runs, args.port)
+        if args.quiet:
+            measured[name] = {f"{count:,} streams": measure_quiet(bin_dir, count, args.runs, args.port, args.quiet)
+                              for count in counts}
+        else:
+            measured[name] = measure(bin_dir, counts, args.runs, args.port)
     load = os.getloadavg()[0]
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load average {load:.1f}; "
           f"medians of {args.runs} kills, ms\n")
