@@ -1,7 +1,9 @@
 // Control characters (Unicode's general category Cc: C0 U+0000–U+001F, DEL U+007F, C1 U+0080–U+009F) are obeyed by
 // a terminal, not shown: ESC (U+001B) and CSI (U+009B) start sequences that move the cursor, rewrite the screen or
 // set the window title. Strings that anyone with a public SDK key or an editor token can write reach admins'
-// terminals through flagctl, so the server refuses them in telemetry and flagctl shows them as escapes.
+// terminals through flagctl, so the server refuses them in telemetry and flagctl shows them as escapes. What admins
+// write (descriptions, rule names, reasons) is refused with them too, when written (`controlCharacterRefusal`);
+// stored text keeps being served, and flagctl escapes it.
 
 extension Unicode.Scalar {
     /// Whether this is a control character: C0 (U+0000–U+001F), DEL (U+007F) or C1 (U+0080–U+009F).
@@ -29,6 +31,25 @@ extension StringProtocol {
         guard mayHaveControlCharacters else { return nil }
         for (offset, scalar) in unicodeScalars.enumerated() where scalar.isControlCharacter {
             return (scalar, offset + 1)
+        }
+        return nil
+    }
+
+    /// Why this text, written by a person for people to read, is refused, or `nil` when it is not: it has a control
+    /// character. `multiline` text (a description) may hold line breaks (U+000A) and tabs (U+0009); every other
+    /// control character is refused in it too. The reason follows the member's name, as the telemetry route's do:
+    ///
+    /// ```swift
+    /// "ship\u{1B}[2J".controlCharacterRefusal()  // contains the control character U+001B at position 5; write …
+    /// ```
+    public func controlCharacterRefusal(multiline: Bool = false) -> String? {
+        guard mayHaveControlCharacters else { return nil }
+        for (offset, scalar) in unicodeScalars.enumerated() where scalar.isControlCharacter {
+            if multiline, scalar == "\n" || scalar == "\t" { continue }
+            let remedy =
+                multiline
+                ? "write printable text; line breaks and tabs may stay" : "write printable text on one line"
+            return "contains the control character \(scalar.codePointNotation) at position \(offset + 1); \(remedy)"
         }
         return nil
     }
