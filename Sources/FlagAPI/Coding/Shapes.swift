@@ -13,7 +13,34 @@ public protocol APIAnswer: Sendable {
 }
 
 /// A request of the API: its JSON body, or for `GET` and `DELETE` its query parameters.
-public protocol APIRequest: Sendable, Codable {}
+public protocol APIRequest: Sendable, Codable {
+    /// The members people write for people to read (a reason, a description), which the server refuses with a
+    /// control character in them; none by default, `reason` for a `MutationRequest`.
+    var writtenText: [WrittenText] { get }
+}
+
+extension APIRequest {
+    /// No member written for people to read.
+    public var writtenText: [WrittenText] { [] }
+}
+
+/// A member of a request that people write for people to read: it reaches terminals (flagctl) and the dashboard,
+/// so a control character in it is refused (docs/admin-api.md, "Text people write").
+public struct WrittenText: Sendable, Hashable {
+    /// The member's path in the request, e.g. `reason` or `values[2]`.
+    public var member: String
+    /// Its text; `nil` when the request leaves it out.
+    public var text: String?
+    /// Whether the text may hold line breaks and tabs (a description); every other control character is refused.
+    public var multiline: Bool
+
+    /// A member and its text, one line unless `multiline`.
+    public init(_ member: String, _ text: String?, multiline: Bool = false) {
+        self.member = member
+        self.text = text
+        self.multiline = multiline
+    }
+}
 
 /// A request that writes a version of a set: it may say why (`reason`, recorded in the audit log) and ask to write
 /// what active clients cannot evaluate (`allowIncompatible`, flagctl's `--force`).
@@ -22,6 +49,11 @@ public protocol MutationRequest: APIRequest {
     var reason: String? { get }
     /// Write even what active clients cannot evaluate (the compatibility gate).
     var allowIncompatible: Bool? { get }
+}
+
+extension MutationRequest {
+    /// The reason, which the audit log and the history show.
+    public var writtenText: [WrittenText] { [WrittenText("reason", reason)] }
 }
 
 extension APIAnswer where Self: Codable {

@@ -148,4 +148,7 @@ public struct ScheduleRequest: APIRequest, Hashable {
         self.at = at
         self.reason = reason
     }
+
+    /// The reason.
+    public var writtenText: [WrittenText] { [WrittenText("reason", reason)] }
 }

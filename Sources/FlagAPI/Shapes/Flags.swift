@@ -284,6 +284,11 @@ public struct ValuesRequest: MutationRequest, Hashable {
         self.reason = reason
         self.allowIncompatible = allowIncompatible
     }
+
+    /// The reason and the values, which apps report back and flagctl lists.
+    public var writtenText: [WrittenText] {
+        [WrittenText("reason", reason)] + values.enumerated().map { WrittenText("values[\($0.offset)]", $0.element) }
+    }
 }
 
 /// `POST …/flags/{key}/promote`: the flag's configuration in set `from` becomes its configuration here.

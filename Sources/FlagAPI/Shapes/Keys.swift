@@ -43,6 +43,9 @@ public struct CreateKeyRequest: APIRequest, Hashable {
         self.name = name
         self.reason = reason
     }
+
+    /// The reason; the name is a key (`^[a-z0-9][a-z0-9._-]{0,127}$`), checked when the key is issued.
+    public var writtenText: [WrittenText] { [WrittenText("reason", reason)] }
 }
 
 /// The new SDK key: in this answer only.

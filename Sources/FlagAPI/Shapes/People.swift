@@ -133,6 +133,9 @@ public struct CreateTokenRequest: APIRequest, Hashable {
         self.expiresAt = expiresAt
         self.reason = reason
     }
+
+    /// The reason; the name and the sets are keys (`^[a-z0-9][a-z0-9._-]{0,127}$`), checked when it is issued.
+    public var writtenText: [WrittenText] { [WrittenText("reason", reason)] }
 }
 
 /// The new token's record and, in this answer only, the token.

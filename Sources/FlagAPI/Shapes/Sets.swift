@@ -210,4 +210,7 @@ public struct SettingsRequest: APIRequest, Hashable {
         self.reviews = reviews
         self.reason = reason
     }
+
+    /// The reason.
+    public var writtenText: [WrittenText] { [WrittenText("reason", reason)] }
 }

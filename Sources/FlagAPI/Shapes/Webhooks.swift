@@ -117,6 +117,11 @@ public struct CreateWebhookRequest: APIRequest, Hashable {
         self.description = description
         self.reason = reason
     }
+
+    /// The description, which may hold line breaks and tabs, and the reason; the name is a key, checked on creation.
+    public var writtenText: [WrittenText] {
+        [WrittenText("description", description, multiline: true), WrittenText("reason", reason)]
+    }
 }
 
 /// A hook as stored, without its secret.

@@ -147,7 +147,8 @@ extension FlagServerApp {
         return ItemChanges(flags: flags, cohorts: cohorts)
     }
 
-    /// Reads a whole flag-set document sent inside a request; any read problem is a 422 naming its path.
+    /// Reads a whole flag-set document sent inside a request; any read problem, and any control character in the
+    /// text of its flags and cohorts (every item of it is written), is a 422 naming its path.
     static func decodeDocument(raw: [UInt8]) throws -> FlagSet {
         let first = raw.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         guard first == UInt8(ascii: "{") else {
@@ -159,7 +160,13 @@ extension FlagServerApp {
         } catch {
             throw ServiceError.badRequest("\"document\" cannot be read: \(error)", path: "document")
         }
-        let problems = document.readProblems.filter { $0.path != "schema" }
+        var problems = document.readProblems.filter { $0.path != "schema" }
+        for (key, flag) in document.flags.sorted(by: { $0.key < $1.key }) {
+            problems += flag.writtenTextProblems.map { Self.problem($0, under: "flags.\(key)") }
+        }
+        for (name, cohort) in document.cohorts.sorted(by: { $0.key < $1.key }) {
+            problems += cohort.writtenTextProblems.map { Self.problem($0, under: "cohorts.\(name)") }
+        }
         guard problems.isEmpty else { throw ServiceError.invalid(problems) }
         return document
     }

@@ -201,6 +201,9 @@ extension FlagServerApp {
             throw ServiceError.badRequest(
                 "withoutReview needs a reason: ?withoutReview=incident+1234", path: "withoutReview")
         }
+        if let refusal = reason.controlCharacterRefusal() {
+            throw ServiceError.badRequest("withoutReview \(refusal)", path: "withoutReview")
+        }
         note.skipsReview = true
         note.reason = [note.reason, "without review: \(reason)"].compactMap { $0 }.joined(separator: "; ")
     }

@@ -98,18 +98,23 @@ extension FlagServerApp {
 
     /// Reads a flag sent as JSON; every read problem is a 422 with its path inside the set (`flags.KEY.…`).
     static func decodeFlag(_ value: JSONValue, key: String) throws -> Flag {
-        try decodeItem(value, member: "flag", under: "flags.\(key)") { try Flag.decode($0, key: key) }
+        try decodeItem(value, member: "flag", under: "flags.\(key)", check: \.writtenTextProblems) {
+            try Flag.decode($0, key: key)
+        }
     }
 
     /// Reads a cohort sent as JSON; read problems are a 422 with paths `cohorts.NAME.…`.
     static func decodeCohort(_ value: JSONValue, name: String) throws -> Cohort {
-        try decodeItem(value, member: "cohort", under: "cohorts.\(name)") { try Cohort.decode($0) }
+        try decodeItem(value, member: "cohort", under: "cohorts.\(name)", check: \.writtenTextProblems) {
+            try Cohort.decode($0)
+        }
     }
 
     /// Reads the flag or cohort a request sends as its member `member` with `decode`: a value that is not an object
-    /// or cannot be read is a 400 naming `member`, and its read problems are a 422 with paths under `prefix`.
+    /// or cannot be read is a 400 naming `member`, and its read problems are a 422 with paths under `prefix`, as are
+    /// those `check` finds in the item read (control characters in its text: only the items written are checked).
     private static func decodeItem<Item>(
-        _ value: JSONValue, member: String, under prefix: String,
+        _ value: JSONValue, member: String, under prefix: String, check: (Item) -> [Problem],
         _ decode: ([UInt8]) throws -> (Item?, [Problem])
     ) throws -> Item {
         guard case .object = value else {
@@ -124,6 +129,8 @@ extension FlagServerApp {
         guard let item = decoded.item, decoded.problems.isEmpty else {
             throw ServiceError.invalid(decoded.problems.map { Self.problem($0, under: prefix) })
         }
+        let problems = check(item)
+        guard problems.isEmpty else { throw ServiceError.invalid(problems.map { Self.problem($0, under: prefix) }) }
         return item
     }
 
@@ -224,7 +231,8 @@ extension FlagServerApp {
         throw ServiceError.badRequest("give one of \"percent\", \"schedule\", \"steps\" or \"preset\"", path: "percent")
     }
 
-    private static func problem(_ problem: Problem, under prefix: String) -> Problem {
+    /// `problem` with its path under `prefix` (`flags.KEY`).
+    static func problem(_ problem: Problem, under prefix: String) -> Problem {
         Problem(path: problem.path.isEmpty ? prefix : "\(prefix).\(problem.path)", message: problem.message)
     }
 }

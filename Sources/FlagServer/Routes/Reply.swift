@@ -41,16 +41,23 @@ extension RouteSpec {
 
 extension Call {
     /// The request as the endpoint's request type: the members of the JSON body, then the query parameters.
-    /// A member of the wrong type, or one missing, is a 400 that names it.
+    /// A member of the wrong type, or one missing, is a 400 that names it; so is text people read (`writtenText`: a
+    /// reason, a description) with a control character.
     func decode<Request: APIRequest>(_ type: Request.Type) throws -> Request {
         var query: [String: String] = [:]
         for (name, value) in request.queryItems where query[name] == nil { query[name] = value }
+        let decoded: Request
         do {
-            return try WireDecoder.decodeRequest(type, body: request.body, query: query)
+            decoded = try WireDecoder.decodeRequest(type, body: request.body, query: query)
         } catch {
             guard let field = error.field else { throw ServiceError.badRequest(error.description) }
             throw ServiceError.badRequest("\"\(field)\" \(error.message)", path: field)
         }
+        for text in decoded.writtenText {
+            guard let refusal = text.text?.controlCharacterRefusal(multiline: text.multiline) else { continue }
+            throw ServiceError.badRequest("\"\(text.member)\" \(refusal)", path: text.member)
+        }
+        return decoded
     }
 }
 
