@@ -4,50 +4,71 @@ import FlagTestSupport
 import Foundation
 import Testing
 
-/// What an editor token writes into a flag set (descriptions, owners, rule names, cohort descriptions, audit
-/// reasons) reaches the terminals of everyone who reads it with flagctl: a live flagserver stores the hostile
-/// strings, and every read shows them as escapes, on one line each, while `--json` carries them exactly.
+/// Text stored with control characters (descriptions, owners, rule names, cohort descriptions) reaches the terminals of
+/// everyone who reads it with flagctl: a live flagserver serves the hostile strings, and every read shows them as
+/// escapes, on one line each, while `--json` carries them exactly. The server refuses them when an admin writes them,
+/// so they come from a seed document, as a set stored before that refusal would hold them.
 @Suite("flagctl against a live server: control characters", .enabled(if: LiveServer.binary != nil))
 struct OnlineControlCharacterTests {
-    /// A server with set `t` whose flag `k`, its rule, cohort `beta` and the audit reasons carry the hostile text.
+    /// A server with set `t`, seeded, whose flag `k`, its rule and cohort `beta` carry the hostile text, and `k`
+    /// killed since (version 2).
     private func seeded() throws -> LiveServer {
-        let server = try LiveServer()
-        let writes: [[String]] = [
-            ["sets", "create", "t"],
-            ["cohort", "create", "beta", "--units", "u-1", "--description", Hostile.text],
-            [
-                "create", "k", "--type", "string", "--default", "plain", "--kind", "ops", "--description", Hostile.text,
-                "--owner", "team\(Hostile.title)",
+        let seeds = try TemporaryDirectory()
+        let document: [String: Any] = [
+            "schema": 1, "set": "t",
+            "cohorts": ["beta": ["include": ["u-1"], "description": Hostile.text]],
+            "flags": [
+                "k": [
+                    "type": "string", "kind": "ops", "default": "plain", "description": Hostile.text,
+                    "owner": "team\(Hostile.title)",
+                    "rules": [
+                        [
+                            "name": "beta\(Hostile.title)\(Hostile.clear)", "cohort": "beta",
+                            "value": "x\(Hostile.title)",
+                        ]
+                    ],
+                ]
             ],
-            [
-                "rule", "add", "k", "--cohort", "beta", "--value", "x\(Hostile.title)", "--name",
-                "beta\(Hostile.title)\(Hostile.clear)", "--reason", Hostile.text,
-            ],
-            ["kill", "k", "--reason", Hostile.text],
         ]
-        for write in writes {
-            let run = try server.ctl(write)
-            #expect(run.status == 0, "\(write.first ?? ""): \(run)")
-            Hostile.expectSafe(run)
-        }
+        try JSONSerialization.data(withJSONObject: document).write(to: seeds.url.appendingPathComponent("t.json"))
+        let path = String(decoding: try JSONSerialization.data(withJSONObject: [seeds.url.path]), as: UTF8.self)
+        let server = try LiveServer(configuration: #"{"seedDirectory":\#(path.dropFirst().dropLast())}"#)
+        let run = try server.ctl(["kill", "k", "--reason", "incident 12"])
+        #expect(run.status == 0, "kill: \(run)")
         return server
+    }
+
+    /// An admin's text with a control character is refused, and the server's message naming it is one visible line.
+    @Test func aReasonOrADescriptionWithOneIsRefusedInOneVisibleLine() throws {
+        let server = try seeded()
+        for write in [
+            ["restore", "k", "--reason", Hostile.text],
+            ["create", "k2", "--type", "bool", "--default", "false", "--description", "a\(Hostile.title)"],
+        ] {
+            let run = try server.ctl(write)
+            #expect(run.status == 1, "\(run)")
+            Hostile.expectSafe(run)
+            #expect(run.stderrLines.count == 1, "\(run)")
+            #expect(run.stderr.contains("contains the control character U+001B at position"), "\(run)")
+        }
+        #expect(try server.version() == 2)
     }
 
     @Test func everyReadShowsTheHostileStringsAsEscapesOnTheirLine() throws {
         let server = try seeded()
-        // A table cuts a long cell with `…`: the reason columns show the start of the text.
+        // A table cuts a long cell with `…`: the description column shows the start of the text.
         let cut = #"Checkout\e]0;pwned\u0007\u009b2J"#
         let reads: [([String], String)] = [
             (["get", "k"], Hostile.shownText),
             (["get", "k"], #"team\e]0;pwned\u0007"#),
             (["list"], "k"),
-            (["history"], cut),
-            (["history", "k"], cut),
-            (["diff", "2", "5"], "+ flag k"),
+            (["history"], "incident 12"),
+            (["history", "k"], "incident 12"),
+            (["diff", "1", "2"], "flag k"),
             (["cohort", "show", "beta"], "description: \(Hostile.shownText)"),
             (["cohort", "list"], cut),
             (["eval", "k", "--unit", "u-1", "--explain"], "killed"),
-            (["restore", "k", "--reason", Hostile.text], "restored k"),
+            (["restore", "k"], "restored k"),
             (["eval", "k", "--unit", "u-1", "--explain"], #""x\u001b]0;pwned\u0007"  TARGETING_MATCH"#),
             (["eval", "k", "--unit", "u-1"], #"beta\e]0;pwned\u0007\u009b2J"#),
             (["export"], #"\u001b]0;pwned\u0007\u009b2J\nforged: line"#),
@@ -69,7 +90,7 @@ struct OnlineControlCharacterTests {
     /// written in JSON's own `\u` form, so the line still reads back to the stored value.
     @Test func jsonCarriesTheExactStringsWithoutARawControlCharacter() throws {
         let server = try seeded()
-        for arguments in [["get", "k"], ["history", "k"], ["cohort", "show", "beta"]] {
+        for arguments in [["get", "k"], ["diff", "1", "2"], ["cohort", "show", "beta"]] {
             let run = try server.ctl(["--json"] + arguments)
             #expect(run.status == 0, "\(run)")
             Hostile.expectSafe(run)

@@ -7,7 +7,8 @@
      first report, and an id reports only with the key it was issued to; counts of flags and variants the set does
      not have are dropped
   4  no control character reaches a terminal: the server refuses one in a report with 400 naming the member, and
-     flagctl shows one from the server as a visible escape
+     in what admins write (422 at a description's path, 400 naming a reason); flagctl shows one from the server as
+     a visible escape
   5  importing a set that does not exist needs the right to create sets
   6  an encoded slash is not a path separator
 
@@ -185,15 +186,21 @@ def control_characters(key, issued):
     check(status == 400 and answer["error"]["path"] == "app.name" and "U+001B" in answer["error"]["message"],
           f"4  a control character in a report is refused with 400 naming the member ({status} {answer})")
     hostile = "evil\u001b[2J\u009b31m\u0007"
-    status, _, _ = api("PUT", "/v1/admin/sets/sec/flags/hostile",
-                       body={"flag": {"type": "bool", "default": False, "description": hostile}})
-    check(status in (200, 201), f"4  a description with control characters is stored ({status})")
+    status, _, answer = api("PUT", "/v1/admin/sets/sec/flags/hostile",
+                            body={"flag": {"type": "bool", "default": False, "description": hostile}})
+    check(status == 422 and answer["error"]["path"] == "flags.hostile.description"
+          and "U+001B at position 5" in answer["error"]["message"],
+          f"4  a description with a control character is refused with 422 at its path ({status} {answer})")
+    status, _, answer = api("PUT", "/v1/admin/sets/sec/flags/hostile",
+                            body={"flag": {"type": "bool", "default": False}, "reason": hostile})
+    check(status == 400 and answer["error"]["path"] == "reason" and "U+001B" in answer["error"]["message"],
+          f"4  a reason with a control character is refused with 400 naming it ({status} {answer})")
     env = dict(os.environ, FLAGCTL_SERVER=f"http://127.0.0.1:{PORT}", FLAGCTL_TOKEN=ADMIN, FLAGCTL_SET="sec")
-    shown = subprocess.run([FLAGCTL, "get", "hostile"], capture_output=True, env=env, timeout=30)
+    shown = subprocess.run([FLAGCTL, "get", "nope" + hostile], capture_output=True, env=env, timeout=30)
     out = shown.stdout.decode("utf-8", "replace") + shown.stderr.decode("utf-8", "replace")
     controls = [c for c in out if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F]
-    check(shown.returncode == 0 and not controls and "evil\\e[2J\\u009b31m\\u0007" in out,
-          f"4  flagctl get shows the description's control characters as escapes ({controls!r})")
+    check(shown.returncode == 1 and not controls and "nopeevil\\e[2J\\u009b31m\\u0007" in out,
+          f"4  flagctl shows the control characters of a server's message as escapes ({controls!r} {out!r})")
 
 
 def streams_end_with_their_token():
