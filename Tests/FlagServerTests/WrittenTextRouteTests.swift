@@ -80,6 +80,12 @@ struct WrittenTextRouteTests {
             let key = try harness.send("POST", "/v1/admin/sets/ios-prod/keys", body: #"{"name":"web","reason":"\t"}"#)
             #expect(key.status == 400)
             #expect(try key.json("error.path") == .string("reason"))
+            let hook = try harness.send(
+                "POST", "/v1/admin/webhooks",
+                body: #"{"name":"chat","url":"https://example.invalid/","description":"ok\nfine\u001b"}"#)
+            #expect(hook.status == 400)
+            #expect(try hook.json("error.path") == .string("description"))
+            #expect(try hook.json("error.message")?.text?.contains("U+001B at position 8") == true)
             let color = try harness.send(
                 "PUT", "/v1/admin/sets/ios-prod/flags/color", body: #"{"flag":{"type":"string","default":"a"}}"#)
             #expect(color.status == 201)
@@ -92,6 +98,18 @@ struct WrittenTextRouteTests {
                 try harness.send(
                     "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", body: #"{"reason":"incident 12"}"#
                 ).status == 200)
+        }
+    }
+
+    @Test func aChangeRequestsTitleOrAWithoutReviewReasonWithOneIsA400NamingIt() async throws {
+        try await withHarness { harness in
+            for (query, path) in [("propose=Turn%1Bon", "propose"), ("withoutReview=inci%0Adent", "withoutReview")] {
+                let response = try harness.send("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill?\(query)")
+                #expect(response.status == 400, "\(query)")
+                #expect(try response.json("error.path") == .string(path))
+                #expect(try response.json("error.message")?.text?.contains("at position 5") == true, "\(query)")
+            }
+            #expect(harness.app.service.state("ios-prod")?.version == 1)
         }
     }
 

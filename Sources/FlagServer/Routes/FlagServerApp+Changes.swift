@@ -151,8 +151,8 @@ extension Call {
                 "propose: the title is \(trimmed.count) characters; at most \(Self.proposalTitleLimit)",
                 path: "propose")
         }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ServiceError.badRequest("propose: the title has a control character", path: "propose")
+        if let refusal = trimmed.controlCharacterRefusal() {
+            throw ServiceError.badRequest("propose: the title \(refusal)", path: "propose")
         }
         return trimmed
     }
