@@ -124,7 +124,7 @@ let package = Package(
         // socket clients, HTTP parsing helpers, child processes, a tampering proxy and a PostgreSQL test database.
         // Regular targets so that test targets can depend on them; no product, nothing ships them.
         .target(
-            name: "FlagTestBasics", dependencies: ["FlagHTTP", "FlagCore", "FlagPostgres"],
+            name: "FlagTestBasics", dependencies: ["FlagHTTP", "FlagCore", "FlagPostgres", "FlagLock"],
             path: "Tests/FlagTestBasics"),
         // What the server's, the client's and flagctl's tests share on top: one request API over the app in process
         // or a live server, live servers (in process or the built binary), and a signing set server.

@@ -4,7 +4,7 @@ import Testing
 
 /// `generate swift`, `export --version`, `refs` and `stale --refs` against a live server: the generated file and the
 /// bootstrap come from one version, and code references show up in the flag-debt report.
-@Suite("generate, export and refs against a server", .enabled(if: LiveServer.binary != nil))
+@Suite("generate, export and refs against a server", .enabled(if: LiveServer.binary != nil), .live)
 struct CodegenLiveTests {
     @Test("export --version N and generate --version N name the same version; the file and the server agree")
     func oneVersion() throws {

@@ -95,7 +95,7 @@ struct ConsoleEscapingTests {
 }
 
 /// `lint`, `eval --file` and `verify` quote a file's content; a hostile file reaches the terminal only as escapes.
-@Suite("flagctl file commands: control characters")
+@Suite("flagctl file commands: control characters", .live)
 struct FileControlCharacterTests {
     /// A set whose flag key, rule name, cohort reference and string value carry control characters; JSON escapes
     /// C0 and DEL, and carries C1 as is.

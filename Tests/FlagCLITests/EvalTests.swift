@@ -19,7 +19,7 @@ struct DemoCase: CustomTestStringConvertible, Sendable {
 
 /// `flagctl eval --file`, run as a process. Expected results follow SPEC §2 by hand from the demo file; bucket
 /// numbers were computed with an independent MurmurHash3 (checked against /work/shared/vectors).
-@Suite("flagctl eval --file")
+@Suite("flagctl eval --file", .live)
 struct EvalTests {
     static let noon = "2026-11-29T12:00:00Z"
 

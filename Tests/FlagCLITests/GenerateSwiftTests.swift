@@ -7,7 +7,7 @@ import Testing
 
 /// `flagctl generate swift`: the files it writes compile against the FlagClient this build made, and `--check`
 /// catches each kind of drift.
-@Suite("generate swift")
+@Suite("generate swift", .live)
 struct GenerateSwiftTests {
     /// The set the drift tests start from; each test changes one thing.
     static let base = #"""

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `flagctl lint`, run as a process.
-@Suite("flagctl lint")
+@Suite("flagctl lint", .live)
 struct LintTests {
     /// Six problems, one of each kind SPEC §3 names; `good` is sound.
     static let brokenSet = """
@@ -145,7 +145,7 @@ struct LintTests {
 }
 
 /// Hostile documents through the whole lint path, in-process (fast): each is a problem, none traps.
-@Suite("flagctl lint robustness")
+@Suite("flagctl lint robustness", .live)
 struct LintRobustnessTests {
     @Test(
         "hostile input yields exit 1 and a report",

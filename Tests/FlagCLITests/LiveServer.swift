@@ -30,7 +30,7 @@ final class LiveServer {
         }
         process = try ServerProcess(
             arguments: arguments, directory: directory.url,
-            log: directory.url.appendingPathComponent("server.log"), timeout: .seconds(20))
+            log: directory.url.appendingPathComponent("server.log"), timeout: .patience)
         url = process.url
         port = process.port
         token = try String(contentsOf: directory.url.appendingPathComponent("data/admin-token"), encoding: .utf8)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Change requests and reviews (docs/reviews.md) through the built flagctl against a live server.
-@Suite("flagctl change requests", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl change requests", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineChangeTests {
     /// A token of the admin API with `role`, made with flagctl.
     static func token(_ server: LiveServer, _ name: String, role: String) throws -> String {

@@ -8,7 +8,7 @@ import Testing
 /// everyone who reads it with flagctl: a live flagserver serves the hostile strings, and every read shows them as
 /// escapes, on one line each, while `--json` carries them exactly. The server refuses them when an admin writes them,
 /// so they come from a seed document, as a set stored before that refusal would hold them.
-@Suite("flagctl against a live server: control characters", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl against a live server: control characters", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineControlCharacterTests {
     /// A server with set `t`, seeded, whose flag `k`, its rule and cohort `beta` carry the hostile text, and `k`
     /// killed since (version 2).
@@ -138,7 +138,7 @@ struct OnlineControlCharacterTests {
 
 /// A server that is not this flagserver (an older one, a proxy, a hostile one) may send anything: `clients` shows
 /// the SDK and app names a telemetry report carried, and any error message, as escapes.
-@Suite("flagctl against a canned server: control characters")
+@Suite("flagctl against a canned server: control characters", .live)
 struct CannedServerControlCharacterTests {
     static let clients = #"""
         {"set":"t\u001b]0;pwned\u0007","instances":[

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Every failure is one clear line (plus the usage for usage errors), the right exit code, and no new version.
-@Suite("flagctl online failures", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl online failures", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineErrorTests {
     /// A server with set `t` holding an int flag `cols` at version 2.
     private func seeded() throws -> LiveServer {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("flagctl eval on a server", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl eval on a server", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineEvalTests {
     @Test func theServerAndAnExportedFileAgree() throws {
         let server = try LiveServer()

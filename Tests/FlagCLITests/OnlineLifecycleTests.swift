@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("flagctl against a live flagserver", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl against a live flagserver", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineLifecycleTests {
     @Test func aFlagFromCreationToArchive() throws {
         let server = try LiveServer()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Creation defaults and the read-only commands' tables.
-@Suite("flagctl reads and creation defaults", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl reads and creation defaults", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineReadTests {
     @Test func creationSaysWhichLifetimeAppliedAndListsFilter() throws {
         let server = try LiveServer()

@@ -5,7 +5,7 @@ import Testing
 /// A mutating command sends one request: it never fetches the flag for its type, nor the set to see
 /// whether a flag exists. The server reads typed text (`valueText`) and refuses to replace on `create`. `values add`
 /// and `values remove` alone read the flag first: they write its whole list, at the version read.
-@Suite("flagctl: one request per mutating command", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl: one request per mutating command", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineRequestCountTests {
     /// Requests the server answered, by route, apart from `/metrics` itself.
     static func requests(_ server: LiveServer) throws -> [String: Int] {

@@ -3,7 +3,7 @@ import Testing
 
 /// `flagctl requires` against a live server: a flag made to require another, shown by `get`, explained by `eval`,
 /// refused at the server for values of the wrong type, and released again.
-@Suite("flagctl requires")
+@Suite("flagctl requires", .live)
 struct OnlineRequiresTests {
     @Test func aFlagRequiresAnotherUntilItIsReleased() throws {
         let server = try LiveServer()

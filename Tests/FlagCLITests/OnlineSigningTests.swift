@@ -5,7 +5,7 @@ import Testing
 
 /// `flagctl signing-key show|rotate|activate|retire`, `export --signed` and `verify`, against a real flagserver on
 /// its embedded default, which makes its key-encryption key on first start and signs every new set.
-@Suite("flagctl: signed flag sets")
+@Suite("flagctl: signed flag sets", .live)
 struct OnlineSigningTests {
     /// The set's keys as `signing-key show --json` prints them: id → (public key, state).
     private func keys(_ server: LiveServer) throws -> [String: (publicKey: String, state: String)] {

@@ -8,7 +8,7 @@ import Testing
 ///
 /// The instances are played by the test: each holds a stream open (which is how the server issues its id, in the
 /// `Flagstaff-Instance` header) and posts reports as a FlagClient would.
-@Suite("flagctl and client telemetry, live", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl and client telemetry, live", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineTelemetryTests {
     /// One client instance: a held stream and the id the server issued to it.
     final class Instance {
@@ -61,10 +61,13 @@ struct OnlineTelemetryTests {
         return (server, created.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    /// Waits until the set is at `version`: the write of a command started in the background has happened.
-    private func awaitVersion(_ version: Int, of server: LiveServer) throws {
-        let reached = waitUntil(timeout: .seconds(10), every: .milliseconds(20)) {
-            (try? server.version()) == version
+    /// Waits until the set is at `version`: the write of a command started in the background has happened. Asks
+    /// the server for the set's ETag with the SDK key `key`, not through flagctl: a process per look was slow enough
+    /// under Thread Sanitizer to use up the background command's `--wait-timeout` before the test could answer it.
+    private func awaitVersion(_ version: Int, of server: LiveServer, key: String) throws {
+        let reached = waitUntil(every: .milliseconds(20)) {
+            let answer = try? LiveClient(port: server.port).send("GET", "/v1/sets/t", token: key)
+            return answer?.header("ETag") == "\"\(version)\""
         }
         try #require(reached, "the set never reached version \(version)")
     }
@@ -100,7 +103,7 @@ struct OnlineTelemetryTests {
         let instances = [try Instance(server, key: key), try Instance(server, key: key, sdk: "1.9.0")]
         for instance in instances { try instance.report(version: 2) }
         let kill = try server.start(["kill", "k", "--wait", "100%", "--wait-timeout", "20s"])
-        try awaitVersion(3, of: server)
+        try awaitVersion(3, of: server, key: key)
         for instance in instances { try instance.report(version: 3) }
         let run = try kill.finish()
         #expect(run.status == 0, "\(run)")
@@ -126,7 +129,7 @@ struct OnlineTelemetryTests {
         try prompt.report(version: 2)
         try lagging.report(version: 2)
         let kill = try server.start(["kill", "k", "--wait", "100%", "--wait-timeout", "4s"])
-        try awaitVersion(3, of: server)
+        try awaitVersion(3, of: server, key: key)
         try prompt.report(version: 3)
         let run = try kill.finish()
         #expect(run.status == 4, "\(run)")

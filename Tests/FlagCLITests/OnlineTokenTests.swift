@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Named tokens with roles, and promoting a flag between sets, through the built flagctl against a live server.
-@Suite("flagctl tokens and promote", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl tokens and promote", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineTokenTests {
     @Test func aTokenIsCreatedOnceListedAndRevoked() throws {
         let server = try LiveServer()

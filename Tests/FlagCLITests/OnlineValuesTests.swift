@@ -6,7 +6,7 @@ import Testing
 
 /// `flagctl create --values` and `flagctl values add|remove|clear` against a live server: an enum flag made, shown by
 /// `get`, its values changed at the version read, what it still serves kept, and the list dropped.
-@Suite("flagctl values", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl values", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineValuesTests {
     @Test func anEnumFlagIsMadeItsValuesChangedAndItsListDropped() throws {
         let server = try LiveServer()

@@ -4,7 +4,7 @@ import Testing
 /// flagctl takes its kinds, types and operators from FlagCore, as the server does, so that what one accepts the
 /// other accepts too. (Its own list once said `kill_switch`, which the server refused: no kill switch could be
 /// created.)
-@Suite("flagctl and the server share one vocabulary", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl and the server share one vocabulary", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineVocabularyTests {
     /// SPEC §1's kinds, with the lifetime each gives a new flag.
     static let kinds: [(name: String, lifetimeDays: Int?)] = [

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// `flagctl webhooks …` against the built server and a receiver in the test.
-@Suite("flagctl webhooks", .enabled(if: LiveServer.binary != nil))
+@Suite("flagctl webhooks", .enabled(if: LiveServer.binary != nil), .live)
 struct OnlineWebhookTests {
     @Test func createListTestShowRotateAndDelete() async throws {
         let received = Locked<[(id: String, timestamp: String, signature: String, body: [UInt8])]>([])
@@ -44,14 +44,14 @@ struct OnlineWebhookTests {
         #expect(test.status == 0)
         let id = try #require(test.stdout.split(separator: " ").dropFirst(3).first.map(String.init))
         #expect(id.hasPrefix("msg_"))
-        try await eventually("the test delivered", timeout: .seconds(10)) { received.withLock { !$0.isEmpty } }
+        try await eventually("the test delivered", timeout: .patience) { received.withLock { !$0.isEmpty } }
         let delivery = try #require(received.withLock { $0.first })
         #expect(delivery.id == id)
         let expected = try secret.signature(
             id: delivery.id, timestamp: try #require(Int(delivery.timestamp)), body: delivery.body)
         #expect(delivery.signature == expected)
 
-        try await eventually("shown delivered", timeout: .seconds(10)) {
+        try await eventually("shown delivered", timeout: .patience) {
             (try? server.ctl(["webhooks", "show", "chat"]))?.stdout.contains("delivered") == true
         }
         let shown = try server.ctl(["webhooks", "show", "chat"])

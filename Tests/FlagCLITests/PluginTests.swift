@@ -6,7 +6,7 @@ import Testing
 ///
 /// Listing them costs a second and always runs. Running one on an app package costs a build of flagctl for that
 /// package (20–35 s on two cores), so it runs only with `FLAGSTAFF_PLUGIN_TESTS=1`.
-@Suite("swift package generate-flags")
+@Suite("swift package generate-flags", .live)
 struct PluginTests {
     /// Runs `swift ARGUMENTS` in `directory`, stdout and stderr together.
     static func swift(_ arguments: [String], in directory: URL) throws -> Run {

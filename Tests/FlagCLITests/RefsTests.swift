@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `flagctl refs` over a fixture tree with used, unused and unknown keys, run as a process.
-@Suite("flagctl refs")
+@Suite("flagctl refs", .live)
 struct RefsTests {
     static let set = #"""
         {

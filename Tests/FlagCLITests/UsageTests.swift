@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Usage errors and help screens, run as a process.
-@Suite("flagctl usage and help")
+@Suite("flagctl usage and help", .live)
 struct UsageTests {
     static let evalUsage =
         "usage: flagctl eval KEY [--file SET.json] (--unit ID | --units-file FILE) "

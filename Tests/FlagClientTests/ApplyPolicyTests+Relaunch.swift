@@ -9,7 +9,7 @@ import Testing
 
 /// Under `.manual` a version waits across relaunches until `activate()`; under the other policies a launch starts
 /// from the newest version stored.
-@Suite struct ApplyPolicyRelaunchTests {
+@Suite(.live) struct ApplyPolicyRelaunchTests {
     /// v1 serves both flags on; v2 kills `new-checkout` and turns `dark-mode` off.
     static let v1 = Docs.bytes(version: 1, Docs.flag("new-checkout", true), Docs.flag("dark-mode", true))
     static let v2 = Docs.document(
@@ -192,15 +192,15 @@ import Testing
             let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs) {
                 $0.applyNewVersions = .manual
             }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             let killed = Docs.flag("new-checkout", true, killed: true)
             var v2 = Signed.document(2, items: 30)
             v2.flags["new-checkout"] = killed
             var patch = Signed.patch(2, items: 30)
             patch.flags["new-checkout"] = killed.encoded()
             try server.publish(v2, patch: patch)
-            try await eventually("v2 waits", timeout: .seconds(10)) { client.pendingVersion == 2 }
-            try await eventually("v2 stored as a patch", timeout: .seconds(10)) {
+            try await eventually("v2 waits", timeout: .patience) { client.pendingVersion == 2 }
+            try await eventually("v2 stored as a patch", timeout: .patience) {
                 (try? client.core.cache?.stored(set: "ios-prod")?.patches.count) == 1
             }
             client.shutdown()

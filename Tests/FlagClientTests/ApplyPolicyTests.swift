@@ -8,7 +8,7 @@ import Testing
 @testable import FlagClient
 
 /// `Configuration.applyNewVersions`: what waits, what is stored, and the kills that do not wait.
-@Suite struct ApplyPolicyTests {
+@Suite(.live) struct ApplyPolicyTests {
     /// A client on `directory` under `policy` whose stream opens and puts `document`; its stream's feed.
     static func client(
         _ directory: URL, _ policy: FlagClient.ApplyPolicy

@@ -26,7 +26,7 @@ extension ChaosCacheTests {
             _ = try await Chaos.bounded("a persisted session") { client.session(id: "s", unitID: "u").value(.maxItems) }
             _ = try await Chaos.bounded("setOverride") { client.setOverride(.maxItems, to: 5) }
             for _ in 0..<3 { stream.yield(.bytes(Array(": heartbeat\n\n".utf8))) }
-            try await eventually("the failed write logged", timeout: Chaos.patience) {
+            try await eventually("the failed write logged", timeout: .patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
             #expect(logs.messages.filter { $0.message.hasPrefix("could not cache") }.count == 1)
@@ -58,12 +58,12 @@ extension ChaosCacheTests {
             _ = try await Chaos.bounded("the queued session writes", seconds: 1) { client.core.flushPersistence() }
             let stream = try await transport.openStream()
             try await Chaos.send(2, newCheckout: false, maxItems: 12, on: stream, to: client)
-            try await eventually("the failed write logged", timeout: Chaos.patience) {
+            try await eventually("the failed write logged", timeout: .patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
             try other.writeWithoutTransaction { db in try db.execute("COMMIT") }
             // Writes fail at once for a second after a busy one: heartbeats until the retry gets through.
-            try await eventually("cached once the lock is gone", timeout: Chaos.patience) {
+            try await eventually("cached once the lock is gone", timeout: .patience) {
                 stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
                 return (try? Chaos.cachedVersion(directory)) == 2
             }

@@ -13,7 +13,7 @@ import Testing
 
 /// The cache file damaged before the client starts or while it runs: the client starts with the last good values or
 /// the compiled-in defaults, never crashes or blocks, and rebuilds the cache as soon as it can.
-@Suite("Chaos: the cache file damaged, deleted, read-only")
+@Suite("Chaos: the cache file damaged, deleted, read-only", .live)
 struct ChaosCacheTests {
     /// A way to damage the cache file, named for the test's output.
     struct Damage: Sendable, CustomTestStringConvertible {
@@ -91,7 +91,7 @@ struct ChaosCacheTests {
     /// (its database closed, as at a process exit).
     func runOnDamagedCache(_ damage: Damage, _ directory: URL) async throws {
         let core = try await runClient(damage, directory)
-        try await eventually("the client released", timeout: Chaos.patience) { core.value == nil }
+        try await eventually("the client released", timeout: .patience) { core.value == nil }
     }
 
     private func runClient(_ damage: Damage, _ directory: URL) async throws -> WeakReference<ClientCore> {
@@ -113,7 +113,7 @@ struct ChaosCacheTests {
             client.session(id: "s-2", unitID: "u-1").value(.maxItems)
         }
         if damage.keepsTheSet {
-            try await eventually("v2 cached for the next process", timeout: Chaos.patience) {
+            try await eventually("v2 cached for the next process", timeout: .patience) {
                 (try? Chaos.cachedVersion(directory)) == 2
             }
         }
@@ -146,8 +146,8 @@ struct ChaosCacheTests {
             }
             let stream = try await transport.openStream()
             stream.yield(.bytes(Chaos.put(3, newCheckout: true, maxItems: 13)))
-            try await eventually("live v3", timeout: Chaos.patience) { next.state == .live(version: 3) }
-            try await eventually("v3 cached", timeout: Chaos.patience) { (try? Chaos.cachedVersion(directory)) == 3 }
+            try await eventually("live v3", timeout: .patience) { next.state == .live(version: 3) }
+            try await eventually("v3 cached", timeout: .patience) { (try? Chaos.cachedVersion(directory)) == 3 }
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 
 /// Bad data from the server, on the stream and on polls: it is never put in use, the last good set stays in use
 /// and in the cache, the refusal is logged, and the client asks again with the version it has.
-@Suite("Chaos: broken and invalid data from the server")
+@Suite("Chaos: broken and invalid data from the server", .live)
 struct ChaosDataTests {
     /// A bad answer where a document is expected, named for the test's output.
     struct Bad: Sendable, CustomTestStringConvertible {
@@ -99,12 +99,12 @@ struct ChaosDataTests {
             let client = try Chaos.client(server: server.url, cache: directory, sleeps: sleeps, logs: logs)
             defer { client.shutdown() }
             let updates = UpdateRecorder(client)
-            try await eventually("refused, then a reconnection", timeout: Chaos.patience) { server.received.count >= 2 }
-            try await eventually("reported stale", timeout: Chaos.patience) { updates.sawStale }
+            try await eventually("refused, then a reconnection", timeout: .patience) { server.received.count >= 2 }
+            try await eventually("reported stale", timeout: .patience) { updates.sawStale }
             #expect(logs.messages.contains { $0.level == .warning && $0.message.hasPrefix(logged) })
             #expect(server.received.last?.headers["last-event-id"] == "1")
             #expect(sleeps.withLock { $0.first } == 1)  // bad data counts as a failure: backoff
-            try await eventually("live again on v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
+            try await eventually("live again on v1", timeout: .patience) { client.state == .live(version: 1) }
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
             #expect(try Chaos.cachedVersion(directory) == 1)
             #expect(try client.core.cache?.document(set: "ios-prod")?.bytes == Self.good)
@@ -137,12 +137,12 @@ struct ChaosDataTests {
             }
             defer { client.shutdown() }
             let updates = UpdateRecorder(client)
-            try await eventually("three polls", timeout: Chaos.patience) { server.received.count >= 3 }
+            try await eventually("three polls", timeout: .patience) { server.received.count >= 3 }
             #expect(logs.messages.contains { $0.level == .warning && $0.message.hasPrefix("ignored a document") })
             // The refused document's ETag was not taken: the next poll still names v1.
             #expect(server.received[2].headers["if-none-match"] == "\"1\"")
-            try await eventually("reported stale", timeout: Chaos.patience) { updates.sawStale }
-            try await eventually("live again on v1", timeout: Chaos.patience) { client.state == .live(version: 1) }
+            try await eventually("reported stale", timeout: .patience) { updates.sawStale }
+            try await eventually("live again on v1", timeout: .patience) { client.state == .live(version: 1) }
             try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)
             #expect(try Chaos.cachedVersion(directory) == 1)
         }
@@ -162,7 +162,7 @@ struct ChaosDataTests {
         let logs = LogSink()
         let client = try Chaos.client(server: server.url, cache: nil, logs: logs)
         defer { client.shutdown() }
-        try await eventually("the document fetched and refused", timeout: Chaos.patience) {
+        try await eventually("the document fetched and refused", timeout: .patience) {
             logs.messages.contains { $0.message.hasPrefix("ignored a document") }
         }
         try await Chaos.expectServing(client, version: 1, newCheckout: true, maxItems: 10)

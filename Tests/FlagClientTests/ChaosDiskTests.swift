@@ -7,7 +7,7 @@ import Testing
 
 /// The cache on a file system that is full, for real: a 256 KiB tmpfs mounted on the test's directory (where the
 /// sandbox allows mounting; elsewhere the read-only cases of `ChaosCacheTests` stand in).
-@Suite("Chaos: the cache's disk is full", .enabled(if: ChaosFileSystem.canMountTmpfs))
+@Suite("Chaos: the cache's disk is full", .enabled(if: ChaosFileSystem.canMountTmpfs), .live)
 struct ChaosDiskTests {
     static func withTmpfs(_ body: (URL, TmpfsMount) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
@@ -32,7 +32,7 @@ struct ChaosDiskTests {
             let filler = mount.fill()
             // About 40 KB: more than any page SQLite may still have free.
             try await Chaos.send(2, newCheckout: false, maxItems: 12, padding: 300, on: stream, to: client)
-            try await eventually("the failed write logged", timeout: Chaos.patience) {
+            try await eventually("the failed write logged", timeout: .patience) {
                 logs.messages.contains { $0.message.hasPrefix("could not cache set 'ios-prod' v2") }
             }
             _ = try await Chaos.bounded("a persisted session on a full disk") {
@@ -45,7 +45,7 @@ struct ChaosDiskTests {
 
             try FileManager.default.removeItem(at: filler)
             stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
-            try await eventually("cached once there is room", timeout: Chaos.patience) {
+            try await eventually("cached once there is room", timeout: .patience) {
                 logs.messages.contains { $0.message == "set 'ios-prod' v2 is cached again" }
             }
             #expect(try Chaos.cachedVersion(cache) == 2)

@@ -11,7 +11,7 @@ import Testing
 /// `Retry-After`) without hammering, reconnects with `Last-Event-ID`, and converges once the server is back. Runs the
 /// client's real URLSession transport with compressed sleeps (`Chaos.client`). Serialized: one test stops a server
 /// and starts it again on the same port, which no other test may take meanwhile.
-@Suite("Chaos: the server dies, fails, throttles", .serialized)
+@Suite("Chaos: the server dies, fails, throttles", .serialized, .live)
 struct ChaosServerTests {
     @Test func theServerKilledMidStreamComesBackAndTheClientConverges() async throws {
         try await withTemporaryDirectory { directory in
@@ -22,16 +22,16 @@ struct ChaosServerTests {
             let cache = directory.appendingPathComponent("cache")
             let client = try Chaos.client(server: first.url, sdkKey: key, cache: cache, sleeps: sleeps)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             let open = client.session(unitID: "u-1")
             #expect(open.value(.maxItems) == 20)
 
             // Killed: streams end, the port refuses connections.
             first.stop()
-            try await eventually("stale", timeout: Chaos.patience) {
+            try await eventually("stale", timeout: .patience) {
                 if case .stale = client.state { true } else { false }
             }
-            try await eventually("three reconnection attempts", timeout: Chaos.patience) {
+            try await eventually("three reconnection attempts", timeout: .patience) {
                 sleeps.withLock { $0.count >= 3 }
             }
             // Backing off from 1 s, doubling: no retry storm against a server that is down.
@@ -47,16 +47,16 @@ struct ChaosServerTests {
             let changed = try await second.admin(
                 "POST", "/v1/admin/sets/ios-prod/flags/max-items/default", #"{"value": 30}"#)
             #expect(try changed.json("version") == .int(2))
-            try await eventually("converged to v2", timeout: Chaos.patience) { client.state == .live(version: 2) }
+            try await eventually("converged to v2", timeout: .patience) { client.state == .live(version: 2) }
             #expect(open.value(.maxItems) == 20)  // frozen
             try await Chaos.expectServing(client, version: 2, newCheckout: true, maxItems: 30)
             // And the stream works again: a kill reaches the open session.
             let killed = try await second.admin("POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", "{}")
             #expect(killed.status == 200)
-            try await eventually("kill reached the open session", timeout: Chaos.patience) {
+            try await eventually("kill reached the open session", timeout: .patience) {
                 open.detail(.newCheckout).reason == .disabled
             }
-            try await eventually("v3 cached", timeout: Chaos.patience) { (try? Chaos.cachedVersion(cache)) == 3 }
+            try await eventually("v3 cached", timeout: .patience) { (try? Chaos.cachedVersion(cache)) == 3 }
         }
     }
 
@@ -83,7 +83,7 @@ struct ChaosServerTests {
         let sleeps = Locked<[Double]>([])
         let client = try Chaos.client(server: server.url, cache: nil, sleeps: sleeps)
         defer { client.shutdown() }
-        try await eventually("v4", timeout: Chaos.patience) { client.state == .live(version: 4) }
+        try await eventually("v4", timeout: .patience) { client.state == .live(version: 4) }
         let requests = server.received
         #expect(requests.count == 2)
         #expect(requests.first?.headers["last-event-id"] == nil)
@@ -141,7 +141,7 @@ struct ChaosServerTests {
             server: server.url, cache: nil, refresh: mode == .stream ? .stream : .poll, sleeps: sleeps, logs: logs
         ) { $0.pollInterval = 86_400 }  // no second poll while the test looks
         defer { client.shutdown() }
-        try await eventually("live", timeout: Chaos.patience) { client.state == .live(version: 1) }
+        try await eventually("live", timeout: .patience) { client.state == .live(version: 1) }
         // Exactly one request per attempt: the failures, then the answer; each failure followed by one sleep.
         #expect(server.received.count == failures + 1)
         let honoured = retryAfter == "soon" ? nil : retryAfter.map { _ in 7.0 }
@@ -164,7 +164,7 @@ struct ChaosServerTests {
         let sleeps = Locked<[Double]>([])
         let client = try Chaos.client(server: server.url, cache: nil, sleeps: sleeps)
         defer { client.shutdown() }
-        try await eventually("six reconnections", timeout: Chaos.patience) { sleeps.withLock { $0.count >= 6 } }
+        try await eventually("six reconnections", timeout: .patience) { sleeps.withLock { $0.count >= 6 } }
         client.shutdown()
         #expect(Array(sleeps.withLock { $0 }.prefix(6)) == [1, 2, 4, 8, 16, 30])
         let requests = server.received.count
@@ -189,7 +189,7 @@ struct ChaosServerTests {
             $0.pollInterval = 30
         }
         defer { client.shutdown() }
-        try await eventually("five unheld long polls", timeout: Chaos.patience) {
+        try await eventually("five unheld long polls", timeout: .patience) {
             sleeps.withLock { $0.count >= 5 }
         }
         client.shutdown()
@@ -217,7 +217,7 @@ struct ChaosServerTests {
             let client = try await Chaos.bounded("init") {
                 try Chaos.client(server: server.url, cache: directory, refresh: .poll)
             }
-            try await eventually("the request is hanging", timeout: Chaos.patience) { !server.received.isEmpty }
+            try await eventually("the request is hanging", timeout: .patience) { !server.received.isEmpty }
             try await Chaos.expectServing(client, version: 2, newCheckout: true, maxItems: 12)
             _ = try await Chaos.bounded("a persisted session") {
                 client.session(id: "s-1", unitID: "u-1").value(.maxItems)
@@ -247,7 +247,7 @@ struct ChaosServerTests {
 }
 
 /// The pure parts of the chaos cases: reading `Retry-After`, and the decisions it and unheld long polls lead to.
-@Suite struct ChaosDecisionTests {
+@Suite(.live) struct ChaosDecisionTests {
     @Test(
         arguments: [
             ("120", nil, 120.0), ("0", nil, 0), (" 5 ", nil, 5),

@@ -45,9 +45,6 @@ enum Chaos {
         return try result.get()
     }
 
-    /// How long a chaos test waits for the client to get somewhere: generous, as the machine is shared and busy.
-    static let patience = Duration.seconds(10)
-
     /// Time compression for the backoff: one requested second sleeps one millisecond, so that a test sees dozens of
     /// retries in well under a second, while the requested delays are recorded exactly.
     static let timeScale = 0.001
@@ -93,7 +90,7 @@ enum Chaos {
         to client: FlagClient, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         stream.yield(.bytes(put(version, newCheckout: newCheckout, maxItems: maxItems, padding: padding)))
-        try await eventually("live v\(version)", timeout: patience) { client.state == .live(version: version) }
+        try await eventually("live v\(version)", timeout: .patience) { client.state == .live(version: version) }
         try await expectServing(
             client, version: version, newCheckout: newCheckout, maxItems: maxItems, sourceLocation: sourceLocation)
     }
@@ -103,7 +100,7 @@ enum Chaos {
         async throws
     {
         stream.yield(.bytes(Array(": current\n\n".utf8)))
-        try await eventually("live v\(version)", timeout: patience) { client.state == .live(version: version) }
+        try await eventually("live v\(version)", timeout: .patience) { client.state == .live(version: version) }
     }
 
     /// Checks the promises that hold in every chaos case: each public call returns within the bound, and the values

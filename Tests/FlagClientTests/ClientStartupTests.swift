@@ -7,7 +7,7 @@ import Testing
 
 @testable import FlagClient
 
-@Suite struct ClientStartupTests {
+@Suite(.live) struct ClientStartupTests {
     @Test func firstValueFromCompiledDefaultsWithNoServerAndNoCache() async throws {
         var configuration = FlagClient.Configuration(
             server: URL(string: "http://127.0.0.1:1")!, set: "ios-prod", sdkKey: "k", cacheDirectory: nil)
@@ -205,7 +205,7 @@ import Testing
         """
 }
 
-@Suite struct CacheRebuildTests {
+@Suite(.live) struct CacheRebuildTests {
     @Test func damagedCacheFoundAfterOpeningIsMovedAsideAndRebuilt() async throws {
         try withTemporaryDirectory { directory in
             let messages = Locked<[String]>([])
@@ -227,7 +227,7 @@ import Testing
     }
 }
 
-@Suite struct BackgroundCompileTests {
+@Suite(.live) struct BackgroundCompileTests {
     @Test func cachedSetIsCompiledWholeInTheBackgroundWithoutReapplyingKills() async throws {
         try await withTemporaryDirectory { directory in
             let killed = Docs.flag("dark-mode", true, killed: true)

@@ -13,12 +13,12 @@ extension EndToEndTests {
             let logs = LogSink()
             let client = try fixture.client(cache: fixture.cache, logs: logs)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             #expect(client.state == .live(version: 1))
 
             let revoked = try await fixture.server.admin("DELETE", "/v1/admin/sets/e2e/keys/e2e-e2e")
             #expect(revoked.status == 200)
-            try await eventually("the client is refused", timeout: .seconds(60)) {
+            try await eventually("the client is refused", timeout: .patience) {
                 logs.messages.contains { $0.level == .error && $0.message.contains("HTTP 401") }
             }
             let killed = try await fixture.server.admin(

@@ -39,7 +39,7 @@ extension EndToEndTests {
             let logs = LogSink()
             let client = try fixture.client(server: streamServer.url, cache: fixture.cache, logs: logs)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             try await eventually("the broken document and the invalid patch refused") {
                 let warnings = logs.messages.filter { $0.level == .warning }.map(\.message)
                 return warnings.contains { $0.hasPrefix("ignored a document") }
@@ -82,7 +82,7 @@ extension EndToEndTests {
             defer { newer.stop() }
             let client = try fixture.client(server: newer.url, cache: fixture.cache) { $0.refresh = .poll }
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             #expect(client.state == .live(version: 5))
             let session = client.session(unitID: "u-1", attributes: ["region": "EU"])
             let broken = session.detail(.newCheckout)

@@ -8,7 +8,7 @@ import Testing
 /// FlagClient against the real FlagServer, live on a free port with its own data directory; changes go through the
 /// admin API. Serialized: some tests stop a server, and a port freed by one must not be taken by another meanwhile.
 /// Waits are bounded (`eventually`, 5 s); nothing asserts how fast a change arrives.
-@Suite("FlagClient end to end against a live FlagServer", .serialized)
+@Suite("FlagClient end to end against a live FlagServer", .serialized, .live)
 struct EndToEndTests {
     static let document = """
         {"schema": 1, "set": "e2e", "flags": {
@@ -71,7 +71,7 @@ struct EndToEndTests {
         try await Self.withFixture { fixture in
             let client = try fixture.client(cache: fixture.cache)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             #expect(client.state == .live(version: 1))
             let detail = client.session(unitID: "u-1").detail(.maxItems)
             #expect(detail.value == 20)
@@ -83,7 +83,7 @@ struct EndToEndTests {
     @Test func theCacheServesWhileTheServerIsDown() async throws {
         try await Self.withFixture { fixture in
             let first = try fixture.client(cache: fixture.cache)
-            #expect(await first.ready(timeout: .seconds(10)))
+            #expect(await first.ready(timeout: .patience))
             first.shutdown()
             fixture.server.stop()
 
@@ -103,7 +103,7 @@ struct EndToEndTests {
     @Test func readyWaitsForTheNewerSetWhenTheCacheIsBehind() async throws {
         try await Self.withFixture { fixture in
             let first = try fixture.client(cache: fixture.cache)
-            #expect(await first.ready(timeout: .seconds(10)))
+            #expect(await first.ready(timeout: .patience))
             first.shutdown()
             let changed = try await fixture.server.admin(
                 "POST", "/v1/admin/sets/e2e/flags/max-items/default", #"{"value": 30}"#)
@@ -111,14 +111,14 @@ struct EndToEndTests {
 
             let client = try fixture.client(cache: fixture.cache)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             #expect(client.state == .live(version: 2))
             #expect(client.session(unitID: "u-1").value(.maxItems) == 30)
 
             // And a current cache becomes live on the server's `: current` comment, with no heartbeat wait.
             let current = try fixture.client(cache: fixture.cache)
             defer { current.shutdown() }
-            #expect(await current.ready(timeout: .seconds(10)))
+            #expect(await current.ready(timeout: .patience))
             #expect(current.state == .live(version: 2))
         }
     }
@@ -127,7 +127,7 @@ struct EndToEndTests {
         try await Self.withFixture { fixture in
             let client = try fixture.client()
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             let open = client.session(unitID: "u-1")
             #expect(open.value(.maxItems) == 20)
 
@@ -150,7 +150,7 @@ struct EndToEndTests {
         try await Self.withFixture { fixture in
             let client = try fixture.client()
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             let open = client.session(unitID: "u-1")
             #expect(open.value(.newCheckout) == true)
             #expect(open.value(.darkMode) == true)
@@ -172,7 +172,7 @@ struct EndToEndTests {
     @Test func aPersistedSessionResumesAfterTheClientIsRecreated() async throws {
         try await Self.withFixture { fixture in
             let first = try fixture.client(cache: fixture.cache)
-            #expect(await first.ready(timeout: .seconds(10)))
+            #expect(await first.ready(timeout: .patience))
             #expect(first.session(id: "checkout-1", unitID: "u-1").value(.maxItems) == 20)
             let changed = try await fixture.server.admin(
                 "POST", "/v1/admin/sets/e2e/flags/max-items/default", #"{"value": 30}"#)
@@ -182,7 +182,7 @@ struct EndToEndTests {
 
             let client = try fixture.client(cache: fixture.cache)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             let resumed = client.session(id: "checkout-1", unitID: "u-1").detail(.maxItems)
             #expect(resumed.value == 20)
             #expect(resumed.version == 1)
@@ -197,7 +197,7 @@ struct EndToEndTests {
             let firstCore = WeakReference<ClientCore>()
             do {
                 let first = try fixture.client(cache: fixture.cache)
-                #expect(await first.ready(timeout: .seconds(10)))
+                #expect(await first.ready(timeout: .patience))
                 first.shutdown()
                 firstCore.value = first.core
             }
@@ -229,7 +229,7 @@ struct EndToEndTests {
             let restarted = try LiveFlagServer(dataDirectory: fixture.server.dataDirectory)
             defer { restarted.stop() }
             let online = try fixture.client(server: restarted.url, cache: fixture.cache)
-            #expect(await online.ready(timeout: .seconds(10)))
+            #expect(await online.ready(timeout: .patience))
             #expect(online.session(unitID: "u-1").value(.maxItems) == 20)
             online.shutdown()
             let cachedOnly = try fixture.client(server: restarted.url, cache: fixture.cache) { $0.refresh = .off }
@@ -249,7 +249,7 @@ struct EndToEndTests {
                 $0.overridesEnabled = enabled
             }
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             let session = client.session(unitID: "u-1")
             let items = session.detail(.maxItems)
             let dark = session.detail(.darkMode)

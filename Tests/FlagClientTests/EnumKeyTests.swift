@@ -43,7 +43,7 @@ extension FlagKey where Value == Theme {
 /// Enum keys (docs/client.md, "Enum keys"): a `string` flag read as a Swift enum. A served string that is not a case
 /// gives the compiled-in default with `ERROR` / `TYPE_MISMATCH`, frozen and counted as such, and never traps; a
 /// `CaseIterable` enum's cases are reported.
-@Suite struct EnumKeyTests {
+@Suite(.live) struct EnumKeyTests {
     /// `checkout-theme` serving `value` by default, or from a rule when `rule` is given.
     static func themeFlag(_ value: String, killValue: String? = nil, killed: Bool = false) -> Flag {
         Flag(

@@ -9,7 +9,7 @@ import Testing
 /// Two builds of an app against the real FlagServer, live on a free port: the older reads `checkout-theme` as an enum
 /// of blue and green, the newer knows orange too. The server refuses to make the flag serve orange, naming the older
 /// build; written anyway, the older build serves its compiled-in default and reports the mismatch.
-@Suite("Enum flags end to end against a live FlagServer", .serialized)
+@Suite("Enum flags end to end against a live FlagServer", .serialized, .live)
 struct EnumLiveTests {
     static let document = """
         {"schema": 1, "set": "themes", "flags": {
@@ -72,8 +72,8 @@ struct EnumLiveTests {
             defer { older.shutdown() }
             let newer = try Self.client(server, sdkKey: sdkKey, app: "5.3.0", transport: URLSessionTransport())
             defer { newer.shutdown() }
-            #expect(await older.ready(timeout: .seconds(10)))
-            #expect(await newer.ready(timeout: .seconds(10)))
+            #expect(await older.ready(timeout: .patience))
+            #expect(await newer.ready(timeout: .patience))
             let newerKey = FlagKey("checkout-theme", default: NewerTheme.blue)
             #expect(older.session(unitID: "u-1").value(.theme) == .green)
             #expect(newer.session(unitID: "u-2").value(newerKey) == .green)

@@ -7,7 +7,7 @@ import Testing
 
 /// `refresh()`, `suspend()` and `resume()` against the real FlagServer over real sockets (the fixture of
 /// `EndToEndTests`).
-@Suite("FlagClient's lifecycle against a live FlagServer", .serialized)
+@Suite("FlagClient's lifecycle against a live FlagServer", .serialized, .live)
 struct LifecycleLiveTests {
     @Test func refreshIsLiveOn200And304AndFalseWhenTheServerIsDown() async throws {
         try await EndToEndTests.withFixture { fixture in
@@ -38,15 +38,15 @@ struct LifecycleLiveTests {
         try await EndToEndTests.withFixture { fixture in
             let client = try fixture.client(cache: fixture.cache)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
-            try await eventually("the stream is open", timeout: .seconds(20)) {
+            #expect(await client.ready(timeout: .patience))
+            try await eventually("the stream is open", timeout: .patience) {
                 (try? await Self.openStreams(fixture.server)) == 1
             }
             let open = client.session(unitID: "u-1")
             #expect(open.value(.newCheckout) == true)
 
             client.suspend()
-            try await eventually("the stream is closed", timeout: .seconds(20)) {
+            try await eventually("the stream is closed", timeout: .patience) {
                 (try? await Self.openStreams(fixture.server)) == 0
             }
             let killed = try await fixture.server.admin(
@@ -59,11 +59,11 @@ struct LifecycleLiveTests {
             #expect(client.session(unitID: "u-2").value(.newCheckout) == true)
 
             client.resume()
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             #expect(client.state == .live(version: 2))
             #expect(client.session(unitID: "u-3").detail(.newCheckout).reason == .disabled)
             #expect(open.value(.newCheckout) == false)
-            try await eventually("the stream is open again", timeout: .seconds(20)) {
+            try await eventually("the stream is open again", timeout: .patience) {
                 (try? await Self.openStreams(fixture.server)) == 1
             }
         }

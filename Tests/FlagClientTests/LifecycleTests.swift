@@ -7,7 +7,7 @@ import Testing
 @testable import FlagClient
 
 /// `refresh()`, `suspend()` and `resume()` against the scripted transport: what is fetched, and when.
-@Suite struct LifecycleTests {
+@Suite(.live) struct LifecycleTests {
     /// A server that answers `document` with its version as the ETag, and 304 to a request that names it.
     static func conditionalServer(_ version: Box<Int>) -> ScriptedTransport {
         ScriptedTransport { request in
@@ -86,7 +86,7 @@ final class Box<Value: Sendable>: Sendable {
 }
 
 /// `suspend()` and `resume()` against the scripted transport.
-@Suite struct SuspendTests {
+@Suite(.live) struct SuspendTests {
     @Test func suspendClosesTheStreamAndResumeFetchesThenReconnects() async throws {
         try await withTemporaryDirectory { directory in
             let version = Box(1)

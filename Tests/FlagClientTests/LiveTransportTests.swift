@@ -7,7 +7,7 @@ import Testing
 @testable import FlagClient
 
 /// The real URLSession transport against a scripted HTTP server on a local socket.
-@Suite struct LiveTransportTests {
+@Suite(.live) struct LiveTransportTests {
     func configuration(_ server: ScriptedHTTPServer, refresh: RefreshMode) -> FlagClient.Configuration {
         var configuration = FlagClient.Configuration(
             server: server.url, set: "ios-prod", sdkKey: "sdk-live", cacheDirectory: nil)
@@ -42,10 +42,10 @@ import Testing
         defer { server.stop() }
         let client = try FlagClient(configuration: configuration(server, refresh: .stream))
         defer { client.shutdown() }
-        #expect(await client.ready(timeout: .seconds(10)))
+        #expect(await client.ready(timeout: .patience))
         // Generous: under Thread Sanitizer the synchronous tests beside this one can hold both threads of the
         // cooperative pool for seconds (a 5 s wait timed out there once); a pass takes milliseconds.
-        try await eventually("v2", timeout: .seconds(60)) { client.state == .live(version: 2) }
+        try await eventually("v2", timeout: .patience) { client.state == .live(version: 2) }
         let session = client.session(unitID: "u")
         #expect(session.detail(.newCheckout).value == true)
         #expect(session.detail(.newCheckout).version == 2)
@@ -68,9 +68,9 @@ import Testing
         defer { server.stop() }
         let client = try FlagClient(configuration: configuration(server, refresh: .poll))
         defer { client.shutdown() }
-        #expect(await client.ready(timeout: .seconds(10)))
+        #expect(await client.ready(timeout: .patience))
         #expect(client.session(unitID: "u").value(.newCheckout) == true)
-        try await eventually("second poll", timeout: .seconds(60)) { server.received.count >= 2 }
+        try await eventually("second poll", timeout: .patience) { server.received.count >= 2 }
         #expect(server.received[0].path == "/v1/sets/ios-prod")
         #expect(server.received[1].headers["if-none-match"] == "\"3\"")
         #expect(client.state == .live(version: 3))

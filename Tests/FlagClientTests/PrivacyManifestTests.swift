@@ -4,7 +4,7 @@ import Testing
 
 /// FlagClient's privacy manifest (docs/client.md, "Privacy manifest"): a valid property list that declares no
 /// tracking, data linked to no one, and exactly the required-reason API categories the code it ships uses.
-@Suite struct PrivacyManifestTests {
+@Suite(.live) struct PrivacyManifestTests {
     static let manifest = BuiltProducts.repositoryRoot.appendingPathComponent(
         "Sources/FlagClient/Resources/PrivacyInfo.xcprivacy")
 

@@ -6,7 +6,7 @@ import Testing
 
 @testable import FlagClient
 
-@Suite struct RefreshTests {
+@Suite(.live) struct RefreshTests {
     @Test func patchWithMatchingBaseIsApplied() async throws {
         try await withTemporaryDirectory { directory in
             let transport = ScriptedTransport()
@@ -249,7 +249,7 @@ import Testing
     }
 }
 
-@Suite struct ClientBackoffTests {
+@Suite(.live) struct ClientBackoffTests {
     @Test(arguments: [0.0, 0.5, 0.99])
     func failuresBackOffWithTheInjectedJitter(_ random: Double) async throws {
         let sleeps = Locked<[Double]>([])
@@ -264,7 +264,7 @@ import Testing
     }
 }
 
-@Suite struct ConcurrencyTests {
+@Suite(.live) struct ConcurrencyTests {
     @Test func readsFromManyTasksWhileSetsAndKillsArrive() async throws {
         let transport = ScriptedTransport()
         let client = try makeClient(directory: nil, transport: transport)

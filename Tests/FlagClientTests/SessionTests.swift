@@ -6,7 +6,7 @@ import Testing
 
 @testable import FlagClient
 
-@Suite struct SessionTests {
+@Suite(.live) struct SessionTests {
     /// A client on the scripted stream, live with `bytes` as version `version`.
     func liveClient(
         _ directory: URL?, _ transport: ScriptedTransport, clock: TestClock = TestClock(),
@@ -275,7 +275,7 @@ import Testing
     }
 }
 
-@Suite struct FrozenValuesTests {
+@Suite(.live) struct FrozenValuesTests {
     /// A live client whose bootstrap document holds `flags` at `version`, with nothing else running.
     func client(_ flags: [Flag], version: Int = 1) throws -> FlagClient {
         try makeClient(directory: nil, transport: ScriptedTransport(), refresh: .off) {

@@ -18,7 +18,7 @@ let flagshareprobeBinary = BuiltProducts.executable("flagshareprobe")
 
 /// An app and its extension as two processes on one cache directory: the app (`.readWrite`) live against the real
 /// FlagServer, the extension (`.readOnly`) opening a session every 50 ms.
-@Suite("Two processes share one cache", .serialized)
+@Suite("Two processes share one cache", .serialized, .live)
 struct SharedCacheLiveTests {
     /// Version N of set `share` has `counter` N - 1 up to v50, v51 kills `gate`, and from then on `counter` is N - 2:
     /// a version read with another's values shows.

@@ -8,7 +8,7 @@ import Testing
 
 /// A read-only client (an app extension) on the cache another client (the app) writes, in one process: the app's
 /// writes go through `FlagCache` as its refresh loop's do. The two-process tests are in SharedCacheLiveTests.
-@Suite("Read-only clients of a shared cache")
+@Suite("Read-only clients of a shared cache", .live)
 struct SharedCacheTests {
     /// A read-only client of `ios-prod` on `directory`, with `refresh` left at its default unless `refresh` is given.
     static func extensionClient(

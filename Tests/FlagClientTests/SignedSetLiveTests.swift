@@ -9,7 +9,7 @@ import Testing
 /// A verifying FlagClient against the real FlagServer, which signs every set it creates: a man in the
 /// middle changing a value, a key rotated while the client is connected, another set's key, and a server restored
 /// from an older backup. Serialized: one test stops its server and starts it again on the same port.
-@Suite("Signed flag sets against a live FlagServer", .serialized)
+@Suite("Signed flag sets against a live FlagServer", .serialized, .live)
 struct SignedSetLiveTests {
     /// The public keys of `set`, by state, as its clients read them with their SDK key.
     static func keys(_ server: LiveFlagServer, set: String = "ios-prod", token: String) async throws
@@ -38,13 +38,13 @@ struct SignedSetLiveTests {
                 proxy.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache"), trusting: trusted,
                 logs: logs)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             #expect(Signed.served(client) == (20, 1))
 
             let changed = try await server.admin(
                 "PUT", "/v1/admin/sets/ios-prod/flags/max-items/default", #"{"value":30}"#)
             #expect(changed.status == 200, "\(changed.text)")
-            try await eventually("the changed patch refused", timeout: .seconds(10)) { Signed.refusal(client) != nil }
+            try await eventually("the changed patch refused", timeout: .patience) { Signed.refusal(client) != nil }
             #expect(proxy.changed >= 1)
             let refusal = try #require(Signed.refusal(client))
             #expect(refusal.code == .badSignature)
@@ -58,7 +58,7 @@ struct SignedSetLiveTests {
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache-direct"),
                 trusting: trusted, logs: LogSink())
             defer { direct.shutdown() }
-            #expect(await direct.ready(timeout: .seconds(10)))
+            #expect(await direct.ready(timeout: .patience))
             #expect(Signed.served(direct) == (30, 2))
         }
     }
@@ -77,7 +77,7 @@ struct SignedSetLiveTests {
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache"),
                 trusting: [oldKey, newKey], logs: logs)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
 
             #expect(
                 try await server.admin("POST", "/v1/admin/sets/ios-prod/signing-keys/\(newKey.id)/activate").status
@@ -86,7 +86,7 @@ struct SignedSetLiveTests {
                 let write = try await server.admin(
                     "PUT", "/v1/admin/sets/ios-prod/flags/max-items/default", #"{"value":\#(items)}"#)
                 #expect(write.status == 200, "\(write.text)")
-                try await eventually("v\(version) in use", timeout: .seconds(10)) {
+                try await eventually("v\(version) in use", timeout: .patience) {
                     Signed.served(client) == (items, version)
                 }
             }
@@ -94,7 +94,7 @@ struct SignedSetLiveTests {
                 try await server.admin("POST", "/v1/admin/sets/ios-prod/signing-keys/\(oldKey.id)/retire").status
                     == 200)
             _ = try await server.admin("POST", "/v1/admin/sets/ios-prod/flags/max-items/kill")
-            try await eventually("v4 in use", timeout: .seconds(10)) { Signed.served(client) == (0, 4) }
+            try await eventually("v4 in use", timeout: .patience) { Signed.served(client) == (0, 4) }
             #expect(logs.refusals.isEmpty, "\(logs.refusals)")
             #expect(client.state == .live(version: 4))
 
@@ -103,7 +103,7 @@ struct SignedSetLiveTests {
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache-later"), trusting: [newKey],
                 logs: LogSink())
             defer { later.shutdown() }
-            #expect(await later.ready(timeout: .seconds(10)))
+            #expect(await later.ready(timeout: .patience))
             #expect(later.state == .live(version: 4))
         }
     }
@@ -122,7 +122,7 @@ struct SignedSetLiveTests {
                 server.url, sdkKey: sdkKey, cache: directory.appendingPathComponent("cache"), trusting: android,
                 logs: logs)
             defer { client.shutdown() }
-            try await eventually("the document refused", timeout: .seconds(10)) { Signed.refusal(client) != nil }
+            try await eventually("the document refused", timeout: .patience) { Signed.refusal(client) != nil }
             #expect(Signed.refusal(client)?.code == .untrustedKey)
             #expect(Signed.served(client).version == nil)
             #expect(try client.core.cache?.stored(set: "ios-prod") == nil)
@@ -149,12 +149,12 @@ struct SignedSetLiveTests {
                 $0.pollInterval = 1
             }
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             for items in [30, 40] {
                 _ = try await server.admin(
                     "PUT", "/v1/admin/sets/ios-prod/flags/max-items/default", #"{"value":\#(items)}"#)
             }
-            try await eventually("v3 in use", timeout: .seconds(10)) { Signed.served(client) == (40, 3) }
+            try await eventually("v3 in use", timeout: .patience) { Signed.served(client) == (40, 3) }
 
             // The server comes back from the backup: version 1, properly signed, and older than what the client has.
             server.stop()
@@ -162,7 +162,7 @@ struct SignedSetLiveTests {
             try FileManager.default.moveItem(at: backup, to: data)
             server = try LiveFlagServer(dataDirectory: data, port: port)
             defer { server.stop() }
-            try await eventually("the rollback refused", timeout: .seconds(15)) { Signed.refusal(client) != nil }
+            try await eventually("the rollback refused", timeout: .patience) { Signed.refusal(client) != nil }
             #expect(Signed.refusal(client)?.code == .rollback)
             #expect(Signed.served(client) == (40, 3))
             #expect(logs.refusals.contains { $0.contains("older than v3") }, "\(logs.refusals)")

@@ -75,7 +75,7 @@ enum Signed {
                 }
             }
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)), sourceLocation: sourceLocation)
+            #expect(await client.ready(timeout: .patience), sourceLocation: sourceLocation)
             try await body(server, client, logs)
         }
     }

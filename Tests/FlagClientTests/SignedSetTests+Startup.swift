@@ -39,9 +39,9 @@ extension SignedSetTests {
             defer { server.stop() }
             let trusted = [key.signingKey]
             let first = try Signed.client(server.url, cache: directory, trusting: trusted, logs: LogSink())
-            #expect(await first.ready(timeout: .seconds(10)))
+            #expect(await first.ready(timeout: .patience))
             try server.publish(Signed.document(2, items: 222_222), patch: Signed.patch(2, items: 222_222))
-            try await eventually("v2 cached", timeout: .seconds(10)) {
+            try await eventually("v2 cached", timeout: .patience) {
                 (try? first.core.cache?.stored(set: "ios-prod"))?.patches.count == 1
             }
             first.shutdown()
@@ -73,8 +73,8 @@ extension SignedSetTests {
 
             let rebuilt = try Signed.client(server.url, cache: directory, trusting: trusted, logs: LogSink())
             defer { rebuilt.shutdown() }
-            #expect(await rebuilt.ready(timeout: .seconds(10)))
-            try await eventually("v2 in use and cached", timeout: .seconds(10)) {
+            #expect(await rebuilt.ready(timeout: .patience))
+            try await eventually("v2 in use and cached", timeout: .patience) {
                 Signed.served(rebuilt) == (222_222, 2)
                     && (try? rebuilt.core.cache?.stored(set: "ios-prod"))?.version == 2
             }
@@ -88,10 +88,10 @@ extension SignedSetTests {
             let server = try SigningSetServer(set: "ios-prod", key: key, document: Signed.document(1, items: 20))
             defer { server.stop() }
             let first = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: LogSink())
-            #expect(await first.ready(timeout: .seconds(10)))
+            #expect(await first.ready(timeout: .patience))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
             // The patched flags are served before the patch is cached: wait for both.
-            try await eventually("v2 in use and cached", timeout: .seconds(10)) {
+            try await eventually("v2 in use and cached", timeout: .patience) {
                 Signed.served(first) == (30, 2) && (try? first.core.cache?.stored(set: "ios-prod"))?.version == 2
             }
             first.shutdown()
@@ -105,7 +105,7 @@ extension SignedSetTests {
             #expect(restarted.state == .cached(version: 2))
             #expect(Signed.served(restarted) == (30, 2))
             // The background decode of the document and the patch keeps the same values.
-            try await eventually("compiled whole", timeout: .seconds(60)) { restarted.core.source is CompiledSource }
+            try await eventually("compiled whole", timeout: .patience) { restarted.core.source is CompiledSource }
             #expect(Signed.served(restarted) == (30, 2))
             #expect(!logs.messages.contains { $0.level >= .warning })
         }
@@ -195,7 +195,7 @@ extension SignedSetTests {
 }
 
 /// How refusals meet the refresh loop, with a scripted transport: no sockets, exact backoff.
-@Suite struct SignedSetRefreshTests {
+@Suite(.live) struct SignedSetRefreshTests {
     /// Unsigned patches arrive on each new connection: each one closes it and the loop backs off as after bad data
     /// (1, 2, 4 s with this jitter), and no document is fetched because of them.
     @Test func refusedPatchesBackOffAndFetchNothing() async throws {
@@ -211,13 +211,13 @@ extension SignedSetTests {
         defer { client.shutdown() }
         let first = try await transport.openStream()
         first.yield(.bytes(put + [0x0A, 0x0A]))
-        try await eventually("v1 live", timeout: .seconds(60)) { client.state == .live(version: 1) }
+        try await eventually("v1 live", timeout: .patience) { client.state == .live(version: 1) }
         let unsigned = Docs.sse("patch", id: 2, Docs.patch(version: 2, base: 1, flags: [Signed.items(30)]))
         for index in 0..<3 {
             let stream = try await transport.stream(index)
             if index > 0 { stream.yield(eventStreamHead) }
             stream.yield(.bytes(unsigned))
-            try await eventually("connection \(index + 2)", timeout: .seconds(60)) {
+            try await eventually("connection \(index + 2)", timeout: .patience) {
                 transport.streamRequests.count > index + 1
             }
         }
@@ -245,13 +245,13 @@ extension SignedSetRefreshTests {
         let stream = try await transport.openStream()
         stream.yield(.bytes(try signed("put", 3, Signed.document(3, items: 30).encoded(), base: nil)))
         stream.yield(.bytes(try signed("patch", 4, Signed.patch(4, items: 40).encoded(), base: 3)))
-        try await eventually("v4 live", timeout: .seconds(60)) { client.state == .live(version: 4) }
+        try await eventually("v4 live", timeout: .patience) { client.state == .live(version: 4) }
         stream.yield(.bytes(try signed("patch", 4, Signed.patch(4, items: 40).encoded(), base: 3)))
         stream.yield(.bytes(Array(": heartbeat\n\n".utf8)))
         try await Task.sleep(for: .milliseconds(50))
         #expect(client.state == .live(version: 4))
         stream.yield(.bytes(try signed("patch", 3, Signed.patch(3, items: 99).encoded(), base: 2)))
-        try await eventually("the replay refused", timeout: .seconds(60)) { Signed.refusal(client) != nil }
+        try await eventually("the replay refused", timeout: .patience) { Signed.refusal(client) != nil }
         #expect(Signed.refusal(client)?.code == .rollback)
         #expect(Signed.served(client) == (40, 4))
         #expect(transport.fetches.isEmpty)

@@ -11,7 +11,7 @@ import Testing
 /// A client with trusted keys activates only what a trusted key signed for its set, never an older version, and
 /// starts only from a cache and a bootstrap document that verify. Against `SigningSetServer`, which
 /// serves the wire contract of docs/signing.md on real sockets; the client uses its real URLSession transport.
-@Suite("Signed flag sets", .serialized)
+@Suite("Signed flag sets", .serialized, .live)
 struct SignedSetTests {
     @Test(arguments: [RefreshMode.stream, .poll])
     func aSignedSetIsActivatedAndCachedAsTheSignedBytes(_ refresh: RefreshMode) async throws {
@@ -19,7 +19,7 @@ struct SignedSetTests {
             #expect(client.state == .live(version: 1))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
             // A patch is served at once and cached just after: wait for both.
-            try await eventually("v2 in use and cached", timeout: .seconds(10)) {
+            try await eventually("v2 in use and cached", timeout: .patience) {
                 Signed.served(client) == (30, 2) && (try? client.core.cache?.stored(set: "ios-prod"))??.version == 2
             }
             #expect(logs.refusals.isEmpty)
@@ -51,7 +51,7 @@ struct SignedSetTests {
             }
         try await Signed.withReadyClient(refresh: refresh) { server, client, logs in
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30), spoil: spoiled)
-            try await eventually("the update refused", timeout: .seconds(10)) { Signed.refusal(client) != nil }
+            try await eventually("the update refused", timeout: .patience) { Signed.refusal(client) != nil }
             let refusal = try #require(Signed.refusal(client))
             #expect(refusal.code == code)
             #expect(refusal.refusedVersion == 2)
@@ -79,13 +79,13 @@ struct SignedSetTests {
             let trusting = try Signed.client(
                 proxy.url, cache: directory.appendingPathComponent("trusting"), trusting: [], logs: LogSink())
             defer { trusting.shutdown() }
-            #expect(await verifying.ready(timeout: .seconds(10)))
-            #expect(await trusting.ready(timeout: .seconds(10)))
+            #expect(await verifying.ready(timeout: .patience))
+            #expect(await trusting.ready(timeout: .patience))
             try server.publish(Signed.document(2, items: 424_242), patch: Signed.patch(2, items: 424_242))
-            try await eventually("the changed patch through", timeout: .seconds(10)) {
+            try await eventually("the changed patch through", timeout: .patience) {
                 Signed.served(trusting) == (999_999, 2)
             }
-            try await eventually("the changed patch refused", timeout: .seconds(10)) {
+            try await eventually("the changed patch refused", timeout: .patience) {
                 Signed.refusal(verifying)?.code == .badSignature
             }
             #expect(proxy.changed >= 2)
@@ -105,11 +105,11 @@ struct SignedSetTests {
             let logs = LogSink()
             let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs)
             defer { client.shutdown() }
-            #expect(await client.ready(timeout: .seconds(10)))
+            #expect(await client.ready(timeout: .patience))
             #expect(Signed.served(client) == (30, 2))
             server.serve(version: 1)
             server.dropStreams()
-            try await eventually("the replay refused", timeout: .seconds(10)) { Signed.refusal(client) != nil }
+            try await eventually("the replay refused", timeout: .patience) { Signed.refusal(client) != nil }
             #expect(Signed.refusal(client)?.code == .rollback)
             #expect(Signed.refusal(client)?.refusedVersion == 1)
             #expect(Signed.served(client) == (30, 2))
@@ -134,7 +134,7 @@ struct SignedSetTests {
             }
             defer { client.shutdown() }
             #expect(client.state.version == 5)
-            try await eventually("v3 refused", timeout: .seconds(10)) { Signed.refusal(client) != nil }
+            try await eventually("v3 refused", timeout: .patience) { Signed.refusal(client) != nil }
             #expect(Signed.refusal(client)?.code == .rollback)
             #expect(client.state.version == 5)
             #expect(Signed.served(client) == (50, 5))
@@ -148,9 +148,9 @@ struct SignedSetTests {
         try await Signed.withReadyClient(trusting: [old.signingKey, new.signingKey]) { server, client, logs in
             server.activate(new)
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
-            try await eventually("v2 by the new key", timeout: .seconds(10)) { Signed.served(client) == (30, 2) }
+            try await eventually("v2 by the new key", timeout: .patience) { Signed.served(client) == (30, 2) }
             try server.publish(Signed.document(3, items: 40), patch: nil)
-            try await eventually("v3 by the new key", timeout: .seconds(10)) { Signed.served(client) == (40, 3) }
+            try await eventually("v3 by the new key", timeout: .patience) { Signed.served(client) == (40, 3) }
             #expect(client.state == .live(version: 3))
             #expect(logs.refusals.isEmpty)
         }
@@ -162,7 +162,7 @@ struct SignedSetTests {
         try await Signed.withReadyClient(spoil: .unsigned, trusting: []) { server, client, logs in
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30), spoil: .unsigned)
             // A patch is served at once and cached just after: wait for both.
-            try await eventually("v2 in use and cached", timeout: .seconds(10)) {
+            try await eventually("v2 in use and cached", timeout: .patience) {
                 Signed.served(client) == (30, 2) && (try? client.core.cache?.stored(set: "ios-prod"))??.version == 2
             }
             let cached = try #require(try client.core.cache?.stored(set: "ios-prod"))
@@ -185,7 +185,7 @@ extension SignedSetTests {
                     Signed.document(version, items: Int64(version)), patch: Signed.patch(version, items: Int64(version))
                 )
             }
-            try await eventually("the patches compacted", timeout: .seconds(10)) {
+            try await eventually("the patches compacted", timeout: .patience) {
                 let stored = try? client.core.cache?.stored(set: "ios-prod")
                 return stored?.document.version == last && stored?.patches.isEmpty == true
             }

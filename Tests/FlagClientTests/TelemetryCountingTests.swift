@@ -8,7 +8,7 @@ import Testing
 
 /// What counts as an evaluation (docs/telemetry.md): every read that evaluates, the first read of a session
 /// included; never a frozen read.
-@Suite struct TelemetryCountingTests {
+@Suite(.live) struct TelemetryCountingTests {
     /// A client with `flags` as its bootstrap set, refreshing through a transport that never answers (so that no
     /// report takes the counts before the test does).
     func client(

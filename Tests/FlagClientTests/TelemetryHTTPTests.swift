@@ -7,7 +7,7 @@ import Testing
 @testable import FlagClient
 
 /// Telemetry over the real URLSession transport, against a scripted HTTP server on a local socket.
-@Suite struct TelemetryHTTPTests {
+@Suite(.live) struct TelemetryHTTPTests {
     /// The poll answer's id comes back on the next poll, and reports reach the server as a JSON `POST` with the SDK
     /// key, carrying the evaluations the client made.
     @Test func reportsAndTheInstanceIDTravelOverHTTP() async throws {
@@ -29,11 +29,11 @@ import Testing
         configuration.app = TelemetryReport.Software(name: "Shop", version: "5.3.0")
         let client = try FlagClient(configuration: configuration)
         defer { client.shutdown() }
-        #expect(await client.ready(timeout: .seconds(10)))
+        #expect(await client.ready(timeout: .patience))
         for unit in 0..<3 { _ = client.session(unitID: "u-\(unit)").value(.newCheckout) }
 
         var counted = 0
-        try await eventually("the three evaluations reported", timeout: .seconds(15)) {
+        try await eventually("the three evaluations reported", timeout: .patience) {
             counted = server.received.filter { $0.method == "POST" }.compactMap { request in
                 try? TelemetryReport.decode(request.body).counts["new-checkout"]?["default"]?["STATIC"]
             }.reduce(0, +)

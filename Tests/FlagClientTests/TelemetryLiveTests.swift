@@ -7,7 +7,7 @@ import Testing
 
 /// Several FlagClients against the real FlagServer, live on a free port: what the server's `clients` and `usage`
 /// routes say agrees with what the clients evaluated. Serialized with nothing else on the server; waits are bounded.
-@Suite("Telemetry end to end against a live FlagServer", .serialized)
+@Suite("Telemetry end to end against a live FlagServer", .serialized, .live)
 struct TelemetryLiveTests {
     static let document = """
         {"schema": 1, "set": "tele", "flags": {
@@ -50,7 +50,7 @@ struct TelemetryLiveTests {
                 configuration.app = TelemetryReport.Software(name: "Shop", version: "5.3.\(index)")
                 let client = try FlagClient(configuration: configuration)
                 clients.append(client)
-                #expect(await client.ready(timeout: .seconds(10)))
+                #expect(await client.ready(timeout: .patience))
             }
 
             // Each client opens 2, 3 and 4 sessions; each session reads new-checkout twice (the second read is

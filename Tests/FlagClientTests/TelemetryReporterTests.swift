@@ -8,7 +8,7 @@ import Testing
 
 /// The reports a client sends, on a scripted transport and virtual time: the instance id's round trip, when reports
 /// go, and what becomes of their counts when the server does not take them.
-@Suite struct TelemetryReporterTests {
+@Suite(.live) struct TelemetryReporterTests {
     static let checkout = Docs.flag("new-checkout", true)
     static let darkMode = Docs.flag("dark-mode", false)
 

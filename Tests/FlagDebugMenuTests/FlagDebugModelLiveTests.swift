@@ -9,12 +9,12 @@ import Testing
 /// The model over a client of the real FlagServer, live on a free port with its own data directory: it follows the
 /// client's state as the server changes the set and then goes away.
 @MainActor
-@Suite("FlagDebugModel against a live FlagServer", .serialized)
+@Suite("FlagDebugModel against a live FlagServer", .serialized, .live)
 struct FlagDebugModelLiveTests {
     @Test func followsTheClientsStateAndNotifiesObservers() async throws {
         let data = try TemporaryDirectory()
         let cache = try TemporaryDirectory()
-        let server = try LiveFlagServer(dataDirectory: data.url)
+        let server = try await offThePool { [data] in try LiveFlagServer(dataDirectory: data.url) }
         defer { server.stop() }
         let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
         var configuration = FlagClient.Configuration(
@@ -68,7 +68,7 @@ struct FlagDebugModelLiveTests {
 
     @Test func refreshesNowAndSaysWhetherTheServerWasReached() async throws {
         let data = try TemporaryDirectory()
-        let server = try LiveFlagServer(dataDirectory: data.url)
+        let server = try await offThePool { [data] in try LiveFlagServer(dataDirectory: data.url) }
         defer { server.stop() }
         let sdkKey = try await server.createSet("ios-prod", document: LiveFlagServer.iosProd)
         var configuration = FlagClient.Configuration(

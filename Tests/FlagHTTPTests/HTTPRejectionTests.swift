@@ -5,7 +5,7 @@ import Testing
 
 /// What the engine refuses before a route is known: the limit behind it, the path when it was read, and the
 /// renderer the configuration gives.
-@Suite("HTTP rejections: the limit behind them and the configured renderer")
+@Suite("HTTP rejections: the limit behind them and the configured renderer", .live)
 struct HTTPRejectionTests {
     @Test(arguments: LimitCase.overEachLimit)
     func aLimitRejectionNamesItsLimitAndTheRoute(_ testCase: LimitCase) throws {

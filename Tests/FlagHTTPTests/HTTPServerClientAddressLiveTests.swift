@@ -9,7 +9,7 @@ private let clientHandler: HTTPHandler = { request, responder in
 }
 
 /// The client address behind trusted proxies and the cap of connections per client address, on real sockets.
-@Suite("HTTP server: client addresses and connections per address, live")
+@Suite("HTTP server: client addresses and connections per address, live", .live)
 struct HTTPServerClientAddressLiveTests {
     static func capOf3(trustingLoopback: Bool) throws -> (inout HTTPServerConfiguration) -> Void {
         let proxies = trustingLoopback ? [try CIDR("127.0.0.0/8")] : []

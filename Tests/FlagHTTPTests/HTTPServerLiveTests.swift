@@ -25,7 +25,7 @@ let basicHandler: HTTPHandler = { request, responder in
     }
 }
 
-@Suite("HTTP server, live on port 0")
+@Suite("HTTP server, live on port 0", .live)
 struct HTTPServerLiveTests {
     @Test func servesKeepAliveRequestsOnOneConnection() throws {
         try withServer(handler: basicHandler) { _, port in

@@ -100,7 +100,7 @@ final class Trickler {
     }
 }
 
-@Suite("HTTP server against slow clients, live")
+@Suite("HTTP server against slow clients, live", .live)
 struct HTTPServerSlowClientLiveTests {
     /// Header timeout 300 ms (a quarter of it is the deadline scan), bodies at 1,000 bytes/s at least.
     static func quick(_ configuration: inout HTTPServerConfiguration) {
@@ -215,7 +215,7 @@ struct HTTPServerSlowClientLiveTests {
     }
 }
 
-@Suite("HTTP server deadline scan")
+@Suite("HTTP server deadline scan", .live)
 struct DeadlineScanTests {
     @Test(arguments: [
         (Duration.seconds(10), Duration.seconds(60), Int64(250_000_000)),

@@ -4,7 +4,7 @@ import Testing
 
 @testable import FlagHTTP
 
-@Suite("HTTP server start-up")
+@Suite("HTTP server start-up", .live)
 struct HTTPServerStartTests {
     @Test func refusesAPortAnotherServerListensOn() throws {
         try withServer(handler: basicHandler) { _, port in

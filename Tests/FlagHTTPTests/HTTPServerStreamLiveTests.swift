@@ -15,7 +15,7 @@ final class Captured: Sendable {
     let closed = Atomic<Int>(0)
 }
 
-@Suite("HTTP server streams, long-polls and shutdown, live")
+@Suite("HTTP server streams, long-polls and shutdown, live", .live)
 struct HTTPServerStreamLiveTests {
     /// `/stream` starts an event stream; `/wait` parks the responder (a long-poll). Both count `onClose`.
     static func handler(_ captured: Captured) -> HTTPHandler {

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The libpq wrapper against a real server (`Tests/postgres/with-postgres`).
-@Suite(.enabled(if: PostgresTestDatabase.isConfigured, Comment(rawValue: postgresTestsHowToRun)), .serialized)
+@Suite(.enabled(if: PostgresTestDatabase.isConfigured, Comment(rawValue: postgresTestsHowToRun)), .serialized, .live)
 struct PostgresConnectionTests {
     /// Runs `body` on a connection to a database of its own, dropped afterwards.
     private func withDatabase(_ body: (PostgresConnection, PostgresTestDatabase) throws -> Void) throws {
@@ -122,7 +122,7 @@ struct PostgresConnectionTests {
 }
 
 /// Connection strings, checked by libpq's parser and described without a server.
-@Suite(.enabled(if: PostgresConnection.isAvailable, "libpq's parser is linked only with the Postgres trait"))
+@Suite(.enabled(if: PostgresConnection.isAvailable, "libpq's parser is linked only with the Postgres trait"), .live)
 struct PostgresConnectionInfoTests {
     @Test(arguments: [
         (
@@ -161,7 +161,7 @@ struct PostgresConnectionInfoTests {
 
 /// A build without the `Postgres` trait has the same API but links no libpq: what a connection needs says how to
 /// build one that has it, and no connection string is quoted.
-@Suite(.disabled(if: PostgresConnection.isAvailable, "this build links libpq"))
+@Suite(.disabled(if: PostgresConnection.isAvailable, "this build links libpq"), .live)
 struct PostgresWithoutLibpqTests {
     @Test(arguments: ["postgresql://alice:s3cret@db.internal/flags", "host=db password s3cret"])
     func aConnectionStringSaysHowToBuildWithPostgreSQL(conninfo: String) {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import FlagServer
 
-@Suite("flagserver live on port 0")
+@Suite("flagserver live on port 0", .live)
 struct AppLiveTests {
     /// One loop holds the long-poll and the stream while the write, answered on the store queue, wakes both from
     /// another thread.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import FlagServer
 
-@Suite("Client API: documents, ETags, long-polls, event streams")
+@Suite("Client API: documents, ETags, long-polls, event streams", .live)
 struct ClientRouteTests {
     @Test func theDocumentCarriesItsVersionAsETag() async throws {
         try await withHarness { harness in

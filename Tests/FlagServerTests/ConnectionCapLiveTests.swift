@@ -6,7 +6,7 @@ import Testing
 
 /// flagserver's cap of open connections per client address, live: what a refused client is told, and what
 /// `/metrics` counts.
-@Suite("Connections per client address, live")
+@Suite("Connections per client address, live", .live)
 struct ConnectionCapLiveTests {
     static let refusal =
         "too many open connections from one address (at most 3); retry later (raise "

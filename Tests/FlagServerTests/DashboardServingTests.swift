@@ -8,7 +8,7 @@ import Testing
 
 /// The dashboard's files as flagserver serves them: only the files shipped with it, each with the headers that
 /// keep a page of the admin API safe. The dashboard itself is tested in a real browser by `Tests/browser/run`.
-@Suite("Dashboard: its files and their headers")
+@Suite("Dashboard: its files and their headers", .live)
 struct DashboardServingTests {
     @Test(arguments: [
         ("/ui", "text/html; charset=utf-8"), ("/ui/", "text/html; charset=utf-8"),

@@ -8,7 +8,7 @@ import Testing
 /// route, which a proxy rule written for `/v1/admin/` would not expect.
 @Suite("an encoded slash is not a path separator")
 struct EncodedSlashTests {
-    @Test func overASocketTheRequestIsRefusedWith400() throws {
+    @Test(.live) func overASocketTheRequestIsRefusedWith400() throws {
         try withLiveHarness(signed: false) { harness, live in
             for target in ["/v1%2Fadmin%2Fwhoami", "/v1/admin%2Fwhoami", "/v1/sets/ios-prod%2Fstream"] {
                 let answer = try live.client().send("GET", target, token: harness.admin)

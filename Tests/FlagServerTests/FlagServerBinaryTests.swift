@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-@Suite("flagserver binary", .enabled(if: ServerProcess.binary != nil), .serialized)
+@Suite("flagserver binary", .enabled(if: ServerProcess.binary != nil), .serialized, .live)
 struct FlagServerBinaryTests {
     @Test func aBadArgumentExitsTwoWithTheUsage() throws {
         let directory = try TemporaryDirectory()

@@ -5,7 +5,7 @@ import Testing
 
 @testable import FlagServer
 
-@Suite("FlagService: versions, validation, conflicts, restart")
+@Suite("FlagService: versions, validation, conflicts, restart", .live)
 struct FlagServiceTests {
     @Test func aWriteMakesTheNextVersionWithTheChangedItemsOnly() async throws {
         try await withHarness { harness in

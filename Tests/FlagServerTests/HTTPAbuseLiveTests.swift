@@ -4,7 +4,7 @@ import Testing
 
 @testable import FlagServer
 
-@Suite("HTTP abuse corpus, live")
+@Suite("HTTP abuse corpus, live", .live)
 struct HTTPAbuseLiveTests {
     @Test func everyCorpusFileHasAnExpectation() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: AbuseCorpus.directory.path)

@@ -9,7 +9,7 @@ import Testing
 
 /// Writes cost what they change: a write compiles and stores the items it touches, shares the rest with
 /// the version before, never assembles the whole document, and still refuses anything that would break the set.
-@Suite("Writes that cost what they change")
+@Suite("Writes that cost what they change", .live)
 struct IncrementalWriteTests {
     @Test func aKillSharesEveryOtherItemAndAssemblesNoDocument() async throws {
         // An unsigned set: a signed set's write assembles and signs its document, once (SigningRouteTests).

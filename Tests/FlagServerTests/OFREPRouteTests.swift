@@ -8,7 +8,7 @@ import Testing
 
 /// What the OFREP contract (open-feature/protocol `service/openapi.yaml`) asks beyond plain evaluation; each test
 /// pins a fix found by running the OpenFeature Python provider against the server (Tests/ofrep).
-@Suite("OFREP: bulk caching and optional context")
+@Suite("OFREP: bulk caching and optional context", .live)
 struct OFREPRouteTests {
     private static let bulk = "/ofrep/v1/evaluate/flags"
 
@@ -97,7 +97,7 @@ struct OFREPRouteTests {
 /// evaluation `{"key","errorCode","errorDetails"}`, the bulk one `{"errorCode","errorDetails"}`. Before, a body that
 /// was not JSON and an admin token without `?set=` answered `{"error":{…}}`, and the OpenFeature Python provider
 /// raised `KeyError: 'errorCode'` instead of reporting an error.
-@Suite("OFREP: errors in OFREP's shapes")
+@Suite("OFREP: errors in OFREP's shapes", .live)
 struct OFREPErrorShapeTests {
     private static let bulk = "/ofrep/v1/evaluate/flags"
     private static let single = "/ofrep/v1/evaluate/flags/new-checkout"

@@ -147,7 +147,7 @@ struct PeopleAndRolesTests {
 
     /// On a kept-alive connection, which remembers the token that passed, a revocation takes effect from the very
     /// next request.
-    @Test func aRevokedTokenIsRefusedFromItsNextRequestOnTheSameConnection() async throws {
+    @Test(.live) func aRevokedTokenIsRefusedFromItsNextRequestOnTheSameConnection() async throws {
         try await withHarness { harness in
             let token = try Self.create(harness, #"{"name":"bob","role":"viewer"}"#)
             try harness.withLive { live in

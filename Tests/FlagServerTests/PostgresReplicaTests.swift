@@ -127,7 +127,7 @@ extension PostgresTests {
     /// Three replicas on one database over real sockets: a change through one reaches the others' streams, keys
     /// count everywhere at once, concurrent writers stay ordered, and neither a killed replica nor a database
     /// that goes away loses an acknowledged write or stops client reads.
-    @Suite("Replicas on one PostgreSQL", .enabled(if: ServerProcess.binary != nil))
+    @Suite("Replicas on one PostgreSQL", .enabled(if: ServerProcess.binary != nil), .live)
     struct ReplicaTests {
         @Test func replicasStartingTogetherSeedOnceAndMakeOneAdminToken() throws {
             let replicas = try Replicas(count: 3, environmentAdmin: false)

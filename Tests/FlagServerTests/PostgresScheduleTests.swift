@@ -10,7 +10,7 @@ import Testing
 extension PostgresTests {
     /// Scheduled changes across flagserver processes on one PostgreSQL database (docs/reviews.md): each applied once
     /// and on time while a replica is killed, and by a server that starts after the time.
-    @Suite("Scheduled changes on replicas", .enabled(if: ServerProcess.binary != nil))
+    @Suite("Scheduled changes on replicas", .enabled(if: ServerProcess.binary != nil), .live)
     struct ScheduleReplicaTests {
         static let set = "/v1/admin/sets/ios-prod"
 

@@ -15,13 +15,13 @@ import Testing
 
 /// Every PostgreSQL test of this target, in extensions of this suite: a run without a test cluster skips them all,
 /// for one reason that says how to run them.
-@Suite("PostgreSQL", .enabled(if: PostgresTestDatabase.isConfigured, Comment(rawValue: postgresTestsHowToRun)))
+@Suite("PostgreSQL", .enabled(if: PostgresTestDatabase.isConfigured, Comment(rawValue: postgresTestsHowToRun)), .live)
 struct PostgresTests {}
 
 /// What PostgreSQL's store must do beyond the contract (`StoreTests` runs that against it too): several servers on
 /// one database, notifications, exact times, and a database that goes away and comes back.
 extension PostgresTests {
-    @Suite("several servers on one database")
+    @Suite("several servers on one database", .live)
     struct SharedDatabase {
         @Test func twoServersStartingTogetherMigrateOnce() throws {
             try withPostgresDatabase { database in
@@ -159,7 +159,7 @@ extension PostgresTests {
         }
     }
 
-    @Suite("notifications")
+    @Suite("notifications", .live)
     struct Notifications {
         @Test func everyWriteIsAnnouncedOnCommitAndARefusedOneIsNot() throws {
             try withPostgresDatabase { database in
@@ -216,7 +216,7 @@ extension PostgresTests {
         }
     }
 
-    @Suite("times")
+    @Suite("times", .live)
     struct Times {
         /// Microseconds since 1970 through `time(_:)` and back, in SQL, from PostgreSQL's earliest time to the
         /// latest the store keeps.
@@ -270,7 +270,7 @@ extension PostgresTests {
     /// A database that goes away and comes back. The tests that stop it stop a cluster of their own
     /// (`PrivateCluster`): stopping the shared one would fail every other test that uses it meanwhile, in this
     /// target and others.
-    @Suite("connections")
+    @Suite("connections", .live)
     struct Connections {
         @Test func aStoppedDatabaseIsUnavailableAndTheSameStoreWorksWhenItIsBack() throws {
             try withPrivateCluster { cluster in
@@ -396,7 +396,7 @@ extension PostgresTests {
 }
 
 /// The payloads of `PostgresFlagStore.channel`, without a database.
-@Suite("PostgreSQL notification payloads")
+@Suite("PostgreSQL notification payloads", .live)
 struct PostgresChangePayloadTests {
     @Test func payloadsAreSmallJSONThatReadsBack() {
         let longest = String(repeating: "a", count: 128)

@@ -8,7 +8,7 @@ import Testing
 /// Servers sharing one store, here two apps on one SQLite file: what one writes, the other loads as the
 /// items that changed and publishes as a local write would; a write made on a stale version lands on top or is a
 /// 409; tokens made or revoked on one count on the other. The PostgreSQL suites run the same over the network.
-@Suite("Servers sharing a store")
+@Suite("Servers sharing a store", .live)
 struct ReplicaSyncTests {
     /// The harness's app (`one`), a second app on the same file (`two`), and the sync of the second.
     private func withTwoServers(_ body: (AppHarness, FlagServerApp, ReplicaSync) async throws -> Void) async throws {

@@ -10,7 +10,7 @@ import Testing
 /// A whole session against the real `flagserver` binary, then a search of everything it said for every token.
 @Suite(
     "Security: tokens never appear in logs, error bodies or /metrics",
-    .enabled(if: ServerProcess.binary != nil))
+    .enabled(if: ServerProcess.binary != nil), .live)
 struct SecurityTokenLeakTests {
     /// Every 8-character window of `token`: a prefix, a suffix or any slice of 8 or more characters contains one.
     static func windows(_ token: String) -> [String] {

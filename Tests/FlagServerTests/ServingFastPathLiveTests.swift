@@ -9,7 +9,7 @@ import Testing
 
 /// The per-connection token check over real sockets: the engine hands every request of one connection the same
 /// context, and a key revoked meanwhile is refused on that same keep-alive connection.
-@Suite("Serving fast path, live on port 0")
+@Suite("Serving fast path, live on port 0", .live)
 struct ServingFastPathLiveTests {
     @Test func everyRequestOfAConnectionSharesItsContextAndOnlyThose() throws {
         let seen = Locked<[String: [ObjectIdentifier]]>([:])

@@ -10,7 +10,7 @@ import Testing
 /// Signed flag sets on the server (docs/signing.md): every document, old version, long-poll answer, `put`
 /// and `patch` carries a signature a client checks with the set's published key; the bytes are signed once per
 /// version and stored; keys rotate in two steps, each audited.
-@Suite("Signed flag sets: the server")
+@Suite("Signed flag sets: the server", .live)
 struct SigningRouteTests {
     /// The set's keys as the client route lists them, by id: to the SDK key for `ios-prod`, to the admin otherwise.
     private func keys(_ harness: AppHarness, set: String = "ios-prod") throws -> [String: (SigningKey, String)] {

@@ -7,7 +7,7 @@ import Testing
 
 /// SPEC §4: a token that stops being valid is refused from that moment on, and the streams and long-polls it opened
 /// end. Over real sockets: the revocation comes through the admin API on another connection.
-@Suite("streams and long-polls end with their token")
+@Suite("streams and long-polls end with their token", .live)
 struct StreamTokenEndTests {
     /// A stream opened with `token`, its `put` read.
     private func openStream(port: Int, token: String) throws -> TestClient {

@@ -55,7 +55,7 @@ final class WebhookReceiver: Sendable {
 }
 
 /// Webhooks end to end: the app's sender posting to a receiver over real sockets, with quick retries.
-@Suite("Webhooks against a live receiver")
+@Suite("Webhooks against a live receiver", .live)
 struct WebhookLiveTests {
     static var settings: FlagServerApp.Settings {
         var settings = FlagServerApp.Settings()
@@ -95,7 +95,7 @@ struct WebhookLiveTests {
     /// The hook's deliveries once none is pending: the receiver may have answered before the sender recorded it.
     static func settled(_ harness: AppHarness) async throws -> [WebhookDeliveryInfo] {
         var deliveries: [WebhookDeliveryInfo] = []
-        try await eventually("every outcome recorded", timeout: .seconds(10)) {
+        try await eventually("every outcome recorded", timeout: .patience) {
             deliveries = (try? harness.call(API.getWebhook, PathParameters(name: "chat"), NoRequest()).deliveries) ?? []
             return !deliveries.isEmpty && deliveries.allSatisfy { $0.state != "pending" }
         }
@@ -122,7 +122,7 @@ struct WebhookLiveTests {
         defer { receiver.stop() }
         try await withHook(receiver) { harness, secret in
             try Self.kill(harness)
-            try await eventually("the kill delivered", timeout: .seconds(10)) { !receiver.requests.isEmpty }
+            try await eventually("the kill delivered", timeout: .patience) { !receiver.requests.isEmpty }
             try await Task.sleep(for: .milliseconds(300))
             let requests = receiver.requests
             #expect(requests.count == 1)
@@ -150,7 +150,7 @@ struct WebhookLiveTests {
             defer { Self.checkMetrics(harness, delivered: 2, retried: 3) }
             try Self.kill(harness)
             try Self.restore(harness)
-            try await eventually("both delivered", timeout: .seconds(15)) { receiver.requests.count >= 5 }
+            try await eventually("both delivered", timeout: .patience) { receiver.requests.count >= 5 }
             let requests = receiver.requests
             #expect(requests.count == 5)
             let ids = requests.map(\.id)
@@ -178,7 +178,7 @@ struct WebhookLiveTests {
                 try Self.kill(harness)
                 try Self.restore(harness)
             }
-            try await eventually("a refused attempt recorded", timeout: .seconds(10)) {
+            try await eventually("a refused attempt recorded", timeout: .patience) {
                 let shown = try? harness.call(API.getWebhook, PathParameters(name: "chat"), NoRequest())
                 return shown?.deliveries.last?.lastError == "the connection was refused"
             }
@@ -190,7 +190,7 @@ struct WebhookLiveTests {
                 responder.respond(HTTPResponse(status: 200))
             }
             defer { receiver.stop() }
-            try await eventually("all six delivered", timeout: .seconds(15)) { received.withLock { $0.count } >= 6 }
+            try await eventually("all six delivered", timeout: .patience) { received.withLock { $0.count } >= 6 }
             let deliveries = try await Self.settled(harness)
             // Newest first in the answer; the receiver got them oldest first, each once.
             #expect(received.withLock { $0 } == deliveries.reversed().map(\.id))
@@ -203,7 +203,7 @@ struct WebhookLiveTests {
         defer { receiver.stop() }
         try await withHook(receiver) { harness, _ in
             try Self.kill(harness)
-            try await eventually("disabled", timeout: .seconds(10)) {
+            try await eventually("disabled", timeout: .patience) {
                 let shown = try? harness.call(API.getWebhook, PathParameters(name: "chat"), NoRequest())
                 return shown?.webhook.disabledAt != nil
             }
@@ -227,7 +227,7 @@ struct WebhookLiveTests {
             let rotated = try harness.call(API.rotateWebhookSecret, PathParameters(name: "chat"), ChangeRequest())
             let new = try WebhookSecret(text: rotated.secret)
             let test = try harness.call(API.testWebhook, PathParameters(name: "chat"), ChangeRequest())
-            try await eventually("the test delivered", timeout: .seconds(10)) { !receiver.requests.isEmpty }
+            try await eventually("the test delivered", timeout: .patience) { !receiver.requests.isEmpty }
             let received = try #require(receiver.requests.first)
             #expect(received.id == test.id && received.event?.type == "webhook.test")
             #expect(received.signature.split(separator: " ").count == 2)
@@ -235,7 +235,7 @@ struct WebhookLiveTests {
             // A day later only the new one signs.
             harness.clock.advance(seconds: 24 * 3600 + 1)
             _ = try harness.call(API.testWebhook, PathParameters(name: "chat"), ChangeRequest())
-            try await eventually("the second test delivered", timeout: .seconds(10)) { receiver.requests.count == 2 }
+            try await eventually("the second test delivered", timeout: .patience) { receiver.requests.count == 2 }
             let later = receiver.requests[1]
             #expect(later.signature.split(separator: " ").count == 1)
             #expect(try Self.verified(later, new) && !Self.verified(later, old))
@@ -251,7 +251,7 @@ struct WebhookLiveTests {
                 try harness.send(
                     "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/expire", body: #"{"at":"\#(at)","keep":false}"#
                 ).status == 200)
-            try await eventually("the expiry told of", timeout: .seconds(10)) { !receiver.requests.isEmpty }
+            try await eventually("the expiry told of", timeout: .patience) { !receiver.requests.isEmpty }
             try await Task.sleep(for: .milliseconds(300))
             let requests = receiver.requests
             #expect(requests.count == 1)
@@ -281,7 +281,7 @@ struct WebhookLiveTests {
                 #expect(try store.enqueue(event, id: WebhookEvents.newID(), to: "chat", audit: audit))
             }
             harness.app.webhooks?.wake()
-            try await eventually("all twenty delivered", timeout: .seconds(10)) { receiver.requests.count == 20 }
+            try await eventually("all twenty delivered", timeout: .patience) { receiver.requests.count == 20 }
         }
     }
 
@@ -302,7 +302,7 @@ struct WebhookLiveTests {
             let started = ContinuousClock.now
             try Self.kill(harness)
             try Self.restore(harness)
-            try await eventually("both delivered to chat", timeout: .seconds(15)) { receiver.requests.count == 2 }
+            try await eventually("both delivered to chat", timeout: .patience) { receiver.requests.count == 2 }
             // Both arrived well within the 5 s the hanging attempt may take (the receiver notes when, on its own
             // thread: this test's task may wait for a thread of its own under a loaded suite).
             let last = try #require(receiver.requests.last)

@@ -18,7 +18,8 @@ public final class TestClient {
     public private(set) var sawClose = false
 
     /// Connects to 127.0.0.1:`port`; reads give up after `receiveTimeout` without data.
-    public init(port: Int, receiveTimeout: Duration = .seconds(5)) throws {
+    public init(port: Int, receiveTimeout: Duration = .patience) throws {
+        LiveTest.expectOwnThread("a test client of port \(port)")
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
         var timeout = timeval(

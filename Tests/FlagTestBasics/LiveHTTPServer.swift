@@ -25,6 +25,7 @@ public final class LiveHTTPServer: Sendable {
     public init(
         configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler, application: LiveApplication? = nil
     ) throws {
+        LiveTest.expectOwnThread("a live HTTP server")
         server = HTTPServer(configuration: configuration, handler: handler)
         port = try server.start()
         self.application = application

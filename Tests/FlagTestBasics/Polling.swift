@@ -12,10 +12,18 @@ public struct TimedOut: Error, CustomStringConvertible {
     }
 }
 
+extension Duration {
+    /// How long a test waits, unless it says otherwise, for what it expects to happen: a server to start, an answer,
+    /// a client to go live. Far longer than that takes on an idle machine, as CI machines are shared and one was seen
+    /// ten times slower than usual; a passing test waits only as long as the thing takes, so only a failing one
+    /// waits this long. A test that measures a time says so with a timeout of its own.
+    public static let patience = Duration.seconds(60)
+}
+
 /// Polls `condition` every `interval` until it holds or `timeout` passes, blocking the calling thread; whether it
 /// held. For synchronous tests; an async test uses `eventually`, which gives its thread back while it waits.
 public func waitUntil(
-    timeout: Duration = .seconds(5), every interval: Duration = .milliseconds(5), _ condition: () -> Bool
+    timeout: Duration = .patience, every interval: Duration = .milliseconds(5), _ condition: () -> Bool
 ) -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
@@ -28,7 +36,7 @@ public func waitUntil(
 
 /// Polls `condition` every `interval` until it holds or `timeout` passes; whether it held.
 public func eventually(
-    timeout: Duration = .seconds(5), every interval: Duration = .milliseconds(5), _ condition: () async -> Bool
+    timeout: Duration = .patience, every interval: Duration = .milliseconds(5), _ condition: () async -> Bool
 ) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
@@ -45,7 +53,7 @@ public func eventually(
 
 /// Polls `condition` until it holds, or throws `TimedOut` naming `what` once `timeout` has passed.
 public func eventually(
-    _ what: String, timeout: Duration = .seconds(5), every interval: Duration = .milliseconds(5),
+    _ what: String, timeout: Duration = .patience, every interval: Duration = .milliseconds(5),
     _ condition: () async -> Bool
 ) async throws {
     guard await eventually(timeout: timeout, every: interval, condition) else {

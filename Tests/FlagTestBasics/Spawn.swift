@@ -28,6 +28,7 @@ public enum Spawn {
         _ executable: String, _ arguments: [String], environment: [String: String], directory: String,
         stdout: String, stderr: String? = nil
     ) throws -> pid_t {
+        LiveTest.expectOwnThread("starting \(executable)")
         // The shell changes directory, then becomes the program: posix_spawn has no portable chdir action.
         let argv = ["/bin/sh", "-c", #"cd "$0" || exit 127; exec "$@""#, directory, executable] + arguments
         let envp = environment.map { "\($0.key)=\($0.value)" }

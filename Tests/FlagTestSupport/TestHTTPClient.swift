@@ -37,7 +37,7 @@ public struct InProcessClient: TestHTTPClient {
 
     /// A client of `handler`; with `connection`, its requests share that connection's context.
     public init(
-        handler: @escaping HTTPHandler, connection: HTTPConnectionContext? = nil, timeout: Duration = .seconds(5)
+        handler: @escaping HTTPHandler, connection: HTTPConnectionContext? = nil, timeout: Duration = .patience
     ) {
         self.handler = handler
         self.connection = connection
