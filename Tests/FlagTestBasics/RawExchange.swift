@@ -37,7 +37,7 @@ public struct RawExchangeResult: Sendable {
 /// Sends `request` on a fresh non-blocking connection while reading whatever comes back, until the server closes
 /// or resets the connection or `timeout` passes. Sending and reading overlap, so a server that answers early
 /// (413 from the head) and stops reading cannot deadlock the client on a full socket buffer.
-public func rawExchange(port: Int, _ request: [UInt8], timeout: Duration = .seconds(5)) throws -> RawExchangeResult {
+public func rawExchange(port: Int, _ request: [UInt8], timeout: Duration = .patience) throws -> RawExchangeResult {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
     guard fd >= 0 else { throw TestClientError(description: "socket() failed: errno \(errno)") }
     defer { close(fd) }

@@ -49,7 +49,7 @@ public final class ServerProcess {
     /// and waits until it says where it listens; throws, with what it wrote, if it does not within `timeout`.
     public init(
         arguments: [String], directory: URL, environment: [String: String] = [:], log: URL,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .patience
     ) throws {
         guard let binary = Self.binary else {
             throw Spawn.Failed(description: "flagserver is not built next to the test bundle")
