@@ -192,9 +192,9 @@ import Testing
             let client = try Signed.client(server.url, cache: directory, trusting: [key.signingKey], logs: logs) {
                 $0.applyNewVersions = .nextLaunch
             }
-            #expect(await client.ready(timeout: .seconds(30)))
+            #expect(await client.ready(timeout: .patience))
             try server.publish(Signed.document(2, items: 30), patch: Signed.patch(2, items: 30))
-            try await eventually("v2 waits", timeout: .seconds(30)) { client.pendingVersion == 2 }
+            try await eventually("v2 waits", timeout: .patience) { client.pendingVersion == 2 }
             #expect(Signed.served(client) == (20, 1))
             #expect(client.state == .live(version: 1))
             // The replay is fetched with `refresh()` rather than awaited from the stream's reconnection, whose timing

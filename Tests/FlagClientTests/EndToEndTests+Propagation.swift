@@ -34,7 +34,7 @@ extension EndToEndTests {
                         directory: fixture.directory.path, stdout: "/dev/null", stderr: "/dev/null"))
             }
             // Each reports within 3 s of applying its first version.
-            try await eventually("three instances report", timeout: .seconds(20), every: .milliseconds(200)) {
+            try await eventually("three instances report", timeout: .patience, every: .milliseconds(200)) {
                 let clients = try? await fixture.server.admin("GET", "/v1/admin/sets/demo/clients")
                 return (clients?.text.components(separatedBy: "\"demo-").count ?? 0) - 1 == 3
             }

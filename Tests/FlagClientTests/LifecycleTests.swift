@@ -112,7 +112,7 @@ final class Box<Value: Sendable>: Sendable {
 
             client.resume()
             client.resume()
-            #expect(await client.ready(timeout: .seconds(5)))
+            #expect(await client.ready(timeout: .patience))
             #expect(transport.fetches.map { $0.headers["If-None-Match"] } == ["\"1\""])  // answered 304
             let reopened = try await transport.stream(1)
             #expect(transport.streamRequests[1].headers["Last-Event-ID"] == "1")
@@ -135,7 +135,7 @@ final class Box<Value: Sendable>: Sendable {
         }
         client.suspend()
         client.resume()
-        #expect(await client.ready(timeout: .seconds(5)))
+        #expect(await client.ready(timeout: .patience))
         try await eventually("one stream open") { transport.counts.open == 1 }
         try await Task.sleep(for: .milliseconds(100))
         #expect(transport.counts.open == 1)

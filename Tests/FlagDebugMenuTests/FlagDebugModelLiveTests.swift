@@ -106,12 +106,15 @@ struct FlagDebugModelLiveTests {
     }
 }
 
-/// Polls `condition` on the main actor (the model's) until it holds, or throws `TimedOut` naming `what` after 5 s.
+/// Polls `condition` on the main actor (the model's) until it holds, or throws `TimedOut` naming `what` once
+/// `.patience` has passed.
 @MainActor
 func until(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
+    let deadline = ContinuousClock.now + .patience
     while !condition() {
-        guard ContinuousClock.now < deadline else { throw TimedOut("timed out after 5 s waiting for: \(what)") }
+        guard ContinuousClock.now < deadline else {
+            throw TimedOut("timed out after \(Duration.patience) waiting for: \(what)")
+        }
         try await Task.sleep(for: .milliseconds(5))
     }
 }

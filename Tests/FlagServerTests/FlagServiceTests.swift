@@ -177,7 +177,7 @@ struct FlagServiceTests {
                 // The put comes from the documents executor; a version published before it would be in the put.
                 // Its bytes may arrive in more than one read: wait for the blank line that ends the event.
                 #expect(
-                    await eventually(timeout: .seconds(30)) {
+                    await eventually {
                         String(decoding: stream.streamBody, as: UTF8.self).hasSuffix("\n\n")
                     })
                 let put = stream.streamBody.count

@@ -434,7 +434,7 @@ extension PostgresTests {
                 let patch = stream.readUntil("\n\n")
                 #expect(patch.contains("event: patch") && patch.contains("\"killed\":true"), "\(patch)")
                 #expect(
-                    waitUntil(timeout: .seconds(5)) {
+                    waitUntil {
                         (try? replicas.send(1, "GET", "/healthz", token: nil).json("status")) == .string("ok")
                     })
                 for index in 0..<2 {

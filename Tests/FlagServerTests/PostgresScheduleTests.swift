@@ -37,7 +37,7 @@ extension PostgresTests {
             let ids = try (0..<20).map { try Self.schedule(replicas, $0 % 3, "scheduled-\($0)", at: at) }
             Thread.sleep(forTimeInterval: max(0, at.timeIntervalSinceNow))
             replicas[2].stop(signal: SIGKILL)
-            let applied = waitUntil(timeout: .seconds(5), every: .milliseconds(50)) {
+            let applied = waitUntil(every: .milliseconds(50)) {
                 ids.allSatisfy { id in
                     (try? replicas.send(0, "GET", "\(Self.set)/changes/\(id)").json("change.state"))
                         == .string("applied")
@@ -75,7 +75,7 @@ extension PostgresTests {
             replicas[0].stop(signal: SIGKILL)
             Thread.sleep(forTimeInterval: max(0, at.timeIntervalSinceNow) + 2)
             _ = try replicas.add()
-            let applied = waitUntil(timeout: .seconds(5), every: .milliseconds(50)) {
+            let applied = waitUntil(every: .milliseconds(50)) {
                 (try? replicas.send(1, "GET", "\(Self.set)/changes/\(id)").json("change.state")) == .string("applied")
             }
             #expect(applied)

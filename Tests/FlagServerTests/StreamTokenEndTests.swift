@@ -11,7 +11,7 @@ import Testing
 struct StreamTokenEndTests {
     /// A stream opened with `token`, its `put` read.
     private func openStream(port: Int, token: String) throws -> TestClient {
-        let stream = try TestClient(port: port, receiveTimeout: .seconds(5))
+        let stream = try TestClient(port: port)
         stream.send("GET /v1/sets/ios-prod/stream HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\n\r\n")
         let head = try stream.readHead()
         try #require(head.status == 200, "the stream's head: \(head.status)")

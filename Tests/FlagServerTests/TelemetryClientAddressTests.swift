@@ -25,7 +25,7 @@ struct TelemetryClientAddressTests {
         }
         let recorder = HTTPResponseRecorder()
         harness.app.handler(request, recorder.responder)
-        return try #require(await recorder.waitForResponse(timeout: .seconds(5))).status
+        return try #require(await recorder.waitForResponse(timeout: .patience)).status
     }
 
     @Test func eachClientBehindTheProxyHasItsOwnBudget() async throws {

@@ -14,7 +14,7 @@ struct TelemetryRouteTests {
     static func openStream(_ harness: AppHarness, presenting id: String? = nil) async throws -> String {
         let headers = id.map { [("Flagstaff-Instance", $0)] } ?? []
         let recorder = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.sdk, headers: headers)
-        let head = try #require(await recorder.waitForResponse(timeout: .seconds(5)))
+        let head = try #require(await recorder.waitForResponse(timeout: .patience))
         return try #require(head.headers["Flagstaff-Instance"])
     }
 
@@ -60,11 +60,11 @@ struct TelemetryRouteTests {
     @Test func aStreamOfTheAdminAPIGetsAnIdOnlyWhenItAsks() async throws {
         try await withHarness { harness in
             let watching = harness.start("GET", "/v1/sets/ios-prod/stream", token: harness.admin)
-            let head = try #require(await watching.waitForResponse(timeout: .seconds(5)))
+            let head = try #require(await watching.waitForResponse(timeout: .patience))
             #expect(head.headers["Flagstaff-Instance"] == nil)
             let asking = harness.start(
                 "GET", "/v1/sets/ios-prod/stream", token: harness.admin, headers: [("Flagstaff-Instance", "new")])
-            let issued = try #require(await asking.waitForResponse(timeout: .seconds(5)))
+            let issued = try #require(await asking.waitForResponse(timeout: .patience))
             #expect(issued.headers["Flagstaff-Instance"].map(ClientTelemetry.isWellFormed) == true)
             #expect(try harness.send("GET", "/v1/admin/sets/ios-prod/clients").json("silent") == .int(1))
         }
