@@ -120,6 +120,8 @@ public final class FlagDebugModel {
         client: FlagClient, keys: [AnyFlagKey] = [],
         context: EvaluationContext = EvaluationContext(unitID: "flag-debug-menu")
     ) {
+        // Subscribed before the state is read: a change between the two would otherwise never reach the model.
+        let stream = client.updates
         self.client = client
         self.context = context
         // A key declared twice lists once; the first declaration's default is shown.
@@ -132,7 +134,6 @@ public final class FlagDebugModel {
                 + "flags but cannot change them."
             : nil
         reload()
-        let stream = client.updates
         updates = Task { [weak self] in
             for await update in stream {
                 guard let self else { return }

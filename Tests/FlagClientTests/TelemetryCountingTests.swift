@@ -102,7 +102,7 @@ import Testing
 
     /// A kill replaces what open sessions serve: each session counts its first read of the kill value once, whether it
     /// had read the flag before or not; reads after that are frozen reads.
-    @Test func aKillIsCountedAtEachSessionsFirstReadOfIt() async throws {
+    @Test(.timeLimit(.minutes(2))) func aKillIsCountedAtEachSessionsFirstReadOfIt() async throws {
         let (client, stream) = try await makeCountingClient(Docs.flag("new-checkout", true))
         defer { client.shutdown() }
         let reader = client.session(unitID: "reader")
@@ -111,8 +111,9 @@ import Testing
         #expect(try counter(client).take() == ["new-checkout": ["default": ["STATIC": 1]]])
 
         let kill = Docs.patch(version: 8, base: 7, flags: [Docs.flag("new-checkout", true, killed: true)])
+        let updates = client.updates
         stream.yield(.bytes(Docs.sse("patch", id: 8, kill)))
-        try await eventually("v8", timeout: .seconds(900)) { client.state == .live(version: 8) }
+        await untilAnnounced(version: 8, updates)
         #expect(reader.value(.newCheckout) == false)
         #expect(reader.detail(.newCheckout).reason == .disabled)
         #expect(notYet.detail(.newCheckout).reason == .disabled)
