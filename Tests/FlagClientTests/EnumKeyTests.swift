@@ -175,7 +175,7 @@ extension FlagKey where Value == Theme {
     }
 
     /// A kill value that is not a case meets the same check at the first read of it, and stays a kill in the session.
-    @Test(.timeLimit(.minutes(2))) func aKillValueThatIsNotACaseIsAMismatchToo() async throws {
+    @Test func aKillValueThatIsNotACaseIsAMismatchToo() async throws {
         let (client, stream) = try await makeCountingClient(Self.themeFlag("green", killValue: "black"))
         defer { client.shutdown() }
         let session = client.session(unitID: "u")
@@ -186,7 +186,7 @@ extension FlagKey where Value == Theme {
         let killed = Self.themeFlag("green", killValue: "black", killed: true)
         let updates = client.updates
         stream.yield(.bytes(Docs.sse("patch", id: 8, Docs.patch(version: 8, base: 7, flags: [killed]))))
-        await untilAnnounced(version: 8, updates)
+        try await untilAnnounced(version: 8, updates)
         #expect(session.value(.theme) == .blue)
         #expect(session.detail(.theme).errorCode == .typeMismatch)
         #expect(counter.take() == ["checkout-theme": ["": ["ERROR": 1]]])
