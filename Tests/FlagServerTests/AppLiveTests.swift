@@ -51,6 +51,8 @@ struct AppLiveTests {
                 ).patchEvent
                 #expect(stream.read(count: patch.count) == patch)
 
+                // The kill's connection was closed on this side; the server counts it until it reads that close.
+                #expect(waitUntil { live.server.metrics.openConnections == 3 })
                 let metrics = try live.client().send("GET", "/metrics", token: harness.admin)
                 #expect(metrics.status == 200)
                 #expect(metrics.text.contains("flagserver_open_streams 1\n"))
