@@ -23,6 +23,9 @@ public struct LiveTest: SuiteTrait, TestTrait, TestScoping {
 
     private static let turns = Turns(LiveTest.width)
     private static let threads = OwnThreads()
+    /// Whether this task's test case holds a turn already: a test in a nested live suite has the trait twice, and
+    /// taking two turns each, six such tests deadlocked holding one and waiting for another.
+    @TaskLocal private static var holdsATurn = false
 
     public var isRecursive: Bool { true }
 
@@ -30,10 +33,12 @@ public struct LiveTest: SuiteTrait, TestTrait, TestScoping {
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         // A suite holds no turn: its tests take theirs one by one.
-        guard testCase != nil else { return try await function() }
+        guard testCase != nil, !Self.holdsATurn else { return try await function() }
         await Self.turns.take()
         defer { Self.turns.giveBack() }
-        try await withTaskExecutorPreference(Self.threads) { try await function() }
+        try await Self.$holdsATurn.withValue(true) {
+            try await withTaskExecutorPreference(Self.threads) { try await function() }
+        }
     }
 }
 
