@@ -12,6 +12,21 @@ struct LiveTestTraitTests {
         #expect(OwnThreads.isCurrent)
     }
 
+    /// A test in a live suite nested in another has the trait twice; it takes one turn, or tests holding their
+    /// first turn would wait for a second that none gives back.
+    @Test(.live, .timeLimit(.minutes(1))) func aTestTakesOneTurnHoweverOftenTheTraitApplies() async throws {
+        let test = try #require(Test.current)
+        let nested = Locked(false)
+        // Nested once more than there are turns: were a turn taken at each level, the innermost would never run.
+        @Sendable func scope(_ depth: Int) async throws {
+            guard depth > 0 else { return nested.withLock { $0 = true } }
+            try await LiveTest().provideScope(for: test, testCase: Test.Case.current) { try await scope(depth - 1) }
+        }
+        try await scope(LiveTest.width + 1)
+        #expect(nested.withLock { $0 })
+        #expect(OwnThreads.isCurrent)
+    }
+
     @Test func anyOtherTestRunsOnThePool() {
         #expect(!OwnThreads.isCurrent)
     }
