@@ -119,6 +119,8 @@ struct VersionChange {
 
     let before: Side
     let after: Side
+    /// Its place in the order of changes (`ClientCore.Current.changes`).
+    let number: Int
 }
 
 extension ClientCore {
@@ -155,11 +157,11 @@ extension ClientCore {
     func activate() -> Bool {
         let change = current.withLock { current -> VersionChange? in
             guard let pending = current.versions.pending else { return nil }
-            let before = VersionChange.Side(current)
-            current.versions = HeldVersions(inUse: pending)
-            current.source = pending
-            current.state = current.versions.naming(current.state)
-            return VersionChange(before: before, after: VersionChange.Side(current))
+            return current.change { current in
+                current.versions = HeldVersions(inUse: pending)
+                current.source = pending
+                current.state = current.versions.naming(current.state)
+            }
         }
         guard let change else { return false }
         announce(change)
@@ -170,9 +172,8 @@ extension ClientCore {
     func suspended() {
         let change = current.withLock { current -> VersionChange? in
             guard case .live = current.state else { return nil }
-            let before = VersionChange.Side(current)
-            current.state = .stale(since: dependencies.now().addingTimeInterval(current.skew))
-            return VersionChange(before: before, after: VersionChange.Side(current))
+            let since = dependencies.now().addingTimeInterval(current.skew)
+            return current.change { $0.state = .stale(since: since) }
         }
         if let change { announce(change) }
     }

@@ -13,6 +13,16 @@ final class ClientCore: Sendable {
         var skew: Double = 0
         /// The set in use and the newer one an apply policy holds back.
         var versions = HeldVersions()
+        /// How many changes were made: orders what `announce` tells the app.
+        var changes = 0
+
+        /// Makes a change with `body`, and returns it with its place in the order of changes.
+        mutating func change(_ body: (inout Self) -> Void) -> VersionChange {
+            let before = VersionChange.Side(self)
+            body(&self)
+            changes += 1
+            return VersionChange(before: before, after: VersionChange.Side(self), number: changes)
+        }
     }
 
     let setName: String
@@ -31,6 +41,9 @@ final class ClientCore: Sendable {
     /// launches too.
     let keepsActivated: Bool
     let current: Locked<Current>
+    /// The state the app reads, with the number of the change that set it: set once that change's kills reached
+    /// open sessions, so that a session read after the state names a version has that version's kills.
+    private let announced: Locked<(change: Int, state: ClientState)>
     private let sessions = Locked<[ObjectIdentifier: OpenSession]>([:])
     private let subscribers = Locked<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
     /// Writes of persisted sessions' values, in order, off the reading thread.
@@ -53,6 +66,7 @@ final class ClientCore: Sendable {
         self.holdsNewVersions = applyPolicy != .nextSession
         self.keepsActivated = applyPolicy == .manual
         self.current = Locked(Current(source: source, state: state, versions: HeldVersions(inUse: source)))
+        self.announced = Locked((change: 0, state: state))
     }
 
     func log(_ level: FlagClientLogMessage.Level, _ message: String) {
@@ -69,7 +83,11 @@ final class ClientCore: Sendable {
         dependencies.now().addingTimeInterval(current.withLock { $0.skew })
     }
 
+    /// The state the refresh loop works from; it may name a version whose kills are still on their way to open
+    /// sessions.
     var state: ClientState { current.withLock { $0.state } }
+    /// The state the app reads: it names a version only once open sessions have that version's kills.
+    var announcedState: ClientState { announced.withLock { $0.state } }
     var source: (any EvaluationSource)? { current.withLock { $0.source } }
 
     /// Records the server's clock: `serverDate` was read from a response received at local time `localNow`.
@@ -82,11 +100,11 @@ final class ClientCore: Sendable {
     /// Puts `source` in use (when given), or, under a policy that holds new versions, keeps it waiting with its
     /// kills in use; sets the state, naming the version in use. Kills new to sessions apply to open sessions at once.
     func publish(source: (any EvaluationSource)?, state: ClientState) {
-        let change = current.withLock { current -> VersionChange in
-            let before = VersionChange.Side(current)
-            if let source { current.receive(source, holding: holdsNewVersions) }
-            current.state = current.versions.naming(state)
-            return VersionChange(before: before, after: VersionChange.Side(current))
+        let change = current.withLock { current in
+            current.change { current in
+                if let source { current.receive(source, holding: holdsNewVersions) }
+                current.state = current.versions.naming(state)
+            }
         }
         announce(change)
     }
@@ -102,6 +120,10 @@ final class ClientCore: Sendable {
             let already = before.source?.killed ?? [:]
             let newlyKilled = killed.filter { already[$0.key] == nil }
             if !newlyKilled.isEmpty { applyKills(newlyKilled, version: version) }
+        }
+        announced.withLock { announced in
+            // A later change announced already (on another thread) stays.
+            if change.number > announced.change { announced = (change.number, after.state) }
         }
         if let version = after.versions.inUse, before.versions.inUse != version {
             telemetry?.versionApplied(version, at: dependencies.now())

@@ -106,8 +106,8 @@ public final class FlagClient: Sendable {
         sharedReader?.close()
     }
 
-    /// Where the values come from right now.
-    public var state: ClientState { core.state }
+    /// Where the values come from right now. Once it names a version, open sessions have that version's kills.
+    public var state: ClientState { core.announcedState }
 
     /// A new stream of state and version changes; each access returns a new stream.
     ///

@@ -15,7 +15,8 @@ public final class FlagSession: FeatureFlags, Sendable {
     /// Who the flags are evaluated for.
     public let context: EvaluationContext
     private let core: ClientCore
-    private let frozen: Locked<FrozenValues>
+    /// The values read so far; a kill of a new version replaces them under this lock.
+    let frozen: Locked<FrozenValues>
 
     init(core: ClientCore, id: String?, context: EvaluationContext, frozen: [String: EvaluationDetail<JSONValue>]) {
         self.core = core

@@ -184,9 +184,8 @@ extension FlagKey where Value == Theme {
         _ = counter.take()
 
         let killed = Self.themeFlag("green", killValue: "black", killed: true)
-        let updates = client.updates
         stream.yield(.bytes(Docs.sse("patch", id: 8, Docs.patch(version: 8, base: 7, flags: [killed]))))
-        try await untilAnnounced(version: 8, updates)
+        try await eventually("v8") { client.state == .live(version: 8) }
         #expect(session.value(.theme) == .blue)
         #expect(session.detail(.theme).errorCode == .typeMismatch)
         #expect(counter.take() == ["checkout-theme": ["": ["ERROR": 1]]])

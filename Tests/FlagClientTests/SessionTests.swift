@@ -91,6 +91,28 @@ import Testing
         client.shutdown()
     }
 
+    /// The state names a version only once open sessions have its kills: a session read after the state changed
+    /// is never served what the version killed.
+    @Test func theStateNamesAVersionOnlyOnceOpenSessionsHaveItsKills() async throws {
+        let transport = ScriptedTransport()
+        let (client, stream) = try await liveClient(nil, transport, Docs.flag("new-checkout", true))
+        let session = client.session(unitID: "u-1")
+        #expect(session.value(.newCheckout) == true)
+        // While the test holds the session's values, the kill of v2 cannot reach them.
+        session.frozen.withLock { _ in
+            stream.yield(
+                .bytes(
+                    Docs.sse(
+                        "put", id: 2, Docs.document(version: 2, flags: [Docs.flag("new-checkout", true, killed: true)]))
+                ))
+            #expect(waitUntil { client.core.state == .live(version: 2) })
+            #expect(client.state == .live(version: 1))
+        }
+        try await eventually("live v2") { client.state == .live(version: 2) }
+        #expect(session.detail(.newCheckout).reason == .disabled)
+        client.shutdown()
+    }
+
     @Test func killByPatchAppliesMidSession() async throws {
         let transport = ScriptedTransport()
         let (client, stream) = try await liveClient(

@@ -111,9 +111,8 @@ import Testing
         #expect(try counter(client).take() == ["new-checkout": ["default": ["STATIC": 1]]])
 
         let kill = Docs.patch(version: 8, base: 7, flags: [Docs.flag("new-checkout", true, killed: true)])
-        let updates = client.updates
         stream.yield(.bytes(Docs.sse("patch", id: 8, kill)))
-        try await untilAnnounced(version: 8, updates)
+        try await eventually("v8") { client.state == .live(version: 8) }
         #expect(reader.value(.newCheckout) == false)
         #expect(reader.detail(.newCheckout).reason == .disabled)
         #expect(notYet.detail(.newCheckout).reason == .disabled)

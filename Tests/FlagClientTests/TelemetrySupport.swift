@@ -186,23 +186,3 @@ func makeCountingClient(_ flags: Flag...) async throws -> (FlagClient, ScriptedT
     try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
     return (client, stream)
 }
-
-/// Waits for the update that announces `version` on `updates` (subscribed before the version was sent). The client
-/// names a new version in its state a moment before it gives open sessions the version's kills, and announces the
-/// update after: a test that reads an open session's kill waits for the update, not for the state.
-func untilAnnounced(version: Int, _ updates: AsyncStream<FlagClientUpdate>) async throws {
-    let announced = await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            for await update in updates where update.version == version { return true }
-            return false
-        }
-        group.addTask {
-            try? await Task.sleep(for: .patience)
-            return false
-        }
-        let first = await group.next() ?? false
-        group.cancelAll()
-        return first
-    }
-    guard announced else { throw TimedOut("v\(version) was not announced within \(Duration.patience)") }
-}
