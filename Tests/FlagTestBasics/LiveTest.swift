@@ -21,23 +21,31 @@ public struct LiveTest: SuiteTrait, TestTrait, TestScoping {
     /// the two cores.
     public static let width = 6
 
-    private static let turns = Turns(LiveTest.width)
+    private static let sharedTurns = Turns(LiveTest.width)
     private static let threads = OwnThreads()
     /// Whether this task's test case holds a turn already: a test in a nested live suite has the trait twice, and
     /// taking two turns each, six such tests deadlocked holding one and waiting for another.
-    @TaskLocal private static var holdsATurn = false
+    @TaskLocal static var holdsATurn = false
 
     public var isRecursive: Bool { true }
 
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
+        try await Self.scope(testCase, turns: Self.sharedTurns, function)
+    }
+
+    /// Runs a test case (`function`) on a thread of its own once it has one of `turns`: every live test's, but for
+    /// the trait's own tests.
+    static func scope(
+        _ testCase: Test.Case?, turns: Turns, _ function: @Sendable () async throws -> Void
+    ) async throws {
         // A suite holds no turn: its tests take theirs one by one.
-        guard testCase != nil, !Self.holdsATurn else { return try await function() }
-        await Self.turns.take()
-        defer { Self.turns.giveBack() }
-        try await Self.$holdsATurn.withValue(true) {
-            try await withTaskExecutorPreference(Self.threads) { try await function() }
+        guard testCase != nil, !holdsATurn else { return try await function() }
+        await turns.take()
+        defer { turns.giveBack() }
+        try await $holdsATurn.withValue(true) {
+            try await withTaskExecutorPreference(threads) { try await function() }
         }
     }
 }
