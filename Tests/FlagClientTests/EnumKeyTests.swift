@@ -193,7 +193,7 @@ extension FlagKey where Value == Theme {
         // Restored, the session keeps what the kill gave it.
         stream.yield(
             .bytes(Docs.sse("patch", id: 9, Docs.patch(version: 9, base: 8, flags: [Self.themeFlag("green")]))))
-        try await eventually("v9", timeout: .seconds(900)) { client.state == .live(version: 9) }
+        try await eventually("v9") { client.state == .live(version: 9) }
         #expect(session.detail(.theme).errorCode == .typeMismatch)
         #expect(client.session(unitID: "new").value(.theme) == .green)
     }

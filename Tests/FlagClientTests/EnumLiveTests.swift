@@ -79,7 +79,7 @@ struct EnumLiveTests {
             #expect(newer.session(unitID: "u-2").value(newerKey) == .green)
 
             // Both have said what they know.
-            try await eventually("both instances report their values", timeout: .seconds(900)) {
+            try await eventually("both instances report their values") {
                 let clients = try? await server.admin("GET", "/v1/admin/sets/themes/clients?within=300")
                 guard case .array(let instances)? = try? clients?.json("instances") else { return false }
                 return instances.count == 2
@@ -113,7 +113,7 @@ struct EnumLiveTests {
                 Issue.record("no version in \(forced.text)")
                 return
             }
-            try await eventually("both clients apply the write", timeout: .seconds(900)) {
+            try await eventually("both clients apply the write") {
                 older.state == .live(version: Int(version)) && newer.state == .live(version: Int(version))
             }
 
@@ -126,13 +126,13 @@ struct EnumLiveTests {
             #expect(newer.session(unitID: "u-4").value(newerKey) == .orange)
 
             // Its telemetry says so: an ERROR without a variant, which the server counts under `""`.
-            try await eventually("the older build reports the mismatch", timeout: .seconds(900)) {
+            try await eventually("the older build reports the mismatch") {
                 recording.reports.contains { $0.counts["checkout-theme"]?[""]?["ERROR"] == 1 }
             }
             #expect(
                 recording.reports.last?.enums
                     == ["checkout-theme": .init(values: ["blue", "green"], defaultValue: "blue")])
-            try await eventually("the server counted every read", timeout: .seconds(900)) {
+            try await eventually("the server counted every read") {
                 (try? await Self.variants(server)) == ["default": 2, "": 1, "orange-for-all": 1]
             }
         }

@@ -42,7 +42,7 @@ import Testing
         #expect(counted == 3)
         let polls = server.received.filter { $0.method == "GET" }
         #expect(polls.first?.headers["flagstaff-instance"] == "new")
-        try await eventually("a second poll", timeout: .seconds(900)) {
+        try await eventually("a second poll") {
             server.received.filter { $0.method == "GET" }.count >= 2
         }
         #expect(server.received.filter { $0.method == "GET" }[1].headers["flagstaff-instance"] == "in_http")

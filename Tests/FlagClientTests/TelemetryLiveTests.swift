@@ -72,7 +72,7 @@ struct TelemetryLiveTests {
             #expect(expected["new-checkout"]?.total == 9)
             #expect(expected["new-checkout"]?.variants["germany"] == 5)
 
-            try await eventually("the server counted every evaluation", timeout: .seconds(900)) {
+            try await eventually("the server counted every evaluation") {
                 guard let usage = try? await Self.usage(server) else { return false }
                 return usage["new-checkout"]?.total == 9 && usage["dark-mode"]?.total == 9
             }

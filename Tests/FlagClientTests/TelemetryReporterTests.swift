@@ -67,7 +67,7 @@ import Testing
         defer { fixture.client.shutdown() }
         #expect(fixture.client.core.telemetry == nil)
         for poll in 1...4 {
-            try await eventually("poll \(poll)", timeout: .seconds(900)) { fixture.transport.fetches.count >= poll }
+            try await eventually("poll \(poll)") { fixture.transport.fetches.count >= poll }
             fixture.time.release()
         }
         let sent = fixture.transport.fetches.map { $0.headers["Flagstaff-Instance"] }
@@ -120,7 +120,7 @@ import Testing
         defer { fixture.client.shutdown() }
         _ = fixture.client.session(unitID: "u").value(.newCheckout)
         let stream = try await fixture.connect(instance: nil, version: 7, Self.checkout).stream
-        try await eventually("the after-apply wait", timeout: .seconds(900)) { fixture.time.sleeps.contains(2) }
+        try await eventually("the after-apply wait") { fixture.time.sleeps.contains(2) }
         try await fixture.time.waitUntilHeld("the after-apply report found no id")
         fixture.time.release()
         try await fixture.time.waitUntilHeld("a period later")
@@ -199,7 +199,7 @@ import Testing
             }
             try await time.waitUntilHeld("period \(period)")
             time.release()
-            try await eventually("report \(period + 1)", timeout: .seconds(900)) {
+            try await eventually("report \(period + 1)") {
                 received.withLock { $0.count } > period
             }
         }
@@ -262,7 +262,7 @@ import Testing
         // A new version meanwhile does not bring the report forward.
         let kill = Docs.patch(version: 8, base: 7, flags: [Docs.flag("new-checkout", true, killed: true)])
         stream.yield(.bytes(Docs.sse("patch", id: 8, kill)))
-        try await eventually("v8", timeout: .seconds(900)) { fixture.client.state == .live(version: 8) }
+        try await eventually("v8") { fixture.client.state == .live(version: 8) }
         try await fixture.time.waitUntilHeld("first half of the wait")
         fixture.time.release()
         try await fixture.time.waitUntilHeld("second half")
@@ -303,7 +303,7 @@ import Testing
         _ = try await fixture.report(1)
         let kill = Docs.patch(version: 8, base: 7, flags: [Docs.flag("new-checkout", true, killed: true)])
         stream.yield(.bytes(Docs.sse("patch", id: 8, kill)))
-        try await eventually("v8", timeout: .seconds(900)) { fixture.client.state == .live(version: 8) }
+        try await eventually("v8") { fixture.client.state == .live(version: 8) }
         try await Task.sleep(for: .milliseconds(100))
         #expect(fixture.reports.count == 1)
         #expect(fixture.logs.messages.contains { $0.message.contains("sends no more") })
@@ -317,7 +317,7 @@ import Testing
         let stream = try await fixture.transport.stream(0)
         let kill = Docs.patch(version: 8, base: 7, flags: [Docs.flag("new-checkout", true, killed: true)])
         stream.yield(.bytes(Docs.sse("patch", id: 8, kill)))
-        try await eventually("v8", timeout: .seconds(900)) { fixture.client.state == .live(version: 8) }
+        try await eventually("v8") { fixture.client.state == .live(version: 8) }
         // A report would have gone 2 s of virtual time (a millisecond) after each version.
         try await Task.sleep(for: .milliseconds(200))
         #expect(fixture.transport.fetches.isEmpty)
@@ -332,7 +332,7 @@ import Testing
         try await fixture.time.waitUntilHeld("waiting a period")
         let cancelled = fixture.time.cancelled
         fixture.client.shutdown()
-        try await eventually("the period's sleep cancelled", timeout: .seconds(900)) {
+        try await eventually("the period's sleep cancelled") {
             fixture.time.cancelled > cancelled
         }
         fixture.time.release()

@@ -36,7 +36,7 @@ final class VirtualTime: Sendable {
     /// Sanitizer they held both for minutes (a report took 25 s in the plain suite and over 120 s in the sanitized
     /// one, against 0.03 s alone). A passing wait returns as soon as its condition holds; a hang still fails.
     func waitUntilHeld(_ what: String = "a held sleep") async throws {
-        try await eventually(what, timeout: .seconds(900)) {
+        try await eventually(what) {
             self.state.withLock { $0.holding > 0 && $0.releases == 0 }
         }
     }
@@ -144,7 +144,7 @@ final class TelemetryFixture: Sendable {
 
     /// Waits for the `count`-th report (1-based) and returns it.
     func report(_ count: Int) async throws -> SentReport {
-        try await eventually("report \(count) sent", timeout: .seconds(900)) { self.reports.count >= count }
+        try await eventually("report \(count) sent") { self.reports.count >= count }
         return reports[count - 1]
     }
 
@@ -161,7 +161,7 @@ final class TelemetryFixture: Sendable {
         let appliedAt = time.clock.now
         let document = Docs.document(version: version, flags: flags)
         stream.yield(.bytes(Docs.sse("put", id: version, document)))
-        try await eventually("v\(version) live", timeout: .seconds(900)) {
+        try await eventually("v\(version) live") {
             self.client.state == .live(version: version)
         }
         return (stream, appliedAt)
@@ -183,6 +183,6 @@ func makeCountingClient(_ flags: Flag...) async throws -> (FlagClient, ScriptedT
     }
     let stream = try await transport.openStream()
     stream.yield(.bytes(Docs.sse("put", id: 7, Docs.document(version: 7, flags: flags))))
-    try await eventually("v7", timeout: .seconds(900)) { client.state == .live(version: 7) }
+    try await eventually("v7") { client.state == .live(version: 7) }
     return (client, stream)
 }
