@@ -119,8 +119,6 @@ struct VersionChange {
 
     let before: Side
     let after: Side
-    /// Its place in the order of changes (`ClientCore.Current.changes`).
-    let number: Int
 }
 
 extension ClientCore {
@@ -155,26 +153,21 @@ extension ClientCore {
     /// Puts the waiting set in use; `false` when none waits. Its kills are in use already; a flag it restores
     /// serves again in new sessions (open sessions keep a kill, as always).
     func activate() -> Bool {
-        let change = current.withLock { current -> VersionChange? in
-            guard let pending = current.versions.pending else { return nil }
-            return current.change { current in
-                current.versions = HeldVersions(inUse: pending)
-                current.source = pending
-                current.state = current.versions.naming(current.state)
-            }
+        change { current in
+            guard let pending = current.versions.pending else { return false }
+            current.versions = HeldVersions(inUse: pending)
+            current.source = pending
+            current.state = current.versions.naming(current.state)
+            return true
         }
-        guard let change else { return false }
-        announce(change)
-        return true
     }
 
     /// The app went to the background: a live state becomes stale, since nothing refreshes it until `resume()`.
     func suspended() {
-        let change = current.withLock { current -> VersionChange? in
-            guard case .live = current.state else { return nil }
-            let since = dependencies.now().addingTimeInterval(current.skew)
-            return current.change { $0.state = .stale(since: since) }
+        change { current in
+            guard case .live = current.state else { return false }
+            current.state = .stale(since: dependencies.now().addingTimeInterval(current.skew))
+            return true
         }
-        if let change { announce(change) }
     }
 }

@@ -13,16 +13,6 @@ final class ClientCore: Sendable {
         var skew: Double = 0
         /// The set in use and the newer one an apply policy holds back.
         var versions = HeldVersions()
-        /// How many changes were made: orders what `announce` tells the app.
-        var changes = 0
-
-        /// Makes a change with `body`, and returns it with its place in the order of changes.
-        mutating func change(_ body: (inout Self) -> Void) -> VersionChange {
-            let before = VersionChange.Side(self)
-            body(&self)
-            changes += 1
-            return VersionChange(before: before, after: VersionChange.Side(self), number: changes)
-        }
     }
 
     let setName: String
@@ -41,9 +31,11 @@ final class ClientCore: Sendable {
     /// launches too.
     let keepsActivated: Bool
     let current: Locked<Current>
-    /// The state the app reads, with the number of the change that set it: set once that change's kills reached
-    /// open sessions, so that a session read after the state names a version has that version's kills.
-    private let announced: Locked<(change: Int, state: ClientState)>
+    /// The state the app reads: set once a change's kills reached open sessions, so that a session read after the
+    /// state names a version has that version's kills.
+    private let announced: Locked<ClientState>
+    /// Held over a change and its announcement, so that changes are announced one at a time, in the order made.
+    private let changing = Locked(())
     private let sessions = Locked<[ObjectIdentifier: OpenSession]>([:])
     private let subscribers = Locked<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
     /// Writes of persisted sessions' values, in order, off the reading thread.
@@ -66,7 +58,7 @@ final class ClientCore: Sendable {
         self.holdsNewVersions = applyPolicy != .nextSession
         self.keepsActivated = applyPolicy == .manual
         self.current = Locked(Current(source: source, state: state, versions: HeldVersions(inUse: source)))
-        self.announced = Locked((change: 0, state: state))
+        self.announced = Locked(state)
     }
 
     func log(_ level: FlagClientLogMessage.Level, _ message: String) {
@@ -87,7 +79,7 @@ final class ClientCore: Sendable {
     /// sessions.
     var state: ClientState { current.withLock { $0.state } }
     /// The state the app reads: it names a version only once open sessions have that version's kills.
-    var announcedState: ClientState { announced.withLock { $0.state } }
+    var announcedState: ClientState { announced.withLock { $0 } }
     var source: (any EvaluationSource)? { current.withLock { $0.source } }
 
     /// Records the server's clock: `serverDate` was read from a response received at local time `localNow`.
@@ -100,17 +92,31 @@ final class ClientCore: Sendable {
     /// Puts `source` in use (when given), or, under a policy that holds new versions, keeps it waiting with its
     /// kills in use; sets the state, naming the version in use. Kills new to sessions apply to open sessions at once.
     func publish(source: (any EvaluationSource)?, state: ClientState) {
-        let change = current.withLock { current in
-            current.change { current in
-                if let source { current.receive(source, holding: holdsNewVersions) }
-                current.state = current.versions.naming(state)
-            }
+        change { current in
+            if let source { current.receive(source, holding: holdsNewVersions) }
+            current.state = current.versions.naming(state)
+            return true
         }
-        announce(change)
+    }
+
+    /// Changes the set in use or waiting, or the state, with `body` (`false` when it finds nothing to change), then
+    /// announces the change; `false` when there was none.
+    @discardableResult
+    func change(_ body: (inout Current) -> Bool) -> Bool {
+        changing.withLock { _ in
+            let change = current.withLock { current -> VersionChange? in
+                let before = VersionChange.Side(current)
+                guard body(&current) else { return nil }
+                return VersionChange(before: before, after: VersionChange.Side(current))
+            }
+            guard let change else { return false }
+            announce(change)
+            return true
+        }
     }
 
     /// What follows a change of the set in use or waiting: kills to open sessions, telemetry, the updates.
-    func announce(_ change: VersionChange) {
+    private func announce(_ change: VersionChange) {
         let (before, after) = (change.before, change.after)
         // Only another version can kill: the same version in another form (the lazy cached set compiled whole)
         // changes nothing that sessions saw.
@@ -121,10 +127,7 @@ final class ClientCore: Sendable {
             let newlyKilled = killed.filter { already[$0.key] == nil }
             if !newlyKilled.isEmpty { applyKills(newlyKilled, version: version) }
         }
-        announced.withLock { announced in
-            // A later change announced already (on another thread) stays.
-            if change.number > announced.change { announced = (change.number, after.state) }
-        }
+        announced.withLock { $0 = after.state }
         if let version = after.versions.inUse, before.versions.inUse != version {
             telemetry?.versionApplied(version, at: dependencies.now())
         }
