@@ -34,8 +34,9 @@ final class ClientCore: Sendable {
     /// The state the app reads: set once a change's kills reached open sessions, so that a session read after the
     /// state names a version has that version's kills.
     private let announced: Locked<ClientState>
-    /// Held over a change and its announcement, so that changes are announced one at a time, in the order made.
-    private let changing = Locked(())
+    /// Held over a change and its announcement, so that changes are announced one at a time, in the order made. It
+    /// counts the changes announced: `Locked` guards a value, not `Void`.
+    private let changing = Locked(0)
     private let sessions = Locked<[ObjectIdentifier: OpenSession]>([:])
     private let subscribers = Locked<[UUID: AsyncStream<FlagClientUpdate>.Continuation]>([:])
     /// Writes of persisted sessions' values, in order, off the reading thread.
@@ -103,7 +104,7 @@ final class ClientCore: Sendable {
     /// announces the change; `false` when there was none.
     @discardableResult
     func change(_ body: (inout Current) -> Bool) -> Bool {
-        changing.withLock { _ in
+        changing.withLock { announcedChanges in
             let change = current.withLock { current -> VersionChange? in
                 let before = VersionChange.Side(current)
                 guard body(&current) else { return nil }
@@ -111,6 +112,7 @@ final class ClientCore: Sendable {
             }
             guard let change else { return false }
             announce(change)
+            announcedChanges += 1
             return true
         }
     }
