@@ -98,13 +98,10 @@ import Testing
         let (client, stream) = try await liveClient(nil, transport, Docs.flag("new-checkout", true))
         let session = client.session(unitID: "u-1")
         #expect(session.value(.newCheckout) == true)
+        let killing = Docs.document(version: 2, flags: [Docs.flag("new-checkout", true, killed: true)])
         // While the test holds the session's values, the kill of v2 cannot reach them.
         session.frozen.withLock { _ in
-            stream.yield(
-                .bytes(
-                    Docs.sse(
-                        "put", id: 2, Docs.document(version: 2, flags: [Docs.flag("new-checkout", true, killed: true)]))
-                ))
+            stream.yield(.bytes(Docs.sse("put", id: 2, killing)))
             #expect(waitUntil { client.core.state == .live(version: 2) })
             #expect(client.state == .live(version: 1))
         }

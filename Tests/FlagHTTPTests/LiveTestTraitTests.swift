@@ -23,7 +23,8 @@ struct LiveTestTraitTests {
             guard depth > 0 else { return nested.withLock { $0 = true } }
             try await LiveTest.scope(testCase, turns: turns) { try await scope(depth - 1) }
         }
-        // In a task of its own, with no turn yet: a test of the trait runs outside it.
+        // Started as a test that holds no turn yet (this one holds a shared turn), and not awaited: on a trait that
+        // took a turn at each level it would never end.
         Task { try await LiveTest.$holdsATurn.withValue(false) { try await scope(2) } }
         try await eventually("the inner scope ran") { nested.withLock { $0 } }
     }
