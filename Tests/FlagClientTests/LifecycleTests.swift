@@ -151,6 +151,8 @@ final class Box<Value: Sendable>: Sendable {
             defer { client.shutdown() }
             try await eventually("live") { client.state == .live(version: 1) }
             client.suspend()
+            // The cancelled loop may be finishing a poll it had started; what it fetched is not the refresh's.
+            await client.background.withLock { $0.refresh }?.value
             let fetched = transport.fetches.count
             version.value = 2
             #expect(await client.refresh())
