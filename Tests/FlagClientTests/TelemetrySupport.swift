@@ -30,11 +30,6 @@ final class VirtualTime: Sendable {
     }
 
     /// Waits until a sleep is held and no release is pending: whatever the loops had to do before it is done.
-    ///
-    /// Every telemetry test's wait allows 15 minutes, longer than the whole suite takes. Swift Testing runs the
-    /// synchronous tests, many with blocking waits, on the same two cooperative threads as these, and under Thread
-    /// Sanitizer they held both for minutes (a report took 25 s in the plain suite and over 120 s in the sanitized
-    /// one, against 0.03 s alone). A passing wait returns as soon as its condition holds; a hang still fails.
     func waitUntilHeld(_ what: String = "a held sleep") async throws {
         try await eventually(what) {
             self.state.withLock { $0.holding > 0 && $0.releases == 0 }
