@@ -48,7 +48,7 @@ struct FlagServerBinaryTests {
             let data = directory.appendingPathComponent("data").path
             let server = try ServerProcess(
                 arguments: ["--data", data], directory: BuiltProducts.repositoryRoot,
-                log: directory.appendingPathComponent("log"), timeout: .seconds(20))
+                log: directory.appendingPathComponent("log"))
             let log = server.output
             #expect(log.contains("created the first admin token; it is in \(data)/admin-token (readable only by you)"))
             let token = try String(contentsOfFile: "\(data)/admin-token", encoding: .utf8)
