@@ -27,7 +27,7 @@ struct FlagDebugModelLiveTests {
             client: client, keys: [AnyFlagKey(AppFlags.newCheckout), AnyFlagKey(AppFlags.maxItems)],
             context: germanUser)
 
-        try await until("the model shows the client live") { model.state == .live(version: 1) }
+        try await until("the model shows the client live", model) { model.state == .live(version: 1) }
         #expect(model.stateText == "live: version 1, confirmed by the server")
         #expect(model.version == 1)
         #expect(model.lastUpdate != nil)
@@ -45,7 +45,7 @@ struct FlagDebugModelLiveTests {
         let killed = try await server.admin(
             "POST", "/v1/admin/sets/ios-prod/flags/new-checkout/kill", #"{"reason": "incident"}"#)
         #expect(killed.status == 200)
-        try await until("the model shows version 2") { model.state == .live(version: 2) }
+        try await until("the model shows version 2", model) { model.state == .live(version: 2) }
         #expect(stateChanges.value == 1)
         let newCheckout = try #require(model.rows.first { $0.key == "new-checkout" })
         #expect(newCheckout.value == "false" && newCheckout.reason == "DISABLED" && newCheckout.version == 2)
@@ -57,7 +57,7 @@ struct FlagDebugModelLiveTests {
             stateChanges.add()
         }
         server.stop()
-        try await until("the model shows the client stale") {
+        try await until("the model shows the client stale", model) {
             if case .stale = model.state { true } else { false }
         }
         #expect(stateChanges.value == 2)
@@ -106,14 +106,15 @@ struct FlagDebugModelLiveTests {
     }
 }
 
-/// Polls `condition` on the main actor (the model's) until it holds, or throws `TimedOut` naming `what` once
-/// `.patience` has passed.
+/// Polls `condition` on the main actor (the model's) until it holds, or throws `TimedOut` naming `what` and the state
+/// `model` shows once `.patience` has passed.
 @MainActor
-func until(_ what: String, _ condition: () -> Bool) async throws {
+func until(_ what: String, _ model: FlagDebugModel, _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + .patience
     while !condition() {
         guard ContinuousClock.now < deadline else {
-            throw TimedOut("timed out after \(Duration.patience) waiting for: \(what)")
+            throw TimedOut(
+                "timed out after \(Duration.patience) waiting for: \(what); the model shows \(model.stateText)")
         }
         try await Task.sleep(for: .milliseconds(5))
     }

@@ -15,7 +15,7 @@ public struct TimedOut: Error, CustomStringConvertible {
 extension Duration {
     /// How long a test waits, unless it says otherwise, for what it expects to happen: a server to start, an answer,
     /// a client to go live. Far longer than that takes on an idle machine, as CI machines are shared and one was seen
-    /// ten times slower than usual. On that machine a client started early in the run took its first step after
+    /// ten times slower than usual. On CI a client started early in a run took its first step only after
     /// more than a minute: its refresh loop runs on the cooperative pool at a low priority, behind the thousands of
     /// ordinary tests queued there at first. A passing test waits only as long as the thing takes, so only a
     /// failing one waits this long. A test that measures a time says so with a timeout of its own.
