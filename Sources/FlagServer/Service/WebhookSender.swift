@@ -178,12 +178,7 @@ package final class WebhookSender: Sendable {
             settings.firstBackoff.timeInterval * Double(1 << exponent), settings.maxBackoff.timeInterval)
         let giveUpAt = delivery.createdAt.addingTimeInterval(settings.retryWindow.timeInterval)
         let next = now.addingTimeInterval(backoff)
-        do {
-            try store.finish(delivery, owner: owner, outcome, now: now, next: next, giveUpAt: giveUpAt)
-        } catch {
-            log("webhooks: recording delivery \(delivery.eventID) to \(delivery.hook.name) failed: \(error)")
-            return
-        }
+        // Counted before the store shows it, so that whoever reads the outcome in the store finds it in /metrics.
         counts.withLock { counts in
             switch outcome {
             case .delivered: counts.delivered += 1
@@ -191,6 +186,12 @@ package final class WebhookSender: Sendable {
             case .retry where next > giveUpAt: counts.failed += 1
             case .retry: counts.retried += 1
             }
+        }
+        do {
+            try store.finish(delivery, owner: owner, outcome, now: now, next: next, giveUpAt: giveUpAt)
+        } catch {
+            log("webhooks: recording delivery \(delivery.eventID) to \(delivery.hook.name) failed: \(error)")
+            return
         }
         switch outcome {
         case .delivered: break
