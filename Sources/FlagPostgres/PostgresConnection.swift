@@ -23,6 +23,7 @@
         /// connection string: waiting will not help).
         public init(_ info: PostgresConnectionInfo) throws {
             self.info = info
+            let started = ContinuousClock.now
             let handle = info.withParameters { keywords, values in PQconnectdbParams(keywords, values, 1) }
             guard let handle else {
                 throw PostgresError.unreachable("libpq could not allocate a connection to \(info.redacted)")
@@ -30,7 +31,7 @@
             guard PQstatus(handle) == CONNECTION_OK else {
                 let message = Self.message(PQerrorMessage(handle))
                 PQfinish(handle)
-                throw Self.connectionFailure(message, info)
+                throw Self.connectionFailure(message, info, took: ContinuousClock.now - started)
             }
             self.handle = handle
         }
@@ -102,12 +103,18 @@
             return PostgresError.unreachable("the connection to \(info.redacted) failed: \(message)")
         }
 
-        /// Classifies a failed connection attempt by asking the server whether it accepts connections at all:
-        /// one that does (so refused this one), or a string libpq will not even try, is `refused`; no answer, or a
-        /// server starting or shutting down, is `unreachable`.
-        private static func connectionFailure(_ message: String, _ info: PostgresConnectionInfo) -> PostgresError {
-            let ping = info.withParameters { keywords, values in PQpingParams(keywords, values, 1) }
+        /// Classifies a failed connection attempt. One that ran out its `connect_timeout` had no answer in time,
+        /// and is `unreachable` whatever a later ping says: a server too busy to finish a login may answer a ping a
+        /// moment after. Otherwise the server is asked whether it accepts connections at all: one that does (so
+        /// refused this one), or a string libpq will not even try, is `refused`; no answer, or a server starting or
+        /// shutting down, is `unreachable`.
+        private static func connectionFailure(
+            _ message: String, _ info: PostgresConnectionInfo, took elapsed: Duration
+        ) -> PostgresError {
             let text = "cannot connect to \(info.redacted): \(message)"
+            // libpq counts its timeout in whole seconds of the wall clock, so it may give up up to a second early.
+            if let timeout = info.connectTimeout, elapsed >= timeout - .seconds(1) { return .unreachable(text) }
+            let ping = info.withParameters { keywords, values in PQpingParams(keywords, values, 1) }
             switch ping {
             case PQPING_OK, PQPING_NO_ATTEMPT: return .refused(text)
             default: return .unreachable(text)

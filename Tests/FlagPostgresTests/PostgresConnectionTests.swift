@@ -112,6 +112,21 @@ struct PostgresConnectionTests {
         #expect(error?.description.contains("no_such_database_here") == true)
     }
 
+    /// A server that lets a login run out its `connect_timeout` and then answers a ping (one busy starting its
+    /// backends) is unreachable, to be waited for, not a refusal that stops a replica's start.
+    @Test func aConnectionThatTimesOutIsUnreachableThoughTheServerAnswersAPingAfter() throws {
+        let cluster = try #require(PostgresTestDatabase.cluster)
+        let port = try #require(
+            cluster.firstMatch(of: #/@127\.0\.0\.1:(\d+)\//#).flatMap { Int($0.1) }, "the test cluster's port")
+        let proxy = try TamperingProxy(upstream: port, silentFirst: 1)
+        defer { proxy.stop() }
+        let slow = cluster.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/") + "?connect_timeout=2"
+        let error = #expect(throws: PostgresError.self) { try PostgresConnection(PostgresConnectionInfo(slow)) }
+        #expect(error?.isUnreachable == true)
+        #expect(error?.description.contains("timeout") == true)
+        _ = try PostgresConnection(PostgresConnectionInfo(slow))  // the next login goes through, so pings do too
+    }
+
     @Test func aPortNobodyListensOnIsUnreachable() throws {
         let error = #expect(throws: PostgresError.self) {
             try PostgresConnection(PostgresConnectionInfo("postgresql://flagstaff:pw@127.0.0.1:1/flagstaff"))

@@ -4,23 +4,27 @@ import Glibc
 /// A man in the middle on 127.0.0.1 and a port of its own: it relays every connection to `upstream` and, in what
 /// the server sends back, replaces each occurrence of `find` with `replace` (the same length, so that lengths and
 /// chunk sizes still hold), as a compromised cache or an intercepting proxy would. Bytes that could start an
-/// occurrence are held back only until the next read tells.
+/// occurrence are held back only until the next read tells. With `find` empty it relays what it reads unchanged.
 public final class TamperingProxy: @unchecked Sendable {
     // @unchecked Sendable is safe: `listener`, `upstream`, `find` and `replace` never change after init;
-    // `replacements` is only touched while holding `lock`.
+    // `replacements` and `silentLeft` are only touched while holding `lock`.
     private let listener: LoopbackListener
     private let upstream: Int
     private let find: [UInt8]
     private let replace: [UInt8]
     private let lock = NSLock()
     private var replacements = 0
+    private var silentLeft: Int
 
-    /// A proxy to the server on `upstream` that changes `find` into `replace` (the same number of bytes).
-    public init(upstream: Int, find: String, replace: String) throws {
+    /// A proxy to the server on `upstream` that changes `find` into `replace` (the same number of bytes). Its first
+    /// `silentFirst` connections are accepted and held open without a byte relayed either way, as a server too busy
+    /// to answer them.
+    public init(upstream: Int, find: String = "", replace: String = "", silentFirst: Int = 0) throws {
         self.upstream = upstream
         self.find = Array(find.utf8)
         self.replace = Array(replace.utf8)
-        guard self.find.count == self.replace.count, !self.find.isEmpty else {
+        silentLeft = silentFirst
+        guard self.find.count == self.replace.count else {
             throw TestClientError(description: "the proxy replaces bytes with as many bytes")
         }
         listener = try LoopbackListener()
@@ -49,6 +53,10 @@ public final class TamperingProxy: @unchecked Sendable {
 
     private func acceptLoop() {
         while let client = listener.accept() {
+            if takeSilent() {
+                guard listener.keep([client]) else { return }
+                continue
+            }
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = loopback(port: upstream)
             let connected = withUnsafePointer(to: &address) {
@@ -64,8 +72,17 @@ public final class TamperingProxy: @unchecked Sendable {
             guard listener.keep([client, server]) else { return }
             let ended = Ended()
             Thread { [self] in relay(from: client, to: server, tamper: false, ended: ended) }.start()
-            Thread { [self] in relay(from: server, to: client, tamper: true, ended: ended) }.start()
+            Thread { [self] in relay(from: server, to: client, tamper: !find.isEmpty, ended: ended) }.start()
         }
+    }
+
+    /// Whether the connection just accepted is one of the first, held silent.
+    private func takeSilent() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard silentLeft > 0 else { return false }
+        silentLeft -= 1
+        return true
     }
 
     /// How many of a connection's two relays have ended; the second closes the descriptors.
