@@ -86,7 +86,7 @@ public struct PostgresConnectionInfo: Sendable, CustomStringConvertible {
     public var description: String { redacted }
 
     /// How long libpq tries to reach the server before it gives up: `connect_timeout` (Flagstaff's 5 s unless the
-    /// string sets it; libpq reads 1 as 2), or nil when the string sets none (libpq then waits for ever).
+    /// string sets it; libpq reads 1 as 2), or nil when the string sets 0 or less (libpq then waits for ever).
     var connectTimeout: Duration? {
         let text = settings["connect_timeout"] ?? Self.defaults.first { $0.0 == "connect_timeout" }?.1 ?? ""
         guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), seconds > 0 else { return nil }
